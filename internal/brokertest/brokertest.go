@@ -1,0 +1,180 @@
+// Package brokertest gives tests a real RabbitMQ: its URL, a connection
+// check that fails under CI=true and skips elsewhere, unique names, and
+// the management API for reading queue arguments back.
+package brokertest
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// DefaultURL is used when ACEMQ_TEST_URL is not set.
+const DefaultURL = "amqp://guest:guest@localhost:5672/"
+
+// URL is the broker the tests use: ACEMQ_TEST_URL, or DefaultURL.
+func URL() string {
+	if u := os.Getenv("ACEMQ_TEST_URL"); u != "" {
+		return u
+	}
+	return DefaultURL
+}
+
+// Require makes sure the broker answers. Under CI=true a broker that does
+// not answer fails the test; elsewhere the test is skipped with a hint.
+func Require(tb testing.TB) string {
+	tb.Helper()
+	u := URL()
+	parsed, err := url.Parse(u)
+	if err != nil {
+		tb.Fatalf("ACEMQ_TEST_URL %q: %v", u, err)
+	}
+	host := parsed.Host
+	if parsed.Port() == "" {
+		host = net.JoinHostPort(parsed.Hostname(), "5672")
+	}
+	conn, err := net.DialTimeout("tcp", host, 3*time.Second)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			tb.Fatalf("no broker at %s (CI=true: a missing broker fails): %v", parsed.Redacted(), err)
+		}
+		tb.Skipf("no broker at %s (run `make broker`): %v", parsed.Redacted(), err)
+	}
+	conn.Close()
+	return u
+}
+
+// Name returns a unique name with the given prefix, safe as a queue name.
+func Name(prefix string) string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("test.%s.%s", prefix, hex.EncodeToString(b))
+}
+
+// Queue returns a unique queue name and deletes, at the end of the test,
+// every queue whose name starts with it (q, q.dlq, q.parked, q.retry.*).
+func Queue(tb testing.TB, prefix string) string {
+	tb.Helper()
+	q := Name(prefix)
+	tb.Cleanup(func() { DeleteQueues(tb, q) })
+	return q
+}
+
+// Raw opens a plain amqp091 connection and channel, closed at cleanup.
+func Raw(tb testing.TB) (*amqp.Connection, *amqp.Channel) {
+	tb.Helper()
+	conn, err := amqp.Dial(Require(tb))
+	if err != nil {
+		tb.Fatalf("dial: %v", err)
+	}
+	ch, err := conn.Channel()
+	if err != nil {
+		tb.Fatalf("channel: %v", err)
+	}
+	tb.Cleanup(func() { conn.Close() })
+	return conn, ch
+}
+
+// DeleteQueues deletes q and every queue named q.<something>.
+func DeleteQueues(tb testing.TB, q string) {
+	conn, err := amqp.Dial(URL())
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	names, err := QueueNames()
+	if err != nil {
+		names = []string{q, q + ".dlq", q + ".parked"}
+	}
+	for _, n := range names {
+		if n != q && !strings.HasPrefix(n, q+".") {
+			continue
+		}
+		ch, err := conn.Channel()
+		if err != nil {
+			return
+		}
+		_, _ = ch.QueueDelete(n, false, false, false)
+		ch.Close()
+	}
+}
+
+// QueueInfo is what the management API says of a queue.
+type QueueInfo struct {
+	Name      string         `json:"name"`
+	Durable   bool           `json:"durable"`
+	Type      string         `json:"type"`
+	Arguments map[string]any `json:"arguments"`
+	Messages  int            `json:"messages"`
+}
+
+func management(path string, v any) error {
+	u, err := url.Parse(URL())
+	if err != nil {
+		return err
+	}
+	user := u.User.Username()
+	pass, _ := u.User.Password()
+	vhost := strings.TrimPrefix(u.Path, "/")
+	if vhost == "" {
+		vhost = "/"
+	}
+	path = strings.ReplaceAll(path, "{vhost}", url.PathEscape(vhost))
+	req, err := http.NewRequest(http.MethodGet, "http://"+u.Hostname()+":15672/api/"+path, nil)
+	if err != nil {
+		return err
+	}
+	req.SetBasicAuth(user, pass)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("management API (enable rabbitmq_management: make broker): %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("management API %s: %s", path, resp.Status)
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+// QueueNames lists every queue of the vhost.
+func QueueNames() ([]string, error) {
+	var qs []QueueInfo
+	if err := management("queues/{vhost}?columns=name", &qs); err != nil {
+		return nil, err
+	}
+	out := make([]string, len(qs))
+	for i, q := range qs {
+		out[i] = q.Name
+	}
+	return out, nil
+}
+
+// Queue reads a queue back through the management API.
+func QueueDetails(tb testing.TB, name string) QueueInfo {
+	tb.Helper()
+	var q QueueInfo
+	if err := management("queues/{vhost}/"+url.PathEscape(name), &q); err != nil {
+		tb.Fatalf("queue %s: %v", name, err)
+	}
+	return q
+}
+
+// Bindings lists the bindings whose destination is queue.
+func Bindings(tb testing.TB, queue string) []map[string]any {
+	tb.Helper()
+	var bs []map[string]any
+	if err := management("queues/{vhost}/"+url.PathEscape(queue)+"/bindings", &bs); err != nil {
+		tb.Fatalf("bindings of %s: %v", queue, err)
+	}
+	return bs
+}

@@ -1,0 +1,181 @@
+package runtime
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Header names of the wire contract shared with the sibling libraries.
+const (
+	HeaderID        = "x-acemq-id"
+	HeaderAttempt   = "x-acemq-attempt"
+	HeaderFirstSeen = "x-acemq-first-seen"
+	HeaderOrigin    = "x-acemq-origin"
+	HeaderError     = "x-acemq-error"
+	HeaderQueue     = "x-acemq-queue"
+
+	// Replay stamps carry no x-acemq- prefix on purpose: they reach handlers.
+	HeaderReplayedFrom = "acemq-replayed-from"
+	HeaderReplayedAt   = "acemq-replayed-at"
+	HeaderReplayCount  = "acemq-replay-count"
+
+	// internalPrefix is the namespace stripped from Message.Headers.
+	internalPrefix = "x-acemq-"
+)
+
+// firstSeenLayout is RFC 3339 in UTC with milliseconds.
+const firstSeenLayout = "2006-01-02T15:04:05.000Z"
+
+// maxErrorLen caps x-acemq-error so the header table stays far below the
+// broker's frame size (131072 bytes; a larger one closes the connection).
+const maxErrorLen = 4096
+
+// Envelope is what the runtime knows about a message besides its payload.
+type Envelope struct {
+	ID            string    // x-acemq-id, kept for life
+	CorrelationID string    // correlation_id
+	Type          string    // the AMQP type property
+	Origin        string    // x-acemq-origin
+	FirstSeen     time.Time // x-acemq-first-seen; zero when absent
+	Attempt       int       // x-acemq-attempt, 1-based
+	Error         string    // x-acemq-error: the last failure's reason
+	ContentType   string
+	Queue         string // x-acemq-queue: where a dead letter came from
+
+	ReplayedFrom string    // acemq-replayed-from
+	ReplayedAt   time.Time // acemq-replayed-at
+	ReplayCount  int       // acemq-replay-count
+}
+
+// envelopeOf reads an Envelope from AMQP properties and headers. Garbled
+// values never fail: a bad attempt is 1, a bad time is zero.
+func envelopeOf(headers map[string]any, messageID, correlationID, typ, contentType string) Envelope {
+	e := Envelope{
+		ID:            headerString(headers, HeaderID),
+		CorrelationID: correlationID,
+		Type:          typ,
+		Origin:        headerString(headers, HeaderOrigin),
+		Attempt:       attemptOf(headers),
+		Error:         headerString(headers, HeaderError),
+		ContentType:   contentType,
+		Queue:         headerString(headers, HeaderQueue),
+		ReplayedFrom:  headerString(headers, HeaderReplayedFrom),
+		ReplayCount:   int(positiveInt(headers[HeaderReplayCount], 0)),
+	}
+	if e.ID == "" {
+		e.ID = messageID
+	}
+	e.FirstSeen = headerTime(headers, HeaderFirstSeen)
+	e.ReplayedAt = headerTime(headers, HeaderReplayedAt)
+	return e
+}
+
+// attemptOf reads x-acemq-attempt: absent, garbled, below 1 or out of range
+// is attempt 1.
+func attemptOf(headers map[string]any) int {
+	return int(positiveInt(headers[HeaderAttempt], 1))
+}
+
+// positiveInt reads a header value written as any integer, float or numeric
+// string; anything else, or a value below 1 or beyond int32, is def.
+func positiveInt(v any, def int64) int64 {
+	var n int64
+	switch x := v.(type) {
+	case int:
+		n = int64(x)
+	case int8:
+		n = int64(x)
+	case int16:
+		n = int64(x)
+	case int32:
+		n = int64(x)
+	case int64:
+		n = x
+	case uint8:
+		n = int64(x)
+	case uint16:
+		n = int64(x)
+	case uint32:
+		n = int64(x)
+	case uint64:
+		if x > math.MaxInt32 {
+			return def
+		}
+		n = int64(x)
+	case float32:
+		return positiveInt(float64(x), def)
+	case float64:
+		if math.IsNaN(x) || x != math.Trunc(x) || x < 1 || x > math.MaxInt32 {
+			return def
+		}
+		n = int64(x)
+	case string:
+		p, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+		if err != nil {
+			return def
+		}
+		n = p
+	case []byte:
+		return positiveInt(string(x), def)
+	default:
+		return def
+	}
+	if n < 1 || n > math.MaxInt32 {
+		return def
+	}
+	return n
+}
+
+func headerString(h map[string]any, k string) string {
+	switch v := h[k].(type) {
+	case string:
+		return v
+	case []byte:
+		return string(v)
+	}
+	return ""
+}
+
+func headerTime(h map[string]any, k string) time.Time {
+	switch v := h[k].(type) {
+	case time.Time:
+		return v.UTC()
+	case string:
+		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+			return t.UTC()
+		}
+	}
+	return time.Time{}
+}
+
+func formatTime(t time.Time) string { return t.UTC().Format(firstSeenLayout) }
+
+// capReason cuts an error text to maxErrorLen bytes on a rune boundary.
+func capReason(s string) string {
+	if len(s) <= maxErrorLen {
+		return s
+	}
+	const tail = "… (cut)"
+	cut := maxErrorLen - len(tail)
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + tail
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// appHeaders is headers without the x-acemq- namespace and the broker's
+// x-death bookkeeping.
+func appHeaders(h map[string]any) map[string]any {
+	out := make(map[string]any, len(h))
+	for k, v := range h {
+		if strings.HasPrefix(k, internalPrefix) {
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,108 @@
+package runtime
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Format is the wire format of a message type.
+type Format int
+
+const (
+	FormatText Format = iota
+	FormatJSON
+	FormatAvro
+)
+
+func (f Format) String() string {
+	switch f {
+	case FormatText:
+		return "text"
+	case FormatJSON:
+		return "json"
+	case FormatAvro:
+		return "avro"
+	}
+	return fmt.Sprintf("Format(%d)", int(f))
+}
+
+// MessageType describes one message type on the wire: its AMQP `type`
+// property, its format and the schema its codec checks against. Generated
+// code declares one package-level MessageType per manifest message, passing
+// the schema as a string literal; the schema is compiled on first use, once,
+// and a schema that does not compile is an error from that first Publish or
+// Consume, never a panic at init.
+type MessageType[T any] struct {
+	name    string
+	format  Format
+	subject string
+	schema  string
+
+	once sync.Once
+	// shared is the codec of a type that needs no registry (text, JSON).
+	shared    Codec
+	sharedErr error
+	// perRegistry caches Avro codecs per registry.
+	mu          sync.Mutex
+	perRegistry map[SchemaRegistry]Codec
+}
+
+// TextType is a plain-text message type (text/plain) carrying a string.
+func TextType(name string) *MessageType[string] {
+	return &MessageType[string]{name: name, format: FormatText}
+}
+
+// JSONType is a JSON message type validated against schema (a JSON Schema
+// document; empty means no validation) on publish and on consume.
+func JSONType[T any](name, schema string) *MessageType[T] {
+	return &MessageType[T]{name: name, format: FormatJSON, schema: schema}
+}
+
+// AvroType is an Avro message type in the Confluent wire format; schema is
+// the reader schema the code was generated from, registered under subject.
+func AvroType[T any](name, subject, schema string) *MessageType[T] {
+	return &MessageType[T]{name: name, format: FormatAvro, subject: subject, schema: schema}
+}
+
+// Name is the AMQP `type` property of the message type.
+func (mt *MessageType[T]) Name() string { return mt.name }
+
+// Format is the message type's wire format.
+func (mt *MessageType[T]) Format() Format { return mt.format }
+
+// Schema is the schema text the type was declared with.
+func (mt *MessageType[T]) Schema() string { return mt.schema }
+
+// Codec returns the type's codec for a connection's registry.
+func (mt *MessageType[T]) Codec(reg SchemaRegistry) (Codec, error) {
+	if mt.format != FormatAvro {
+		mt.once.Do(func() {
+			switch mt.format {
+			case FormatText:
+				mt.shared = NewTextCodec()
+			case FormatJSON:
+				mt.shared, mt.sharedErr = NewJSONCodec(mt.schema)
+			default:
+				mt.sharedErr = fmt.Errorf("unknown format %v", mt.format)
+			}
+			if mt.sharedErr != nil {
+				mt.sharedErr = fmt.Errorf("message type %q: %w", mt.name, mt.sharedErr)
+			}
+		})
+		return mt.shared, mt.sharedErr
+	}
+	mt.mu.Lock()
+	defer mt.mu.Unlock()
+	if c, ok := mt.perRegistry[reg]; ok {
+		return c, nil
+	}
+	c, err := NewAvroCodec(reg, mt.subject, mt.schema)
+	if err != nil {
+		return nil, fmt.Errorf("message type %q: %w", mt.name, err)
+	}
+	if mt.perRegistry == nil {
+		mt.perRegistry = map[SchemaRegistry]Codec{}
+	}
+	mt.perRegistry[reg] = c
+	return c, nil
+}

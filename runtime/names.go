@@ -1,0 +1,27 @@
+package runtime
+
+import (
+	"fmt"
+	"time"
+)
+
+// Names of the exchanges the topology declares for every queue.
+const (
+	// DeadLetterExchange routes the broker's own dead-lettering (TTL,
+	// length limits, rejections from outside this library) to q.dlq.
+	DeadLetterExchange = "acemq.dlx"
+	// RetryExchange binds every rung queue under its own name, for tools.
+	RetryExchange = "acemq.retry"
+)
+
+// DeadLetterQueue is the name of q's dead-letter queue, q.dlq.
+func DeadLetterQueue(q string) string { return q + ".dlq" }
+
+// ParkedQueue is the name of q's parked queue, q.parked.
+func ParkedQueue(q string) string { return q + ".parked" }
+
+// RungQueue is the name of q's rung for a broker wait of d, q.retry.<N>s
+// with N the whole seconds of d.
+func RungQueue(q string, d time.Duration) string {
+	return fmt.Sprintf("%s.retry.%ds", q, int64(d/time.Second))
+}

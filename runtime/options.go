@@ -1,0 +1,163 @@
+package runtime
+
+import (
+	"crypto/tls"
+	"log/slog"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// DialOption configures a Connection.
+type DialOption interface{ applyDial(*dialConfig) }
+
+type dialOptionFunc func(*dialConfig)
+
+func (f dialOptionFunc) applyDial(c *dialConfig) { f(c) }
+
+type dialConfig struct {
+	origin         string
+	retry          *RetryPolicy
+	logger         *slog.Logger
+	tls            *tls.Config
+	meterProvider  metric.MeterProvider
+	tracerProvider trace.TracerProvider
+	registry       SchemaRegistry
+	reconnectMin   time.Duration
+	reconnectMax   time.Duration
+}
+
+// WithOrigin sets x-acemq-origin on what the connection publishes
+// (default "<program>@<host>").
+func WithOrigin(origin string) DialOption {
+	return dialOptionFunc(func(c *dialConfig) { c.origin = origin })
+}
+
+// RetryOption sets a retry policy; it is both a DialOption and a
+// ConsumeOption. Made by WithRetry.
+type RetryOption struct{ policy RetryPolicy }
+
+func (o RetryOption) applyDial(c *dialConfig)       { p := o.policy; c.retry = &p }
+func (o RetryOption) applyConsume(c *consumeConfig) { p := o.policy; c.retry = &p }
+
+// WithRetry sets the retry policy. On Dial it is the connection's default;
+// on a consumer it wins over the manifest's and the connection's. The
+// policy used is the consumer option's, else the manifest's, else the
+// connection's, else NoRetry().
+func WithRetry(p RetryPolicy) RetryOption { return RetryOption{policy: p} }
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) DialOption {
+	return dialOptionFunc(func(c *dialConfig) { c.logger = l })
+}
+
+// WithTLS sets the TLS configuration for amqps:// URLs.
+func WithTLS(cfg *tls.Config) DialOption { return dialOptionFunc(func(c *dialConfig) { c.tls = cfg }) }
+
+// WithMeterProvider sets where the runtime's counters go (default the
+// global OpenTelemetry provider).
+func WithMeterProvider(mp metric.MeterProvider) DialOption {
+	return dialOptionFunc(func(c *dialConfig) { c.meterProvider = mp })
+}
+
+// WithTracerProvider sets the OpenTelemetry tracer provider.
+func WithTracerProvider(tp trace.TracerProvider) DialOption {
+	return dialOptionFunc(func(c *dialConfig) { c.tracerProvider = tp })
+}
+
+// WithSchemaRegistry sets the registry Avro types register and look up
+// writer schemas in (default: one in-memory registry shared by the process).
+func WithSchemaRegistry(r SchemaRegistry) DialOption {
+	return dialOptionFunc(func(c *dialConfig) { c.registry = r })
+}
+
+// WithReconnectBackoff sets the bounds of the backoff between reconnection
+// attempts (default 100ms doubling to 10s).
+func WithReconnectBackoff(min, max time.Duration) DialOption {
+	return dialOptionFunc(func(c *dialConfig) { c.reconnectMin, c.reconnectMax = min, max })
+}
+
+// ConsumeOption configures a Consumer.
+type ConsumeOption interface{ applyConsume(*consumeConfig) }
+
+type consumeOptionFunc func(*consumeConfig)
+
+func (f consumeOptionFunc) applyConsume(c *consumeConfig) { f(c) }
+
+type consumeConfig struct {
+	prefetch         int
+	concurrency      int
+	retry            *RetryPolicy
+	noDeclare        bool
+	requeueOnFailure bool
+}
+
+// WithPrefetch sets how many unsettled deliveries the broker sends ahead
+// (default 20). Retries held in memory keep their slot.
+func WithPrefetch(n int) ConsumeOption {
+	return consumeOptionFunc(func(c *consumeConfig) { c.prefetch = n })
+}
+
+// WithConcurrency sets how many handlers run at once (default 1).
+func WithConcurrency(n int) ConsumeOption {
+	return consumeOptionFunc(func(c *consumeConfig) { c.concurrency = n })
+}
+
+// WithoutDeclare stops the consumer declaring q.dlq and q.parked before it
+// subscribes: for a one-off reader of q.dlq, which has no business creating
+// q.dlq.dlq.
+func WithoutDeclare() ConsumeOption {
+	return consumeOptionFunc(func(c *consumeConfig) { c.noDeclare = true })
+}
+
+// WithRequeueOnFailure nacks a failed delivery back to the head of its
+// queue instead of climbing the retry ladder. Against a downstream that is
+// down this is a hot loop: use it only for failures that are local and
+// brief.
+func WithRequeueOnFailure() ConsumeOption {
+	return consumeOptionFunc(func(c *consumeConfig) { c.requeueOnFailure = true })
+}
+
+// PublishOption configures one publish.
+type PublishOption interface{ applyPublish(*publishConfig) }
+
+type publishOptionFunc func(*publishConfig)
+
+func (f publishOptionFunc) applyPublish(c *publishConfig) { f(c) }
+
+type publishConfig struct {
+	routingKey    string
+	headers       map[string]any
+	correlationID string
+	noMandatory   bool
+}
+
+// WithRoutingKey sets the routing key.
+func WithRoutingKey(key string) PublishOption {
+	return publishOptionFunc(func(c *publishConfig) { c.routingKey = key })
+}
+
+// WithHeaders adds application headers (merged; later calls win).
+func WithHeaders(h map[string]any) PublishOption {
+	return publishOptionFunc(func(c *publishConfig) {
+		if c.headers == nil {
+			c.headers = map[string]any{}
+		}
+		for k, v := range h {
+			c.headers[k] = v
+		}
+	})
+}
+
+// WithCorrelationID sets the correlation_id property.
+func WithCorrelationID(id string) PublishOption {
+	return publishOptionFunc(func(c *publishConfig) { c.correlationID = id })
+}
+
+// WithoutMandatory publishes without the mandatory flag, so a message no
+// queue is bound for is dropped silently instead of failing with
+// ErrUnroutable: for fan-out events that may have no subscriber yet.
+func WithoutMandatory() PublishOption {
+	return publishOptionFunc(func(c *publishConfig) { c.noMandatory = true })
+}

@@ -1,0 +1,189 @@
+package runtime
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+)
+
+// DefaultBrokerThreshold is the wait from which a retry is held by the
+// broker in a rung queue rather than on a timer in the consumer.
+const DefaultBrokerThreshold = 30 * time.Second
+
+// MaxMemoryThreshold is the largest WaitInBrokerFrom a policy may have: a
+// delivery held in memory must be settled well inside the broker's consumer
+// timeout (30 minutes by default).
+const MaxMemoryThreshold = 15 * time.Minute
+
+// RetryPolicy says how many times a message is attempted and how long to
+// wait between attempts. Policies are immutable values: every With… method
+// returns a new policy. The zero value is NoRetry.
+type RetryPolicy struct {
+	attempts   int
+	initial    time.Duration
+	max        time.Duration
+	multiplier float64
+	jitter     float64
+	// threshold is the broker threshold; thresholdSet distinguishes an
+	// explicit WaitInBrokerFrom(0) (never use the broker) from the default.
+	threshold    time.Duration
+	thresholdSet bool
+	giveUpAfter  time.Duration
+}
+
+// NoRetry allows one delivery and no retry: a failure is dead-lettered at
+// once. It is the default everywhere.
+func NoRetry() RetryPolicy { return RetryPolicy{attempts: 1} }
+
+// Fixed allows attempts deliveries, delay apart, with no jitter.
+func Fixed(attempts int, delay time.Duration) RetryPolicy {
+	return RetryPolicy{attempts: attempts, initial: delay, max: delay, multiplier: 1}
+}
+
+// Exponential allows attempts deliveries; the first wait is initial, each
+// next one doubles (see WithMultiplier) up to max, with ±20% jitter on the
+// waits held in memory (see WithJitter).
+func Exponential(attempts int, initial, max time.Duration) RetryPolicy {
+	return RetryPolicy{attempts: attempts, initial: initial, max: max, multiplier: 2, jitter: 0.2}
+}
+
+// WithMultiplier returns the policy with each wait f times the one before.
+func (p RetryPolicy) WithMultiplier(f float64) RetryPolicy { p.multiplier = f; return p }
+
+// WithJitter returns the policy with waits held in memory spread by ±f
+// (0.2 is ±20%). Broker waits are never jittered: a rung's TTL is fixed.
+func (p RetryPolicy) WithJitter(f float64) RetryPolicy { p.jitter = f; return p }
+
+// WaitInBrokerFrom returns the policy with waits of d or more held by the
+// broker in rung queues. Zero means never use the broker: every wait is
+// held in memory and no rung is declared.
+func (p RetryPolicy) WaitInBrokerFrom(d time.Duration) RetryPolicy {
+	p.threshold, p.thresholdSet = d, true
+	return p
+}
+
+// GiveUpAfter returns the policy that dead-letters a failed message whose
+// first delivery (x-acemq-first-seen) is older than d, whatever attempt it
+// is on. Zero means no age limit.
+func (p RetryPolicy) GiveUpAfter(d time.Duration) RetryPolicy { p.giveUpAfter = d; return p }
+
+// Attempts is the number of deliveries the policy allows, at least 1.
+func (p RetryPolicy) Attempts() int { return max(p.attempts, 1) }
+
+// Jitter is the jitter factor of waits held in memory.
+func (p RetryPolicy) Jitter() float64 { return p.jitter }
+
+// Multiplier is the factor between one wait and the next.
+func (p RetryPolicy) Multiplier() float64 { return p.multiplier }
+
+// BrokerThreshold is the wait from which the broker holds a retry; zero
+// means never.
+func (p RetryPolicy) BrokerThreshold() time.Duration {
+	if !p.thresholdSet {
+		return DefaultBrokerThreshold
+	}
+	return p.threshold
+}
+
+// GiveUpAge is the age limit set by GiveUpAfter, zero when none.
+func (p RetryPolicy) GiveUpAge() time.Duration { return p.giveUpAfter }
+
+// Delay is the wait, without jitter, after the given failed attempt
+// (1-based) before the next one.
+func (p RetryPolicy) Delay(attempt int) time.Duration {
+	if attempt < 1 {
+		attempt = 1
+	}
+	m := p.multiplier
+	if m <= 0 {
+		m = 1
+	}
+	d := float64(p.initial) * math.Pow(m, float64(attempt-1))
+	if p.max > 0 && d > float64(p.max) {
+		return p.max
+	}
+	if d > float64(math.MaxInt64) {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(d)
+}
+
+// Schedule is the waits between attempts, without jitter: attempts−1 of
+// them. Exponential(5, time.Second, time.Minute).Schedule() is
+// [1s 2s 4s 8s].
+func (p RetryPolicy) Schedule() []time.Duration {
+	n := p.Attempts() - 1
+	out := make([]time.Duration, 0, n)
+	for i := 1; i <= n; i++ {
+		out = append(out, p.Delay(i))
+	}
+	return out
+}
+
+// InBroker reports whether a wait of d is held by the broker.
+func (p RetryPolicy) InBroker(d time.Duration) bool {
+	t := p.BrokerThreshold()
+	return t > 0 && d >= t
+}
+
+// BrokerRungs is the distinct waits of the schedule that the broker holds,
+// in ascending order: one rung queue each.
+// Exponential(6, 10*time.Second, 300*time.Second).BrokerRungs() is
+// [40s 1m20s 2m40s].
+func (p RetryPolicy) BrokerRungs() []time.Duration {
+	var out []time.Duration
+	for _, d := range p.Schedule() {
+		if p.InBroker(d) && !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// jittered spreads d by the policy's jitter, uniformly in [d(1−j), d(1+j)].
+func (p RetryPolicy) jittered(d time.Duration) time.Duration {
+	if p.jitter <= 0 {
+		return d
+	}
+	f := 1 + p.jitter*(2*rand.Float64()-1)
+	return time.Duration(float64(d) * f)
+}
+
+// Validate reports a policy the runtime refuses: a broker threshold above
+// MaxMemoryThreshold, negative values, or a broker wait that is not a whole
+// number of seconds (a rung is named q.retry.<N>s).
+func (p RetryPolicy) Validate() error {
+	switch {
+	case p.attempts < 0:
+		return fmt.Errorf("retry policy: attempts %d is negative", p.attempts)
+	case p.initial < 0 || p.max < 0:
+		return fmt.Errorf("retry policy: a delay is negative")
+	case p.jitter < 0 || p.jitter >= 1:
+		return fmt.Errorf("retry policy: jitter %g must be in [0, 1)", p.jitter)
+	case p.BrokerThreshold() > MaxMemoryThreshold:
+		return fmt.Errorf("retry policy: wait_in_broker_from %s is above %s: a delivery held that long in memory "+
+			"risks the broker's consumer timeout; use a smaller threshold", p.BrokerThreshold(), MaxMemoryThreshold)
+	case p.giveUpAfter < 0:
+		return fmt.Errorf("retry policy: give_up_after is negative")
+	}
+	for _, d := range p.BrokerRungs() {
+		if d%time.Second != 0 {
+			return fmt.Errorf("retry policy: broker wait %s is not a whole number of seconds (rungs are named q.retry.<N>s)", d)
+		}
+	}
+	return nil
+}
+
+func (p RetryPolicy) String() string {
+	s := fmt.Sprintf("%d attempts, waits %v", p.Attempts(), p.Schedule())
+	if rungs := p.BrokerRungs(); len(rungs) > 0 {
+		s += fmt.Sprintf(", broker rungs %v", rungs)
+	}
+	if p.giveUpAfter > 0 {
+		s += fmt.Sprintf(", give up after %s", p.giveUpAfter)
+	}
+	return s
+}

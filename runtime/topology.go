@@ -1,0 +1,78 @@
+package runtime
+
+import "time"
+
+// QueueType is a queue's x-queue-type.
+type QueueType string
+
+const (
+	Classic QueueType = "classic"
+	Quorum  QueueType = "quorum"
+)
+
+// Exchange is an exchange the topology declares (durable).
+type Exchange struct {
+	Name      string
+	Kind      string // direct, topic, fanout or headers
+	Arguments map[string]any
+}
+
+// Queue is an application queue the topology declares, with its dead-letter
+// queue, parked queue and retry rungs.
+type Queue struct {
+	Name string
+	// Type is classic (the default, when empty) or quorum.
+	Type QueueType
+	// DeadLetter adds x-dead-letter-exchange: acemq.dlx and
+	// x-dead-letter-routing-key: <name>.dlq, so that what the broker
+	// dead-letters on its own lands beside the library's dead letters.
+	DeadLetter bool
+	// Retry is the policy whose BrokerRungs get rung queues.
+	Retry RetryPolicy
+	// QuorumRungs declares the rungs as quorum queues with
+	// x-dead-letter-strategy: at-least-once and x-overflow: reject-publish.
+	QuorumRungs bool
+	// Arguments are extra x-arguments for the queue itself.
+	Arguments map[string]any
+}
+
+// Binding binds a queue to an exchange.
+type Binding struct {
+	Queue      string
+	Exchange   string
+	RoutingKey string
+	Arguments  map[string]any
+}
+
+// Topology is the exchanges, queues and bindings a service needs. Build one
+// with NewTopology and its chained methods, or as a literal; declare it with
+// (*Connection).Declare. Generated code returns one from Topology().
+type Topology struct {
+	Exchanges []Exchange
+	Queues    []Queue
+	Bindings  []Binding
+}
+
+// NewTopology returns an empty topology.
+func NewTopology() *Topology { return &Topology{} }
+
+// Exchange adds a durable exchange of the given kind.
+func (t *Topology) Exchange(name, kind string) *Topology {
+	t.Exchanges = append(t.Exchanges, Exchange{Name: name, Kind: kind})
+	return t
+}
+
+// Queue adds a queue with its dead-letter queue, parked queue and rungs.
+func (t *Topology) Queue(q Queue) *Topology {
+	t.Queues = append(t.Queues, q)
+	return t
+}
+
+// Bind binds queue to exchange with routingKey.
+func (t *Topology) Bind(queue, exchange, routingKey string) *Topology {
+	t.Bindings = append(t.Bindings, Binding{Queue: queue, Exchange: exchange, RoutingKey: routingKey})
+	return t
+}
+
+// rungs of q, as declared.
+func (q Queue) rungs() []time.Duration { return q.Retry.BrokerRungs() }
