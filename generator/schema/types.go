@@ -1,0 +1,123 @@
+package schema
+
+// Format says which schema language an input is written in.
+type Format int
+
+const (
+	// Avro is an Apache Avro schema (.avsc).
+	Avro Format = iota
+	// JSONSchema is a JSON Schema document (.json), drafts 7 to 2020-12.
+	JSONSchema
+)
+
+// String returns the format's name.
+func (f Format) String() string {
+	switch f {
+	case Avro:
+		return "avro"
+	case JSONSchema:
+		return "jsonschema"
+	}
+	return "unknown"
+}
+
+// Input is one message's schema file.
+type Input struct {
+	Message string // manifest message name, e.g. "OrderPlaced" (for errors)
+	GoName  string // Go name of the root type, settled by the model; the root type gets exactly this name
+	Path    string // schema file path as written in the manifest (for errors)
+	Dir     string // directory to resolve relative $ref / other files against
+	Data    []byte // file contents
+	Format  Format
+}
+
+// Universe is every Go type that the inputs need.
+type Universe struct {
+	Types []*Type          // every named Go type to emit, deterministic order (inputs order, then discovery order)
+	Roots map[string]*Type // by Input.Message
+}
+
+// Kind is the shape of a named type.
+type Kind int
+
+const (
+	// Struct is a Go struct (Avro record, JSON Schema object).
+	Struct Kind = iota
+	// Enum is a string type with one constant per symbol.
+	Enum
+	// Alias is a defined type over another type expression (a top-level
+	// array, map, fixed, primitive, or a raw JSON value).
+	Alias
+)
+
+// Type is one named Go type.
+type Type struct {
+	Name   string   // Go identifier
+	Kind   Kind     // Struct, Enum or Alias
+	Doc    []string // doc comment lines, already safe for a // comment
+	Origin string   // where it came from, e.g. "record com.acme.Order" or "#/$defs/User"
+
+	Fields []*Field   // Struct
+	Values []*Symbol  // Enum
+	Target *TypeRef   // Alias: the underlying type
+
+	// Schema is the canonical schema text of the root type for Avro roots
+	// (empty otherwise); the emitter may embed it.
+	Schema string
+}
+
+// Field is one struct field.
+type Field struct {
+	GoName   string   // Go identifier, unique in its struct
+	WireName string   // name on the wire (Avro field / JSON property)
+	Type     *TypeRef // Go type expression
+	Doc      []string // doc comment lines
+	Optional bool     // JSON: not required (pointer or nil-able, omitempty)
+	Default  string   // the schema's default as JSON text, empty when none (documentation only)
+	Tags     Tags     // which struct tags to write
+}
+
+// Tags says which struct tags a field carries.
+type Tags struct {
+	Avro      bool // avro:"wire"
+	JSON      bool // json:"wire"
+	OmitEmpty bool // json:",omitempty"
+}
+
+// Symbol is one enum constant.
+type Symbol struct {
+	GoName string   // constant identifier, e.g. SuitSpades
+	Value  string   // the symbol as written in the schema
+	Doc    []string // doc comment lines
+}
+
+// RefKind is the shape of a type expression.
+type RefKind int
+
+const (
+	// Builtin is a predeclared Go type: string, bool, int32, int64, float32,
+	// float64, []byte (Name holds it).
+	Builtin RefKind = iota
+	// Qual is a type from another package (Pkg and Name), e.g. time.Time.
+	Qual
+	// Named is a type declared in this universe (Named points to it).
+	Named
+	// Pointer is *Elem.
+	Pointer
+	// Slice is []Elem.
+	Slice
+	// Map is map[string]Elem.
+	Map
+	// Array is [Len]Elem (Avro fixed).
+	Array
+)
+
+// TypeRef is a Go type expression.
+type TypeRef struct {
+	Kind  RefKind
+	Name  string   // Builtin or Qual name
+	Pkg   string   // Qual import path
+	Named *Type    // Named
+	Elem  *TypeRef // Pointer, Slice, Map, Array
+	Len   int      // Array
+}
