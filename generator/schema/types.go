@@ -57,9 +57,9 @@ type Type struct {
 	Doc    []string // doc comment lines, already safe for a // comment
 	Origin string   // where it came from, e.g. "record com.acme.Order" or "#/$defs/User"
 
-	Fields []*Field   // Struct
-	Values []*Symbol  // Enum
-	Target *TypeRef   // Alias: the underlying type
+	Fields []*Field  // Struct
+	Values []*Symbol // Enum
+	Target *TypeRef  // Alias: the underlying type
 
 	// Schema is the canonical schema text of the root type for Avro roots
 	// (empty otherwise); the emitter may embed it.
