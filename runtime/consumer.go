@@ -1,0 +1,270 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// ConsumerSpec is what generated code knows about a consumer: its queue,
+// the manifest's retry policy and its routes.
+type ConsumerSpec struct {
+	Queue string
+	// Retry is the manifest's policy; nil when the manifest names none.
+	Retry *RetryPolicy
+	// RequeueOnFailure is the manifest's requeue_on_failure.
+	RequeueOnFailure bool
+	Routes           []Route
+}
+
+// Consumer consumes one queue until Close.
+type Consumer struct {
+	c       *Connection
+	queue   string
+	routes  map[string]Route
+	policy  RetryPolicy
+	cfg     consumeConfig
+	requeue bool
+	log     *slog.Logger
+
+	// handlerCtx is what handlers get; it is cancelled when Close's
+	// drain deadline passes.
+	handlerCtx context.Context
+	hardStop   context.CancelFunc
+
+	mu      sync.Mutex
+	sess    *session
+	closing bool
+	held    map[*heldRetry]struct{}
+	stopped chan struct{}
+}
+
+// session is one subscription on one channel. Its deliveries can only be
+// settled on that channel.
+type session struct {
+	ch         *amqp.Channel
+	tag        string
+	deliveries <-chan amqp.Delivery
+}
+
+// Consume subscribes to spec.Queue and runs the routes' handlers on what
+// arrives, until Close. Before it subscribes it declares q.dlq and q.parked
+// (unless WithoutDeclare), so that a give-up never publishes into a queue
+// that is not there. The retry policy is the WithRetry option's, else
+// spec.Retry, else the connection's, else NoRetry().
+//
+// ctx bounds the start only (declaring and subscribing); handlers get a
+// context carrying ctx's values that is cancelled when Close gives up
+// waiting for them.
+func Consume(ctx context.Context, c *Connection, spec ConsumerSpec, opts ...ConsumeOption) (*Consumer, error) {
+	cfg := consumeConfig{prefetch: 20, concurrency: 1}
+	for _, o := range opts {
+		o.applyConsume(&cfg)
+	}
+	cs := &Consumer{
+		c:       c,
+		queue:   spec.Queue,
+		routes:  map[string]Route{},
+		policy:  pickPolicy(cfg.retry, spec.Retry, c.cfg.retry),
+		cfg:     cfg,
+		requeue: spec.RequeueOnFailure || cfg.requeueOnFailure,
+		log:     c.log.With("queue", spec.Queue),
+		held:    map[*heldRetry]struct{}{},
+		stopped: make(chan struct{}),
+	}
+	if err := cs.validate(spec); err != nil {
+		return nil, err
+	}
+	for _, r := range spec.Routes {
+		if err := r.prepare(c); err != nil {
+			return nil, fmt.Errorf("consume %q: %w", spec.Queue, err)
+		}
+		cs.routes[r.typeName] = r
+	}
+	cs.handlerCtx, cs.hardStop = context.WithCancel(context.WithoutCancel(ctx))
+	s, err := cs.subscribe(ctx)
+	if err != nil {
+		cs.hardStop()
+		return nil, err
+	}
+	cs.sess = s
+	go cs.run(s)
+	return cs, nil
+}
+
+func pickPolicy(option, manifest, conn *RetryPolicy) RetryPolicy {
+	for _, p := range []*RetryPolicy{option, manifest, conn} {
+		if p != nil {
+			return *p
+		}
+	}
+	return NoRetry()
+}
+
+func (cs *Consumer) validate(spec ConsumerSpec) error {
+	switch {
+	case spec.Queue == "":
+		return errors.New("consume: no queue named")
+	case len(spec.Routes) == 0:
+		return fmt.Errorf("consume %q: no routes: pass at least one runtime.Handle", spec.Queue)
+	case cs.cfg.prefetch < 1:
+		return fmt.Errorf("consume %q: prefetch %d must be at least 1", spec.Queue, cs.cfg.prefetch)
+	case cs.cfg.concurrency < 1:
+		return fmt.Errorf("consume %q: concurrency %d must be at least 1", spec.Queue, cs.cfg.concurrency)
+	}
+	if err := cs.policy.Validate(); err != nil {
+		return fmt.Errorf("consume %q: %w", spec.Queue, err)
+	}
+	return nil
+}
+
+// Queue is the queue the consumer reads.
+func (cs *Consumer) Queue() string { return cs.queue }
+
+// Policy is the retry policy the consumer applies.
+func (cs *Consumer) Policy() RetryPolicy { return cs.policy }
+
+func (cs *Consumer) subscribe(ctx context.Context) (*session, error) {
+	ch, err := cs.c.channel(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("consume %q: %w", cs.queue, err)
+	}
+	if err := ch.Qos(cs.cfg.prefetch, 0, false); err != nil {
+		ch.Close()
+		return nil, fmt.Errorf("consume %q: prefetch: %w", cs.queue, err)
+	}
+	if !cs.cfg.noDeclare {
+		for _, q := range []string{DeadLetterQueue(cs.queue), ParkedQueue(cs.queue)} {
+			if _, err := ch.QueueDeclare(q, true, false, false, false, nil); err != nil {
+				return nil, declareError("queue", q, err)
+			}
+		}
+	}
+	tag := "acemq-" + cs.queue + "-" + newID()[24:]
+	deliveries, err := ch.Consume(cs.queue, tag, false, false, false, false, nil)
+	if err != nil {
+		if isNotFound(err) {
+			err = fmt.Errorf("%w: %w (declare the topology first)", ErrQueueNotFound, err)
+		}
+		return nil, fmt.Errorf("consume %q: %w", cs.queue, err)
+	}
+	return &session{ch: ch, tag: tag, deliveries: deliveries}, nil
+}
+
+// run serves sessions until Close, resubscribing after a lost channel.
+func (cs *Consumer) run(s *session) {
+	defer close(cs.stopped)
+	for {
+		cs.serve(s)
+		if cs.isClosing() {
+			return
+		}
+		// The session died under us: its held retries can no longer be
+		// settled, and the broker redelivers those messages.
+		cs.dropHeld(s)
+		cs.log.Warn("acemq: consumer lost its channel; resubscribing")
+		if s = cs.resubscribe(); s == nil {
+			return
+		}
+	}
+}
+
+func (cs *Consumer) serve(s *session) {
+	work := make(chan amqp.Delivery)
+	var wg sync.WaitGroup
+	for range cs.cfg.concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for d := range work {
+				cs.handle(s, d)
+			}
+		}()
+	}
+	for d := range s.deliveries {
+		if cs.isClosing() {
+			// Left unsettled: it returns to the queue when the channel closes.
+			continue
+		}
+		work <- d
+	}
+	close(work)
+	wg.Wait()
+}
+
+func (cs *Consumer) resubscribe() *session {
+	wait := cs.c.cfg.reconnectMin
+	for {
+		select {
+		case <-time.After(wait):
+		case <-cs.c.done:
+			return nil
+		}
+		if cs.isClosing() {
+			return nil
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		s, err := cs.subscribe(ctx)
+		cancel()
+		if err == nil {
+			cs.mu.Lock()
+			if cs.closing {
+				cs.mu.Unlock()
+				s.ch.Close()
+				return nil
+			}
+			cs.sess = s
+			cs.mu.Unlock()
+			cs.log.Info("acemq: consumer resubscribed")
+			return s
+		}
+		cs.log.Warn("acemq: resubscribe failed", "err", err, "next_in", wait)
+		wait = min(wait*2, cs.c.cfg.reconnectMax)
+	}
+}
+
+func (cs *Consumer) isClosing() bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.closing
+}
+
+// Close stops the consumer: no new deliveries are taken, in-flight handlers
+// finish, and retries held in memory are republished at once with their
+// attempt advanced, so no count is lost. Deliveries prefetched but not
+// started go back to the queue. ctx bounds the wait for handlers; when it
+// expires their context is cancelled and Close returns ctx's error after
+// settling what it can.
+func (cs *Consumer) Close(ctx context.Context) error {
+	cs.mu.Lock()
+	if cs.closing {
+		cs.mu.Unlock()
+		<-cs.stopped
+		return nil
+	}
+	cs.closing = true
+	s := cs.sess
+	cs.mu.Unlock()
+
+	if err := s.ch.Cancel(s.tag, false); err != nil {
+		cs.log.Debug("acemq: cancel", "err", err)
+	}
+	var err error
+	select {
+	case <-cs.stopped:
+	case <-ctx.Done():
+		cs.hardStop()
+		err = fmt.Errorf("close consumer %q: handlers still running: %w", cs.queue, ctx.Err())
+	}
+	cs.flushHeld(ctx)
+	cs.hardStop()
+	if cerr := s.ch.Close(); cerr != nil && !errors.Is(cerr, amqp.ErrClosed) && err == nil {
+		err = fmt.Errorf("close consumer %q: %w", cs.queue, cerr)
+	}
+	return err
+}

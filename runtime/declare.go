@@ -1,0 +1,140 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// declaration is one step of declaring a topology.
+type declaration struct {
+	kind string // exchange, queue, binding
+	name string
+	do   func(ch *amqp.Channel) error
+}
+
+// Declare declares every exchange, queue and binding of t, with each
+// queue's q.dlq, q.parked, rungs and the acemq.dlx and acemq.retry
+// exchanges and their bindings (the wire contract). Declaring what exists
+// with the same arguments is harmless; a queue or exchange that exists
+// with other arguments is a *DeclareError naming it and the argument.
+// ctx bounds opening the channel; the broker calls themselves are not
+// interruptible.
+func (c *Connection) Declare(ctx context.Context, t *Topology) error {
+	steps, err := t.plan()
+	if err != nil {
+		return err
+	}
+	ch, err := c.channel(ctx)
+	if err != nil {
+		return err
+	}
+	defer ch.Close()
+	for _, s := range steps {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := s.do(ch); err != nil {
+			return declareError(s.kind, s.name, err)
+		}
+	}
+	return nil
+}
+
+// plan lists the declarations of t in order: exchanges, queues, bindings.
+func (t *Topology) plan() ([]declaration, error) {
+	var steps []declaration
+	exchange := func(name, kind string, args map[string]any) {
+		steps = append(steps, declaration{"exchange", name, func(ch *amqp.Channel) error {
+			return ch.ExchangeDeclare(name, kind, true, false, false, false, amqp.Table(args))
+		}})
+	}
+	queue := func(name string, args amqp.Table) {
+		steps = append(steps, declaration{"queue", name, func(ch *amqp.Channel) error {
+			_, err := ch.QueueDeclare(name, true, false, false, false, args)
+			return err
+		}})
+	}
+	bind := func(q, ex, key string, args map[string]any) {
+		steps = append(steps, declaration{"binding", q + " ← " + ex + " (" + key + ")", func(ch *amqp.Channel) error {
+			return ch.QueueBind(q, key, ex, false, amqp.Table(args))
+		}})
+	}
+
+	for _, e := range t.Exchanges {
+		exchange(e.Name, e.Kind, e.Arguments)
+	}
+	if len(t.Queues) > 0 {
+		exchange(DeadLetterExchange, amqp.ExchangeDirect, nil)
+		exchange(RetryExchange, amqp.ExchangeDirect, nil)
+	}
+	for _, q := range t.Queues {
+		if err := q.Retry.Validate(); err != nil {
+			return nil, fmt.Errorf("queue %q: %w", q.Name, err)
+		}
+		queue(q.Name, q.arguments())
+		queue(DeadLetterQueue(q.Name), nil)
+		queue(ParkedQueue(q.Name), nil)
+		bind(DeadLetterQueue(q.Name), DeadLetterExchange, DeadLetterQueue(q.Name), nil)
+		for _, d := range q.rungs() {
+			rung := RungQueue(q.Name, d)
+			queue(rung, q.rungArguments(d))
+			bind(rung, RetryExchange, rung, nil)
+		}
+	}
+	for _, b := range t.Bindings {
+		bind(b.Queue, b.Exchange, b.RoutingKey, b.Arguments)
+	}
+	return steps, nil
+}
+
+// arguments are the x-arguments of the application queue itself.
+func (q Queue) arguments() amqp.Table {
+	args := amqp.Table{}
+	for k, v := range q.Arguments {
+		args[k] = v
+	}
+	if q.Type == Quorum {
+		args["x-queue-type"] = string(Quorum)
+	}
+	if q.DeadLetter {
+		args["x-dead-letter-exchange"] = DeadLetterExchange
+		args["x-dead-letter-routing-key"] = DeadLetterQueue(q.Name)
+	}
+	if len(args) == 0 {
+		return nil
+	}
+	return args
+}
+
+// rungArguments hold a message for d, then dead-letter it back to q
+// through the default exchange.
+func (q Queue) rungArguments(d interface{ Milliseconds() int64 }) amqp.Table {
+	args := amqp.Table{
+		"x-message-ttl":             d.Milliseconds(),
+		"x-dead-letter-exchange":    "",
+		"x-dead-letter-routing-key": q.Name,
+	}
+	if q.QuorumRungs {
+		args["x-queue-type"] = string(Quorum)
+		args["x-dead-letter-strategy"] = "at-least-once"
+		args["x-overflow"] = "reject-publish"
+	}
+	return args
+}
+
+var inequivalentArg = regexp.MustCompile(`inequivalent arg '([^']+)'`)
+
+func declareError(kind, name string, err error) error {
+	de := &DeclareError{Kind: kind, Name: name, Err: err}
+	var ae *amqp.Error
+	if errors.As(err, &ae) {
+		if m := inequivalentArg.FindStringSubmatch(ae.Reason); m != nil {
+			de.Argument = m[1]
+		}
+	}
+	return de
+}

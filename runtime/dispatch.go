@@ -1,0 +1,62 @@
+package runtime
+
+import (
+	"fmt"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+	"go.opentelemetry.io/otel/attribute"
+)
+
+// handle runs one delivery through its route and settles it.
+func (cs *Consumer) handle(s *session, d amqp.Delivery) {
+	env := envelopeOf(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType)
+	route, ok := cs.route(d.Type)
+	if !ok {
+		cs.outcome("decode")
+		cs.park(s, d, env, fmt.Sprintf("could not be decoded: no handler for type %q", d.Type))
+		return
+	}
+	ack, err := route.run(cs.handlerCtx, cs.c, &d, env)
+	if err != nil {
+		cs.outcome("decode")
+		cs.park(s, d, env, "could not be decoded: "+err.Error())
+		return
+	}
+	kind := ack.Kind()
+	cs.outcome(kind.String())
+	switch kind {
+	case AckAccept:
+		cs.settle(s, d, nil)
+	case AckRetry:
+		cs.retry(s, d, env, reason(ack.Err()))
+	case AckReject:
+		cs.deadLetter(s, d, env, "rejected by the handler: "+reason(ack.Err()))
+	case AckPark:
+		cs.park(s, d, env, "parked by the handler: "+reason(ack.Err()))
+	}
+}
+
+// route finds the route for a type. A message with no type on a queue with
+// one route goes to that route.
+func (cs *Consumer) route(typ string) (Route, bool) {
+	if r, ok := cs.routes[typ]; ok {
+		return r, true
+	}
+	if typ == "" && len(cs.routes) == 1 {
+		for _, r := range cs.routes {
+			return r, true
+		}
+	}
+	return Route{}, false
+}
+
+func (cs *Consumer) outcome(o string) {
+	cs.c.metrics.add(cs.c.metrics.handled, cs.queue, attribute.String("acemq.outcome", o))
+}
+
+// settle acks d once its copy (if any) is safe.
+func (cs *Consumer) settle(s *session, d amqp.Delivery, _ error) {
+	if err := s.ch.Ack(d.DeliveryTag, false); err != nil {
+		cs.log.Warn("acemq: ack failed; the broker will redeliver", "err", err, "id", d.MessageId)
+	}
+}

@@ -1,0 +1,77 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// Message is a decoded delivery handed to a handler.
+type Message[T any] struct {
+	// Payload is the decoded body.
+	Payload T
+	// Envelope is the message's identity, attempt and last error.
+	Envelope Envelope
+	// Headers are the application's headers; the x-acemq- namespace is
+	// stripped (the replay stamps acemq-replayed-* are kept on purpose).
+	Headers     map[string]any
+	RoutingKey  string
+	Redelivered bool
+}
+
+// Handler handles one message type and says what happens next.
+type Handler[T any] func(ctx context.Context, m *Message[T]) Ack
+
+// Route binds a message type to its handler on a consumer. Make one with
+// Handle.
+type Route struct {
+	typeName string
+	prepare  func(c *Connection) error
+	run      func(ctx context.Context, c *Connection, d *amqp.Delivery, env Envelope) (Ack, error)
+}
+
+// Handle routes the messages of type mt (matched on the AMQP type
+// property) to h. A message whose body mt's codec cannot decode never
+// reaches h: it is parked with "could not be decoded: <why>". A panic in h
+// is a Retry.
+func Handle[T any](mt *MessageType[T], h Handler[T]) Route {
+	return Route{
+		typeName: mt.name,
+		prepare: func(c *Connection) error {
+			_, err := mt.Codec(c.registry)
+			return err
+		},
+		run: func(ctx context.Context, c *Connection, d *amqp.Delivery, env Envelope) (Ack, error) {
+			codec, err := mt.Codec(c.registry)
+			if err != nil {
+				return Ack{}, err
+			}
+			if mt.format != FormatText && d.ContentType != "" && d.ContentType != codec.ContentType() {
+				return Ack{}, fmt.Errorf("content type %q is not %q", d.ContentType, codec.ContentType())
+			}
+			var v T
+			if err := codec.Decode(ctx, d.Body, &v); err != nil {
+				return Ack{}, err
+			}
+			m := &Message[T]{
+				Payload:     v,
+				Envelope:    env,
+				Headers:     appHeaders(d.Headers),
+				RoutingKey:  d.RoutingKey,
+				Redelivered: d.Redelivered,
+			}
+			return invoke(ctx, h, m), nil
+		},
+	}
+}
+
+// invoke calls h, turning a panic into a Retry.
+func invoke[T any](ctx context.Context, h Handler[T], m *Message[T]) (a Ack) {
+	defer func() {
+		if r := recover(); r != nil {
+			a = Retry(fmt.Errorf("handler panicked: %v", r))
+		}
+	}()
+	return h(ctx, m)
+}

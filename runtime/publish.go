@@ -1,0 +1,84 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// Publish encodes v with mt's codec and publishes it to exchange, then
+// waits for the broker's confirm. The message is mandatory unless
+// WithoutMandatory is given: one that no queue takes fails with an error
+// matching ErrUnroutable. A message that breaks its schema is an error
+// matching ErrInvalidMessage and is never sent.
+//
+// Cancelling ctx stops the wait for the confirm (the message may still
+// have reached the broker) and bounds any registry call of the codec.
+func Publish[T any](ctx context.Context, c *Connection, mt *MessageType[T], exchange string, v T, opts ...PublishOption) error {
+	return PublishAll(ctx, c, mt, exchange, []T{v}, opts...)
+}
+
+// PublishAll encodes every value, then publishes them pipelined on one
+// channel and waits for every confirm. Nothing is sent unless every value
+// encodes. The error joins one error per failed message (errors.Is works
+// through it); nil means every message was confirmed.
+func PublishAll[T any](ctx context.Context, c *Connection, mt *MessageType[T], exchange string, vs []T, opts ...PublishOption) error {
+	codec, err := mt.Codec(c.registry)
+	if err != nil {
+		return err
+	}
+	cfg := publishConfig{}
+	for _, o := range opts {
+		o.applyPublish(&cfg)
+	}
+	out := make([]outgoing, len(vs))
+	for i, v := range vs {
+		body, err := codec.Encode(ctx, v)
+		if err != nil {
+			return fmt.Errorf("publish %s to exchange %q: %w", mt.name, exchange, err)
+		}
+		out[i] = outgoing{
+			exchange:  exchange,
+			key:       cfg.routingKey,
+			mandatory: !cfg.noMandatory,
+			msg:       c.newPublishing(mt.name, codec.ContentType(), body, cfg),
+		}
+	}
+	return errors.Join(c.publishAll(ctx, out)...)
+}
+
+// newPublishing builds a fresh message: a new x-acemq-id, attempt 1, first
+// seen now, persistent.
+func (c *Connection) newPublishing(typ, contentType string, body []byte, cfg publishConfig) amqp.Publishing {
+	id := newID()
+	now := time.Now()
+	h := amqp.Table{}
+	for k, v := range cfg.headers {
+		h[k] = v
+	}
+	h[HeaderID] = id
+	h[HeaderAttempt] = int64(1)
+	h[HeaderFirstSeen] = formatTime(now)
+	h[HeaderOrigin] = c.cfg.origin
+	return amqp.Publishing{
+		Headers:       h,
+		ContentType:   contentType,
+		DeliveryMode:  amqp.Persistent,
+		CorrelationId: cfg.correlationID,
+		MessageId:     id,
+		Timestamp:     now.Truncate(time.Second),
+		Type:          typ,
+		Body:          body,
+	}
+}
+
+func newID() string {
+	if id, err := uuid.NewV7(); err == nil {
+		return id.String()
+	}
+	return uuid.NewString()
+}

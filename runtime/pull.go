@@ -1,0 +1,124 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// Delivery is one unsettled message taken by Pull. It keeps every header
+// (an operator reads x-acemq-error); settle it with Ack or Nack. Left
+// unsettled, it returns to its queue when the connection closes.
+type Delivery struct {
+	Body        []byte
+	Headers     map[string]any
+	Envelope    Envelope
+	Exchange    string
+	RoutingKey  string
+	Redelivered bool
+	ContentType string
+	Type        string
+
+	ch  *amqp.Channel
+	tag uint64
+}
+
+// Ack settles the delivery: the broker forgets it. ctx is not consulted by
+// the broker protocol (an ack has no reply); it is accepted for symmetry
+// and checked before sending.
+func (d *Delivery) Ack(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := d.ch.Ack(d.tag, false); err != nil {
+		return fmt.Errorf("ack: %w", err)
+	}
+	return nil
+}
+
+// Nack returns the delivery to the head of its queue (requeue) or drops it
+// (the queue's dead-letter exchange, if any, receives it).
+func (d *Delivery) Nack(ctx context.Context, requeue bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := d.ch.Nack(d.tag, false, requeue); err != nil {
+		return fmt.Errorf("nack: %w", err)
+	}
+	return nil
+}
+
+// Pull takes one message from queue without subscribing and returns it
+// unsettled, or nil when the queue is empty. A missing queue is an error
+// matching ErrQueueNotFound. ctx bounds opening the channel.
+func (c *Connection) Pull(ctx context.Context, queue string) (*Delivery, error) {
+	ch, err := c.pullChannel(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d, ok, err := ch.Get(queue, false)
+	if err != nil {
+		return nil, fmt.Errorf("pull %q: %w", queue, notFound(err))
+	}
+	if !ok {
+		return nil, nil
+	}
+	return &Delivery{
+		Body:        d.Body,
+		Headers:     d.Headers,
+		Envelope:    envelopeOf(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType),
+		Exchange:    d.Exchange,
+		RoutingKey:  d.RoutingKey,
+		Redelivered: d.Redelivered,
+		ContentType: d.ContentType,
+		Type:        d.Type,
+		ch:          ch,
+		tag:         d.DeliveryTag,
+	}, nil
+}
+
+func (c *Connection) pullChannel(ctx context.Context) (*amqp.Channel, error) {
+	c.mu.Lock()
+	if ch := c.pull; ch != nil && !ch.IsClosed() {
+		c.mu.Unlock()
+		return ch, nil
+	}
+	c.mu.Unlock()
+	ch, err := c.channel(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pull = ch
+	return ch, nil
+}
+
+// MessageCount is the number of messages ready in queue (not counting
+// unsettled ones). A missing queue is an error matching ErrQueueNotFound.
+func (c *Connection) MessageCount(ctx context.Context, queue string) (int, error) {
+	ch, err := c.channel(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer ch.Close()
+	q, err := ch.QueueDeclarePassive(queue, false, false, false, false, nil)
+	if err != nil {
+		return 0, fmt.Errorf("message count of %q: %w", queue, notFound(err))
+	}
+	return q.Messages, nil
+}
+
+func isNotFound(err error) bool {
+	var ae *amqp.Error
+	return errors.As(err, &ae) && ae.Code == amqp.NotFound
+}
+
+func notFound(err error) error {
+	if isNotFound(err) {
+		return fmt.Errorf("%w: %w", ErrQueueNotFound, err)
+	}
+	return err
+}
