@@ -1,0 +1,228 @@
+package manifest
+
+import (
+	"go.yaml.in/yaml/v3"
+)
+
+// decodeFile builds the tree from a root the schema has accepted, so every
+// node has the shape the schema promises.
+func decodeFile(path string, root *yaml.Node) *File {
+	f := &File{Path: path}
+	for _, kv := range pairs(root) {
+		switch kv.key.Value {
+		case "version":
+			f.Version = intOf(kv.val)
+		case "package":
+			f.Package = strOf(kv.val)
+		case "policies":
+			for _, e := range pairs(kv.val) {
+				f.Policies = append(f.Policies, decodePolicy(e))
+			}
+		case "messages":
+			for _, e := range pairs(kv.val) {
+				f.Messages = append(f.Messages, decodeMessage(e))
+			}
+		case "exchanges":
+			for _, e := range pairs(kv.val) {
+				x := &Exchange{Name: strOf(e.key)}
+				for _, p := range pairs(e.val) {
+					if p.key.Value == "type" {
+						x.Type = strOf(p.val)
+					}
+				}
+				f.Exchanges = append(f.Exchanges, x)
+			}
+		case "queues":
+			for _, e := range pairs(kv.val) {
+				f.Queues = append(f.Queues, decodeQueue(e))
+			}
+		case "publishers":
+			for _, e := range pairs(kv.val) {
+				f.Publishers = append(f.Publishers, decodePublisher(e))
+			}
+		}
+	}
+	return f
+}
+
+func decodePolicy(e pair) *Policy {
+	p := &Policy{Name: strOf(e.key)}
+	for _, kv := range pairs(e.val) {
+		switch kv.key.Value {
+		case "exponential":
+			x := &Exponential{Pos: posOf(kv.key)}
+			for _, f := range pairs(kv.val) {
+				switch f.key.Value {
+				case "attempts":
+					x.Attempts = intOf(f.val)
+				case "initial":
+					x.Initial = strOf(f.val)
+				case "max":
+					x.Max = strOf(f.val)
+				case "multiplier":
+					x.Multiplier = floatPtr(f.val)
+				case "jitter":
+					x.Jitter = floatPtr(f.val)
+				}
+			}
+			p.Exponential = x
+		case "fixed":
+			x := &Fixed{Pos: posOf(kv.key)}
+			for _, f := range pairs(kv.val) {
+				switch f.key.Value {
+				case "attempts":
+					x.Attempts = intOf(f.val)
+				case "delay":
+					x.Delay = strOf(f.val)
+				case "jitter":
+					x.Jitter = floatPtr(f.val)
+				}
+			}
+			p.Fixed = x
+		case "wait_in_broker_from":
+			p.WaitInBrokerFrom = strPtr(kv.val)
+		case "give_up_after":
+			p.GiveUpAfter = strPtr(kv.val)
+		case "go_name":
+			p.GoName = strPtr(kv.val)
+		}
+	}
+	return p
+}
+
+func decodeMessage(e pair) *Message {
+	m := &Message{Name: strOf(e.key)}
+	for _, kv := range pairs(e.val) {
+		switch kv.key.Value {
+		case "type":
+			m.Type = strOf(kv.val)
+		case "schema":
+			m.Schema = strOf(kv.val)
+		case "subject":
+			m.Subject = strPtr(kv.val)
+		case "go_name":
+			m.GoName = strPtr(kv.val)
+		}
+	}
+	return m
+}
+
+func decodeQueue(e pair) *Queue {
+	q := &Queue{Name: strOf(e.key)}
+	for _, kv := range pairs(e.val) {
+		switch kv.key.Value {
+		case "type":
+			q.Type = strPtr(kv.val)
+		case "dead_letter":
+			q.DeadLetter = boolPtr(kv.val)
+		case "retry":
+			q.Retry = strPtr(kv.val)
+		case "bindings":
+			for _, b := range resolveAlias(kv.val).Content {
+				q.Bindings = append(q.Bindings, decodeBinding(resolveAlias(b)))
+			}
+		case "consumes":
+			for _, c := range resolveAlias(kv.val).Content {
+				q.Consumes = append(q.Consumes, strOf(c))
+			}
+		case "requeue_on_failure":
+			q.RequeueOnFailure = boolPtr(kv.val)
+		case "rungs":
+			for _, r := range pairs(kv.val) {
+				if r.key.Value == "type" {
+					q.RungsType = strPtr(r.val)
+				}
+			}
+		case "arguments":
+			for _, a := range pairs(kv.val) {
+				q.Arguments = append(q.Arguments, &Argument{Key: strOf(a.key), Value: scalar(resolveAlias(a.val))})
+			}
+		case "go_name":
+			q.GoName = strPtr(kv.val)
+		}
+	}
+	return q
+}
+
+func decodeBinding(n *yaml.Node) *Binding {
+	b := &Binding{Pos: posOf(n)}
+	for _, kv := range pairs(n) {
+		switch kv.key.Value {
+		case "exchange":
+			b.Exchange = strOf(kv.val)
+		case "routing_key":
+			b.RoutingKey = strPtr(kv.val)
+		}
+	}
+	return b
+}
+
+func decodePublisher(e pair) *Publisher {
+	p := &Publisher{Name: strOf(e.key)}
+	for _, kv := range pairs(e.val) {
+		switch kv.key.Value {
+		case "exchange":
+			p.Exchange = strPtr(kv.val)
+		case "messages":
+			for _, m := range pairs(kv.val) {
+				pm := &Published{Message: strOf(m.key)}
+				for _, f := range pairs(m.val) {
+					if f.key.Value == "routing_key" {
+						pm.RoutingKey = strPtr(f.val)
+					}
+				}
+				p.Messages = append(p.Messages, pm)
+			}
+		case "go_name":
+			p.GoName = strPtr(kv.val)
+		}
+	}
+	return p
+}
+
+type pair struct{ key, val *yaml.Node }
+
+// pairs are the entries of a mapping node in the order written (nothing
+// for a null node).
+func pairs(n *yaml.Node) []pair {
+	n = resolveAlias(n)
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	out := make([]pair, 0, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		out = append(out, pair{key: resolveAlias(n.Content[i]), val: resolveAlias(n.Content[i+1])})
+	}
+	return out
+}
+
+func strOf(n *yaml.Node) Str {
+	n = resolveAlias(n)
+	return Str{Value: n.Value, Pos: posOf(n)}
+}
+
+func strPtr(n *yaml.Node) *Str { s := strOf(n); return &s }
+
+func intOf(n *yaml.Node) Int {
+	n = resolveAlias(n)
+	v, _ := scalar(n).(int64)
+	return Int{Value: int(v), Pos: posOf(n)}
+}
+
+func floatPtr(n *yaml.Node) *Float {
+	n = resolveAlias(n)
+	var v float64
+	switch x := scalar(n).(type) {
+	case int64:
+		v = float64(x)
+	case float64:
+		v = x
+	}
+	return &Float{Value: v, Pos: posOf(n)}
+}
+
+func boolPtr(n *yaml.Node) *Bool {
+	n = resolveAlias(n)
+	v, _ := scalar(n).(bool)
+	return &Bool{Value: v, Pos: posOf(n)}
+}

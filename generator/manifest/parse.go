@@ -1,0 +1,143 @@
+package manifest
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Parse reads the manifest in data; path names it in errors. It returns
+// every problem at once as Errors.
+func Parse(path string, data []byte) (*File, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, Errors{yamlError(path, err)}
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return nil, Errors{{File: path, Msg: "the manifest is empty; it needs at least version: 1 and package:"}}
+	}
+	t := &tree{file: path, locs: map[string]loc{}}
+	root := doc.Content[0]
+	value := t.convert(root, nil, nil)
+	if len(t.errs) == 0 {
+		t.validate(value)
+	}
+	if len(t.errs) > 0 {
+		return nil, t.errs.Sorted()
+	}
+	return decodeFile(path, root), nil
+}
+
+// tree converts a YAML node tree into plain values for the JSON Schema
+// validator, remembering where each value was written.
+type tree struct {
+	file string
+	locs map[string]loc // by instance location, joined with "\x00"
+	errs Errors
+}
+
+// loc is where a value was written: its key (nil for the root and for
+// sequence items) and the value itself.
+type loc struct {
+	key, val *yaml.Node
+}
+
+func (t *tree) errorf(n *yaml.Node, format string, args ...any) {
+	t.errs = append(t.errs, &Error{File: t.file, Pos: posOf(n), Msg: fmt.Sprintf(format, args...)})
+}
+
+func posOf(n *yaml.Node) Pos {
+	if n == nil {
+		return Pos{}
+	}
+	return Pos{Line: n.Line, Col: n.Column}
+}
+
+func (t *tree) convert(n *yaml.Node, key *yaml.Node, path []string) any {
+	n = resolveAlias(n)
+	t.locs[strings.Join(path, "\x00")] = loc{key: key, val: n}
+	switch n.Kind {
+	case yaml.MappingNode:
+		return t.convertMapping(n, path)
+	case yaml.SequenceNode:
+		out := make([]any, 0, len(n.Content))
+		for i, c := range n.Content {
+			out = append(out, t.convert(c, nil, append(path, strconv.Itoa(i))))
+		}
+		return out
+	case yaml.ScalarNode:
+		return scalar(n)
+	}
+	t.errorf(n, "unexpected YAML node")
+	return nil
+}
+
+func (t *tree) convertMapping(n *yaml.Node, path []string) map[string]any {
+	out := map[string]any{}
+	seen := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolveAlias(n.Content[i]), n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			t.errorf(k, "a key must be a plain string")
+			continue
+		}
+		if k.Tag == "!!merge" {
+			t.errorf(k, "merge keys (<<) are not supported; write the keys out")
+			continue
+		}
+		if first, dup := seen[k.Value]; dup {
+			t.errorf(k, "duplicate key %q (first at line %d); keep one", k.Value, first.Line)
+			continue
+		}
+		seen[k.Value] = k
+		out[k.Value] = t.convert(v, k, append(path[:len(path):len(path)], k.Value))
+	}
+	return out
+}
+
+func resolveAlias(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+// scalar is the plain value of a scalar node, typed as YAML 1.2's core
+// schema resolves it: int64, float64, bool, nil or string.
+func scalar(n *yaml.Node) any {
+	switch n.ShortTag() {
+	case "!!int":
+		var v int64
+		if n.Decode(&v) == nil {
+			return v
+		}
+	case "!!float":
+		var v float64
+		if n.Decode(&v) == nil {
+			return v
+		}
+	case "!!bool":
+		var v bool
+		if n.Decode(&v) == nil {
+			return v
+		}
+	case "!!null":
+		return nil
+	}
+	return n.Value
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// yamlError turns a YAML syntax error into an Error with the line it names.
+func yamlError(path string, err error) *Error {
+	msg := err.Error()
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return &Error{File: path, Pos: Pos{Line: line}, Msg: "YAML: " + m[2]}
+	}
+	return &Error{File: path, Msg: strings.Replace(msg, "yaml: ", "YAML: ", 1)}
+}

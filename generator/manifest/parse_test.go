@@ -1,0 +1,112 @@
+package manifest
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+const good = `version: 1
+package: orders
+policies:
+  standard:
+    exponential: {attempts: 5, initial: 1s, max: 60s}
+    give_up_after: 10m
+messages:
+  OrderPlaced:
+    type: order.placed.v2
+    schema: schemas/order_placed.avsc
+    subject: orders
+exchanges:
+  orders: {type: topic}
+queues:
+  orders.new:
+    type: quorum
+    dead_letter: true
+    retry: standard
+    bindings: [{exchange: orders, routing_key: order.created}]
+    consumes: [OrderPlaced]
+    arguments: {x-max-length: 1000}
+publishers:
+  Orders:
+    exchange: orders
+    messages: {OrderPlaced: {routing_key: order.created}}
+`
+
+func TestParseKeepsOrderAndPositions(t *testing.T) {
+	f, err := Parse("acemq.yaml", []byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Package.Value != "orders" || f.Version.Value != 1 {
+		t.Fatalf("package %q version %d", f.Package.Value, f.Version.Value)
+	}
+	q := f.Queues[0]
+	if q.Name.Value != "orders.new" || q.Name.Pos != (Pos{15, 3}) {
+		t.Errorf("queue %q at %v, want orders.new at 15:3", q.Name.Value, q.Name.Pos)
+	}
+	if q.Consumes[0].Value != "OrderPlaced" || q.Consumes[0].Pos != (Pos{20, 16}) {
+		t.Errorf("consumes %v", q.Consumes)
+	}
+	if q.Arguments[0].Key.Value != "x-max-length" || q.Arguments[0].Value != int64(1000) {
+		t.Errorf("arguments %v", q.Arguments[0])
+	}
+	if p := f.Policies[0]; p.Exponential.Attempts.Value != 5 || p.GiveUpAfter.Value != "10m" {
+		t.Errorf("policy %+v", p)
+	}
+	if pm := f.Publishers[0].Messages[0]; pm.RoutingKey.Value != "order.created" {
+		t.Errorf("publisher message %+v", pm)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	cases := []struct {
+		name, edit, with string
+		want             []string
+	}{
+		{"unknown key", "    retry: standard", "    retyr: standard",
+			[]string{`acemq.yaml:18:5: queue "orders.new": unknown key "retyr" (did you mean "retry"?)`}},
+		{"bad duration", "give_up_after: 10m", "give_up_after: 10 minutes",
+			[]string{`acemq.yaml:6:20: policy "standard": give_up_after "10 minutes" is not a duration: write a number and a unit, like 500ms, 30s, 10m or 1h`}},
+		{"enum", "type: quorum", "type: quorom",
+			[]string{`acemq.yaml:16:11: queue "orders.new": type "quorom" is not one of classic, quorum (did you mean "quorum"?)`}},
+		{"type", "dead_letter: true", "dead_letter: yes please",
+			[]string{`acemq.yaml:17:18: queue "orders.new": dead_letter must be true or false, not a string`}},
+		{"missing", "    schema: schemas/order_placed.avsc\n", "",
+			[]string{`acemq.yaml:8:3: message "OrderPlaced" is missing "schema"`}},
+		{"argument", "x-max-length", "max-length",
+			[]string{`acemq.yaml:21:17: queue "orders.new": argument "max-length" is not an x-argument: queue arguments start with x- (e.g. x-max-length)`}},
+		{"two at once", "routing_key: order.created}]", "routing_kye: order.created}]\n    requeue: true",
+			[]string{
+				`acemq.yaml:19:35: queue "orders.new": unknown key "routing_kye" in bindings[0] (did you mean "routing_key"?)`,
+				`acemq.yaml:20:5: queue "orders.new": unknown key "requeue"; known keys: arguments, bindings, consumes, dead_letter, go_name, requeue_on_failure, retry, rungs, type`,
+			}},
+		{"duplicate", "  OrderPlaced:\n", "  OrderPlaced: {type: x, schema: y.json}\n  OrderPlaced:\n",
+			[]string{`acemq.yaml:9:3: duplicate key "OrderPlaced" (first at line 8); keep one`}},
+		{"version", "version: 1", "version: 2", []string{`acemq.yaml:1:10: version must be 1, not 2`}},
+		{"syntax", "messages:\n", "messages:\n\t", []string{`acemq.yaml:8: YAML: found character that cannot start any token`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src := strings.Replace(good, c.edit, c.with, 1)
+			_, err := Parse("acemq.yaml", []byte(src))
+			var es Errors
+			if !errors.As(err, &es) {
+				t.Fatalf("error %v, want Errors", err)
+			}
+			if got := err.Error(); got != strings.Join(c.want, "\n") {
+				t.Errorf("got\n%s\nwant\n%s", got, strings.Join(c.want, "\n"))
+			}
+		})
+	}
+}
+
+func TestDidYouMean(t *testing.T) {
+	for _, c := range []struct{ name, want string }{
+		{"OrderPlacd", "OrderPlaced"}, {"orderplaced", "OrderPlaced"}, {"Shipped", ""},
+	} {
+		if got := Closest(c.name, []string{"OrderCancelled", "OrderPlaced"}); got != c.want {
+			t.Errorf("Closest(%q) = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
