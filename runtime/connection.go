@@ -35,6 +35,8 @@ type Connection struct {
 	closed bool
 	pub    *publisher
 	pull   *amqp.Channel
+	// consumers are closed by Close.
+	consumers map[*Consumer]struct{}
 
 	done chan struct{} // closed by Close
 }
@@ -91,6 +93,20 @@ func (c *Connection) Registry() SchemaRegistry { return c.registry }
 // bounded by ctx; unsettled deliveries go back to their queues.
 func (c *Connection) Close(ctx context.Context) error {
 	c.mu.Lock()
+	consumers := make([]*Consumer, 0, len(c.consumers))
+	for cs := range c.consumers {
+		consumers = append(consumers, cs)
+	}
+	c.mu.Unlock()
+	var errs []error
+	for _, cs := range consumers {
+		errs = append(errs, cs.Close(ctx))
+	}
+	if err := errors.Join(errs...); err != nil {
+		c.log.Warn("acemq: closing consumers", "err", err)
+	}
+
+	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		return nil
@@ -107,6 +123,25 @@ func (c *Connection) Close(ctx context.Context) error {
 		return fmt.Errorf("close %s: %w", c.redacted, err)
 	}
 	return nil
+}
+
+func (c *Connection) track(cs *Consumer) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	if c.consumers == nil {
+		c.consumers = map[*Consumer]struct{}{}
+	}
+	c.consumers[cs] = struct{}{}
+	return nil
+}
+
+func (c *Connection) untrack(cs *Consumer) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.consumers, cs)
 }
 
 // amqpConn returns the live amqp connection, dialling a fresh one when

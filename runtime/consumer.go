@@ -41,7 +41,8 @@ type Consumer struct {
 	sess    *session
 	closing bool
 	held    map[*heldRetry]struct{}
-	stopped chan struct{}
+	quit    chan struct{} // closed when Close starts
+	stopped chan struct{} // closed when the run loop has ended
 }
 
 // session is one subscription on one channel. Its deliveries can only be
@@ -75,6 +76,7 @@ func Consume(ctx context.Context, c *Connection, spec ConsumerSpec, opts ...Cons
 		requeue: spec.RequeueOnFailure || cfg.requeueOnFailure,
 		log:     c.log.With("queue", spec.Queue),
 		held:    map[*heldRetry]struct{}{},
+		quit:    make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
 	if err := cs.validate(spec); err != nil {
@@ -93,6 +95,11 @@ func Consume(ctx context.Context, c *Connection, spec ConsumerSpec, opts ...Cons
 		return nil, err
 	}
 	cs.sess = s
+	if err := c.track(cs); err != nil {
+		s.ch.Close()
+		cs.hardStop()
+		return nil, err
+	}
 	go cs.run(s)
 	return cs, nil
 }
@@ -202,7 +209,7 @@ func (cs *Consumer) resubscribe() *session {
 	for {
 		select {
 		case <-time.After(wait):
-		case <-cs.c.done:
+		case <-cs.quit:
 			return nil
 		}
 		if cs.isClosing() {
@@ -244,12 +251,18 @@ func (cs *Consumer) Close(ctx context.Context) error {
 	cs.mu.Lock()
 	if cs.closing {
 		cs.mu.Unlock()
-		<-cs.stopped
-		return nil
+		select {
+		case <-cs.stopped:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("close consumer %q: %w", cs.queue, ctx.Err())
+		}
 	}
 	cs.closing = true
+	close(cs.quit)
 	s := cs.sess
 	cs.mu.Unlock()
+	defer cs.c.untrack(cs)
 
 	if err := s.ch.Cancel(s.tag, false); err != nil {
 		cs.log.Debug("acemq: cancel", "err", err)

@@ -178,3 +178,60 @@ func Bindings(tb testing.TB, queue string) []map[string]any {
 	}
 	return bs
 }
+
+func managementDo(method, path string) error {
+	u, err := url.Parse(URL())
+	if err != nil {
+		return err
+	}
+	pass, _ := u.User.Password()
+	req, err := http.NewRequest(method, "http://"+u.Hostname()+":15672/api/"+path, nil)
+	if err != nil {
+		return err
+	}
+	req.SetBasicAuth(u.User.Username(), pass)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("management API %s %s: %s", method, path, resp.Status)
+	}
+	return nil
+}
+
+// KillConnections makes the broker close every connection whose client
+// named itself clientName (amqp091's connection_name property), as a
+// broker restart or a network cut would, and returns how many it closed.
+// The management API lists a new connection a few seconds late, so it
+// waits up to 10s for at least one.
+func KillConnections(tb testing.TB, clientName string) int {
+	tb.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var conns []struct {
+			Name             string `json:"name"`
+			ClientProperties struct {
+				ConnectionName string `json:"connection_name"`
+			} `json:"client_properties"`
+		}
+		if err := management("connections", &conns); err != nil {
+			tb.Fatalf("list connections: %v", err)
+		}
+		n := 0
+		for _, c := range conns {
+			if c.ClientProperties.ConnectionName != clientName {
+				continue
+			}
+			if err := managementDo(http.MethodDelete, "connections/"+url.PathEscape(c.Name)); err != nil {
+				tb.Fatalf("close connection %s: %v", c.Name, err)
+			}
+			n++
+		}
+		if n > 0 || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
