@@ -5,10 +5,129 @@ import (
 	"github.com/dave/jennifer/jen"
 )
 
-// Types adds every type of u to f: struct, enum and alias declarations, with
-// their enum constants, in u.Types order.
+// Types adds every type of u to f, in u.Types order: structs, enums (a
+// string type and its constants), aliases and Avro union structs (with
+// the ToAny/FromAny methods hamba/avro calls), then one init function
+// registering the union branch types hamba/avro resolves by name.
 func Types(f *jen.File, u *schema.Universe) {
+	f.ImportName(typAvroPkg, "avro")
 	for _, t := range u.Types {
-		_ = t
+		switch t.Kind {
+		case schema.Struct:
+			typStruct(f, t)
+		case schema.Enum:
+			typEnum(f, t)
+		case schema.Alias:
+			typAlias(f, t)
+		case schema.Union:
+			typUnion(f, t)
+		}
 	}
+	typRegistrations(f, u)
+}
+
+// typDoc adds one // comment per doc line.
+func typDoc(g *jen.Group, lines []string) {
+	for _, l := range lines {
+		g.Comment(l)
+	}
+}
+
+// typFileDoc adds doc lines at file level.
+func typFileDoc(f *jen.File, lines []string) {
+	for _, l := range lines {
+		f.Comment(l)
+	}
+}
+
+// typStruct emits
+//
+//	// Doc
+//	type Name struct {
+//		// Field doc
+//		Field T `avro:"field" json:"field"`
+//	}
+func typStruct(f *jen.File, t *schema.Type) {
+	typFileDoc(f, t.Doc)
+	f.Type().Id(t.Name).StructFunc(func(g *jen.Group) {
+		typFields(g, t.Fields)
+	})
+}
+
+func typFields(g *jen.Group, fields []*schema.Field) {
+	for _, fd := range fields {
+		typDoc(g, fd.Doc)
+		g.Id(fd.GoName).Add(typExpr(fd.Type)).Tag(typTags(fd))
+	}
+}
+
+func typTags(fd *schema.Field) map[string]string {
+	tags := map[string]string{}
+	if fd.Tags.Avro {
+		tags["avro"] = fd.WireName
+	}
+	if fd.Tags.JSON {
+		j := fd.WireName
+		if fd.Tags.OmitEmpty {
+			j += ",omitempty"
+		}
+		tags["json"] = j
+	}
+	return tags
+}
+
+// typEnum emits
+//
+//	type Suit string
+//
+//	const (
+//		SuitSpades Suit = "SPADES"
+//	)
+func typEnum(f *jen.File, t *schema.Type) {
+	typFileDoc(f, t.Doc)
+	f.Type().Id(t.Name).String()
+	if len(t.Values) == 0 {
+		return
+	}
+	f.Comment("Values of " + t.Name + ".")
+	f.Const().DefsFunc(func(g *jen.Group) {
+		for _, v := range t.Values {
+			typDoc(g, v.Doc)
+			g.Id(v.GoName).Id(t.Name).Op("=").Lit(v.Value)
+		}
+	})
+}
+
+// typAlias emits `type Name T`, or `type Name = T` for a Go alias.
+func typAlias(f *jen.File, t *schema.Type) {
+	typFileDoc(f, t.Doc)
+	if t.GoAlias {
+		f.Type().Id(t.Name).Op("=").Add(typExpr(t.Target))
+		return
+	}
+	f.Type().Id(t.Name).Add(typExpr(t.Target))
+}
+
+// typExpr renders a type expression.
+func typExpr(r *schema.TypeRef) jen.Code {
+	switch r.Kind {
+	case schema.Builtin:
+		if r.Name == "struct{}" {
+			return jen.Struct()
+		}
+		return jen.Id(r.Name)
+	case schema.Qual:
+		return jen.Qual(r.Pkg, r.Name)
+	case schema.Named:
+		return jen.Id(r.Named.Name)
+	case schema.Pointer:
+		return jen.Op("*").Add(typExpr(r.Elem))
+	case schema.Slice:
+		return jen.Index().Add(typExpr(r.Elem))
+	case schema.Map:
+		return jen.Map(jen.String()).Add(typExpr(r.Elem))
+	case schema.Array:
+		return jen.Index(jen.Lit(r.Len)).Add(typExpr(r.Elem))
+	}
+	panic("emit: unknown type expression kind")
 }

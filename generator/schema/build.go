@@ -1,14 +1,78 @@
 package schema
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Build maps every input. reserved are Go identifiers already used by the
 // model (publishers, handlers, policies...) that no type may take. All
 // problems are returned at once, joined with errors.Join, each an *Error.
+// The Universe is returned even on error, holding what did map.
 func Build(inputs []Input, reserved []string) (*Universe, error) {
-	u := &Universe{Roots: map[string]*Type{}}
-	var errs []error
-	_ = reserved
-	_ = inputs
-	return u, errors.Join(errs...)
+	b := newBuilder(reserved)
+	// Roots first: each gets exactly its GoName, before any nested type
+	// can take it.
+	for _, in := range inputs {
+		if b.pkg.has(in.GoName) {
+			b.fail(in.Path, "#", "name", fmt.Sprintf("the Go name %q of message %q is already taken by another declaration; choose another go_name", in.GoName, in.Message))
+			continue
+		}
+		b.pkg.take(in.GoName)
+	}
+	for _, in := range inputs {
+		b.load(in)
+	}
+	return b.u, errors.Join(b.errs...)
+}
+
+// builder holds the state shared by every input: the package-level names
+// and the types built so far.
+type builder struct {
+	pkg  *namer
+	u    *Universe
+	errs []error
+
+	avroNamed map[string]*avroNamed // Avro full name → type, across inputs
+	jsonDocs  map[string]*jsonDoc   // JSON Schema documents by $id and by file path
+	jsonInputs []Input
+}
+
+func newBuilder(reserved []string) *builder {
+	return &builder{
+		pkg:       newNamer(reserved...),
+		u:         &Universe{Roots: map[string]*Type{}},
+		avroNamed: map[string]*avroNamed{},
+		jsonDocs:  map[string]*jsonDoc{},
+	}
+}
+
+func (b *builder) fail(path, pointer, construct, msg string) {
+	b.errs = append(b.errs, &Error{Path: path, Pointer: pointer, Construct: construct, Msg: msg})
+}
+
+// newType declares a type under the first free name among candidates.
+func (b *builder) newType(kind Kind, origin string, candidates ...string) *Type {
+	t := &Type{Kind: kind, Origin: origin, Name: b.pkg.take(candidates...)}
+	b.u.Types = append(b.u.Types, t)
+	return t
+}
+
+// rootType declares the root type of in under its settled GoName.
+func (b *builder) rootType(in Input, kind Kind, origin string) *Type {
+	t := &Type{Kind: kind, Origin: origin, Name: in.GoName}
+	b.u.Types = append(b.u.Types, t)
+	b.u.Roots[in.Message] = t
+	return t
+}
+
+func (b *builder) load(in Input) {
+	switch in.Format {
+	case Avro:
+		b.loadAvro(in)
+	case JSONSchema:
+		b.loadJSON(in)
+	default:
+		b.fail(in.Path, "#", "format", "unknown schema format; use a .avsc (Avro) or .json (JSON Schema) file")
+	}
 }

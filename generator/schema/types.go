@@ -45,25 +45,36 @@ const (
 	Struct Kind = iota
 	// Enum is a string type with one constant per symbol.
 	Enum
-	// Alias is a defined type over another type expression (a top-level
-	// array, map, fixed, primitive, or a raw JSON value).
+	// Alias is a type over another type expression (a top-level array,
+	// map, fixed, primitive, or a raw JSON value). It is a defined type
+	// (`type X []T`) unless GoAlias is set (`type X = T`).
 	Alias
+	// Union is a general Avro union (not just null and one type): a struct
+	// with one pointer field per branch, of which exactly one is set, and
+	// the methods hamba/avro's UnionConverter needs (ToAny, FromAny).
+	Union
 )
 
 // Type is one named Go type.
 type Type struct {
 	Name   string   // Go identifier
-	Kind   Kind     // Struct, Enum or Alias
+	Kind   Kind     // Struct, Enum, Alias or Union
 	Doc    []string // doc comment lines, already safe for a // comment
 	Origin string   // where it came from, e.g. "record com.acme.Order" or "#/$defs/User"
 
-	Fields []*Field  // Struct
+	Fields []*Field  // Struct; Union: one per non-null branch
 	Values []*Symbol // Enum
 	Target *TypeRef  // Alias: the underlying type
+	// GoAlias makes an Alias a Go type alias (`type X = T`), used when T
+	// has methods that a defined type would lose (time.Time,
+	// json.RawMessage, *big.Rat, a union) or is a pointer.
+	GoAlias bool
 
-	// Schema is the canonical schema text of the root type for Avro roots
-	// (empty otherwise); the emitter may embed it.
-	Schema string
+	// Nullable says a Union has a null branch (a nil *T is null).
+	Nullable bool
+	// Register lists, for a Union, the branch types hamba/avro must know
+	// by name to en/decode the union (avro.Register in an init function).
+	Register []Registration
 }
 
 // Field is one struct field.
@@ -75,6 +86,17 @@ type Field struct {
 	Optional bool     // JSON: not required (pointer or nil-able, omitempty)
 	Default  string   // the schema's default as JSON text, empty when none (documentation only)
 	Tags     Tags     // which struct tags to write
+	// Branch is, for a Union field, how hamba/avro names the branch
+	// ("int", "com.acme.Rec", "long.timestamp-millis") and the Go type a
+	// decoded value of it arrives as (a value, not a pointer).
+	Branch string
+	Value  *TypeRef
+}
+
+// Registration is one name hamba/avro must resolve to a Go type.
+type Registration struct {
+	Name string
+	Type *TypeRef
 }
 
 // Tags says which struct tags a field carries.

@@ -1,0 +1,443 @@
+package schema
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/hamba/avro/v2"
+)
+
+// avroNamed is an Avro named type already mapped, shared across inputs
+// when its canonical form is the same.
+type avroNamed struct {
+	canon string
+	ref   *TypeRef
+}
+
+// avroLoader maps one Avro input. It walks the schema as hamba/avro parsed
+// it, so that the Go types are exactly what hamba's codec accepts.
+type avroLoader struct {
+	b     *builder
+	in    Input
+	local map[string]*TypeRef // full name → type, in this input
+	busy  map[*Type]bool      // records whose fields are being mapped
+}
+
+func (b *builder) loadAvro(in Input) {
+	raw, err := parseJSON(in.Data)
+	if err != nil {
+		b.fail(in.Path, "#", "json", fmt.Sprintf("not valid JSON: %v", err))
+		return
+	}
+	s, err := avro.ParseWithCache(string(in.Data), "", &avro.SchemaCache{})
+	if err != nil {
+		ptr, construct, msg := avroExplain(raw, err)
+		b.fail(in.Path, ptr, construct, msg)
+		return
+	}
+	l := &avroLoader{b: b, in: in, local: map[string]*TypeRef{}, busy: map[*Type]bool{}}
+	l.root(s)
+}
+
+// root maps the top-level schema to the type named in.GoName.
+func (l *avroLoader) root(s avro.Schema) {
+	in := l.in
+	switch s := s.(type) {
+	case *avro.RecordSchema:
+		l.record(s, "#", l.b.rootType(in, Struct, "record "+s.FullName()))
+		return
+	case *avro.EnumSchema:
+		l.enum(s, l.b.rootType(in, Enum, "enum "+s.FullName()))
+		return
+	case *avro.FixedSchema:
+		if s.Logical() == nil {
+			t := l.b.rootType(in, Alias, "fixed "+s.FullName())
+			t.Doc = []string{fmt.Sprintf("%s is the Avro fixed %s (%d bytes).", t.Name, s.FullName(), s.Size())}
+			t.Target = array(s.Size(), builtin("byte"))
+			l.local[s.FullName()] = named(t)
+			return
+		}
+	case *avro.UnionSchema:
+		if len(nonNull(s.Types())) > 1 {
+			u := l.union(s, "#", in.GoName+"Union")
+			if u == nil {
+				return
+			}
+			t := l.b.rootType(in, Alias, "union")
+			t.Target, t.GoAlias = u, true
+			t.Doc = []string{fmt.Sprintf("%s is an Avro union: a nil value is null, else exactly one branch of %s is set.", t.Name, u.Elem.Named.Name)}
+			return
+		}
+	}
+	t := l.b.rootType(in, Alias, string(s.Type()))
+	t.Target = l.typeOf(s, "#", in.GoName+"Value")
+	if t.Target == nil {
+		return
+	}
+	t.GoAlias = needsGoAlias(t.Target)
+}
+
+// needsGoAlias says a root over r must be a Go alias: the target has
+// methods (or is a pointer) that a defined type would lose.
+func needsGoAlias(r *TypeRef) bool {
+	switch r.Kind {
+	case Builtin, Slice, Map, Array:
+		return false
+	}
+	return true
+}
+
+func nonNull(ss avro.Schemas) []avro.Schema {
+	var out []avro.Schema
+	for _, s := range ss {
+		if s.Type() != avro.Null {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// typeOf maps a schema in place (a field type, an item, a branch). hint
+// names an anonymous union type, should one be needed.
+func (l *avroLoader) typeOf(s avro.Schema, ptr, hint string) *TypeRef {
+	switch s := s.(type) {
+	case *avro.RefSchema:
+		return l.typeOf(s.Schema(), ptr, hint)
+	case *avro.RecordSchema:
+		return l.record(s, ptr, nil)
+	case *avro.EnumSchema:
+		return l.enum(s, nil)
+	case *avro.FixedSchema:
+		return l.fixed(s)
+	case *avro.ArraySchema:
+		e := l.typeOf(s.Items(), ptr+"/items", hint+"Item")
+		if e == nil {
+			return nil
+		}
+		return slice(e)
+	case *avro.MapSchema:
+		e := l.typeOf(s.Values(), ptr+"/values", hint+"Value")
+		if e == nil {
+			return nil
+		}
+		return mapOf(e)
+	case *avro.UnionSchema:
+		return l.unionRef(s, ptr, hint)
+	case *avro.NullSchema:
+		return pointer(builtin("struct{}"))
+	case *avro.PrimitiveSchema:
+		return avroPrimitive(s)
+	}
+	l.b.fail(l.in.Path, ptr, string(s.Type()), fmt.Sprintf("Avro type %q cannot map to Go", s.Type()))
+	return nil
+}
+
+func avroPrimitive(s *avro.PrimitiveSchema) *TypeRef {
+	var lt avro.LogicalType
+	if s.Logical() != nil {
+		lt = s.Logical().Type()
+	}
+	switch s.Type() {
+	case avro.String:
+		return builtin("string") // uuid too: hamba carries it as a string
+	case avro.Bytes:
+		if lt == avro.Decimal {
+			return bigRat()
+		}
+		return bytesRef()
+	case avro.Int:
+		switch lt {
+		case avro.Date:
+			return timeTime()
+		case avro.TimeMillis:
+			return timeDur()
+		}
+		return builtin("int32")
+	case avro.Long:
+		switch lt {
+		case avro.TimestampMillis, avro.TimestampMicros, avro.LocalTimestampMillis, avro.LocalTimestampMicros:
+			return timeTime()
+		case avro.TimeMicros:
+			return timeDur()
+		}
+		return builtin("int64")
+	case avro.Float:
+		return builtin("float32")
+	case avro.Double:
+		return builtin("float64")
+	case avro.Boolean:
+		return builtin("bool")
+	}
+	return builtin("string")
+}
+
+// lookup returns the type already mapped for a named schema, here or in
+// an earlier input with the same canonical form.
+func (l *avroLoader) lookup(s avro.NamedSchema) *TypeRef {
+	if r, ok := l.local[s.FullName()]; ok {
+		return r
+	}
+	if n, ok := l.b.avroNamed[s.FullName()]; ok && n.canon == s.String() {
+		l.local[s.FullName()] = n.ref
+		return n.ref
+	}
+	return nil
+}
+
+func (l *avroLoader) remember(s avro.NamedSchema, r *TypeRef) {
+	l.local[s.FullName()] = r
+	if _, ok := l.b.avroNamed[s.FullName()]; !ok {
+		l.b.avroNamed[s.FullName()] = &avroNamed{canon: s.String(), ref: r}
+	}
+}
+
+// typeNameCandidates are the Go names a named Avro type may take, best
+// first: its short name, then its full name.
+func typeNameCandidates(s avro.NamedSchema) []string {
+	return []string{GoName(s.Name()), GoName(s.FullName())}
+}
+
+func (l *avroLoader) record(s *avro.RecordSchema, ptr string, t *Type) *TypeRef {
+	if t == nil {
+		if r := l.lookup(s); r != nil {
+			return r
+		}
+		t = l.b.newType(Struct, "record "+s.FullName(), typeNameCandidates(s)...)
+	}
+	ref := named(t)
+	l.remember(s, ref)
+	t.Doc = DocLines(s.Doc())
+	if len(t.Doc) == 0 {
+		kind := "record"
+		if s.IsError() {
+			kind = "error"
+		}
+		t.Doc = []string{fmt.Sprintf("%s is the Avro %s %s.", t.Name, kind, s.FullName())}
+	}
+	l.busy[t] = true
+	defer delete(l.busy, t)
+	fields := newNamer()
+	for i, f := range s.Fields() {
+		fptr := fmt.Sprintf("%s/fields/%d/type", ptr, i)
+		gn := fields.take(GoName(f.Name()))
+		ft := l.typeOf(f.Type(), fptr, t.Name+gn)
+		if ft == nil {
+			continue
+		}
+		if ft.Kind == Named && ft.Named.Kind == Struct && l.busy[ft.Named] {
+			ft = pointer(ft) // a record that holds itself: only by reference
+		}
+		fd := &Field{
+			GoName:   gn,
+			WireName: f.Name(),
+			Type:     ft,
+			Doc:      DocLines(f.Doc()),
+			Tags:     Tags{Avro: true, JSON: true},
+		}
+		if f.HasDefault() {
+			fd.Default = avroDefault(f.Default())
+			fd.Doc = append(fd.Doc, docLine("Default: "+fd.Default+"."))
+		}
+		t.Fields = append(t.Fields, fd)
+	}
+	return ref
+}
+
+// avroDefault renders a field default (as hamba decoded it) as JSON text.
+func avroDefault(v any) string {
+	if b, ok := v.([]byte); ok {
+		v = string(b)
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(out)
+}
+
+func (l *avroLoader) enum(s *avro.EnumSchema, t *Type) *TypeRef {
+	if t == nil {
+		if r := l.lookup(s); r != nil {
+			return r
+		}
+		t = l.b.newType(Enum, "enum "+s.FullName(), typeNameCandidates(s)...)
+	}
+	ref := named(t)
+	l.remember(s, ref)
+	t.Doc = DocLines(s.Doc())
+	if len(t.Doc) == 0 {
+		t.Doc = []string{fmt.Sprintf("%s is the Avro enum %s.", t.Name, s.FullName())}
+	}
+	if s.HasDefault() {
+		t.Doc = append(t.Doc, docLine(fmt.Sprintf("A reader meeting an unknown symbol reads %s.", s.Default())))
+	}
+	for _, sym := range s.Symbols() {
+		t.Values = append(t.Values, &Symbol{GoName: l.b.pkg.take(t.Name + GoName(sym)), Value: sym})
+	}
+	return ref
+}
+
+func (l *avroLoader) fixed(s *avro.FixedSchema) *TypeRef {
+	if s.Logical() != nil {
+		switch s.Logical().Type() {
+		case avro.Decimal:
+			return bigRat()
+		case avro.Duration:
+			return qual(avroPackage, "LogicalDuration")
+		}
+	}
+	if r := l.lookup(s); r != nil {
+		return r
+	}
+	t := l.b.newType(Alias, "fixed "+s.FullName(), typeNameCandidates(s)...)
+	t.Doc = []string{fmt.Sprintf("%s is the Avro fixed %s (%d bytes).", t.Name, s.FullName(), s.Size())}
+	t.Target = array(s.Size(), builtin("byte"))
+	ref := named(t)
+	l.remember(s, ref)
+	return ref
+}
+
+// unionRef maps a union in place: null and one type is a pointer (or the
+// nil-able type itself), one type alone is that type, anything else a
+// union struct.
+func (l *avroLoader) unionRef(s *avro.UnionSchema, ptr, hint string) *TypeRef {
+	types := s.Types()
+	nn := nonNull(types)
+	switch {
+	case len(nn) == 0:
+		return pointer(builtin("struct{}"))
+	case len(nn) == 1:
+		idx := 0
+		for i, t := range types {
+			if t.Type() != avro.Null {
+				idx = i
+			}
+		}
+		t := l.typeOf(nn[0], fmt.Sprintf("%s/%d", ptr, idx), hint)
+		if t == nil || len(types) == 1 {
+			return t
+		}
+		if t.Kind == Slice {
+			return t // hamba reads null as a nil slice
+		}
+		return pointer(t)
+	}
+	return l.union(s, ptr, hint)
+}
+
+// union declares a union struct for a general union and returns *U.
+func (l *avroLoader) union(s *avro.UnionSchema, ptr, hint string) *TypeRef {
+	t := l.b.newType(Union, "union", hint)
+	ref := pointer(named(t))
+	fields := newNamer("ToAny", "FromAny")
+	var names []string
+	decoded := map[string]string{} // Go type a branch decodes to → branch
+	for i, br := range s.Types() {
+		if br.Type() == avro.Null {
+			t.Nullable = true
+			continue
+		}
+		bptr := fmt.Sprintf("%s/%d", ptr, i)
+		rn := avroResolutionName(br)
+		gt := l.typeOf(br, bptr, t.Name+GoName(rn))
+		if gt == nil {
+			continue
+		}
+		if gt.Kind == Pointer {
+			l.b.fail(l.in.Path, bptr, "union branch "+rn, fmt.Sprintf("a union branch of type %s (Go %s) cannot be told apart by hamba/avro; make the union [\"null\", %s] or move the branch into its own field", rn, gt, rn))
+			continue
+		}
+		gn, key := avroBranchNames(br)
+		f := &Field{
+			GoName:   fields.take(gn, GoName(rn)),
+			WireName: key,
+			Type:     pointer(gt),
+			Tags:     Tags{JSON: true, OmitEmpty: true},
+			Branch:   rn,
+			Value:    gt,
+		}
+		if d, ok := hambaRegistered[rn]; ok {
+			f.Value = d
+		} else {
+			t.Register = append(t.Register, Registration{Name: rn, Type: gt})
+		}
+		if other, dup := decoded[f.Value.String()]; dup {
+			l.b.fail(l.in.Path, bptr, "union branch "+rn, fmt.Sprintf("union branches %s and %s both decode to Go %s, so hamba/avro cannot tell them apart; keep one of them", other, rn, f.Value))
+			continue
+		}
+		decoded[f.Value.String()] = rn
+		t.Fields = append(t.Fields, f)
+		names = append(names, rn)
+	}
+	t.Doc = []string{
+		fmt.Sprintf("%s is an Avro union of %s: exactly one field is set.", t.Name, strings.Join(names, ", ")),
+	}
+	if t.Nullable {
+		t.Doc = append(t.Doc, "A nil pointer to it is the union's null.")
+	}
+	return ref
+}
+
+// hambaRegistered are the union branch names hamba/avro resolves by itself,
+// with the Go type a decoded branch arrives as.
+var hambaRegistered = map[string]*TypeRef{
+	"int":                   builtin("int"),
+	"long":                  builtin("int64"),
+	"float":                 builtin("float32"),
+	"double":                builtin("float64"),
+	"string":                builtin("string"),
+	"bytes":                 bytesRef(),
+	"boolean":               builtin("bool"),
+	"int.date":              timeTime(),
+	"int.time-millis":       timeDur(),
+	"long.timestamp-millis": timeTime(),
+	"long.timestamp-micros": timeTime(),
+	"long.time-micros":      timeDur(),
+	"string.uuid":           builtin("string"),
+}
+
+// avroResolutionName is the name hamba/avro gives a union branch:
+// a named type's full name, a primitive's type (with ".logical"),
+// "array:items" or "map:values".
+func avroResolutionName(s avro.Schema) string {
+	name := avroTypeName(s)
+	switch s := s.(type) {
+	case *avro.ArraySchema:
+		name += ":" + avroTypeName(s.Items())
+	case *avro.MapSchema:
+		name += ":" + avroTypeName(s.Values())
+	}
+	return name
+}
+
+func avroTypeName(s avro.Schema) string {
+	if r, ok := s.(*avro.RefSchema); ok {
+		s = r.Schema()
+	}
+	if n, ok := s.(avro.NamedSchema); ok {
+		return n.FullName()
+	}
+	name := string(s.Type())
+	if ls, ok := s.(avro.LogicalTypeSchema); ok && ls.Logical() != nil {
+		name += "." + string(ls.Logical().Type())
+	}
+	return name
+}
+
+// avroBranchNames gives a union branch its Go field name (a named type's
+// short name, Array, Map, the logical type, or the primitive) and its key
+// in Avro's JSON encoding of unions (full name, or type name).
+func avroBranchNames(s avro.Schema) (goName, jsonKey string) {
+	if r, ok := s.(*avro.RefSchema); ok {
+		s = r.Schema()
+	}
+	if n, ok := s.(avro.NamedSchema); ok {
+		return GoName(n.Name()), n.FullName()
+	}
+	key := string(s.Type())
+	if ls, ok := s.(avro.LogicalTypeSchema); ok && ls.Logical() != nil {
+		return GoName(string(ls.Logical().Type())), key
+	}
+	return GoName(key), key
+}

@@ -1,0 +1,212 @@
+package schema_test
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acemq/acemq-go/generator/schema"
+)
+
+var update = flag.Bool("update", false, "rewrite docs/corpus.md from the corpus outcomes")
+
+// corpusDir holds a byte-for-byte copy of /work/shared/corpus (see its
+// README.md and SOURCES.md).
+const corpusDir = "testdata/corpus"
+
+// corpusCompanions are documents loaded beside a corpus file because it
+// refers to them by $id (as a manifest naming both would).
+var corpusCompanions = map[string][]string{
+	"jsonschema/openlineage__ColumnLineageDatasetFacet.json": {"jsonschema/openlineage__OpenLineage.json"},
+}
+
+type corpusOutcome struct {
+	file    string
+	types   int
+	refusal string
+}
+
+// TestCorpus generates every corpus schema as a message type, one package
+// per file, and builds and vets them all with one go build and one go vet.
+// Every file must compile and vet, or be refused with *Errors naming the
+// file, a schema path and a construct. It also keeps docs/corpus.md
+// current (-update rewrites it).
+func TestCorpus(t *testing.T) {
+	files := corpusFiles(t)
+	var outcomes []corpusOutcome
+	pkgs := map[string]string{}
+	for i, file := range files {
+		u, err := buildCorpusFile(t, file)
+		oc := corpusOutcome{file: file}
+		if err != nil {
+			oc.refusal = checkRefusal(t, file, err)
+			outcomes = append(outcomes, oc)
+			continue
+		}
+		pkg := fmt.Sprintf("c%02d", i)
+		src, err := render(pkg, u)
+		if err != nil {
+			t.Errorf("%s: rendering failed: %v", file, err)
+			continue
+		}
+		if strings.Contains(src, "interface{}") || strings.Contains(src, " any\n") || strings.Contains(src, "]any") {
+			t.Errorf("%s: generated code holds an untyped any:\n%s", file, src)
+		}
+		pkgs[filepath.Join(pkg, "types.go")] = "// Generated from " + file + "\n\n" + src
+		oc.types = len(u.Types)
+		outcomes = append(outcomes, oc)
+	}
+	dir := writeModule(t, pkgs)
+	if keep := os.Getenv("ACEMQ_CORPUS_KEEP"); keep != "" {
+		t.Logf("corpus module kept in %s", keep)
+		_ = os.CopyFS(keep, os.DirFS(dir))
+	}
+	if out, err := goCmd(dir, "build", "./..."); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	if out, err := goCmd(dir, "vet", "./..."); err != nil {
+		t.Fatalf("go vet: %v\n%s", err, out)
+	}
+	checkCorpusDoc(t, outcomes)
+}
+
+func corpusFiles(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	for _, pat := range []string{"avro/*.avsc", "jsonschema/*.json"} {
+		m, err := filepath.Glob(filepath.Join(corpusDir, pat))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range m {
+			rel, _ := filepath.Rel(corpusDir, f)
+			files = append(files, filepath.ToSlash(rel))
+		}
+	}
+	if len(files) != 73 {
+		t.Fatalf("corpus has %d files, want 73", len(files))
+	}
+	return files
+}
+
+// buildCorpusFile maps one file (and its companions), failing the test on
+// a panic or if it takes more than 10s.
+func buildCorpusFile(t *testing.T, file string) (*schema.Universe, error) {
+	t.Helper()
+	var inputs []schema.Input
+	for _, f := range append([]string{file}, corpusCompanions[file]...) {
+		data, err := os.ReadFile(filepath.Join(corpusDir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		format := schema.Avro
+		if strings.HasSuffix(f, ".json") {
+			format = schema.JSONSchema
+		}
+		name := schema.GoName(strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)))
+		inputs = append(inputs, schema.Input{Message: name, GoName: name, Path: f, Dir: filepath.Dir(filepath.Join(corpusDir, f)), Data: data, Format: format})
+	}
+	type result struct {
+		u   *schema.Universe
+		err error
+		pan any
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- result{pan: p}
+			}
+		}()
+		u, err := schema.Build(inputs, nil)
+		done <- result{u: u, err: err}
+	}()
+	select {
+	case r := <-done:
+		if r.pan != nil {
+			t.Fatalf("%s: Build panicked: %v", file, r.pan)
+		}
+		return r.u, r.err
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: Build did not return within 10s", file)
+	}
+	return nil, nil
+}
+
+// checkRefusal asserts every error is an *Error naming the file, a schema
+// path and a construct, and returns the refusal text.
+func checkRefusal(t *testing.T, file string, err error) string {
+	t.Helper()
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	var lines []string
+	for _, e := range errs {
+		var se *schema.Error
+		if !errors.As(e, &se) {
+			t.Errorf("%s: error is not a *schema.Error: %v", file, e)
+			continue
+		}
+		if se.Path == "" || se.Pointer == "" || se.Construct == "" || se.Msg == "" {
+			t.Errorf("%s: incomplete error %#v", file, se)
+		}
+		if !strings.HasPrefix(se.Path, strings.SplitN(file, "/", 2)[0]) {
+			t.Errorf("%s: error names path %q", file, se.Path)
+		}
+		lines = append(lines, fmt.Sprintf("%s (%s)", se.Error(), se.Construct))
+	}
+	return strings.Join(lines, "; ")
+}
+
+const corpusDocPath = "../../docs/corpus.md"
+
+func checkCorpusDoc(t *testing.T, outcomes []corpusOutcome) {
+	t.Helper()
+	doc := corpusDoc(outcomes)
+	if *update {
+		if err := os.WriteFile(corpusDocPath, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	have, err := os.ReadFile(corpusDocPath)
+	if err != nil || string(have) != doc {
+		t.Errorf("docs/corpus.md is stale; run: go test ./generator/schema -run Corpus -update")
+	}
+}
+
+func corpusDoc(outcomes []corpusOutcome) string {
+	var ok, refused int
+	var b strings.Builder
+	for _, o := range outcomes {
+		if o.refusal == "" {
+			ok++
+		} else {
+			refused++
+		}
+	}
+	fmt.Fprintf(&b, "# Schema corpus outcomes\n\n")
+	fmt.Fprintf(&b, "Written by `go test ./generator/schema -run Corpus -update`; the test fails when this file is stale.\n")
+	fmt.Fprintf(&b, "Each of the %d files in `generator/schema/testdata/corpus` (a copy of the shared corpus; see its README.md and SOURCES.md) is generated as one message type into its own package; all packages are then compiled with one `go build ./...` and checked with one `go vet ./...`.\n\n", len(outcomes))
+	fmt.Fprintf(&b, "**%d compile and vet, %d refused.**\n\n", ok, refused)
+	for comp, with := range corpusCompanions {
+		fmt.Fprintf(&b, "`%s` is built together with %s, as a manifest naming both would: it refers to it by `$id`.\n\n", comp, "`"+strings.Join(with, "`, `")+"`")
+	}
+	fmt.Fprintf(&b, "| file | outcome |\n| --- | --- |\n")
+	for _, o := range outcomes {
+		out := fmt.Sprintf("ok: %d Go types", o.types)
+		if o.refusal != "" {
+			out = "refused: " + strings.ReplaceAll(o.refusal, "|", "\\|")
+		}
+		fmt.Fprintf(&b, "| `%s` | %s |\n", o.file, out)
+	}
+	return b.String()
+}

@@ -1,0 +1,111 @@
+package schema_test
+
+import (
+	"bytes"
+		"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/acemq/acemq-go/generator/emit"
+	"github.com/acemq/acemq-go/generator/schema"
+	"github.com/dave/jennifer/jen"
+)
+
+// render emits the types of u as the Go file of package pkg.
+func render(pkg string, u *schema.Universe) (string, error) {
+	f := jen.NewFile(pkg)
+	emit.Types(f, u)
+	var buf bytes.Buffer
+	if err := f.Render(&buf); err != nil {
+		return "", err
+	}
+	return buf.String(), nil
+}
+
+// gen builds one message from a schema text and renders it.
+func gen(t *testing.T, format schema.Format, goName, text string) (string, error) {
+	t.Helper()
+	path := "m.avsc"
+	if format == schema.JSONSchema {
+		path = "m.json"
+	}
+	u, err := schema.Build([]schema.Input{{Message: goName, GoName: goName, Path: path, Dir: t.TempDir(), Data: []byte(text), Format: format}}, nil)
+	if err != nil {
+		return "", err
+	}
+	return render("p", u)
+}
+
+// repoRoot is the module root (two levels up from this package).
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// writeModule writes files (relative path → content) into a fresh module
+// that requires the dependency versions of this one (its go.sum is
+// copied), and returns its directory.
+func writeModule(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	root := repoRoot(t)
+	files["go.mod"] = "module acemqgentest\n\ngo 1.26.0\n\nrequire github.com/hamba/avro/v2 " + hambaVersion(t, root) + "\n"
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files["go.sum"] = string(sum)
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// hambaVersion reads the hamba/avro version this module requires.
+func hambaVersion(t *testing.T, root string) string {
+	t.Helper()
+	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(mod), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == "github.com/hamba/avro/v2" {
+			return f[1]
+		}
+		if len(f) >= 3 && f[0] == "require" && f[1] == "github.com/hamba/avro/v2" {
+			return f[2]
+		}
+	}
+	t.Fatal("go.mod does not require github.com/hamba/avro/v2")
+	return ""
+}
+
+// goCmd runs the go command in dir and returns its combined output.
+func goCmd(dir string, args ...string) (string, error) {
+	cmd := exec.Command(filepath.Join(goroot(), "bin", "go"), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "GOTOOLCHAIN=local")
+	out, err := cmd.CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
+func goroot() string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		return "/usr/local/go"
+	}
+	return strings.TrimSpace(string(out))
+}

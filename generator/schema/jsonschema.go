@@ -1,0 +1,5 @@
+package schema
+
+type jsonDoc struct{}
+
+func (b *builder) loadJSON(in Input) {}
