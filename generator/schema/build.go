@@ -33,8 +33,8 @@ type builder struct {
 	u    *Universe
 	errs []error
 
-	avroNamed map[string]*avroNamed // Avro full name → type, across inputs
-	jsonDocs  map[string]*jsonDoc   // JSON Schema documents by $id and by file path
+	avroNamed  map[string]*avroNamed // Avro full name → type, across inputs
+	jsonDocs   map[string]*jsonDoc   // JSON Schema documents by $id and by file path
 	jsonInputs []Input
 }
 

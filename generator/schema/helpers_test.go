@@ -2,7 +2,7 @@ package schema_test
 
 import (
 	"bytes"
-		"os"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
