@@ -1,0 +1,58 @@
+// Package runtime is what acemq-gen's generated code calls: a connection to
+// RabbitMQ that reconnects, topology declaration, publishing with publisher
+// confirms, consumers whose handlers return an Ack, the retry ladder, dead
+// letters, parking, and the codecs (text, JSON Schema validated JSON, Avro
+// in the Confluent wire format).
+//
+// It speaks the wire contract shared with the AceMQ sibling libraries in
+// Ruby, Java and Python: the same queue names (q.dlq, q.parked,
+// q.retry.<N>s), the same headers (x-acemq-id, x-acemq-attempt, …) and the
+// same retry arithmetic, so a message can move between services written
+// with any of them.
+//
+// # Handlers and acks
+//
+// A handler returns Accept, Retry(err), Reject(err) or Park(err). Retry
+// republishes the message with x-acemq-attempt advanced (never a requeue,
+// so the count rides on the message and survives restarts); when no attempt
+// is left it goes to q.dlq with "gave up after N attempts: <reason>".
+// Reject goes straight to q.dlq, Park to q.parked. A body the codec cannot
+// decode never reaches a handler: it is parked with
+// "could not be decoded: <why>". A panic is a Retry; an error wrapped with
+// Fatal is a Reject wherever it is returned.
+//
+// # Design
+//
+// Never an ack before the copy is safe. Every retry, dead letter and park is
+// a publish to the target queue by name through the default exchange, with
+// the mandatory flag and a publisher confirm, and only then an ack of the
+// original. A process that dies in between leaves a duplicate, never a
+// loss. A copy that is returned (the queue is missing) or refused is
+// counted as acemq.set_aside.failed and the original is nacked back to its
+// queue after a pause, never in a hot loop.
+//
+// Waits below the policy's broker threshold (30s by default) are held in
+// memory on a timer: the worker is free, only the prefetch slot is spent.
+// Waits at or above it go to the rung queue for that delay, whose
+// x-message-ttl holds the message and whose dead-letter target brings it
+// back; a missing rung is counted as acemq.retry.rung.missing and the wait
+// is held in memory instead. Per-message expiration is never used: the
+// broker only expires the head of a queue.
+//
+// Publishing is pipelined on one confirm channel per connection: each
+// publish registers its delivery tag and waits only for its own confirm.
+// amqp091-go delivers a basic.return before the basic.ack of the same
+// message from its single reader goroutine; one goroutine takes both from
+// unbuffered channels, so a returned message is always known as such when
+// its confirm arrives.
+//
+// Reconnection uses fresh connections and fresh channels, never
+// amqp091-go's Config.Recovery: a recovered channel restarts delivery tags
+// at 1, so an ack of a delivery held across the reconnect would ack a
+// different message. Retries held in memory by a dead session are dropped;
+// the broker redelivers those messages.
+//
+// Close drains: no new deliveries, in-flight handlers finish, held retries
+// are republished at once with their attempt advanced, and prefetched
+// deliveries that never started go back to the queue.
+package runtime
