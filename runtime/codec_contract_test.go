@@ -1,0 +1,421 @@
+package runtime
+
+// The shared contracts, Watermill style: one behavioural suite that every
+// Codec passes, and one that every SchemaRegistry passes. A new codec or
+// registry (the file and HTTP registries to come) joins by adding a row to
+// codecContractCodecs or codecContractRegistries.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"sync"
+	"testing"
+
+	"github.com/hamba/avro/v2"
+)
+
+// codecContractCodec is one codec under the shared suite.
+type codecContractCodec struct {
+	name        string
+	contentType string
+	// newCodec returns a fresh codec (with a fresh registry, if it needs one).
+	newCodec func(t testing.TB) Codec
+	// value is a valid message; newTarget a pointer to decode it into;
+	// got reads the decoded value back out of that pointer.
+	value     any
+	newTarget func() any
+	got       func(target any) any
+	// garbage are bodies Decode must refuse; badValues values Encode must.
+	garbage   [][]byte
+	badValues []any
+}
+
+type codecContractRecord struct {
+	ID    string   `json:"id" avro:"id"`
+	Count int      `json:"count" avro:"count"`
+	Tags  []string `json:"tags" avro:"tags"`
+}
+
+const (
+	codecContractJSONSchema = `{"type":"object","required":["id","count","tags"],"properties":{
+		"id":{"type":"string","minLength":1},"count":{"type":"integer","minimum":0},
+		"tags":{"type":"array","items":{"type":"string"}}}}`
+	codecContractAvroSchema = `{"type":"record","name":"Contract","fields":[
+		{"name":"id","type":"string"},{"name":"count","type":"int"},
+		{"name":"tags","type":{"type":"array","items":"string"}}]}`
+)
+
+func codecContractCodecs() []codecContractCodec {
+	record := codecContractRecord{ID: "A-1", Count: 3, Tags: []string{"x", "y"}}
+	newRecord := func() any { return new(codecContractRecord) }
+	gotRecord := func(p any) any { return *p.(*codecContractRecord) }
+	return []codecContractCodec{
+		{
+			name:        "text",
+			contentType: ContentTypeText,
+			newCodec:    func(testing.TB) Codec { return NewTextCodec() },
+			value:       "hello, world",
+			newTarget:   func() any { return new(string) },
+			got:         func(p any) any { return *p.(*string) },
+			badValues:   []any{42, map[string]any{}, nil},
+		},
+		{
+			name:        "json",
+			contentType: ContentTypeJSON,
+			newCodec:    func(t testing.TB) Codec { return codecMustJSON(t, codecContractJSONSchema) },
+			value:       record,
+			newTarget:   newRecord,
+			got:         gotRecord,
+			garbage: [][]byte{nil, []byte("this is not JSON"), []byte(`{"id":"A-1"`), []byte(`{"id":""}`),
+				[]byte(`{"id":"A-1","count":-1,"tags":[]}`), []byte("\xff\xfe"), []byte("[]")},
+			badValues: []any{codecContractRecord{Count: 1}, make(chan int), map[string]any{"id": 1}},
+		},
+		{
+			name:        "avro",
+			contentType: ContentTypeAvro,
+			newCodec: func(t testing.TB) Codec {
+				return codecMustAvro(t, NewMemoryRegistry(), "contract", codecContractAvroSchema)
+			},
+			value:     record,
+			newTarget: newRecord,
+			got:       gotRecord,
+			garbage: [][]byte{nil, []byte("this is not Avro"), {0}, {0, 0, 0, 0}, {1, 0, 0, 0, 1, 2, 'x'},
+				{0, 0, 0, 0, 9, 2, 'x'}, {0, 0, 0, 0, 1}, {0, 0, 0, 0, 1, 2, 'x'}},
+			badValues: []any{"a string", 42, map[string]any{"id": 1}, nil},
+		},
+	}
+}
+
+func TestCodecContract(t *testing.T) {
+	for _, cc := range codecContractCodecs() {
+		t.Run(cc.name, func(t *testing.T) {
+			t.Run("ContentType", func(t *testing.T) { codecContractContentType(t, cc) })
+			t.Run("RoundTrip", func(t *testing.T) { codecContractRoundTrip(t, cc) })
+			t.Run("Deterministic", func(t *testing.T) { codecContractDeterministic(t, cc) })
+			t.Run("GarbageIsAnError", func(t *testing.T) { codecContractGarbage(t, cc) })
+			t.Run("NoPanicOnAnyBody", func(t *testing.T) { codecContractNoPanic(t, cc) })
+			t.Run("BadTargets", func(t *testing.T) { codecContractBadTargets(t, cc) })
+			t.Run("BadValues", func(t *testing.T) { codecContractBadValues(t, cc) })
+			t.Run("Concurrent", func(t *testing.T) { codecContractConcurrent(t, cc) })
+		})
+	}
+}
+
+func codecContractContentType(t *testing.T, cc codecContractCodec) {
+	if got := cc.newCodec(t).ContentType(); got != cc.contentType {
+		t.Fatalf("ContentType() = %q, want %q", got, cc.contentType)
+	}
+}
+
+func codecContractRoundTrip(t *testing.T, cc codecContractCodec) {
+	ctx := context.Background()
+	c := cc.newCodec(t)
+	body, err := c.Encode(ctx, cc.value)
+	if err != nil {
+		t.Fatalf("Encode: %v", err)
+	}
+	target := cc.newTarget()
+	if err := c.Decode(ctx, body, target); err != nil {
+		t.Fatalf("Decode: %v", err)
+	}
+	if got := cc.got(target); !reflect.DeepEqual(got, cc.value) {
+		t.Fatalf("round trip: got %#v, want %#v", got, cc.value)
+	}
+	// A second codec of the same kind reads what the first wrote (for Avro
+	// this needs the shared registry, so it reuses the first codec).
+	if err := c.Decode(ctx, body, cc.newTarget()); err != nil {
+		t.Fatalf("second Decode: %v", err)
+	}
+}
+
+func codecContractDeterministic(t *testing.T, cc codecContractCodec) {
+	ctx := context.Background()
+	c := cc.newCodec(t)
+	a, errA := c.Encode(ctx, cc.value)
+	b, errB := c.Encode(ctx, cc.value)
+	if errA != nil || errB != nil || string(a) != string(b) {
+		t.Fatalf("same value, different bodies: %q (%v) vs %q (%v)", a, errA, b, errB)
+	}
+}
+
+func codecContractGarbage(t *testing.T, cc codecContractCodec) {
+	c := cc.newCodec(t)
+	// Registers the schema, so garbage with a known id reaches the decoder.
+	if _, err := c.Encode(context.Background(), cc.value); err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range cc.garbage {
+		target := cc.newTarget()
+		if err := codecSafeDecode(c, body, target); err == nil {
+			t.Errorf("Decode(%q) = nil, decoded %#v", body, cc.got(target))
+		}
+	}
+}
+
+// codecSafeDecode turns a panic into a test-visible error.
+func codecSafeDecode(c Codec, body []byte, target any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("PANIC: %v", r)
+		}
+	}()
+	return c.Decode(context.Background(), body, target)
+}
+
+func codecContractNoPanic(t *testing.T, cc codecContractCodec) {
+	c := cc.newCodec(t)
+	good, err := c.Encode(context.Background(), cc.value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	bodies := [][]byte{}
+	for n := range len(good) { // every truncation of a valid body
+		bodies = append(bodies, good[:n])
+	}
+	for range 500 { // random bodies, some with a valid header
+		b := make([]byte, rng.IntN(64))
+		for i := range b {
+			b[i] = byte(rng.UintN(256))
+		}
+		if len(b) >= 5 && rng.IntN(2) == 0 {
+			copy(b, good[:5])
+		}
+		bodies = append(bodies, b)
+	}
+	for range 500 { // valid bodies with one byte flipped
+		b := append([]byte(nil), good...)
+		b[rng.IntN(len(b))] ^= byte(1 + rng.UintN(255))
+		bodies = append(bodies, b)
+	}
+	for _, body := range bodies {
+		if err := codecSafeDecode(c, body, cc.newTarget()); err != nil && len(err.Error()) > 5 && err.Error()[:6] == "PANIC:" {
+			t.Fatalf("Decode(% x) panicked: %v", body, err)
+		}
+	}
+}
+
+func codecContractBadTargets(t *testing.T, cc codecContractCodec) {
+	c := cc.newCodec(t)
+	body, err := c.Encode(context.Background(), cc.value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nonPointer := reflect.ValueOf(cc.newTarget()).Elem().Interface()
+	for _, target := range []any{nil, nonPointer, new(chan int)} {
+		if err := codecSafeDecode(c, body, target); err == nil {
+			t.Errorf("Decode into %T = nil, want an error", target)
+		} else if len(err.Error()) > 5 && err.Error()[:6] == "PANIC:" {
+			t.Errorf("Decode into %T panicked: %v", target, err)
+		}
+	}
+}
+
+func codecContractBadValues(t *testing.T, cc codecContractCodec) {
+	c := cc.newCodec(t)
+	for _, v := range cc.badValues {
+		body, err := func() (b []byte, err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					err = fmt.Errorf("PANIC: %v", r)
+					t.Errorf("Encode(%#v) panicked: %v", v, r)
+				}
+			}()
+			return c.Encode(context.Background(), v)
+		}()
+		if err == nil {
+			t.Errorf("Encode(%#v) = %q, want an error", v, body)
+		}
+	}
+}
+
+func codecContractConcurrent(t *testing.T, cc codecContractCodec) {
+	ctx := context.Background()
+	c := cc.newCodec(t) // fresh: the first Encodes race to register
+	const workers, rounds = 8, 50
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for range workers {
+		wg.Go(func() {
+			for range rounds {
+				body, err := c.Encode(ctx, cc.value)
+				if err != nil {
+					errs <- err
+					return
+				}
+				target := cc.newTarget()
+				if err := c.Decode(ctx, body, target); err != nil {
+					errs <- err
+					return
+				}
+				if got := cc.got(target); !reflect.DeepEqual(got, cc.value) {
+					errs <- fmt.Errorf("got %#v", got)
+					return
+				}
+				_ = c.Decode(ctx, body[:len(body)/2], cc.newTarget())
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// codecContractRegistry is one SchemaRegistry under the shared suite.
+type codecContractRegistry struct {
+	name string
+	// newRegistry returns an empty registry.
+	newRegistry func(t testing.TB) SchemaRegistry
+}
+
+func codecContractRegistries() []codecContractRegistry {
+	return []codecContractRegistry{
+		{name: "memory", newRegistry: func(testing.TB) SchemaRegistry { return NewMemoryRegistry() }},
+		// The file and HTTP registries join here.
+	}
+}
+
+func TestRegistryContract(t *testing.T) {
+	for _, rc := range codecContractRegistries() {
+		t.Run(rc.name, func(t *testing.T) {
+			t.Run("SameSchemaSameID", func(t *testing.T) { codecRegistrySameID(t, rc) })
+			t.Run("SchemaByID", func(t *testing.T) { codecRegistrySchemaByID(t, rc) })
+			t.Run("UnknownID", func(t *testing.T) { codecRegistryUnknownID(t, rc) })
+			t.Run("Cancelled", func(t *testing.T) { codecRegistryCancelled(t, rc) })
+			t.Run("Concurrent", func(t *testing.T) { codecRegistryConcurrent(t, rc) })
+			t.Run("ServesTheAvroCodec", func(t *testing.T) { codecRegistryServesAvro(t, rc) })
+		})
+	}
+}
+
+func codecRegistrySameID(t *testing.T, rc codecContractRegistry) {
+	ctx := context.Background()
+	r := rc.newRegistry(t)
+	id1, err := r.Register(ctx, "orders", codecOrderV1)
+	if err != nil || id1 < 1 {
+		t.Fatalf("Register v1: %d, %v", id1, err)
+	}
+	again, err := r.Register(ctx, "orders", codecOrderV1)
+	if err != nil || again != id1 {
+		t.Fatalf("Register v1 again: %d, %v; want %d", again, err, id1)
+	}
+	respelled := "{\n  \"type\": \"record\", \"name\": \"Order\",\n  \"fields\": [{\"name\": \"id\", \"type\": \"string\"}]\n}"
+	if id, err := r.Register(ctx, "orders", respelled); err != nil || id != id1 {
+		t.Fatalf("Register v1 respelled: %d, %v; want %d", id, err, id1)
+	}
+	id2, err := r.Register(ctx, "orders", codecOrderV2)
+	if err != nil || id2 < 1 || id2 == id1 {
+		t.Fatalf("Register v2: %d, %v (v1 is %d)", id2, err, id1)
+	}
+}
+
+func codecRegistrySchemaByID(t *testing.T, rc codecContractRegistry) {
+	ctx := context.Background()
+	r := rc.newRegistry(t)
+	for _, schema := range []string{codecOrderV1, codecOrderV2, codecLogicalSchema} {
+		id, err := r.Register(ctx, "s", schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, err := r.Schema(ctx, id)
+		if err != nil {
+			t.Fatalf("Schema(%d): %v", id, err)
+		}
+		// The same schema comes back (a registry may reformat the text).
+		got, err1 := avro.Parse(text)
+		want, err2 := avro.Parse(schema)
+		if err1 != nil || err2 != nil || got.Fingerprint() != want.Fingerprint() {
+			t.Fatalf("Schema(%d) = %s, want %s (%v, %v)", id, text, schema, err1, err2)
+		}
+	}
+}
+
+func codecRegistryUnknownID(t *testing.T, rc codecContractRegistry) {
+	ctx := context.Background()
+	r := rc.newRegistry(t)
+	if _, err := r.Register(ctx, "s", codecOrderV1); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int{0, -1, 424242} {
+		if s, err := r.Schema(ctx, id); !errors.Is(err, ErrSchemaNotFound) {
+			t.Errorf("Schema(%d) = %q, %v; want ErrSchemaNotFound", id, s, err)
+		}
+	}
+}
+
+func codecRegistryCancelled(t *testing.T, rc codecContractRegistry) {
+	r := rc.newRegistry(t)
+	id, err := r.Register(context.Background(), "s", codecOrderV1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := r.Register(ctx, "s", codecOrderV2); !errors.Is(err, context.Canceled) {
+		t.Errorf("Register under a cancelled ctx: %v", err)
+	}
+	if _, err := r.Schema(ctx, id); !errors.Is(err, context.Canceled) {
+		t.Errorf("Schema under a cancelled ctx: %v", err)
+	}
+}
+
+func codecRegistryConcurrent(t *testing.T, rc codecContractRegistry) {
+	ctx := context.Background()
+	r := rc.newRegistry(t)
+	schemas := []string{codecOrderV1, codecOrderV2, codecLogicalSchema, codecContractAvroSchema}
+	const workers = 16
+	ids := make([][]int, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range schemas {
+				s := schemas[(i+w)%len(schemas)]
+				id, err := r.Register(ctx, "s", s)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if _, err := r.Schema(ctx, id); err != nil {
+					t.Error(err)
+				}
+				ids[w] = append(ids[w], id)
+			}
+			// Back into schema order for comparison.
+			k := len(schemas) - w%len(schemas)
+			ids[w] = append(ids[w][k:], ids[w][:k]...)
+		})
+	}
+	wg.Wait()
+	seen := map[int]bool{}
+	for w := range workers {
+		if !reflect.DeepEqual(ids[w], ids[0]) {
+			t.Fatalf("worker %d got ids %v, worker 0 %v", w, ids[w], ids[0])
+		}
+	}
+	for _, id := range ids[0] {
+		if seen[id] {
+			t.Fatalf("two schemas share id %d: %v", id, ids[0])
+		}
+		seen[id] = true
+	}
+}
+
+func codecRegistryServesAvro(t *testing.T, rc codecContractRegistry) {
+	ctx := context.Background()
+	r := rc.newRegistry(t)
+	w := codecMustAvro(t, r, "orders", codecOrderV1)
+	rd := codecMustAvro(t, r, "orders", codecOrderV2)
+	body, err := w.Encode(ctx, codecOrderV1Go{ID: "A-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got codecOrderV2Go
+	if err := rd.Decode(ctx, body, &got); err != nil || got != (codecOrderV2Go{ID: "A-1", Currency: "EUR"}) {
+		t.Fatalf("v1 body read as v2 through %s: %+v, %v", rc.name, got, err)
+	}
+}

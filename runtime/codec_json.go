@@ -1,0 +1,302 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// jsonMessages prints the validator's messages in English.
+var jsonMessages = message.NewPrinter(language.English)
+
+// jsonSchemaURL is the address the message's schema is compiled under. It
+// is never fetched: the codec's loader refuses every external document.
+const jsonSchemaURL = "acemq:///message.schema.json"
+
+// maxViolations caps how many violations a SchemaError spells out; the
+// rest are counted ("... and 7 more"), so an error stays header-sized.
+const maxViolations = 10
+
+// Violation is one way a JSON document breaks its schema.
+type Violation struct {
+	// Location is the JSON Pointer of the offending value in the document,
+	// "/items/0/sku"; the document itself is "/".
+	Location string
+	// Message says what is wrong there, in the validator's words:
+	// "missing property", "got string, want integer".
+	Message string
+}
+
+// String is "<location>: <message>".
+func (v Violation) String() string { return v.Location + ": " + v.Message }
+
+// SchemaError is a JSON document that breaks its JSON Schema. Its text is
+// the violations, sorted and joined with "; ":
+//
+//	/customer_id: missing property; /items/0/qty: got string, want integer
+//
+// On Encode it is wrapped together with ErrInvalidMessage (so both
+// errors.Is(err, ErrInvalidMessage) and errors.As(err, **SchemaError)
+// hold); on Decode it is returned as it is, which makes the parked reason
+// "could not be decoded: <where>: <what>".
+type SchemaError struct {
+	Violations []Violation
+}
+
+func (e *SchemaError) Error() string {
+	parts := make([]string, 0, min(len(e.Violations), maxViolations)+1)
+	for i, v := range e.Violations {
+		if i == maxViolations {
+			parts = append(parts, fmt.Sprintf("... and %d more", len(e.Violations)-maxViolations))
+			break
+		}
+		parts = append(parts, v.String())
+	}
+	return strings.Join(parts, "; ")
+}
+
+// jsonCodec is the application/json codec, optionally validated.
+type jsonCodec struct {
+	schema *jsonschema.Schema // nil: no validation
+}
+
+// NewJSONCodec returns the application/json codec validating against
+// schema, a JSON Schema document given as text; an empty schema means no
+// validation. The schema is compiled once, here: a schema that is not JSON
+// or does not compile is an error, never a panic. The draft is the one its
+// $schema names (draft 4, 6, 7, 2019-09, 2020-12), 2020-12 when it names
+// none. `format` is asserted in every draft (date-time, date, uuid, email,
+// ipv4, ...). The schema must be self-contained: $ref may point inside it
+// ($defs, definitions, $id'd subschemas) but never to a file or URL, which
+// the codec does not load.
+//
+// Encode is json.Marshal, then validation: a value that breaks the schema
+// is an error wrapping ErrInvalidMessage and a *SchemaError. Decode refuses
+// a body that is not JSON ("this message is not JSON: ..."), then one that
+// breaks the schema (a *SchemaError, "<where>: <what>"), then unmarshals
+// into v. The codec is safe for concurrent use and ignores ctx.
+func NewJSONCodec(schema string) (Codec, error) {
+	if strings.TrimSpace(schema) == "" {
+		return &jsonCodec{}, nil
+	}
+	sch, err := jsonCompile(schema)
+	if err != nil {
+		return nil, err
+	}
+	return &jsonCodec{schema: sch}, nil
+}
+
+// jsonCompile compiles one self-contained schema document.
+func jsonCompile(schema string) (sch *jsonschema.Schema, err error) {
+	defer codecRecover(&err, "JSON Schema does not compile")
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(schema))
+	if err != nil {
+		return nil, fmt.Errorf("JSON Schema is not JSON: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	c.UseLoader(codecNoLoader{})
+	if err := c.AddResource(jsonSchemaURL, doc); err != nil {
+		return nil, fmt.Errorf("JSON Schema does not compile: %w", err)
+	}
+	sch, err = c.Compile(jsonSchemaURL)
+	if err != nil {
+		return nil, fmt.Errorf("JSON Schema does not compile: %w", err)
+	}
+	return sch, nil
+}
+
+// codecNoLoader refuses every document outside the schema text, so a codec
+// never reads a file or the network at run time.
+type codecNoLoader struct{}
+
+func (codecNoLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("the schema refers to %s, which the runtime does not load: the schema must be self-contained", url)
+}
+
+// ContentType is application/json.
+func (c *jsonCodec) ContentType() string { return ContentTypeJSON }
+
+// Encode marshals v and validates the result.
+func (c *jsonCodec) Encode(_ context.Context, v any) (body []byte, err error) {
+	defer codecRecover(&err, "JSON codec: encoding a %T", v)
+	body, err = json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("JSON codec cannot encode a %T: %w", v, err)
+	}
+	if c.schema == nil {
+		return body, nil
+	}
+	doc, err := jsonParse(body)
+	if err != nil { // json.Marshal wrote something it cannot read back
+		return nil, fmt.Errorf("JSON codec: encoding a %T: %w", v, err)
+	}
+	if err := c.validate(doc); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidMessage, err)
+	}
+	return body, nil
+}
+
+// Decode checks body is JSON, validates it, and unmarshals it into v.
+func (c *jsonCodec) Decode(_ context.Context, body []byte, v any) (err error) {
+	defer codecRecover(&err, "JSON codec: decoding into a %T", v)
+	if c.schema != nil {
+		doc, err := jsonParse(body)
+		if err != nil {
+			return err
+		}
+		if err := c.validate(doc); err != nil {
+			return err
+		}
+	}
+	return jsonUnmarshal(body, v)
+}
+
+// validate checks doc (as parsed by jsonParse) against the schema.
+func (c *jsonCodec) validate(doc any) error {
+	err := c.schema.Validate(doc)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return err
+	}
+	return &SchemaError{Violations: jsonViolations(ve)}
+}
+
+// jsonViolations flattens a validation error tree into its leaves, sorted by
+// location so the text does not depend on map order.
+func jsonViolations(ve *jsonschema.ValidationError) []Violation {
+	var out []Violation
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		out = append(out, jsonLeafViolations(e)...)
+	}
+	walk(ve)
+	slices.SortStableFunc(out, func(a, b Violation) int {
+		return strings.Compare(a.Location, b.Location)
+	})
+	return slices.Compact(out)
+}
+
+// jsonLeafViolations words one leaf error. A missing or forbidden property is
+// reported at the property's own location ("/customer_id: missing
+// property"), one violation per property; the rest keep the validator's
+// message at the value's location.
+func jsonLeafViolations(e *jsonschema.ValidationError) []Violation {
+	switch k := e.ErrorKind.(type) {
+	case *kind.Required:
+		return jsonPropertyViolations(e.InstanceLocation, k.Missing, "missing property")
+	case *kind.AdditionalProperties:
+		return jsonPropertyViolations(e.InstanceLocation, k.Properties, "property not allowed (additionalProperties)")
+	}
+	return []Violation{{Location: jsonPointer(e.InstanceLocation), Message: e.ErrorKind.LocalizedString(jsonMessages)}}
+}
+
+func jsonPropertyViolations(at []string, props []string, msg string) []Violation {
+	out := make([]Violation, 0, len(props))
+	for _, p := range props {
+		out = append(out, Violation{Location: jsonPointer(append(slices.Clip(at), p)), Message: msg})
+	}
+	return out
+}
+
+// jsonPointer is the RFC 6901 pointer of tokens, "/" for the document.
+func jsonPointer(tokens []string) string {
+	if len(tokens) == 0 {
+		return "/"
+	}
+	var sb strings.Builder
+	for _, t := range tokens {
+		sb.WriteByte('/')
+		t = strings.ReplaceAll(t, "~", "~0")
+		sb.WriteString(strings.ReplaceAll(t, "/", "~1"))
+	}
+	return sb.String()
+}
+
+// jsonParse reads body as the validator wants it (numbers as json.Number)
+// and says where it stops being JSON.
+func jsonParse(body []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return nil, jsonNotJSON(body, err)
+	}
+	end := int(dec.InputOffset())
+	if _, err := dec.Token(); err != io.EOF {
+		off := end + len(body[end:]) - len(bytes.TrimLeft(body[end:], " \t\r\n"))
+		return nil, fmt.Errorf("this message is not JSON: unexpected data after the JSON value %s", jsonPlace(body, off))
+	}
+	return doc, nil
+}
+
+// jsonUnmarshal is json.Unmarshal with the codec's error texts.
+func jsonUnmarshal(body []byte, v any) error {
+	err := json.Unmarshal(body, v)
+	if err == nil {
+		return nil
+	}
+	var te *json.UnmarshalTypeError
+	var ie *json.InvalidUnmarshalError
+	switch {
+	case errors.As(err, &te):
+		// encoding/json names the Go path without array indices
+		// ("items.qty"), so it is given as such, not as a JSON Pointer.
+		where := te.Field
+		if where == "" {
+			where = "the document"
+		}
+		return fmt.Errorf("%s: a JSON %s does not fit the Go type %s", where, te.Value, te.Type)
+	case errors.As(err, &ie):
+		return fmt.Errorf("JSON codec cannot decode into a %T: want a non-nil pointer", v)
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return jsonNotJSON(body, err)
+	}
+	return fmt.Errorf("JSON codec: decoding into a %T: %w", v, err)
+}
+
+// jsonNotJSON words a syntax error with where it happened.
+func jsonNotJSON(body []byte, err error) error {
+	var se *json.SyntaxError
+	switch {
+	case len(bytes.TrimSpace(body)) == 0:
+		return errors.New("this message is not JSON: the body is empty")
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.As(err, &se) && se.Error() == "unexpected end of JSON input":
+		return fmt.Errorf("this message is not JSON: it ends too early %s", jsonPlace(body, len(body)))
+	case errors.As(err, &se):
+		// The offset is just past the offending byte.
+		return fmt.Errorf("this message is not JSON: %s %s", se.Error(), jsonPlace(body, int(se.Offset)-1))
+	}
+	return fmt.Errorf("this message is not JSON: %w", err)
+}
+
+// jsonPlace is "at offset N (line L, column C)" for a 0-based byte offset.
+func jsonPlace(body []byte, off int) string {
+	off = max(0, min(off, len(body)))
+	line := 1 + bytes.Count(body[:off], []byte{'\n'})
+	col := off - bytes.LastIndexByte(body[:off], '\n')
+	return fmt.Sprintf("at offset %d (line %d, column %d)", off, line, col)
+}
