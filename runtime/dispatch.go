@@ -9,6 +9,8 @@ import (
 
 // handle runs one delivery through its route and settles it.
 func (cs *Consumer) handle(s *session, d amqp.Delivery) {
+	ctx, span := cs.startProcess(&d)
+	defer span.End()
 	env := envelopeOf(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType)
 	route, ok := cs.route(d.Type)
 	if !ok {
@@ -16,7 +18,7 @@ func (cs *Consumer) handle(s *session, d amqp.Delivery) {
 		cs.park(s, d, env, fmt.Sprintf("could not be decoded: no handler for type %q", d.Type))
 		return
 	}
-	ack, err := route.run(cs.handlerCtx, cs.c, &d, env)
+	ack, err := route.run(ctx, cs.c, &d, env)
 	if err != nil {
 		cs.outcome("decode")
 		cs.park(s, d, env, "could not be decoded: "+err.Error())
@@ -24,6 +26,7 @@ func (cs *Consumer) handle(s *session, d amqp.Delivery) {
 	}
 	kind := ack.Kind()
 	cs.outcome(kind.String())
+	span.SetAttributes(attribute.String("acemq.outcome", kind.String()))
 	switch kind {
 	case AckAccept:
 		cs.settle(s, d, nil)

@@ -61,7 +61,10 @@ func WithMeterProvider(mp metric.MeterProvider) DialOption {
 	return dialOptionFunc(func(c *dialConfig) { c.meterProvider = mp })
 }
 
-// WithTracerProvider sets the OpenTelemetry tracer provider.
+// WithTracerProvider sets the OpenTelemetry tracer provider of the
+// consumer spans (default the global provider). Publish writes the W3C
+// trace context of its ctx into the traceparent and tracestate headers;
+// each delivery's span continues it.
 func WithTracerProvider(tp trace.TracerProvider) DialOption {
 	return dialOptionFunc(func(c *dialConfig) { c.tracerProvider = tp })
 }

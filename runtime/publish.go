@@ -47,6 +47,7 @@ func PublishAll[T any](ctx context.Context, c *Connection, mt *MessageType[T], e
 			mandatory: !cfg.noMandatory,
 			msg:       c.newPublishing(mt.name, codec.ContentType(), body, cfg),
 		}
+		injectTrace(ctx, out[i].msg.Headers)
 	}
 	return errors.Join(c.publishAll(ctx, out)...)
 }
