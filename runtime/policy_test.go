@@ -58,7 +58,7 @@ func TestBrokerRungs(t *testing.T) {
 		{"WaitInBrokerFrom(0)", runtime.Exponential(6, 10*s, 300*s).WaitInBrokerFrom(0), nil},
 		{"WaitInBrokerFrom(1m)", runtime.Exponential(6, 10*s, 300*s).WaitInBrokerFrom(time.Minute), durations(80*s, 160*s)},
 		{"threshold is inclusive", runtime.Fixed(2, s).WaitInBrokerFrom(s), durations(s)},
-		{"deduplicated", runtime.Fixed(5, 40*s), durations(40*s)},
+		{"deduplicated", runtime.Fixed(5, 40*s), durations(40 * s)},
 		{"deduplicated at the cap", runtime.Exponential(8, 30*s, 60*s), durations(30*s, 60*s)},
 	}
 	for _, c := range cases {

@@ -1,0 +1,164 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/acemq/acemq-go/runtime"
+)
+
+// Five attempts, one second doubling, capped at a minute: four waits, the
+// last attempt has nothing after it. Schedule needs no broker.
+func ExampleExponential() {
+	policy := runtime.Exponential(5, time.Second, time.Minute)
+	fmt.Println(policy.Schedule())
+	fmt.Println(policy.BrokerRungs())
+	// Output:
+	// [1s 2s 4s 8s]
+	// []
+}
+
+// Waits of 30s and more are held by the broker, one rung queue per
+// distinct delay; shorter ones by the consumer.
+func ExampleRetryPolicy_BrokerRungs() {
+	policy := runtime.Exponential(6, 10*time.Second, 300*time.Second)
+	fmt.Println(policy.Schedule())
+	fmt.Println(policy.BrokerRungs())
+	for _, d := range policy.BrokerRungs() {
+		fmt.Println(runtime.RungQueue("orders.new", d))
+	}
+	fmt.Println(policy.WaitInBrokerFrom(0).BrokerRungs())
+	// Output:
+	// [10s 20s 40s 1m20s 2m40s]
+	// [40s 1m20s 2m40s]
+	// orders.new.retry.40s
+	// orders.new.retry.80s
+	// orders.new.retry.160s
+	// []
+}
+
+// A fixed delay is an exact request: no jitter.
+func ExampleFixed() {
+	policy := runtime.Fixed(3, time.Second).GiveUpAfter(10 * time.Minute)
+	fmt.Println(policy)
+	fmt.Println(policy.Jitter())
+	// Output:
+	// 3 attempts, waits [1s 1s], give up after 10m0s
+	// 0
+}
+
+// Fatal turns a retry into a reject, however deep it is wrapped.
+func ExampleFatal() {
+	err := fmt.Errorf("reserve: %w", runtime.Fatal(errors.New("no such item")))
+	fmt.Println(runtime.Retry(err).Kind())
+	fmt.Println(runtime.Retry(errors.New("timeout")).Kind())
+	// Output:
+	// reject
+	// retry
+}
+
+func ExampleDial() {
+	ctx := context.Background()
+	conn, err := runtime.Dial(ctx, "amqp://guest:guest@localhost:5672/",
+		runtime.WithOrigin("warehouse@laptop"),
+		runtime.WithRetry(runtime.Exponential(5, time.Second, time.Minute)))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close(ctx)
+}
+
+func ExampleConnection_Declare() {
+	ctx := context.Background()
+	conn, err := runtime.Dial(ctx, "amqp://guest:guest@localhost:5672/")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	top := runtime.NewTopology().
+		Exchange("orders", "topic").
+		Queue(runtime.Queue{
+			Name:       "orders.new",
+			DeadLetter: true,
+			Retry:      runtime.Exponential(6, 10*time.Second, 300*time.Second),
+		}).
+		Bind("orders.new", "orders", "order.created")
+	// Declares orders.new, orders.new.dlq, orders.new.parked and the rungs
+	// orders.new.retry.40s, .80s and .160s.
+	if err := conn.Declare(ctx, top); err != nil {
+		log.Fatal(err)
+	}
+}
+
+type OrderPlaced struct {
+	OrderID    string `json:"order_id"`
+	CustomerID string `json:"customer_id,omitempty"`
+}
+
+var orderPlaced = runtime.JSONType[OrderPlaced]("order.placed.v2", `{
+	"type": "object",
+	"properties": {"order_id": {"type": "string"}, "customer_id": {"type": "string"}},
+	"required": ["order_id"]
+}`)
+
+func ExamplePublish() {
+	ctx := context.Background()
+	conn, err := runtime.Dial(ctx, "amqp://guest:guest@localhost:5672/")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	err = runtime.Publish(ctx, conn, orderPlaced, "orders", OrderPlaced{OrderID: "A-1", CustomerID: "C-9"},
+		runtime.WithRoutingKey("order.created"), runtime.WithCorrelationID("checkout-17"))
+	if errors.Is(err, runtime.ErrUnroutable) {
+		log.Print("no queue is bound for order.created")
+	} else if err != nil {
+		log.Fatal(err)
+	}
+}
+
+func ExampleConsume() {
+	ctx := context.Background()
+	conn, err := runtime.Dial(ctx, "amqp://guest:guest@localhost:5672/")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	handle := func(ctx context.Context, m *runtime.Message[OrderPlaced]) runtime.Ack {
+		if m.Payload.CustomerID == "" {
+			return runtime.Reject(errors.New("no customer id")) // straight to orders.new.dlq
+		}
+		log.Printf("order %s, attempt %d", m.Payload.OrderID, m.Envelope.Attempt)
+		return runtime.Accept()
+	}
+	consumer, err := runtime.Consume(ctx, conn, runtime.ConsumerSpec{
+		Queue:  "orders.new",
+		Routes: []runtime.Route{runtime.Handle(orderPlaced, handle)},
+	}, runtime.WithRetry(runtime.Fixed(3, time.Second)), runtime.WithPrefetch(20))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer consumer.Close(ctx)
+}
+
+func ExampleConnection_Pull() {
+	ctx := context.Background()
+	conn, err := runtime.Dial(ctx, "amqp://guest:guest@localhost:5672/")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for {
+		d, err := conn.Pull(ctx, runtime.DeadLetterQueue("orders.new"))
+		if err != nil {
+			log.Fatal(err)
+		}
+		if d == nil {
+			break // empty; what was pulled goes back when conn closes
+		}
+		fmt.Println(d.Envelope.ID, d.Headers[runtime.HeaderError])
+	}
+}
