@@ -20,6 +20,7 @@ func Build(inputs []Input, reserved []string) (*Universe, error) {
 		}
 		b.pkg.take(in.GoName)
 	}
+	b.preloadJSON(inputs)
 	for _, in := range inputs {
 		b.load(in)
 	}
@@ -33,17 +34,22 @@ type builder struct {
 	u    *Universe
 	errs []error
 
-	avroNamed  map[string]*avroNamed // Avro full name → type, across inputs
-	jsonDocs   map[string]*jsonDoc   // JSON Schema documents by $id and by file path
-	jsonInputs []Input
+	avroNamed      map[string]*avroNamed   // Avro full name → type, across inputs
+	jsonDocs       map[string]*jsonDoc     // JSON Schema documents by $id and by "file:"+path
+	jsonTypes      map[*jvalue]*jsonResult // schemas mapped to named types
+	jsonBusy       map[*jvalue]bool        // schemas being mapped
+	jsonStructBusy map[*Type]bool          // structs whose fields are being mapped
 }
 
 func newBuilder(reserved []string) *builder {
 	return &builder{
-		pkg:       newNamer(reserved...),
-		u:         &Universe{Roots: map[string]*Type{}},
-		avroNamed: map[string]*avroNamed{},
-		jsonDocs:  map[string]*jsonDoc{},
+		pkg:            newNamer(reserved...),
+		u:              &Universe{Roots: map[string]*Type{}},
+		avroNamed:      map[string]*avroNamed{},
+		jsonDocs:       map[string]*jsonDoc{},
+		jsonTypes:      map[*jvalue]*jsonResult{},
+		jsonBusy:       map[*jvalue]bool{},
+		jsonStructBusy: map[*Type]bool{},
 	}
 }
 

@@ -1,5 +1,347 @@
 package schema
 
-type jsonDoc struct{}
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
 
-func (b *builder) loadJSON(in Input) {}
+// jsonDoc is one JSON Schema document, loaded from an input or from a
+// file that a relative $ref names.
+type jsonDoc struct {
+	path string   // as written in the manifest, or as found (for errors)
+	file string   // cleaned file path, for relative $refs
+	id   *url.URL // the document's $id, if absolute
+	root *jvalue
+}
+
+// jsonResult is what a schema maps to in place.
+type jsonResult struct {
+	ref      *TypeRef
+	nullable bool   // null is a valid value too
+	note     string // said in the doc comment of the field that holds it
+}
+
+// jsonLoader maps the schemas of one input.
+type jsonLoader struct {
+	b   *builder
+	in  Input
+	doc *jsonDoc
+}
+
+// addJSONDoc parses and indexes a document by file and $id.
+func (b *builder) addJSONDoc(path, file string, data []byte) (*jsonDoc, error) {
+	if d, ok := b.jsonDocs["file:"+file]; ok {
+		return d, nil
+	}
+	root, err := parseJSON(data)
+	if err != nil {
+		return nil, err
+	}
+	d := &jsonDoc{path: path, file: file, root: root}
+	b.jsonDocs["file:"+file] = d
+	if id, ok := root.getStr("$id"); ok {
+		if u, err := url.Parse(id); err == nil && u.IsAbs() {
+			u.Fragment = ""
+			d.id = u
+			if _, dup := b.jsonDocs[u.String()]; !dup {
+				b.jsonDocs[u.String()] = d
+			}
+		}
+	}
+	return d, nil
+}
+
+// preloadJSON parses every JSON Schema input first, so that a $ref by $id
+// finds a document whatever the order of the inputs.
+func (b *builder) preloadJSON(inputs []Input) {
+	for _, in := range inputs {
+		if in.Format != JSONSchema {
+			continue
+		}
+		if _, err := b.addJSONDoc(in.Path, inputFile(in), in.Data); err != nil {
+			b.fail(in.Path, "#", "json", fmt.Sprintf("not valid JSON: %v", err))
+		}
+	}
+}
+
+func inputFile(in Input) string {
+	return filepath.Clean(filepath.Join(in.Dir, filepath.Base(in.Path)))
+}
+
+func (b *builder) loadJSON(in Input) {
+	d, ok := b.jsonDocs["file:"+inputFile(in)]
+	if !ok {
+		return // reported by preloadJSON
+	}
+	l := &jsonLoader{b: b, in: in, doc: d}
+	l.root(d)
+}
+
+// root maps the document root to the type named in.GoName.
+func (l *jsonLoader) root(d *jsonDoc) {
+	n := d.root
+	hint := l.in.GoName
+	if l.isStruct(n, d) {
+		t := l.b.rootType(l.in, Struct, "#")
+		r := named(t)
+		l.b.jsonTypes[n] = &jsonResult{ref: r, nullable: l.nullable(n)}
+		l.fillStruct(t, n, d, "#")
+		return
+	}
+	t := l.b.rootType(l.in, Alias, "#")
+	t.Doc = schemaDoc(n)
+	res := l.typeOf(n, d, "#", hint+"Value")
+	if res == nil {
+		t.Target = rawJSON()
+		t.GoAlias = true
+		return
+	}
+	t.Target = res.ref
+	if res.nullable && !t.Target.Nilable() {
+		t.Target = pointer(t.Target)
+	}
+	t.GoAlias = needsGoAlias(t.Target)
+}
+
+// schemaDoc is the doc comment of a schema: its title and description.
+func schemaDoc(n *jvalue) []string {
+	var parts []string
+	if s, ok := n.getStr("title"); ok && strings.TrimSpace(s) != "" {
+		parts = append(parts, s)
+	}
+	if s, ok := n.getStr("description"); ok && strings.TrimSpace(s) != "" {
+		if len(parts) > 0 {
+			parts = append(parts, "")
+		}
+		parts = append(parts, s)
+	}
+	return DocLines(strings.Join(parts, "\n"))
+}
+
+// jsonFail reports a problem at ptr in document d.
+func (l *jsonLoader) fail(d *jsonDoc, ptr, construct, msg string) {
+	l.b.fail(d.path, ptr, construct, msg)
+}
+
+// types returns the non-null names in "type", and whether null is one.
+func jsonTypes(n *jvalue) (types []string, null bool) {
+	t := n.get("type")
+	if t == nil {
+		return nil, false
+	}
+	switch t.kind {
+	case jString:
+		if t.str == "null" {
+			return nil, true
+		}
+		return []string{t.str}, false
+	case jArray:
+		for _, e := range t.arr {
+			if e.kind != jString {
+				continue
+			}
+			if e.str == "null" {
+				null = true
+			} else if !slices.Contains(types, e.str) {
+				types = append(types, e.str)
+			}
+		}
+	}
+	return types, null
+}
+
+// nullable says a schema admits null by its type or enum.
+func (l *jsonLoader) nullable(n *jvalue) bool {
+	if _, null := jsonTypes(n); null {
+		return true
+	}
+	if e := n.get("enum"); e != nil && e.kind == jArray {
+		for _, v := range e.arr {
+			if v.kind == jNull {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// objectLike says a schema describes an object (by type or keywords).
+func objectLike(n *jvalue) bool {
+	types, _ := jsonTypes(n)
+	if len(types) == 1 && types[0] == "object" {
+		return true
+	}
+	if len(types) > 0 {
+		return false
+	}
+	for _, k := range []string{"properties", "additionalProperties", "patternProperties", "required", "minProperties", "maxProperties", "propertyNames"} {
+		if n.get(k) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// isStruct says a schema maps to a Go struct: an object with properties
+// (its own, or merged from allOf / object variants of oneOf or anyOf).
+func (l *jsonLoader) isStruct(n *jvalue, d *jsonDoc) bool {
+	if n == nil || n.kind != jObject {
+		return false
+	}
+	if n.get("$ref") != nil && !hasShape(n, "$ref") {
+		return false
+	}
+	if !objectLike(n) && !hasCombinator(n) {
+		return false
+	}
+	props := l.collectProps(n, d, "#", 0)
+	return props != nil && (len(props.order) > 0 || props.closed && !props.extra)
+}
+
+func hasCombinator(n *jvalue) bool {
+	return n.get("allOf") != nil || n.get("oneOf") != nil || n.get("anyOf") != nil
+}
+
+// hasShape says n has keywords that shape a value, besides skip.
+func hasShape(n *jvalue, skip string) bool {
+	for _, k := range n.keys {
+		if k != skip && shapeKeywords[k] {
+			return true
+		}
+	}
+	return false
+}
+
+var shapeKeywords = map[string]bool{
+	"type": true, "properties": true, "additionalProperties": true, "patternProperties": true,
+	"items": true, "prefixItems": true, "enum": true, "const": true, "allOf": true, "oneOf": true,
+	"anyOf": true, "$ref": true, "required": true, "format": true,
+}
+
+// resolve follows a $ref from document d.
+func (l *jsonLoader) resolve(ref string, d *jsonDoc, ptr string) (*jvalue, *jsonDoc, string, bool) {
+	uri, frag, _ := strings.Cut(ref, "#")
+	target := d
+	if uri != "" {
+		td, err := l.document(uri, d)
+		if err != nil {
+			l.fail(d, ptr, "$ref", fmt.Sprintf("$ref %q: %v; a schema may only refer to itself, to another schema file of the manifest (by relative path or $id), or to a file beside it", ref, err))
+			return nil, nil, "", false
+		}
+		target = td
+	}
+	frag, err := url.PathUnescape(frag)
+	if err != nil {
+		l.fail(d, ptr, "$ref", fmt.Sprintf("$ref %q: bad fragment: %v", ref, err))
+		return nil, nil, "", false
+	}
+	if frag == "" || strings.HasPrefix(frag, "/") {
+		n := pointerGet(target.root, frag)
+		if n == nil {
+			l.fail(d, ptr, "$ref", fmt.Sprintf("$ref %q: %s has nothing at #%s; fix the reference", ref, target.path, frag))
+			return nil, nil, "", false
+		}
+		return n, target, "#" + frag, true
+	}
+	if n, p := findAnchor(target.root, "#", frag); n != nil {
+		return n, target, p, true
+	}
+	l.fail(d, ptr, "$ref", fmt.Sprintf("$ref %q: no $anchor %q in %s; fix the reference", ref, frag, target.path))
+	return nil, nil, "", false
+}
+
+// document finds the document a $ref's URI part names.
+func (l *jsonLoader) document(uri string, from *jsonDoc) (*jsonDoc, error) {
+	ru, err := url.Parse(uri)
+	if err != nil {
+		return nil, fmt.Errorf("not a URI: %v", err)
+	}
+	if from.id != nil {
+		abs := from.id.ResolveReference(ru)
+		abs.Fragment = ""
+		if d, ok := l.b.jsonDocs[abs.String()]; ok {
+			return d, nil
+		}
+	}
+	if ru.IsAbs() {
+		if d, ok := l.b.jsonDocs[ru.String()]; ok {
+			return d, nil
+		}
+		return nil, fmt.Errorf("%s is not one of the manifest's schema files (documents are found by their $id)", uri)
+	}
+	file := filepath.Clean(filepath.Join(filepath.Dir(from.file), filepath.FromSlash(ru.Path)))
+	if d, ok := l.b.jsonDocs["file:"+file]; ok {
+		return d, nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("the document it names is not available (no $id matches and %s cannot be read)", filepath.ToSlash(relTo(from, ru.Path)))
+	}
+	d, err := l.b.addJSONDoc(relTo(from, ru.Path), file, data)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not valid JSON: %v", uri, err)
+	}
+	return d, nil
+}
+
+func relTo(from *jsonDoc, p string) string {
+	return filepath.ToSlash(filepath.Join(filepath.Dir(from.path), filepath.FromSlash(p)))
+}
+
+// pointerGet follows a JSON pointer ("" is the root).
+func pointerGet(n *jvalue, ptr string) *jvalue {
+	if ptr == "" {
+		return n
+	}
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+		switch n.kind {
+		case jObject:
+			n = n.obj[tok]
+		case jArray:
+			i := 0
+			if _, err := fmt.Sscanf(tok, "%d", &i); err != nil || i < 0 || i >= len(n.arr) {
+				return nil
+			}
+			n = n.arr[i]
+		default:
+			return nil
+		}
+		if n == nil {
+			return nil
+		}
+	}
+	return n
+}
+
+// findAnchor finds a subschema with $anchor name (or a draft-7 "$id": "#name").
+func findAnchor(n *jvalue, ptr, name string) (*jvalue, string) {
+	switch n.kind {
+	case jObject:
+		if a, ok := n.getStr("$anchor"); ok && a == name {
+			return n, ptr
+		}
+		if a, ok := n.getStr("$id"); ok && a == "#"+name {
+			return n, ptr
+		}
+		for _, k := range n.keys {
+			if k == "enum" || k == "const" || k == "examples" || k == "default" {
+				continue
+			}
+			if f, p := findAnchor(n.obj[k], ptr+"/"+escapePointer(k), name); f != nil {
+				return f, p
+			}
+		}
+	case jArray:
+		for i, e := range n.arr {
+			if f, p := findAnchor(e, fmt.Sprintf("%s/%d", ptr, i), name); f != nil {
+				return f, p
+			}
+		}
+	}
+	return nil, ""
+}
