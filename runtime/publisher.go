@@ -16,7 +16,11 @@ import (
 // its basic.ack. amqp091-go hands both to listeners from its one reader
 // goroutine, in that order, and blocks until they are taken; one goroutine
 // here takes both from unbuffered channels, so it always sees a return
-// before the confirm of the same message.
+// before the confirm of the same message. A return names no delivery tag:
+// it is matched to the oldest publish in flight with the same message id,
+// exchange and routing key. The id alone is not enough: a consumer
+// republishes a message (same id, another queue) while the confirm of the
+// original publish, waiting for the broker's disk, may still be in flight.
 type publisher struct {
 	ch *amqp.Channel
 
@@ -24,12 +28,15 @@ type publisher struct {
 
 	mu      sync.Mutex
 	pending map[uint64]*inflight
-	byID    map[string][]uint64 // message id → tags in flight, oldest first
+	byKey   map[returnKey][]uint64 // tags in flight, oldest first
 	dead    error               // set once the channel is gone
 }
 
+// returnKey is what a basic.return says of the message it returns.
+type returnKey struct{ id, exchange, routingKey string }
+
 type inflight struct {
-	id       string
+	key      returnKey
 	returned bool
 	done     chan error // buffered 1
 }
@@ -39,7 +46,7 @@ func newPublisher(ch *amqp.Channel) (*publisher, error) {
 		ch.Close()
 		return nil, fmt.Errorf("confirm mode: %w", err)
 	}
-	p := &publisher{ch: ch, pending: map[uint64]*inflight{}, byID: map[string][]uint64{}}
+	p := &publisher{ch: ch, pending: map[uint64]*inflight{}, byKey: map[returnKey][]uint64{}}
 	returns := ch.NotifyReturn(make(chan amqp.Return))
 	confirms := ch.NotifyPublish(make(chan amqp.Confirmation))
 	closes := ch.NotifyClose(make(chan *amqp.Error, 1))
@@ -73,7 +80,7 @@ func (p *publisher) loop(returns <-chan amqp.Return, confirms <-chan amqp.Confir
 func (p *publisher) markReturned(r amqp.Return) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if tags := p.byID[r.MessageId]; len(tags) > 0 {
+	if tags := p.byKey[returnKey{r.MessageId, r.Exchange, r.RoutingKey}]; len(tags) > 0 {
 		if f := p.pending[tags[0]]; f != nil {
 			f.returned = true
 		}
@@ -85,7 +92,7 @@ func (p *publisher) resolve(cf amqp.Confirmation) {
 	f := p.pending[cf.DeliveryTag]
 	delete(p.pending, cf.DeliveryTag)
 	if f != nil {
-		p.forget(f.id, cf.DeliveryTag)
+		p.forget(f.key, cf.DeliveryTag)
 	}
 	p.mu.Unlock()
 	if f == nil {
@@ -101,9 +108,9 @@ func (p *publisher) resolve(cf amqp.Confirmation) {
 	}
 }
 
-// forget drops tag from the id index; p.mu is held.
-func (p *publisher) forget(id string, tag uint64) {
-	tags := p.byID[id]
+// forget drops tag from the return index; p.mu is held.
+func (p *publisher) forget(key returnKey, tag uint64) {
+	tags := p.byKey[key]
 	for i, t := range tags {
 		if t == tag {
 			tags = append(tags[:i], tags[i+1:]...)
@@ -111,9 +118,9 @@ func (p *publisher) forget(id string, tag uint64) {
 		}
 	}
 	if len(tags) == 0 {
-		delete(p.byID, id)
+		delete(p.byKey, key)
 	} else {
-		p.byID[id] = tags
+		p.byKey[key] = tags
 	}
 }
 
@@ -121,7 +128,7 @@ func (p *publisher) fail(err error) {
 	p.mu.Lock()
 	p.dead = err
 	pending := p.pending
-	p.pending, p.byID = map[uint64]*inflight{}, map[string][]uint64{}
+	p.pending, p.byKey = map[uint64]*inflight{}, map[returnKey][]uint64{}
 	p.mu.Unlock()
 	for _, f := range pending {
 		f.done <- err
@@ -136,7 +143,7 @@ func (p *publisher) alive() bool {
 
 // send writes one message and returns the channel its outcome arrives on.
 func (p *publisher) send(ctx context.Context, exchange, key string, mandatory bool, msg amqp.Publishing) (<-chan error, error) {
-	f := &inflight{id: msg.MessageId, done: make(chan error, 1)}
+	f := &inflight{key: returnKey{msg.MessageId, exchange, key}, done: make(chan error, 1)}
 	p.sendMu.Lock()
 	defer p.sendMu.Unlock()
 	tag := p.ch.GetNextPublishSeqNo()
@@ -147,12 +154,12 @@ func (p *publisher) send(ctx context.Context, exchange, key string, mandatory bo
 		return nil, err
 	}
 	p.pending[tag] = f
-	p.byID[f.id] = append(p.byID[f.id], tag)
+	p.byKey[f.key] = append(p.byKey[f.key], tag)
 	p.mu.Unlock()
 	if err := p.ch.PublishWithContext(ctx, exchange, key, mandatory, false, msg); err != nil {
 		p.mu.Lock()
 		delete(p.pending, tag)
-		p.forget(f.id, tag)
+		p.forget(f.key, tag)
 		p.mu.Unlock()
 		return nil, err
 	}
