@@ -1,0 +1,16 @@
+// Command acemq-gen turns an acemq manifest (acemq.yaml) into typed Go code:
+// message types, retry policies, the topology, typed publishers and typed
+// consumers over github.com/acemq/acemq-go/runtime.
+//
+//	acemq-gen -f acemq.yaml [-o DIR]         write the generated files
+//	acemq-gen check -f acemq.yaml [-o DIR]   exit 1 with a diff when they are stale
+//
+// In a service: //go:generate go tool acemq-gen -f acemq.yaml, after
+// go get -tool github.com/acemq/acemq-go/cmd/acemq-gen. See docs/generator.md.
+package main
+
+import "os"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}

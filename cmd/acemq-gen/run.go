@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/acemq/acemq-go/generator"
+	"github.com/rogpeppe/go-internal/diff"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitStale = 1 // check: the files on disk are not what acemq-gen would write
+	exitBad   = 2 // a bad manifest, a usage error, or a file that cannot be read or written
+)
+
+const usage = `usage:
+  acemq-gen -f acemq.yaml [-o DIR]         generate the Go code of a manifest
+  acemq-gen check -f acemq.yaml [-o DIR]   exit 0 when the generated code is current,
+                                           1 with a unified diff when it is stale
+-o defaults to the manifest's directory. Exit 2: a bad manifest or a usage error.
+`
+
+// run is the whole command, testable as a function.
+func run(args []string, stdout, stderr io.Writer) int {
+	check := len(args) > 0 && args[0] == "check"
+	if check {
+		args = args[1:]
+	}
+	fl := flag.NewFlagSet("acemq-gen", flag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	manifestPath := fl.String("f", "", "the manifest (acemq.yaml)")
+	out := fl.String("o", "", "output directory (default: the manifest's directory)")
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "acemq-gen: %v\n%s", err, usage)
+		return exitBad
+	}
+	switch {
+	case fl.NArg() > 0:
+		fmt.Fprintf(stderr, "acemq-gen: unexpected argument %q\n%s", fl.Arg(0), usage)
+		return exitBad
+	case *manifestPath == "":
+		fmt.Fprintf(stderr, "acemq-gen: -f is required: the manifest to generate from\n%s", usage)
+		return exitBad
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Dir(*manifestPath)
+	}
+	files, err := generator.Generate(generator.Options{Manifest: *manifestPath, OutDir: dir})
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitBad
+	}
+	if check {
+		return checkFiles(dir, files, stdout, stderr)
+	}
+	return writeFiles(dir, files, stderr)
+}
+
+// writeFiles writes every file, each through a temporary file renamed into
+// place, so that a reader never sees half a file.
+func writeFiles(dir string, files []generator.File, stderr io.Writer) int {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintf(stderr, "acemq-gen: %v\n", err)
+		return exitBad
+	}
+	for _, f := range files {
+		if err := writeFile(filepath.Join(dir, f.Path), f.Content); err != nil {
+			fmt.Fprintf(stderr, "acemq-gen: %v\n", err)
+			return exitBad
+		}
+	}
+	return exitOK
+}
+
+func writeFile(path string, content []byte) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, content) {
+		return nil // unchanged: keep the modification time
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".acemq-gen-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(content); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// checkFiles compares each file with the one on disk and prints a unified
+// diff (on stdout) of those that differ.
+func checkFiles(dir string, files []generator.File, stdout, stderr io.Writer) int {
+	stale := 0
+	for _, f := range files {
+		path := filepath.Join(dir, f.Path)
+		old, err := os.ReadFile(path)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(stderr, "acemq-gen: %v\n", err)
+			return exitBad
+		}
+		if bytes.Equal(old, f.Content) {
+			continue
+		}
+		stale++
+		oldName := filepath.ToSlash(path)
+		if err != nil {
+			oldName = "/dev/null"
+		}
+		stdout.Write(diff.Diff(oldName, old, filepath.ToSlash(path)+" (acemq-gen)", f.Content))
+	}
+	if stale > 0 {
+		fmt.Fprintf(stderr, "acemq-gen check: %d of %d generated files in %s are stale; run go generate (or acemq-gen -f ...)\n",
+			stale, len(files), filepath.ToSlash(dir))
+		return exitStale
+	}
+	return exitOK
+}

@@ -1,0 +1,84 @@
+// Package generator is acemq-gen's pipeline: manifest (YAML → positioned
+// tree) → model (resolved, validated, every error at once) → emit (Go with
+// jennifer, one file per concern) → gofmt. Generate returns the files; it
+// writes nothing, so a caller writes them only when the whole run
+// succeeded.
+package generator
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/acemq/acemq-go/generator/emit"
+	"github.com/acemq/acemq-go/generator/manifest"
+	"github.com/acemq/acemq-go/generator/model"
+)
+
+// Options says what to generate.
+type Options struct {
+	// Manifest is the manifest's path; errors name it as given.
+	Manifest string
+	// OutDir is where the files will go (default: the manifest's
+	// directory). It only decides the header's "source:" line, which is
+	// the manifest's path relative to OutDir.
+	OutDir string
+}
+
+// File is one generated file.
+type File struct {
+	Path    string // relative to the output directory
+	Content []byte // gofmt'd
+}
+
+// Generate runs the pipeline. A bad manifest is a manifest.Errors listing
+// every problem; the output is deterministic: the same inputs give the
+// same bytes.
+func Generate(opts Options) ([]File, error) {
+	data, err := os.ReadFile(opts.Manifest)
+	if err != nil {
+		return nil, fmt.Errorf("acemq-gen: %w", err)
+	}
+	f, err := manifest.Parse(opts.Manifest, data)
+	if err != nil {
+		return nil, err
+	}
+	m, err := model.Build(f, filepath.Dir(opts.Manifest))
+	if err != nil {
+		return nil, err
+	}
+	return Render(m, Source(opts))
+}
+
+// Source is the header's "source:" line for opts: the manifest's path
+// relative to the output directory, with forward slashes.
+func Source(opts Options) string {
+	out := opts.OutDir
+	if out == "" {
+		out = filepath.Dir(opts.Manifest)
+	}
+	absOut, err1 := filepath.Abs(out)
+	absMan, err2 := filepath.Abs(opts.Manifest)
+	if err1 == nil && err2 == nil {
+		if rel, err := filepath.Rel(absOut, absMan); err == nil {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return filepath.ToSlash(filepath.Base(opts.Manifest))
+}
+
+// Render emits and formats the files of m.
+func Render(m *model.Model, source string) ([]File, error) {
+	var files []File
+	for _, o := range emit.Files(m, source) {
+		// Render runs go/format.Source on the file: what it returns is
+		// gofmt'd, and an emitter bug is an error here, never bad Go on disk.
+		var buf bytes.Buffer
+		if err := o.File.Render(&buf); err != nil {
+			return nil, fmt.Errorf("acemq-gen: emitting %s: %w (a bug: please report it with the manifest)", o.Name, err)
+		}
+		files = append(files, File{Path: o.Name, Content: buf.Bytes()})
+	}
+	return files, nil
+}

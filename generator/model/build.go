@@ -1,0 +1,84 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/acemq/acemq-go/generator/manifest"
+)
+
+// Build resolves f; dir is the directory schema paths are relative to (the
+// manifest's). Every problem is returned at once as manifest.Errors.
+func Build(f *manifest.File, dir string) (*Model, error) {
+	b := &builder{file: f, dir: dir, m: &Model{Source: f.Path, Package: f.Package.Value}}
+	b.ns = &namespace{b: b, taken: map[string]claim{}}
+	b.ns.claim("Topology", "the Topology function", manifest.Pos{})
+	b.checkPackage()
+	b.policies()
+	b.messages()
+	b.exchanges()
+	b.queues()
+	b.publishers()
+	if len(b.errs) == 0 {
+		// Types are mapped only once every name of the manifest is settled,
+		// so that no schema type takes one.
+		b.types()
+	}
+	if len(b.errs) > 0 {
+		return nil, b.errs.Sorted()
+	}
+	return b.m, nil
+}
+
+type builder struct {
+	file *manifest.File
+	dir  string
+	m    *Model
+	ns   *namespace
+	errs manifest.Errors
+
+	policyByName   map[string]*Policy
+	messageByName  map[string]*Message
+	exchangeByName map[string]*Exchange
+	messagePos     map[*Message]manifest.Str // schema: value, for schema errors
+}
+
+func (b *builder) errorf(pos manifest.Pos, format string, args ...any) {
+	b.errs = append(b.errs, &manifest.Error{File: b.file.Path, Pos: pos, Msg: fmt.Sprintf(format, args...)})
+}
+
+// checkPackage refuses a package name that is a Go keyword.
+func (b *builder) checkPackage() {
+	if name := b.file.Package.Value; isKeyword(name) {
+		b.errorf(b.file.Package.Pos, "package %q is a Go keyword; choose another package name", name)
+	}
+}
+
+func isKeyword(s string) bool {
+	return slices.Contains([]string{"break", "case", "chan", "const", "continue", "default", "defer", "else",
+		"fallthrough", "for", "func", "go", "goto", "if", "import", "interface", "map", "package", "range",
+		"return", "select", "struct", "switch", "type", "var"}, s)
+}
+
+// unknown is the tail of an error about a reference to a name that does
+// not exist: ", which no <kind> declares (did you mean "x"?)".
+func unknown(kind, section string, name string, known []string) string {
+	if s := manifest.DidYouMean(name, known); s != "" {
+		return fmt.Sprintf(", which no %s declares%s", kind, s)
+	}
+	if len(known) == 0 {
+		return fmt.Sprintf(", which no %s declares (the manifest has no %s:)", kind, section)
+	}
+	return fmt.Sprintf(", which no %s declares; declared: %s", kind, joinQuoted(known))
+}
+
+func joinQuoted(names []string) string {
+	out := ""
+	for i, n := range names {
+		if i > 0 {
+			out += ", "
+		}
+		out += fmt.Sprintf("%q", n)
+	}
+	return out
+}

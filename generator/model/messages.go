@@ -1,0 +1,184 @@
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/acemq/acemq-go/generator/manifest"
+	"github.com/acemq/acemq-go/generator/schema"
+)
+
+func (b *builder) messages() {
+	b.messageByName = map[string]*Message{}
+	b.messagePos = map[*Message]manifest.Str{}
+	byType := map[string]*manifest.Message{}
+	for _, mm := range b.file.Messages {
+		who := fmt.Sprintf("message %q", mm.Name.Value)
+		m := &Message{Name: mm.Name.Value, Type: mm.Type.Value, SchemaPath: mm.Schema.Value}
+		if m.GoName = b.baseName(who, mm.Name, mm.GoName); m.GoName != "" {
+			m.VarName = m.GoName + "Type"
+			m.SchemaConst = lowerFirst(m.GoName) + "Schema"
+			b.ns.claim(m.GoName, who, mm.Name.Pos)
+			b.ns.claim(m.VarName, who+" (its message type variable)", mm.Name.Pos)
+		}
+		if prev, dup := byType[m.Type]; dup {
+			b.errorf(mm.Type.Pos, "%s has the type %q of message %q (%s:%d:%d); a consumer dispatches on the type, so give each message its own",
+				who, m.Type, prev.Name.Value, b.file.Path, prev.Name.Pos.Line, prev.Name.Pos.Col)
+		} else {
+			byType[m.Type] = mm
+		}
+		b.messageFormat(who, mm, m)
+		b.loadSchema(who, mm, m)
+		b.messageByName[m.Name] = m
+		b.messagePos[m] = mm.Schema
+		b.m.Messages = append(b.m.Messages, m)
+	}
+}
+
+// messageFormat sets the format from the schema file's extension, and the
+// registry subject (Avro only; default: the type).
+func (b *builder) messageFormat(who string, mm *manifest.Message, m *Message) {
+	switch strings.ToLower(path.Ext(mm.Schema.Value)) {
+	case ".avsc":
+		m.Format = schema.Avro
+		m.Subject = m.Type
+		if mm.Subject != nil {
+			m.Subject = mm.Subject.Value
+		}
+		return
+	case ".json":
+		m.Format = schema.JSONSchema
+	default:
+		b.errorf(mm.Schema.Pos, "%s: schema %q is neither .avsc (Avro) nor .json (JSON Schema)", who, mm.Schema.Value)
+	}
+	if mm.Subject != nil {
+		b.errorf(mm.Subject.Pos, "%s: subject is for Avro messages (a registry subject); remove it", who)
+	}
+}
+
+// loadSchema reads the schema file and keeps its text, compacted.
+func (b *builder) loadSchema(who string, mm *manifest.Message, m *Message) {
+	rel := filepath.FromSlash(mm.Schema.Value)
+	full := rel
+	if !filepath.IsAbs(rel) {
+		full = filepath.Join(b.dir, rel)
+	}
+	data, err := os.ReadFile(full)
+	if errors.Is(err, fs.ErrNotExist) {
+		b.errorf(mm.Schema.Pos, "%s: schema file %q does not exist%s", who, mm.Schema.Value, b.nearFile(mm.Schema.Value))
+		return
+	}
+	if err != nil {
+		b.errorf(mm.Schema.Pos, "%s: schema file %q: %v", who, mm.Schema.Value, err)
+		return
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, data); err != nil {
+		b.errorf(mm.Schema.Pos, "%s: %s is not JSON: %s", who, where(mm.Schema.Value, data, err), err)
+		return
+	}
+	m.SchemaText = buf.String()
+	m.schemaData = data
+}
+
+// nearFile suggests a file of the same directory whose name is close.
+func (b *builder) nearFile(p string) string {
+	dir := path.Dir(p)
+	entries, err := os.ReadDir(filepath.Join(b.dir, filepath.FromSlash(dir)))
+	if err != nil {
+		return fmt.Sprintf(" (and neither does the directory %q)", dir)
+	}
+	var names []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			names = append(names, path.Join(dir, e.Name()))
+		}
+	}
+	return manifest.DidYouMean(p, names)
+}
+
+// where is "file:line:col" of a JSON syntax error.
+func where(file string, data []byte, err error) string {
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return file
+	}
+	line, col := 1, 1
+	for _, c := range data[:min(int(se.Offset), len(data))] {
+		if c == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return fmt.Sprintf("%s:%d:%d", file, line, col)
+}
+
+// types maps every message's schema into the Go types to emit.
+func (b *builder) types() {
+	var inputs []schema.Input
+	byPath := map[string]*Message{}
+	for _, m := range b.m.Messages {
+		inputs = append(inputs, schema.Input{
+			Message: m.Name, GoName: m.GoName, Path: m.SchemaPath,
+			Dir:  filepath.Join(b.dir, filepath.Dir(filepath.FromSlash(m.SchemaPath))),
+			Data: m.schemaData, Format: m.Format,
+		})
+		if _, ok := byPath[m.SchemaPath]; !ok {
+			byPath[m.SchemaPath] = m
+		}
+	}
+	roots := map[string]bool{}
+	for _, m := range b.m.Messages {
+		roots[m.GoName] = true
+	}
+	var reserved []string
+	for _, n := range b.ns.order {
+		if !roots[n] {
+			reserved = append(reserved, n)
+		}
+	}
+	u, err := schema.Build(inputs, reserved)
+	b.m.Types = u
+	for _, e := range flatten(err) {
+		var se *schema.Error
+		if errors.As(e, &se) {
+			if m := byPath[se.Path]; m != nil {
+				b.errorf(b.messagePos[m].Pos, "message %q: %s", m.Name, se.Error())
+				continue
+			}
+		}
+		b.errorf(manifest.Pos{}, "%v", e)
+	}
+	if u == nil {
+		return
+	}
+	for _, m := range b.m.Messages {
+		m.Root = u.Roots[m.Name]
+		if m.Root == nil && err == nil {
+			b.errorf(b.messagePos[m].Pos, "message %q: its schema gave no type", m.Name)
+		}
+	}
+}
+
+// flatten lists the errors of an errors.Join tree.
+func flatten(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}

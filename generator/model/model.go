@@ -1,0 +1,125 @@
+package model
+
+import (
+	"time"
+
+	"github.com/acemq/acemq-go/generator/schema"
+	"github.com/acemq/acemq-go/runtime"
+)
+
+// Model is a manifest resolved and validated. Every list keeps manifest
+// order.
+type Model struct {
+	Source     string // the manifest path as given, for errors
+	Package    string // Go package name
+	Policies   []*Policy
+	Messages   []*Message
+	Exchanges  []*Exchange
+	Queues     []*Queue
+	Publishers []*Publisher
+	Types      *schema.Universe // every Go type the messages need
+}
+
+// PolicyKind is the shape of a retry policy.
+type PolicyKind int
+
+const (
+	// Exponential waits initial, then multiplier times the last, up to max.
+	Exponential PolicyKind = iota
+	// Fixed waits the same delay between attempts.
+	Fixed
+)
+
+// Policy is a retry policy of the manifest.
+type Policy struct {
+	Name   string
+	GoName string // the package variable, e.g. StandardPolicy
+	Kind   PolicyKind
+	// Attempts, Initial and Max are the constructor's arguments (Fixed
+	// uses Initial as its delay).
+	Attempts     int
+	Initial, Max time.Duration
+	// Multiplier and Jitter are set only when the manifest says so.
+	Multiplier, Jitter *float64
+	// WaitInBrokerFrom is set only when the manifest says so.
+	WaitInBrokerFrom *time.Duration
+	GiveUpAfter      time.Duration
+	// Value is the policy as the runtime will see it.
+	Value runtime.RetryPolicy
+}
+
+// Message is a message type of the manifest.
+type Message struct {
+	Name        string        // manifest name
+	GoName      string        // the payload type, e.g. OrderPlaced
+	VarName     string        // the *runtime.MessageType variable, e.g. OrderPlacedType
+	SchemaConst string        // the schema text constant, e.g. orderPlacedSchema
+	Type        string        // AMQP type property
+	Format      schema.Format // Avro or JSONSchema
+	Subject     string        // registry subject (Avro)
+	SchemaPath  string        // as written in the manifest
+	SchemaText  string        // the schema file, compacted
+	Root        *schema.Type  // the payload type in Types
+
+	schemaData []byte // the file as read
+}
+
+// Exchange is an exchange of the manifest.
+type Exchange struct {
+	Name string
+	Kind string // direct, topic, fanout or headers
+}
+
+// Queue is a queue of the manifest.
+type Queue struct {
+	Name             string
+	GoName           string // e.g. OrdersNew
+	Type             runtime.QueueType
+	DeadLetter       bool
+	Retry            *Policy // nil: none in the manifest
+	Bindings         []*Binding
+	Consumes         []*Message
+	RequeueOnFailure bool
+	QuorumRungs      bool
+	Arguments        []*Argument
+	HandlerName      string // e.g. OrdersNewHandler; set when Consumes is not empty
+	ConsumeName      string // e.g. ConsumeOrdersNew; set when Consumes is not empty
+}
+
+// Binding binds a queue to an exchange.
+type Binding struct {
+	Exchange   *Exchange
+	RoutingKey string
+}
+
+// Argument is an extra x-argument of a queue. Value is a string, an int,
+// a float64 or a bool.
+type Argument struct {
+	Key   string
+	Value any
+}
+
+// Publisher is a typed publisher of the manifest.
+type Publisher struct {
+	Name     string
+	GoName   string    // the struct, e.g. OrdersPublisher
+	NewName  string    // the constructor, e.g. NewOrdersPublisher
+	Exchange *Exchange // nil: the default exchange
+	Messages []*Published
+}
+
+// ExchangeName is the name publishes go to, "" for the default exchange.
+func (p *Publisher) ExchangeName() string {
+	if p.Exchange == nil {
+		return ""
+	}
+	return p.Exchange.Name
+}
+
+// Published is one message a publisher publishes.
+type Published struct {
+	Message    *Message
+	RoutingKey string // default routing key, "" for none
+	Method     string // e.g. PublishOrderPlaced
+	BatchName  string // e.g. PublishOrderPlacedBatch
+}
