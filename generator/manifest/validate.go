@@ -10,9 +10,9 @@ import (
 	"sync"
 
 	"github.com/acemq/acemq-go/schemas"
-	"go.yaml.in/yaml/v3"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"go.yaml.in/yaml/v3"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
