@@ -229,7 +229,7 @@ func (l *jsonLoader) resolve(ref string, d *jsonDoc, ptr string) (*jvalue, *json
 	if uri != "" {
 		td, err := l.document(uri, d)
 		if err != nil {
-			l.fail(d, ptr, "$ref", fmt.Sprintf("$ref %q: %v; a schema may only refer to itself, to another schema file of the manifest (by relative path or $id), or to a file beside it", ref, err))
+			l.fail(d, ptr, "$ref", fmt.Sprintf("$ref %q: %v; add that document to the manifest or beside this file, or define the schema here", ref, err))
 			return nil, nil, "", false
 		}
 		target = td
@@ -279,7 +279,7 @@ func (l *jsonLoader) document(uri string, from *jsonDoc) (*jsonDoc, error) {
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("the document it names is not available (no $id matches and %s cannot be read)", filepath.ToSlash(relTo(from, ru.Path)))
+		return nil, fmt.Errorf("no schema file of the manifest has that $id and %s does not exist", filepath.ToSlash(relTo(from, ru.Path)))
 	}
 	d, err := l.b.addJSONDoc(relTo(from, ru.Path), file, data)
 	if err != nil {

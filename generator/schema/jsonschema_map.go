@@ -115,6 +115,11 @@ func (l *jsonLoader) typed(n *jvalue, types []string, d *jsonDoc, ptr, hint stri
 	}
 	switch types[0] {
 	case "object":
+		if n.get("additionalProperties") == nil && n.get("patternProperties") == nil && hasCombinator(n) {
+			if r := l.combined(n, d, ptr, hint); r.ref.String() != rawJSON().String() {
+				return r
+			}
+		}
 		return l.mapType(n, d, ptr, hint)
 	case "array":
 		return l.arrayType(n, d, ptr, hint)
@@ -146,7 +151,10 @@ func contains(ss []string, s string) bool {
 // elem maps an item or map value: a nullable one becomes a pointer.
 func (l *jsonLoader) elem(n *jvalue, d *jsonDoc, ptr, hint string) *jsonResult {
 	r := l.typeOf(n, d, ptr, hint)
-	out := &jsonResult{ref: r.ref, note: r.note}
+	out := &jsonResult{ref: r.ref}
+	if r.note != "" {
+		out.note = "Each element or value: " + r.note
+	}
 	if r.nullable && !r.ref.Nilable() {
 		out.ref = pointer(r.ref)
 	}

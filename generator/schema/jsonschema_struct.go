@@ -134,6 +134,9 @@ func (l *jsonLoader) fillStruct(t *Type, n *jvalue, d *jsonDoc, ptr string) {
 	if ps == nil {
 		return
 	}
+	if n.get("oneOf") != nil || n.get("anyOf") != nil {
+		t.Doc = append(t.Doc, "It holds the fields of every object variant of its oneOf/anyOf; the schema says which combinations are valid.")
+	}
 	if ps.extra && !ps.closed {
 		t.Doc = append(t.Doc, "Members other than the fields below are allowed by the schema but not kept by this type.")
 	}
@@ -158,20 +161,8 @@ func (l *jsonLoader) fillStruct(t *Type, n *jvalue, d *jsonDoc, ptr string) {
 func (l *jsonLoader) field(t *Type, fields *namer, name string, p *propInfo) *Field {
 	gn := fields.take(GoName(name))
 	alt := p.alts[0]
-	r := l.typeOf(alt.n, alt.d, alt.ptr, t.Name+gn)
+	r, same := l.propType(t.Name+gn, p.alts)
 	note := r.note
-	for _, other := range p.alts[1:] {
-		if other.n == alt.n || other.n.raw() == alt.n.raw() {
-			continue
-		}
-		o := l.typeOf(other.n, other.d, other.ptr, t.Name+gn)
-		if o.ref.String() != r.ref.String() {
-			r = &jsonResult{ref: rawJSON()}
-			note = "Its variants give it different types; kept raw."
-			break
-		}
-		r = &jsonResult{ref: r.ref, nullable: r.nullable || o.nullable}
-	}
 	ref := r.ref
 	required := p.required
 	switch {
@@ -188,7 +179,10 @@ func (l *jsonLoader) field(t *Type, fields *namer, name string, p *propInfo) *Fi
 		Optional: !required,
 		Tags:     Tags{JSON: true, OmitEmpty: !required},
 	}
-	if def := alt.n.get("default"); def != nil {
+	if !same {
+		fd.Doc = nil // the variants describe it differently
+	}
+	if def := alt.n.get("default"); def != nil && same {
 		fd.Default = def.raw()
 		fd.Doc = append(fd.Doc, docLine("Default: "+truncate(fd.Default, 200)+"."))
 	}
@@ -211,4 +205,83 @@ func validJSONTag(s string) bool {
 		}
 	}
 	return true
+}
+
+// propType maps a property that one or more places (variants) define:
+// identical schemas map once; string enums and consts merge into one enum;
+// schemas of one scalar kind give that scalar; anything else stays raw.
+func (l *jsonLoader) propType(hint string, alts []propAlt) (r *jsonResult, same bool) {
+	first := alts[0]
+	same = true
+	for _, a := range alts[1:] {
+		if a.n != first.n && a.n.raw() != first.n.raw() {
+			same = false
+			break
+		}
+	}
+	if same {
+		return l.typeOf(first.n, first.d, first.ptr, hint), true
+	}
+	if vals, null, ok := l.stringChoices(alts); ok {
+		t := l.b.newType(Enum, first.d.path+" "+first.ptr, hint)
+		t.Doc = schemaDoc(first.n)
+		if len(t.Doc) == 0 {
+			t.Doc = []string{fmt.Sprintf("%s is the values of %s in its variants.", t.Name, first.ptr)}
+		}
+		for _, v := range vals {
+			t.Values = append(t.Values, &Symbol{GoName: l.b.pkg.take(t.Name + GoName(v)), Value: v})
+		}
+		return &jsonResult{ref: named(t), nullable: null, note: "Its values across the variants."}, false
+	}
+	kind := ""
+	for i, a := range alts {
+		k := l.scalarKind(a.n, a.d, 0)
+		if k == "" || (i > 0 && k != kind) {
+			var alt []string
+			for _, a := range alts {
+				alt = append(alt, describe(a.n))
+			}
+			return &jsonResult{ref: rawJSON(), note: "Its variants give it different types (" + truncate(strings.Join(alt, "; "), 300) + "); kept raw."}, false
+		}
+		kind = k
+	}
+	return &jsonResult{ref: builtin(kind)}, false
+}
+
+// stringChoices returns the values of alternatives that are all string
+// enums or string consts, in order, without duplicates.
+func (l *jsonLoader) stringChoices(alts []propAlt) (vals []string, null, ok bool) {
+	seen := map[string]bool{}
+	for _, a := range alts {
+		n, d := a.n, a.d
+		if ref, isRef := n.getStr("$ref"); isRef {
+			m, md, _, resolved := l.resolveQuiet(ref, d)
+			if !resolved {
+				return nil, false, false
+			}
+			n, d = m, md
+		}
+		var list []*jvalue
+		if e := n.get("enum"); e != nil && e.kind == jArray {
+			list = e.arr
+		} else if c := n.get("const"); c != nil {
+			list = []*jvalue{c}
+		} else {
+			return nil, false, false
+		}
+		for _, v := range list {
+			switch v.kind {
+			case jNull:
+				null = true
+			case jString:
+				if !seen[v.str] {
+					seen[v.str] = true
+					vals = append(vals, v.str)
+				}
+			default:
+				return nil, false, false
+			}
+		}
+	}
+	return vals, null, len(vals) > 0
 }
