@@ -1,0 +1,82 @@
+package shipping_test
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acemq/acemq-go/golden/goldentest"
+	"github.com/acemq/acemq-go/golden/shipping/want"
+	"github.com/acemq/acemq-go/internal/brokertest"
+	"github.com/acemq/acemq-go/runtime"
+)
+
+// handler fails each order's first attempt, so the manifest's fixed policy
+// (3 attempts, 200ms apart) is seen at work.
+type handler struct {
+	got chan *runtime.Message[shipping.ShipmentRequested]
+}
+
+func (h *handler) HandleShipmentRequested(_ context.Context, m *runtime.Message[shipping.ShipmentRequested]) runtime.Ack {
+	h.got <- m
+	if m.Envelope.Attempt == 1 {
+		return runtime.Retry(errors.New("the carrier is not answering"))
+	}
+	return runtime.Accept()
+}
+
+func TestPublishThroughTheDefaultExchangeWithRetry(t *testing.T) {
+	ctx, conn := goldentest.Connect(t, shipping.Topology())
+	h := &handler{got: make(chan *runtime.Message[shipping.ShipmentRequested], 4)}
+	consumer, err := shipping.ConsumeRequests(ctx, conn, h)
+	if err != nil {
+		t.Fatalf("ConsumeRequests: %v", err)
+	}
+	defer consumer.Close(context.Background())
+
+	express := true
+	want := shipping.ShipmentRequested{
+		OrderId:     "A-1",
+		Address:     shipping.Address{Street: "1 Quay St", City: "Lyon", Country: "FR"},
+		RequestedAt: time.Date(2026, 11, 30, 9, 15, 0, 0, time.UTC),
+		Express:     &express,
+	}
+	if err := shipping.NewShippingPublisher(conn).PublishShipmentRequested(ctx, want, runtime.WithCorrelationID("corr-1")); err != nil {
+		t.Fatalf("PublishShipmentRequested: %v", err)
+	}
+	first := goldentest.Receive(t, h.got, "first attempt")
+	if !reflect.DeepEqual(first.Payload, want) {
+		t.Errorf("payload %+v, want %+v", first.Payload, want)
+	}
+	goldentest.CheckEnvelope(t, first.Envelope, "shipment.requested.v1")
+	if first.Envelope.CorrelationID != "corr-1" || first.RoutingKey != "golden.shipping.requests" {
+		t.Errorf("correlation %q routing key %q", first.Envelope.CorrelationID, first.RoutingKey)
+	}
+	second := goldentest.Receive(t, h.got, "second attempt (the manifest's policy retries)")
+	if second.Envelope.Attempt != 2 || second.Envelope.ID != first.Envelope.ID || second.Envelope.Error != "the carrier is not answering" {
+		t.Errorf("second delivery: attempt %d id %q error %q; want attempt 2, id %q, the first failure's reason",
+			second.Envelope.Attempt, second.Envelope.ID, second.Envelope.Error, first.Envelope.ID)
+	}
+}
+
+// No dead_letter in the manifest: the queue has no dead-letter arguments,
+// and a policy that never uses the broker has no rungs.
+func TestTopologyWithoutDeadLetterOrRungs(t *testing.T) {
+	goldentest.Connect(t, shipping.Topology())
+	q := brokertest.QueueDetails(t, "golden.shipping.requests")
+	if _, ok := q.Arguments["x-dead-letter-exchange"]; ok || q.Type != "classic" {
+		t.Errorf("golden.shipping.requests: type %q arguments %v, want classic with no dead-letter exchange", q.Type, q.Arguments)
+	}
+	names, err := brokertest.QueueNames()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, "golden.shipping.requests.retry.") {
+			t.Errorf("rung %s declared for a policy that never uses the broker", n)
+		}
+	}
+}
