@@ -247,7 +247,12 @@ func (l *avroLoader) record(s *avro.RecordSchema, ptr string, t *Type) *TypeRef 
 // avroDefault renders a field default (as hamba decoded it) as JSON text.
 func avroDefault(v any) string {
 	if b, ok := v.([]byte); ok {
-		v = string(b)
+		// Avro's JSON form of bytes: one code point per byte.
+		r := make([]rune, len(b))
+		for i, c := range b {
+			r[i] = rune(c)
+		}
+		v = string(r)
 	}
 	out, err := json.Marshal(v)
 	if err != nil {
@@ -273,7 +278,7 @@ func (l *avroLoader) enum(s *avro.EnumSchema, t *Type) *TypeRef {
 		t.Doc = append(t.Doc, docLine(fmt.Sprintf("A reader meeting an unknown symbol reads %s.", s.Default())))
 	}
 	for _, sym := range s.Symbols() {
-		t.Values = append(t.Values, &Symbol{GoName: l.b.pkg.take(t.Name + GoName(sym)), Value: sym})
+		t.Values = append(t.Values, &Symbol{GoName: l.b.pkg.take(t.Name + EnumName(sym)), Value: sym})
 	}
 	return ref
 }
@@ -333,6 +338,7 @@ func (l *avroLoader) union(s *avro.UnionSchema, ptr, hint string) *TypeRef {
 	fields := newNamer("ToAny", "FromAny")
 	var names []string
 	decoded := map[string]string{} // Go type a branch decodes to → branch
+	keys := map[string]bool{}      // JSON keys taken
 	for i, br := range s.Types() {
 		if br.Type() == avro.Null {
 			t.Nullable = true
@@ -349,6 +355,10 @@ func (l *avroLoader) union(s *avro.UnionSchema, ptr, hint string) *TypeRef {
 			continue
 		}
 		gn, key := avroBranchNames(br)
+		if keys[key] {
+			key = rn // two branches of one Avro type (hamba allows it)
+		}
+		keys[key] = true
 		f := &Field{
 			GoName:   fields.take(gn, GoName(rn)),
 			WireName: key,

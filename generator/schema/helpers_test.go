@@ -2,6 +2,9 @@ package schema_test
 
 import (
 	"bytes"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,6 +41,25 @@ func gen(t *testing.T, format schema.Format, goName, text string) (string, error
 	return render("p", u)
 }
 
+// checkSource parses src and fails on any comment a Go tool could read as
+// a directive (//go:..., //line) and on any /* */ comment: schema text
+// must stay inside // doc comments.
+func checkSource(t *testing.T, src string) *ast.File {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "types.go", src, parser.ParseComments)
+	if err != nil {
+		t.Fatalf("generated code does not parse: %v\n%s", err, src)
+	}
+	for _, cg := range f.Comments {
+		for _, c := range cg.List {
+			if strings.HasPrefix(c.Text, "//go:") || strings.HasPrefix(c.Text, "//line ") || strings.HasPrefix(c.Text, "/*") {
+				t.Errorf("generated code has the comment %q:\n%s", c.Text, src)
+			}
+		}
+	}
+	return f
+}
+
 // repoRoot is the module root (two levels up from this package).
 func repoRoot(t *testing.T) string {
 	t.Helper()
@@ -55,7 +77,9 @@ func writeModule(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	root := repoRoot(t)
-	files["go.mod"] = "module acemqgentest\n\ngo 1.26.0\n\nrequire github.com/hamba/avro/v2 " + hambaVersion(t, root) + "\n"
+	files["go.mod"] = "module acemqgentest\n\ngo 1.26.0\n\nrequire (\n" +
+		"\tgithub.com/hamba/avro/v2 " + modVersion(t, root, "github.com/hamba/avro/v2") + "\n" +
+		"\tgithub.com/santhosh-tekuri/jsonschema/v6 " + modVersion(t, root, "github.com/santhosh-tekuri/jsonschema/v6") + "\n)\n"
 	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
 	if err != nil {
 		t.Fatal(err)
@@ -73,8 +97,8 @@ func writeModule(t *testing.T, files map[string]string) string {
 	return dir
 }
 
-// hambaVersion reads the hamba/avro version this module requires.
-func hambaVersion(t *testing.T, root string) string {
+// modVersion reads the version of module path this module requires.
+func modVersion(t *testing.T, root, path string) string {
 	t.Helper()
 	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
 	if err != nil {
@@ -82,14 +106,14 @@ func hambaVersion(t *testing.T, root string) string {
 	}
 	for _, line := range strings.Split(string(mod), "\n") {
 		f := strings.Fields(line)
-		if len(f) >= 2 && f[0] == "github.com/hamba/avro/v2" {
+		if len(f) >= 2 && f[0] == path {
 			return f[1]
 		}
-		if len(f) >= 3 && f[0] == "require" && f[1] == "github.com/hamba/avro/v2" {
+		if len(f) >= 3 && f[0] == "require" && f[1] == path {
 			return f[2]
 		}
 	}
-	t.Fatal("go.mod does not require github.com/hamba/avro/v2")
+	t.Fatalf("go.mod does not require %s", path)
 	return ""
 }
 

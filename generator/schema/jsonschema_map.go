@@ -254,7 +254,7 @@ func (l *jsonLoader) enumType(n, e *jvalue, d *jsonDoc, ptr, hint string) *jsonR
 			continue
 		}
 		seen[v.str] = true
-		t.Values = append(t.Values, &Symbol{GoName: l.b.pkg.take(t.Name + GoName(v.str)), Value: v.str})
+		t.Values = append(t.Values, &Symbol{GoName: l.b.pkg.take(t.Name + EnumName(v.str)), Value: v.str})
 	}
 	r := &jsonResult{ref: named(t), nullable: null}
 	l.b.jsonTypes[n] = r

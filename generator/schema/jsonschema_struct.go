@@ -229,7 +229,7 @@ func (l *jsonLoader) propType(hint string, alts []propAlt) (r *jsonResult, same 
 			t.Doc = []string{fmt.Sprintf("%s is the values of %s in its variants.", t.Name, first.ptr)}
 		}
 		for _, v := range vals {
-			t.Values = append(t.Values, &Symbol{GoName: l.b.pkg.take(t.Name + GoName(v)), Value: v})
+			t.Values = append(t.Values, &Symbol{GoName: l.b.pkg.take(t.Name + EnumName(v)), Value: v})
 		}
 		return &jsonResult{ref: named(t), nullable: null, note: "Its values across the variants."}, false
 	}

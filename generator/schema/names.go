@@ -37,6 +37,26 @@ func GoName(s string) string {
 	return out
 }
 
+// EnumName is the part of an enum constant's name that comes from its
+// symbol: like GoName, but a word written all in capitals is title-cased,
+// so that SPADES gives Spades and IN_PROGRESS InProgress (the constant
+// is then SuitSpades).
+func EnumName(s string) string {
+	words := strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	for i, w := range words {
+		if strings.ToUpper(w) == w && strings.ToLower(w) != w {
+			rs := []rune(strings.ToLower(w))
+			rs[0] = unicode.ToUpper(rs[0])
+			words[i] = string(rs)
+		}
+	}
+	out := GoName(strings.Join(words, " "))
+	if out == "X" && s != "" {
+		return GoName(s)
+	}
+	return out
+}
+
 // namer hands out unique identifiers in one scope, in the manner of
 // protogen: the first to ask for a name gets it, later ones get a
 // numbered variant.
