@@ -72,12 +72,18 @@ func oneLine(s string) string {
 func doc(add func(string) *jen.Statement, format string, args ...any) {
 	s := strings.Join(strings.Fields(fmt.Sprintf(format, args...)), " ")
 	for _, line := range wrap(s, 76) {
+		if strings.HasPrefix(line, "/") {
+			// jen renders a comment starting with // or /* as is, and
+			// //go: would be a directive: indent it inside the comment.
+			line = " " + line
+		}
 		add(line)
 	}
 }
 
 // wrap breaks s at spaces into lines of at most width bytes (a longer word
-// keeps its own line).
+// keeps its own line). It never breaks before a word starting with "/", so
+// that no line starts with // or /*.
 func wrap(s string, width int) []string {
 	var lines []string
 	line := ""
@@ -85,7 +91,7 @@ func wrap(s string, width int) []string {
 		switch {
 		case line == "":
 			line = w
-		case len(line)+1+len(w) > width:
+		case len(line)+1+len(w) > width && !strings.HasPrefix(w, "/"):
 			lines = append(lines, line)
 			line = w
 		default:
