@@ -25,8 +25,8 @@ func (b *builder) messages() {
 		if m.GoName = b.baseName(who, mm.Name, mm.GoName); m.GoName != "" {
 			m.VarName = m.GoName + "Type"
 			m.SchemaConst = lowerFirst(m.GoName) + "Schema"
-			b.ns.claim(m.GoName, who, mm.Name.Pos)
-			b.ns.claim(m.VarName, who+" (its message type variable)", mm.Name.Pos)
+			_ = b.ns.claim(m.GoName, who, mm.Name.Pos) &&
+				b.ns.claim(m.VarName, who+" (its message type variable)", mm.Name.Pos)
 		}
 		if prev, dup := byType[m.Type]; dup {
 			b.errorf(mm.Type.Pos, "%s has the type %q of message %q (%s:%d:%d); a consumer dispatches on the type, so give each message its own",
@@ -34,8 +34,9 @@ func (b *builder) messages() {
 		} else {
 			byType[m.Type] = mm
 		}
-		b.messageFormat(who, mm, m)
-		b.loadSchema(who, mm, m)
+		if b.loadSchema(who, mm, m) {
+			b.messageFormat(who, mm, m)
+		}
 		b.messageByName[m.Name] = m
 		b.messagePos[m] = mm.Schema
 		b.m.Messages = append(b.m.Messages, m)
@@ -63,8 +64,9 @@ func (b *builder) messageFormat(who string, mm *manifest.Message, m *Message) {
 	}
 }
 
-// loadSchema reads the schema file and keeps its text, compacted.
-func (b *builder) loadSchema(who string, mm *manifest.Message, m *Message) {
+// loadSchema reads the schema file and keeps its text, compacted; false
+// when the file cannot be read.
+func (b *builder) loadSchema(who string, mm *manifest.Message, m *Message) bool {
 	rel := filepath.FromSlash(mm.Schema.Value)
 	full := rel
 	if !filepath.IsAbs(rel) {
@@ -73,19 +75,20 @@ func (b *builder) loadSchema(who string, mm *manifest.Message, m *Message) {
 	data, err := os.ReadFile(full)
 	if errors.Is(err, fs.ErrNotExist) {
 		b.errorf(mm.Schema.Pos, "%s: schema file %q does not exist%s", who, mm.Schema.Value, b.nearFile(mm.Schema.Value))
-		return
+		return false
 	}
 	if err != nil {
 		b.errorf(mm.Schema.Pos, "%s: schema file %q: %v", who, mm.Schema.Value, err)
-		return
+		return false
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, data); err != nil {
 		b.errorf(mm.Schema.Pos, "%s: %s is not JSON: %s", who, where(mm.Schema.Value, data, err), err)
-		return
+		return false
 	}
 	m.SchemaText = buf.String()
 	m.schemaData = data
+	return true
 }
 
 // nearFile suggests a file of the same directory whose name is close.

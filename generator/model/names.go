@@ -71,17 +71,19 @@ type namespace struct {
 	order []string
 }
 
-func (n *namespace) claim(ident, who string, pos manifest.Pos) {
+// claim takes ident for who, or reports the clash and returns false.
+func (n *namespace) claim(ident, who string, pos manifest.Pos) bool {
 	if prev, ok := n.taken[ident]; ok && prev.pos.Line == 0 {
 		n.b.errorf(pos, "%s becomes the Go name %s, which %s takes; set go_name", who, ident, prev.who)
-		return
+		return false
 	} else if ok {
 		n.b.errorf(pos, "%s and %s (%s:%d:%d) both become the Go name %s; set go_name on one of them",
 			who, prev.who, n.b.file.Path, prev.pos.Line, prev.pos.Col, ident)
-		return
+		return false
 	}
 	n.taken[ident] = claim{who: who, pos: pos}
 	n.order = append(n.order, ident)
+	return true
 }
 
 // baseName is the Go base name of an entity: its go_name when set (and

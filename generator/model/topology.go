@@ -69,8 +69,8 @@ func (b *builder) queues() {
 		b.queueArguments(who, mq, q)
 		if len(mq.Consumes) > 0 && q.GoName != "" {
 			q.HandlerName, q.ConsumeName = q.GoName+"Handler", "Consume"+q.GoName
-			b.ns.claim(q.HandlerName, who+" (its handler interface)", mq.Name.Pos)
-			b.ns.claim(q.ConsumeName, who+" (its consume function)", mq.Name.Pos)
+			_ = b.ns.claim(q.HandlerName, who+" (its handler interface)", mq.Name.Pos) &&
+				b.ns.claim(q.ConsumeName, who+" (its consume function)", mq.Name.Pos)
 		}
 		b.m.Queues = append(b.m.Queues, q)
 	}
@@ -134,8 +134,8 @@ func (b *builder) publishers() {
 		p := &Publisher{Name: mp.Name.Value}
 		if base := b.baseName(who, mp.Name, mp.GoName); base != "" {
 			p.GoName, p.NewName = base+"Publisher", "New"+base+"Publisher"
-			b.ns.claim(p.GoName, who, mp.Name.Pos)
-			b.ns.claim(p.NewName, who+" (its constructor)", mp.Name.Pos)
+			_ = b.ns.claim(p.GoName, who, mp.Name.Pos) &&
+				b.ns.claim(p.NewName, who+" (its constructor)", mp.Name.Pos)
 		}
 		if mp.Exchange != nil && mp.Exchange.Value != "" {
 			if p.Exchange = b.exchangeByName[mp.Exchange.Value]; p.Exchange == nil {
