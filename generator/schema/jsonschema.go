@@ -166,7 +166,42 @@ func (l *jsonLoader) nullable(n *jvalue) bool {
 			}
 		}
 	}
+	for _, kw := range []string{"oneOf", "anyOf"} {
+		if arr := n.get(kw); arr != nil && arr.kind == jArray {
+			for _, m := range arr.arr {
+				if isNullSchema(m) {
+					return true
+				}
+			}
+		}
+	}
 	return false
+}
+
+// isNullSchema says a schema admits only null.
+func isNullSchema(n *jvalue) bool {
+	if n.kind != jObject || n.get("$ref") != nil {
+		return false
+	}
+	ts, null := jsonTypes(n)
+	return null && len(ts) == 0
+}
+
+// singleVariant says n's oneOf/anyOf has exactly one branch besides null.
+func singleVariant(n *jvalue) bool {
+	count := 0
+	for _, kw := range []string{"oneOf", "anyOf"} {
+		arr := n.get(kw)
+		if arr == nil || arr.kind != jArray {
+			continue
+		}
+		for _, m := range arr.arr {
+			if !isNullSchema(m) {
+				count++
+			}
+		}
+	}
+	return count == 1
 }
 
 // objectLike says a schema describes an object (by type or keywords).
@@ -197,6 +232,9 @@ func (l *jsonLoader) isStruct(n *jvalue, d *jsonDoc) bool {
 	}
 	if !objectLike(n) && !hasCombinator(n) {
 		return false
+	}
+	if n.get("properties") == nil && n.get("allOf") == nil && singleVariant(n) {
+		return false // {"anyOf": [X, {"type": "null"}]} is a nullable X
 	}
 	props := l.collectProps(n, d, "#", 0)
 	return props != nil && (len(props.order) > 0 || props.closed && !props.extra)

@@ -35,8 +35,7 @@ func (r *TypeRef) Nilable() bool {
 	case Qual:
 		return r.Pkg == "encoding/json" && r.Name == "RawMessage"
 	case Named:
-		return r.Named.Kind == Alias && !r.Named.GoAlias && r.Named.Target.Nilable() && r.Named.Target.Kind != Named ||
-			r.Named.Kind == Alias && r.Named.GoAlias && r.Named.Target.Nilable()
+		return r.Named.Kind == Alias && r.Named.Target != nil && r.Named.Target.Nilable()
 	}
 	return false
 }

@@ -1,0 +1,270 @@
+package schema_test
+
+import (
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/acemq/acemq-go/generator/schema"
+)
+
+var spaces = regexp.MustCompile(`[ \t]+`)
+
+// assertHas fails unless src holds every want, comparing with runs of
+// blanks collapsed (gofmt aligns fields).
+func assertHas(t *testing.T, src string, want ...string) {
+	t.Helper()
+	norm := spaces.ReplaceAllString(src, " ")
+	for _, w := range want {
+		if !strings.Contains(norm, spaces.ReplaceAllString(w, " ")) {
+			t.Errorf("generated code lacks %q:\n%s", w, src)
+		}
+	}
+}
+
+func assertLacks(t *testing.T, src string, bad ...string) {
+	t.Helper()
+	norm := spaces.ReplaceAllString(src, " ")
+	for _, b := range bad {
+		if strings.Contains(norm, b) {
+			t.Errorf("generated code holds %q:\n%s", b, src)
+		}
+	}
+}
+
+func TestAvroConstructs(t *testing.T) {
+	tests := []struct {
+		name, schema string
+		want         []string
+	}{
+		{"primitives", `{"type":"record","name":"R","fields":[
+			{"name":"b","type":"boolean"},{"name":"i","type":"int"},{"name":"l","type":"long"},
+			{"name":"f","type":"float"},{"name":"d","type":"double"},{"name":"s","type":"string"},{"name":"y","type":"bytes"}]}`,
+			[]string{"type Msg struct {", "B bool `avro:\"b\" json:\"b\"`", "I int32 `avro:\"i\" json:\"i\"`", "L int64", "F float32", "D float64", "S string", "Y []byte"}},
+		{"enum", `{"type":"record","name":"R","fields":[{"name":"suit","type":{"type":"enum","name":"Suit","symbols":["SPADES","HEARTS","in_play"]}}]}`,
+			[]string{"Suit Suit `avro:\"suit\" json:\"suit\"`", "type Suit string", `SuitSpades Suit = "SPADES"`, `SuitHearts Suit = "HEARTS"`, `SuitInPlay Suit = "in_play"`}},
+		{"fixed", `{"type":"record","name":"R","fields":[{"name":"h","type":{"type":"fixed","name":"MD5","size":16}}]}`,
+			[]string{"H MD5", "type MD5 [16]byte"}},
+		{"array and map", `{"type":"record","name":"R","fields":[{"name":"tags","type":{"type":"array","items":"string"}},{"name":"m","type":{"type":"map","values":{"type":"array","items":"long"}}}]}`,
+			[]string{"Tags []string", "M map[string][]int64"}},
+		{"nullable", `{"type":"record","name":"R","fields":[{"name":"n","type":["null","string"],"default":null},{"name":"a","type":["null",{"type":"array","items":"int"}]},{"name":"m","type":["string","null"]}]}`,
+			[]string{"N *string", "// Default: null.", "A []int32", "M *string"}},
+		{"nested and recursive", `{"type":"record","name":"Node","fields":[{"name":"inner","type":{"type":"record","name":"Inner","fields":[{"name":"x","type":"int"}]}},{"name":"next","type":["null","Node"]},{"name":"kids","type":{"type":"array","items":"Node"}},{"name":"again","type":"Inner"}]}`,
+			[]string{"Inner Inner", "type Inner struct", "Next *Msg", "Kids []Msg", "Again Inner"}},
+		{"logical types", `{"type":"record","name":"R","fields":[
+			{"name":"ts","type":{"type":"long","logicalType":"timestamp-millis"}},{"name":"us","type":{"type":"long","logicalType":"timestamp-micros"}},
+			{"name":"d","type":{"type":"int","logicalType":"date"}},{"name":"t","type":{"type":"int","logicalType":"time-millis"}},
+			{"name":"dec","type":{"type":"bytes","logicalType":"decimal","precision":9,"scale":2}},{"name":"id","type":{"type":"string","logicalType":"uuid"}},
+			{"name":"opt","type":["null",{"type":"long","logicalType":"timestamp-millis"}]}]}`,
+			[]string{"Ts time.Time", "Us time.Time", "D time.Time", "T time.Duration", "Dec *big.Rat", "Id string", "Opt *time.Time", `"math/big"`, `"time"`}},
+		{"general union", `{"type":"record","name":"R","fields":[{"name":"v","type":["null","int","string",{"type":"record","name":"P","fields":[]}]}]}`,
+			[]string{"V *MsgV", "type MsgV struct", "Int *int32 `json:\"int,omitempty\"`", "P *P `json:\"P,omitempty\"`", "func (u *MsgV) ToAny() (any, error)", "func (u *MsgV) FromAny(payload any) error", "case int:", "x := int32(v)", `avro.Register("P", *new(P))`}},
+		{"docs and defaults", `{"type":"record","name":"R","doc":"An order.","fields":[{"name":"q","type":"int","default":1,"doc":"How many."}]}`,
+			[]string{"// An order.\ntype Msg struct", "// How many.\n // Default: 1.\n Q int32"}},
+		{"namespaces", `{"type":"record","name":"R","namespace":"a","fields":[{"name":"x","type":{"type":"record","name":"Rec","namespace":"b.c","fields":[]}},{"name":"y","type":{"type":"record","name":"Rec","namespace":"d","fields":[{"name":"z","type":"int"}]}}]}`,
+			[]string{"X Rec", "Y DRec", "type Rec struct", "type DRec struct"}},
+		{"top-level array", `{"type":"array","items":{"type":"record","name":"Item","fields":[]}}`,
+			[]string{"type Msg []Item", "type Item struct"}},
+		{"top-level union", `["null",{"type":"record","name":"P","fields":[]}]`,
+			[]string{"type Msg = *P"}},
+		{"top-level general union", `["int","string"]`,
+			[]string{"type Msg = *MsgUnion", "type MsgUnion struct"}},
+		{"top-level timestamp", `{"type":"long","logicalType":"timestamp-millis"}`,
+			[]string{"type Msg = time.Time"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			src, err := gen(t, schema.Avro, "Msg", tc.schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSource(t, src)
+			assertHas(t, src, tc.want...)
+			assertLacks(t, src, "interface{}", " any ", "]any")
+		})
+	}
+}
+
+func TestJSONSchemaConstructs(t *testing.T) {
+	tests := []struct {
+		name, schema string
+		want         []string
+	}{
+		{"required and optional", `{"type":"object","required":["id","n"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"n":{"type":"integer"},"x":{"type":"number"},"ok":{"type":"boolean"}}}`,
+			[]string{"type Msg struct", "Id string `json:\"id\"`", "Name *string `json:\"name,omitempty\"`", "N int64 `json:\"n\"`", "X *float64 `json:\"x,omitempty\"`", "Ok *bool"}},
+		{"enum", `{"type":"object","required":["s"],"properties":{"s":{"enum":["open","in-progress","DONE"]},"o":{"type":"string","enum":["a","b"]},"n":{"enum":[1,2]}}}`,
+			[]string{"S MsgS `json:\"s\"`", "type MsgS string", `MsgSOpen MsgS = "open"`, `MsgSInProgress MsgS = "in-progress"`, `MsgSDone MsgS = "DONE"`, "O *MsgO", "N *int64", "// One of 1, 2."}},
+		{"arrays", `{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string"}},"pts":{"type":"array","items":{"type":"object","properties":{"x":{"type":"integer"}}}},"any":{"type":"array"}}}`,
+			[]string{"Tags []string `json:\"tags,omitempty\"`", "Pts []MsgPtsItem", "type MsgPtsItem struct", "Any []json.RawMessage"}},
+		{"additionalProperties", `{"type":"object","properties":{"labels":{"type":"object","additionalProperties":{"type":"string"}},"open":{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":true},"free":{"type":"object"}}}`,
+			[]string{"Labels map[string]string", "Open *MsgOpen", "type MsgOpen struct", "Members other than the fields below are allowed", "Free map[string]json.RawMessage"}},
+		{"$ref and $defs", `{"type":"object","required":["home"],"properties":{"home":{"$ref":"#/$defs/address"},"work":{"$ref":"#/$defs/address"},"old":{"$ref":"#/definitions/Legacy"}},"$defs":{"address":{"type":"object","properties":{"city":{"type":"string"}}}},"definitions":{"Legacy":{"type":"object","properties":{"v":{"type":"integer"}}}}}`,
+			[]string{"Home Address `json:\"home\"`", "Work *Address", "type Address struct", "Old *Legacy", "type Legacy struct"}},
+		{"date-time and formats", `{"type":"object","required":["at"],"properties":{"at":{"type":"string","format":"date-time"},"day":{"type":"string","format":"date"},"id":{"type":"string","format":"uuid"}}}`,
+			[]string{"At time.Time `json:\"at\"`", "Day *string", "Id *string"}},
+		{"nullable", `{"type":"object","required":["a","b"],"properties":{"a":{"type":["string","null"]},"b":{"type":["array","null"],"items":{"type":"integer"}},"c":{"type":["object","null"],"properties":{"z":{"type":"string"}}}}}`,
+			[]string{"A *string `json:\"a\"`", "B []int64 `json:\"b\"`", "C *MsgC `json:\"c,omitempty\"`"}},
+		{"oneOf of different kinds stays raw", `{"type":"object","properties":{"v":{"oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}]}}}`,
+			[]string{"// One of: string; array. Kept raw: decode it once you know which.", "V json.RawMessage `json:\"v,omitempty\"`"}},
+		{"anyOf with null", `{"type":"object","required":["v"],"properties":{"v":{"anyOf":[{"$ref":"#/$defs/P"},{"type":"null"}]}},"$defs":{"P":{"type":"object","properties":{"q":{"type":"string"}}}}}`,
+			[]string{"V *P `json:\"v\"`"}},
+		{"oneOf of one scalar kind", `{"type":"object","properties":{"v":{"oneOf":[{"type":"string","format":"email"},{"type":"string","maxLength":3}]}}}`,
+			[]string{"V *string"}},
+		{"allOf merges objects", `{"allOf":[{"$ref":"#/$defs/Base"},{"type":"object","required":["extra"],"properties":{"extra":{"type":"integer"}}}],"$defs":{"Base":{"type":"object","required":["id"],"properties":{"id":{"type":"string"}}}}}`,
+			[]string{"type Msg struct", "Id string `json:\"id\"`", "Extra int64 `json:\"extra\"`"}},
+		{"variants merge", `{"oneOf":[{"type":"object","properties":{"kind":{"const":"a"},"x":{"type":"integer"}}},{"type":"object","properties":{"kind":{"const":"b"},"y":{"type":"string"}}}]}`,
+			[]string{"type Msg struct", "Kind *MsgKind", `MsgKindA MsgKind = "a"`, `MsgKindB MsgKind = "b"`, "X *int64", "Y *string", "It holds the fields of every object variant"}},
+		{"true and empty schemas", `{"type":"object","properties":{"a":true,"b":{}}}`,
+			[]string{"A json.RawMessage `json:\"a,omitempty\"`", "B json.RawMessage"}},
+		{"recursion", `{"type":"object","properties":{"name":{"type":"string"},"parent":{"$ref":"#"},"kids":{"type":"array","items":{"$ref":"#"}}}}`,
+			[]string{"Parent *Msg", "Kids []Msg"}},
+		{"required recursion is a pointer", `{"$ref":"#/$defs/N","$defs":{"N":{"type":"object","required":["next"],"properties":{"next":{"$ref":"#/$defs/N"}}}}}`,
+			[]string{"type Msg = N", "Next *N `json:\"next\"`"}},
+		{"top-level array", `{"type":"array","items":{"type":"object","properties":{"a":{"type":"string"}}}}`,
+			[]string{"type Msg []MsgValueItem", "type MsgValueItem struct"}},
+		{"integer and number", `{"type":"object","required":["v"],"properties":{"v":{"type":["integer","number"]}}}`,
+			[]string{"V float64"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			src, err := gen(t, schema.JSONSchema, "Msg", tc.schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSource(t, src)
+			assertHas(t, src, tc.want...)
+			assertLacks(t, src, "interface{}", " any ", "]any")
+		})
+	}
+}
+
+// errorsOf returns every *schema.Error in err.
+func errorsOf(t *testing.T, err error) []*schema.Error {
+	t.Helper()
+	if err == nil {
+		t.Fatal("Build succeeded; want an error")
+	}
+	var out []*schema.Error
+	list := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		list = j.Unwrap()
+	}
+	for _, e := range list {
+		var se *schema.Error
+		if !errors.As(e, &se) {
+			t.Fatalf("not a *schema.Error: %v", e)
+		}
+		out = append(out, se)
+	}
+	return out
+}
+
+func TestRefusals(t *testing.T) {
+	tests := []struct {
+		name      string
+		format    schema.Format
+		schema    string
+		pointers  []string
+		construct string
+		msg       string
+	}{
+		{"avro type from another file", schema.Avro, `{"type":"record","name":"R","fields":[{"name":"a","type":"int"},{"name":"p","type":{"type":"array","items":"com.x.Position"}}]}`,
+			[]string{"#/fields/1/type/items"}, "named type reference", `type "com.x.Position" is not defined in this file`},
+		{"avro invalid", schema.Avro, `{"type":"record","name":"R"}`, []string{"#"}, "avro schema", "not a valid Avro schema"},
+		{"avro not json", schema.Avro, `{"type":`, []string{"#"}, "json", "not valid JSON"},
+		{"avro union branches that decode alike", schema.Avro, `{"type":"record","name":"R","fields":[{"name":"u","type":[{"type":"int","logicalType":"date"},{"type":"long","logicalType":"timestamp-millis"}]}]}`,
+			[]string{"#/fields/0/type/1"}, "union branch long.timestamp-millis", "both decode to Go time.Time"},
+		{"json external refs, all reported", schema.JSONSchema, `{"type":"object","properties":{"a":{"$ref":"common/a.json"},"b":{"$ref":"https://example.com/b.json#/x"}}}`,
+			[]string{"#/properties/a/$ref", "#/properties/b/$ref"}, "$ref", "add that document to the manifest or beside this file"},
+		{"json dangling pointer", schema.JSONSchema, `{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}`,
+			[]string{"#/properties/a/$ref"}, "$ref", "has nothing at #/$defs/missing"},
+		{"json property a tag cannot name", schema.JSONSchema, `{"type":"object","properties":{"a\"b":{"type":"string"}}}`,
+			[]string{"#/properties/a\"b"}, "property name", "cannot be named in a Go struct tag"},
+		{"json unknown type", schema.JSONSchema, `{"type":"object","properties":{"a":{"type":"strng"}}}`,
+			[]string{"#/properties/a/type"}, "type", `unknown type "strng"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := gen(t, tc.format, "Msg", tc.schema)
+			errs := errorsOf(t, err)
+			if len(errs) != len(tc.pointers) {
+				t.Fatalf("got %d errors, want %d: %v", len(errs), len(tc.pointers), err)
+			}
+			for i, e := range errs {
+				if e.Pointer != tc.pointers[i] || e.Construct != tc.construct || !strings.Contains(e.Msg, tc.msg) {
+					t.Errorf("error %d = %+v; want pointer %q, construct %q, message with %q", i, e, tc.pointers[i], tc.construct, tc.msg)
+				}
+				if !strings.HasPrefix(e.Error(), e.Path+": "+e.Pointer+": ") {
+					t.Errorf("Error() = %q", e.Error())
+				}
+			}
+		})
+	}
+}
+
+func TestReservedAndRootNames(t *testing.T) {
+	in := []schema.Input{
+		{Message: "OrderPlaced", GoName: "OrderPlaced", Path: "a.avsc", Format: schema.Avro,
+			Data: []byte(`{"type":"record","name":"Order","namespace":"com.acme","fields":[{"name":"x","type":{"type":"record","name":"Topology","fields":[]}},{"name":"y","type":{"type":"record","name":"OrderPlaced","fields":[]}}]}`)},
+	}
+	u, err := schema.Build(in, []string{"Topology", "OrdersPublisher"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := render("p", u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertHas(t, src, "type OrderPlaced struct", "X ComAcmeTopology", "type ComAcmeTopology struct", "Y ComAcmeOrderPlaced")
+	if u.Roots["OrderPlaced"] == nil || u.Roots["OrderPlaced"].Name != "OrderPlaced" {
+		t.Errorf("root = %+v", u.Roots["OrderPlaced"])
+	}
+	_, err = schema.Build([]schema.Input{{Message: "M", GoName: "Topology", Path: "m.json", Format: schema.JSONSchema, Data: []byte(`{}`)}}, []string{"Topology"})
+	errs := errorsOf(t, err)
+	if errs[0].Construct != "name" || !strings.Contains(errs[0].Msg, "go_name") {
+		t.Errorf("reserved root name: %v", err)
+	}
+}
+
+func TestSharedAvroTypesAcrossInputs(t *testing.T) {
+	line := `{"type":"record","name":"Line","namespace":"com.acme","fields":[{"name":"sku","type":"string"}]}`
+	in := []schema.Input{
+		{Message: "A", GoName: "A", Path: "a.avsc", Format: schema.Avro, Data: []byte(`{"type":"record","name":"A","fields":[{"name":"l","type":` + line + `}]}`)},
+		{Message: "B", GoName: "B", Path: "b.avsc", Format: schema.Avro, Data: []byte(`{"type":"record","name":"B","fields":[{"name":"l","type":` + line + `}]}`)},
+		{Message: "C", GoName: "C", Path: "c.avsc", Format: schema.Avro, Data: []byte(`{"type":"record","name":"C","fields":[{"name":"l","type":{"type":"record","name":"Line","namespace":"com.acme","fields":[{"name":"n","type":"int"}]}}]}`)},
+	}
+	u, err := schema.Build(in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := render("p", u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(src, "type Line struct"); n != 1 {
+		t.Errorf("the identical record Line is declared %d times", n)
+	}
+	assertHas(t, src, "L ComAcmeLine", "type ComAcmeLine struct")
+}
+
+func TestDeterministic(t *testing.T) {
+	for _, file := range []string{"avro/hamba-avro__golden.avsc", "jsonschema/schemastore__kustomization.json", "jsonschema/openlineage__ColumnLineageDatasetFacet.json"} {
+		var first string
+		for i := 0; i < 5; i++ {
+			u, err := buildCorpusFile(t, file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src, err := render("p", u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				first = src
+			} else if src != first {
+				t.Fatalf("%s: output differs between runs", file)
+			}
+		}
+	}
+}
