@@ -1,6 +1,8 @@
 package emit
 
 import (
+	"strings"
+
 	"github.com/acemq/acemq-go/generator/schema"
 	"github.com/dave/jennifer/jen"
 )
@@ -68,8 +70,11 @@ func typTags(fd *schema.Field) map[string]string {
 	}
 	if fd.Tags.JSON {
 		j := fd.WireName
+		if j == "-" {
+			j = "-," // a property named "-", not a skipped field
+		}
 		if fd.Tags.OmitEmpty {
-			j += ",omitempty"
+			j = strings.TrimSuffix(j, ",") + ",omitempty"
 		}
 		tags["json"] = j
 	}

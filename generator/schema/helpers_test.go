@@ -60,6 +60,35 @@ func checkSource(t *testing.T, src string) *ast.File {
 	return f
 }
 
+// checkNoAny fails if a declared type or field of f is (or holds) any or
+// an interface: a schema maps to a real type, json.RawMessage, or an error.
+func checkNoAny(t *testing.T, name string, f *ast.File) {
+	t.Helper()
+	check := func(where string, expr ast.Expr) {
+		ast.Inspect(expr, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.InterfaceType:
+				t.Errorf("%s: %s is an interface", name, where)
+			case *ast.Ident:
+				if n.Name == "any" {
+					t.Errorf("%s: %s holds any", name, where)
+				}
+			}
+			return true
+		})
+	}
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.TYPE {
+			continue
+		}
+		for _, spec := range g.Specs {
+			ts := spec.(*ast.TypeSpec)
+			check("type "+ts.Name.Name, ts.Type)
+		}
+	}
+}
+
 // repoRoot is the module root (two levels up from this package).
 func repoRoot(t *testing.T) string {
 	t.Helper()

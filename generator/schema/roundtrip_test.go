@@ -9,29 +9,36 @@ import (
 	"github.com/acemq/acemq-go/generator/schema"
 )
 
-// TestAvroRoundTrip generates the types of testdata/roundtrip/*.avsc into
-// one package, and runs testdata/roundtrip/avro_roundtrip_test.go beside
-// them: hamba/avro marshals and unmarshals every construct (records,
-// nesting, recursion, enums, fixed, arrays, maps, nullable and general
-// unions, logical types) and encoding/json keeps the same value.
-func TestAvroRoundTrip(t *testing.T) {
+// TestRoundTrip generates the types of testdata/roundtrip/*.avsc and
+// names.json into one package, vets it, and runs the tests of
+// testdata/roundtrip beside them: hamba/avro marshals and unmarshals every
+// Avro construct (records, nesting, recursion, enums, fixed, arrays, maps,
+// nullable and general unions, logical types) and encoding/json keeps the
+// same value; names.json (keywords, digits, dashes, unicode, hostile doc
+// text) gives types whose JSON the reference validator accepts.
+func TestRoundTrip(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a test module")
 	}
 	dir := "testdata/roundtrip"
 	roots := map[string]string{
+		"names.json": "Names", "strings.avsc": "Strings",
 		"order.avsc": "Order", "event.avsc": "Event", "maybe.avsc": "MaybePong",
-		"names.avsc": "Names", "rank.avsc": "Rank", "id.avsc": "Ident", "when.avsc": "When",
+		"rank.avsc": "Rank", "id.avsc": "Ident", "when.avsc": "When",
 	}
 	files := map[string]string{}
 	var inputs []schema.Input
-	for _, name := range []string{"order.avsc", "event.avsc", "maybe.avsc", "names.avsc", "rank.avsc", "id.avsc", "when.avsc"} {
+	for _, name := range []string{"names.json", "order.avsc", "event.avsc", "maybe.avsc", "strings.avsc", "rank.avsc", "id.avsc", "when.avsc"} {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
 		}
 		files[filepath.Join("rt", name)] = string(data)
-		inputs = append(inputs, schema.Input{Message: roots[name], GoName: roots[name], Path: name, Dir: dir, Data: data, Format: schema.Avro})
+		format := schema.Avro
+		if filepath.Ext(name) == ".json" {
+			format = schema.JSONSchema
+		}
+		inputs = append(inputs, schema.Input{Message: roots[name], GoName: roots[name], Path: name, Dir: dir, Data: data, Format: format})
 	}
 	u, err := schema.Build(inputs, nil)
 	if err != nil {
@@ -48,12 +55,14 @@ func TestAvroRoundTrip(t *testing.T) {
 		}
 		return true
 	})
-	test, err := os.ReadFile(filepath.Join(dir, "avro_roundtrip_test.go"))
-	if err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"avro_roundtrip_test.go", "json_roundtrip_test.go"} {
+		test, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files["rt/"+name] = string(test)
 	}
 	files["rt/types.go"] = src
-	files["rt/avro_roundtrip_test.go"] = string(test)
 	mod := writeModule(t, files)
 	if out, err := goCmd(mod, "vet", "./..."); err != nil {
 		t.Fatalf("go vet: %v\n%s\n%s", err, out, src)

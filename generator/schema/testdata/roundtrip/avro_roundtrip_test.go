@@ -135,7 +135,7 @@ func TestRootForms(t *testing.T) {
 	roundTrip(t, schemaOf(t, "event.avsc"), Event(nil))
 	roundTrip(t, schemaOf(t, "maybe.avsc"), MaybePong(&Pong{N: 9}))
 	roundTrip(t, schemaOf(t, "maybe.avsc"), MaybePong(nil))
-	roundTrip(t, schemaOf(t, "names.avsc"), Names{"a", "b"})
+	roundTrip(t, schemaOf(t, "strings.avsc"), Strings{"a", "b"})
 	roundTrip(t, schemaOf(t, "rank.avsc"), RankKing)
 	roundTrip(t, schemaOf(t, "id.avsc"), Ident{1, 2, 3, 4})
 	roundTrip(t, schemaOf(t, "when.avsc"), When(time.UnixMilli(5).UTC()))
