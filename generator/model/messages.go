@@ -36,6 +36,7 @@ func (b *builder) messages() {
 		}
 		if b.loadSchema(who, mm, m) {
 			b.messageFormat(who, mm, m)
+			b.bundle(who, mm, m)
 		}
 		b.messageByName[m.Name] = m
 		b.messagePos[m] = mm.Schema
@@ -89,6 +90,19 @@ func (b *builder) loadSchema(who string, mm *manifest.Message, m *Message) bool 
 	m.SchemaText = buf.String()
 	m.schemaData = data
 	return true
+}
+
+// bundle makes the schema text of a JSON Schema message self-contained.
+func (b *builder) bundle(who string, mm *manifest.Message, m *Message) {
+	if m.Format != schema.JSONSchema {
+		return
+	}
+	text, err := bundleJSONSchema(b.dir, path.Clean(mm.Schema.Value), m.schemaData)
+	if err != nil {
+		b.errorf(mm.Schema.Pos, "%s: %s: %v", who, mm.Schema.Value, err)
+		return
+	}
+	m.SchemaText = text
 }
 
 // nearFile suggests a file of the same directory whose name is close.

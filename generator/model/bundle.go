@@ -1,0 +1,164 @@
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// bundleJSONSchema returns the schema text the runtime gets for a JSON
+// Schema file: the file compacted, or, when it refers to other files by a
+// relative $ref (money.json, ../common/money.json#/$defs/x), the file with
+// each referenced document embedded under $defs as a resource of its own
+// ($id set to the URI the reference resolves to). The runtime compiles a
+// message's schema alone and loads nothing, so the text must be
+// self-contained. A file without an $id gets file:///<its path> as its
+// base URI, so that its relative references resolve to the embedded
+// resources. Absolute references (https://...) are left as they are.
+func bundleJSONSchema(dir, file string, data []byte) (string, error) {
+	root, err := decodeJSON(data)
+	if err != nil {
+		return "", err
+	}
+	rootMap, ok := root.(map[string]any)
+	if !ok || len(relativeRefs(root)) == 0 {
+		return compactJSON(data)
+	}
+	idKey, defsKey := draftKeys(rootMap)
+	base, _ := rootMap[idKey].(string)
+	if base == "" {
+		base = "file:///" + file
+		rootMap[idKey] = base
+	}
+	defs, _ := rootMap[defsKey].(map[string]any)
+	if defs == nil {
+		defs = map[string]any{}
+	}
+	type doc struct {
+		file, base string
+		value      any
+	}
+	queue := []doc{{file, base, root}}
+	seen := map[string]bool{path.Clean(file): true}
+	for len(queue) > 0 {
+		d := queue[0]
+		queue = queue[1:]
+		for _, ref := range relativeRefs(d.value) {
+			target := path.Join(path.Dir(d.file), ref)
+			if seen[target] {
+				continue
+			}
+			seen[target] = true
+			raw, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(target)))
+			if err != nil {
+				continue // schema.Build reports the missing file
+			}
+			v, err := decodeJSON(raw)
+			m, ok := v.(map[string]any)
+			if err != nil || !ok {
+				continue
+			}
+			uri := resolveURI(d.base, ref)
+			own, _ := m[idKey].(string)
+			if own == "" {
+				m[idKey] = uri
+				own = uri
+			} else if resolveURI(d.base, own) != uri {
+				defs["acemq-bundle-alias:"+target] = map[string]any{idKey: uri, "$ref": own}
+			}
+			defs["acemq-bundle:"+target] = m
+			queue = append(queue, doc{target, own, m})
+		}
+	}
+	rootMap[defsKey] = defs
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(rootMap); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(buf.String(), "\n"), nil
+}
+
+// draftKeys are the id and definitions keywords of the document's draft.
+func draftKeys(doc map[string]any) (idKey, defsKey string) {
+	s, _ := doc["$schema"].(string)
+	switch {
+	case strings.Contains(s, "draft-04"):
+		return "id", "definitions"
+	case strings.Contains(s, "draft-06"), strings.Contains(s, "draft-07"):
+		return "$id", "definitions"
+	}
+	return "$id", "$defs"
+}
+
+// relativeRefs are the document parts of the relative $refs in v, in the
+// order met (map keys sorted), without duplicates.
+func relativeRefs(v any) []string {
+	var out []string
+	seen := map[string]bool{}
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if ref, ok := x["$ref"].(string); ok {
+				doc, _, _ := strings.Cut(ref, "#")
+				if u, err := url.Parse(doc); doc != "" && err == nil && !u.IsAbs() && !strings.HasPrefix(doc, "/") && !seen[doc] {
+					seen[doc] = true
+					out = append(out, doc)
+				}
+			}
+			for _, k := range sortedKeys(x) {
+				walk(x[k])
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return out
+}
+
+func resolveURI(base, ref string) string {
+	b, err := url.Parse(base)
+	if err != nil {
+		return ref
+	}
+	r, err := url.Parse(ref)
+	if err != nil {
+		return ref
+	}
+	return b.ResolveReference(r).String()
+}
+
+func decodeJSON(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
+}
+
+func compactJSON(data []byte) (string, error) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, data); err != nil {
+		return "", err
+	}
+	return buf.String(), nil
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
