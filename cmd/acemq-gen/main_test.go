@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"acemq-gen": func() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScripts runs testdata/script/*.txtar: the command as a user runs it.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{Dir: filepath.Join("testdata", "script")})
+}
+
+const manifest = `version: 1
+package: orders
+messages:
+  OrderPlaced: {type: order.placed.v1, schema: order.json}
+queues:
+  orders.new: {consumes: [OrderPlaced]}
+`
+
+// TestExitCodes pins the exit codes: 0 done or current, 1 stale, 2 a bad
+// manifest or a usage error.
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("acemq.yaml", manifest)
+	write("order.json", `{"type": "object", "properties": {"id": {"type": "string"}}}`)
+	write("bad.yaml", strings.Replace(manifest, "consumes", "consume", 1))
+	f := filepath.Join(dir, "acemq.yaml")
+	steps := []struct {
+		args []string
+		want int
+	}{
+		{[]string{"check", "-f", f}, 1}, // nothing generated yet
+		{[]string{"-f", f}, 0},
+		{[]string{"check", "-f", f}, 0},
+		{[]string{"check", "-f", filepath.Join(dir, "bad.yaml")}, 2},
+		{[]string{"-f", filepath.Join(dir, "bad.yaml")}, 2},
+		{[]string{"-f", filepath.Join(dir, "missing.yaml")}, 2},
+		{[]string{}, 2},
+		{[]string{"-f", f, "extra"}, 2},
+		{[]string{"-x"}, 2},
+		{[]string{"-h"}, 0},
+	}
+	for _, s := range steps {
+		var stdout, stderr bytes.Buffer
+		if got := run(s.args, &stdout, &stderr); got != s.want {
+			t.Errorf("acemq-gen %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(s.args, " "), got, s.want, &stdout, &stderr)
+		}
+	}
+}
