@@ -84,6 +84,10 @@ func (b *builder) loadSchema(who string, mm *manifest.Message, m *Message) bool 
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, data); err != nil {
+		var v any
+		if uerr := json.Unmarshal(data, &v); uerr != nil {
+			err = uerr // its offset is where the error is
+		}
 		b.errorf(mm.Schema.Pos, "%s: %s is not JSON: %s", who, where(mm.Schema.Value, data, err), err)
 		return false
 	}
@@ -128,7 +132,8 @@ func where(file string, data []byte, err error) string {
 		return file
 	}
 	line, col := 1, 1
-	for _, c := range data[:min(int(se.Offset), len(data))] {
+	// Offset counts the bytes read, the offending one included.
+	for _, c := range data[:max(0, min(int(se.Offset)-1, len(data)))] {
 		if c == '\n' {
 			line, col = line+1, 1
 		} else {

@@ -1,0 +1,125 @@
+package model
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acemq/acemq-go/generator/manifest"
+)
+
+func TestGoName(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"orders.new", "OrdersNew"}, {"order-placed", "OrderPlaced"}, {"OrderPlaced", "OrderPlaced"},
+		{"type", "Type"}, {"2fa-code", "X2faCode"}, {"café-crème", "CaféCrème"}, {"订单", "X订单"},
+		{"golden.names.select-1", "GoldenNamesSelect1"}, {"__x__", "X"}, {"a..b", "AB"}, {"...", ""},
+	} {
+		if got := GoName(c.in); got != c.want {
+			t.Errorf("GoName(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// build parses and builds a manifest written in a temporary directory with
+// the given schema files.
+func build(t *testing.T, src string, files map[string]string) (*Model, error) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := manifest.Parse("acemq.yaml", []byte(src))
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	return Build(f, dir)
+}
+
+const object = `{"type": "object", "properties": {"id": {"type": "string"}}}`
+
+func TestPolicies(t *testing.T) {
+	m, err := build(t, `version: 1
+package: p
+policies:
+  standard:
+    exponential: {attempts: 6, initial: 10s, max: 300s, multiplier: 2, jitter: 0.1}
+    give_up_after: 1h
+  quick:
+    fixed: {attempts: 3, delay: 1s}
+    wait_in_broker_from: 0s
+  slow:
+    fixed: {attempts: 3, delay: 2m}
+    go_name: Slowly
+`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	std, quick, slow := m.Policies[0], m.Policies[1], m.Policies[2]
+	if std.GoName != "StandardPolicy" || *std.Multiplier != 2 || *std.Jitter != 0.1 || std.GiveUpAfter != time.Hour {
+		t.Errorf("standard: %+v", std)
+	}
+	if got := std.Value.BrokerRungs(); !slices.Equal(got, []time.Duration{40 * time.Second, 80 * time.Second, 160 * time.Second}) {
+		t.Errorf("standard rungs %v", got)
+	}
+	if quick.Kind != Fixed || quick.WaitInBrokerFrom == nil || *quick.WaitInBrokerFrom != 0 || len(quick.Value.BrokerRungs()) != 0 {
+		t.Errorf("quick: %+v rungs %v", quick, quick.Value.BrokerRungs())
+	}
+	if slow.GoName != "Slowly" || !slices.Equal(slow.Value.BrokerRungs(), []time.Duration{2 * time.Minute}) {
+		t.Errorf("slow: %+v", slow)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	files := map[string]string{"a.json": object, "b.avsc": `{"type": "record", "name": "B", "fields": [{"name": "x", "type": "int"}]}`}
+	for _, c := range []struct{ name, src, want string }{
+		{"neither shape", "policies:\n  p: {give_up_after: 1m}\n",
+			`acemq.yaml:4:3: policy "p" needs exponential: {attempts, initial, max} or fixed: {attempts, delay}`},
+		{"both shapes", "policies:\n  p: {exponential: {attempts: 2, initial: 1s, max: 1s}, fixed: {attempts: 2, delay: 1s}}\n",
+			`has both exponential: and fixed:; keep one`},
+		{"max below initial", "policies:\n  p: {exponential: {attempts: 2, initial: 10s, max: 1s}}\n",
+			`acemq.yaml:4:53: policy "p": max 1s is below initial 10s; make max at least initial`},
+		{"json subject", "messages:\n  A: {type: a, schema: a.json, subject: s}\n",
+			`acemq.yaml:4:41: message "A": subject is for Avro messages (a registry subject); remove it`},
+		{"same type", "messages:\n  A: {type: a, schema: a.json}\n  B: {type: a, schema: b.avsc}\n",
+			`acemq.yaml:5:13: message "B" has the type "a" of message "A" (acemq.yaml:4:3); a consumer dispatches on the type, so give each message its own`},
+		{"keyword package", "", `acemq.yaml:2:10: package "func" is a Go keyword; choose another package name`},
+		{"bad go_name", "messages:\n  A: {type: a, schema: a.json, go_name: lower}\n",
+			`acemq.yaml:4:41: message "A": go_name "lower" is not exported: start it with an upper-case letter`},
+		{"managed argument", "queues:\n  q: {arguments: {x-queue-type: quorum}}\n",
+			`acemq.yaml:4:19: queue "q": argument x-queue-type is set by the topology; write type: classic or quorum instead`},
+		{"dlq name", "queues:\n  q: {}\n  q.dlq: {}\n",
+			`acemq.yaml:5:3: queue "q.dlq" is the dlq queue the topology declares for queue "q"; remove it (or rename it)`},
+		{"reserved exchange", "exchanges:\n  amq.topic: {type: topic}\n",
+			`acemq.yaml:4:3: exchange "amq.topic": names starting with amq. are reserved by RabbitMQ; choose another`},
+		{"default exchange needs a queue", "messages:\n  A: {type: a, schema: a.json}\nqueues:\n  orders: {}\npublishers:\n  P: {messages: {A: {routing_key: order}}}\n",
+			`acemq.yaml:8:35: publisher "P" publishes A through the default exchange to the queue "order", which no queue declares (did you mean "orders"?)`},
+		{"not JSON", "messages:\n  A: {type: a, schema: broken.json}\n",
+			`acemq.yaml:4:24: message "A": broken.json:1:13 is not JSON: invalid character '}' looking for beginning of object key string`},
+		{"schema error", "messages:\n  A: {type: a, schema: any.json}\n",
+			`acemq.yaml:4:24: message "A": any.json: `},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pkg := "p"
+			if c.name == "keyword package" {
+				pkg = "func"
+			}
+			fs := map[string]string{"broken.json": `{"type": 1, }`, "any.json": `{"type": "object", "properties": {"x": {"$ref": "missing.json"}}}`}
+			for k, v := range files {
+				fs[k] = v
+			}
+			_, err := build(t, "version: 1\npackage: "+pkg+"\n"+c.src, fs)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error\n%v\nwant it to contain\n%s", err, c.want)
+			}
+		})
+	}
+}
