@@ -9,8 +9,8 @@ import (
 
 // Types adds every type of u to f, in u.Types order: structs, enums (a
 // string type and its constants), aliases and Avro union structs (with
-// the ToAny/FromAny methods hamba/avro calls), then one init function
-// registering the union branch types hamba/avro resolves by name.
+// the ToAny/FromAny methods hamba/avro calls), then, when a union needs
+// them, the Avro schema texts and the helper that converts union branches.
 func Types(f *jen.File, u *schema.Universe) {
 	f.ImportName(typAvroPkg, "avro")
 	for _, t := range u.Types {
@@ -25,7 +25,7 @@ func Types(f *jen.File, u *schema.Universe) {
 			typUnion(f, t)
 		}
 	}
-	typRegistrations(f, u)
+	typAvroSources(f, u)
 }
 
 // typDoc adds one // comment per doc line.

@@ -8,7 +8,9 @@ import (
 const typAvroPkg = "github.com/hamba/avro/v2"
 
 // typUnion emits a general Avro union: a struct with one pointer per
-// branch and the two methods of hamba/avro's UnionConverter.
+// branch and the two methods of hamba/avro's UnionConverter. They need no
+// registration with hamba/avro, so any avro.Config can encode and decode
+// them (see schema.Avro unions).
 func typUnion(f *jen.File, t *schema.Type) {
 	typStruct(f, t)
 	typUnionToAny(f, t)
@@ -19,16 +21,20 @@ func typUnion(f *jen.File, t *schema.Type) {
 //
 //	func (u *U) ToAny() (any, error) {
 //		if u.Int != nil {
-//			return u.Int, nil
+//			return &map[string]any{"int": *u.Int}, nil
 //		}
-//		return nil, errors.New("U: no branch is set")
+//		return nil, errors.New("U: no branch of the union is set")
 //	}
+//
+// hamba/avro encodes a one-entry map by its key, the branch name.
 func typUnionToAny(f *jen.File, t *schema.Type) {
-	f.Comment("ToAny returns the branch that is set, for hamba/avro.")
+	f.Comment("ToAny returns the branch that is set, keyed by its Avro name, for hamba/avro.")
 	f.Func().Params(jen.Id("u").Op("*").Id(t.Name)).Id("ToAny").Params().Params(jen.Any(), jen.Error()).BlockFunc(func(g *jen.Group) {
 		for _, fd := range t.Fields {
 			g.If(jen.Id("u").Dot(fd.GoName).Op("!=").Nil()).Block(
-				jen.Return(jen.Id("u").Dot(fd.GoName), jen.Nil()),
+				jen.Return(jen.Op("&").Map(jen.String()).Any().Values(jen.Dict{
+					jen.Lit(fd.Branch): jen.Op("*").Id("u").Dot(fd.GoName),
+				}), jen.Nil()),
 			)
 		}
 		g.Return(jen.Nil(), jen.Qual("errors", "New").Call(jen.Lit(t.Name+": no branch of the union is set")))
@@ -40,7 +46,16 @@ func typUnionToAny(f *jen.File, t *schema.Type) {
 //	func (u *U) FromAny(payload any) error {
 //		*u = U{}
 //		switch v := payload.(type) {
-//		case int:
+//		case map[string]any: // hamba's generic form: branch name → value
+//			if len(v) != 1 { ... }
+//			for name, g := range v {
+//				switch name {
+//				case "int": x, ok := g.(int); ...; y := int32(x); u.Int = &y
+//				case "com.acme.Line": var x Line; acemqAvroConvert(...); u.Line = &x
+//				default: return fmt.Errorf(...)
+//				}
+//			}
+//		case int: // a branch every resolver knows, typed
 //			x := int32(v)
 //			u.Int = &x
 //		default:
@@ -53,17 +68,11 @@ func typUnionFromAny(f *jen.File, t *schema.Type) {
 	f.Func().Params(jen.Id("u").Op("*").Id(t.Name)).Id("FromAny").Params(jen.Id("payload").Any()).Error().BlockFunc(func(g *jen.Group) {
 		g.Op("*").Id("u").Op("=").Id(t.Name).Values()
 		g.Switch(jen.Id("v").Op(":=").Id("payload").Assert(jen.Type())).BlockFunc(func(sw *jen.Group) {
+			sw.Case(jen.Map(jen.String()).Any()).Block(typUnionGeneric(t)...)
 			for _, fd := range t.Fields {
-				if fd.Value.String() == fd.Type.Elem.String() {
-					sw.Case(typExpr(fd.Value)).Block(
-						jen.Id("u").Dot(fd.GoName).Op("=").Op("&").Id("v"),
-					)
-					continue
+				if fd.Typed {
+					sw.Case(typExpr(fd.Value)).Block(typUnionSet(fd, jen.Id("v"))...)
 				}
-				sw.Case(typExpr(fd.Value)).Block(
-					jen.Id("x").Op(":=").Add(typExpr(fd.Type.Elem)).Call(jen.Id("v")),
-					jen.Id("u").Dot(fd.GoName).Op("=").Op("&").Id("x"),
-				)
 			}
 			sw.Default().Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(t.Name+": unexpected union value of type %T"), jen.Id("payload")))
 		})
@@ -71,30 +80,129 @@ func typUnionFromAny(f *jen.File, t *schema.Type) {
 	})
 }
 
-// typRegistrations emits one init function that tells hamba/avro which Go
-// type each union branch name decodes to:
-//
-//	func init() {
-//		avro.Register("com.acme.Rec", *new(Rec))
-//	}
-func typRegistrations(f *jen.File, u *schema.Universe) {
-	seen := map[string]bool{}
-	var regs []schema.Registration
-	for _, t := range u.Types {
-		for _, r := range t.Register {
-			if !seen[r.Name] {
-				seen[r.Name] = true
-				regs = append(regs, r)
-			}
+// typUnionGeneric converts hamba/avro's generic form of a union.
+func typUnionGeneric(t *schema.Type) []jen.Code {
+	return []jen.Code{
+		jen.If(jen.Len(jen.Id("v")).Op("!=").Lit(1)).Block(
+			jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(t.Name+": a union value with %d branches"), jen.Len(jen.Id("v")))),
+		),
+		jen.For(jen.List(jen.Id("name"), jen.Id("g")).Op(":=").Range().Id("v")).Block(
+			jen.Switch(jen.Id("name")).BlockFunc(func(sw *jen.Group) {
+				for _, fd := range t.Fields {
+					sw.Case(jen.Lit(fd.Branch)).Block(typUnionBranch(t, fd)...)
+				}
+				sw.Default().Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(t.Name+": unknown union branch %q"), jen.Id("name")))
+			}),
+		),
+	}
+}
+
+// typUnionBranch sets field fd from the generic value g.
+func typUnionBranch(t *schema.Type, fd *schema.Field) []jen.Code {
+	if fd.Value == nil {
+		// var x Line
+		// if err := acemqAvroConvert(acemqAvroSchema0, []int{3, 1}, g, &x); err != nil { ... }
+		// u.Line = &x
+		path := make([]jen.Code, len(fd.Path))
+		for i, p := range fd.Path {
+			path[i] = jen.Lit(p)
+		}
+		return []jen.Code{
+			jen.Var().Id("x").Add(typExpr(fd.Type.Elem)),
+			jen.If(jen.Err().Op(":=").Id(typConvertFunc).Call(jen.Id(fd.Source.Ident), jen.Index().Int().Values(path...), jen.Id("g"), jen.Op("&").Id("x")), jen.Err().Op("!=").Nil()).Block(
+				jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(t.Name+": branch %s: %w"), jen.Id("name"), jen.Err())),
+			),
+			jen.Id("u").Dot(fd.GoName).Op("=").Op("&").Id("x"),
 		}
 	}
-	if len(regs) == 0 {
+	// x, ok := g.(int)
+	// if !ok { return fmt.Errorf(...) }
+	return append([]jen.Code{
+		jen.List(jen.Id("x"), jen.Id("ok")).Op(":=").Id("g").Assert(typExpr(fd.Value)),
+		jen.If(jen.Op("!").Id("ok")).Block(
+			jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(t.Name+": branch %s holds %T"), jen.Id("name"), jen.Id("g"))),
+		),
+	}, typUnionSet(fd, jen.Id("x"))...)
+}
+
+// typUnionSet sets field fd from v, of type fd.Value, converting when the
+// field's type differs.
+func typUnionSet(fd *schema.Field, v *jen.Statement) []jen.Code {
+	if fd.Value.String() == fd.Type.Elem.String() {
+		return []jen.Code{jen.Id("u").Dot(fd.GoName).Op("=").Op("&").Add(v)}
+	}
+	return []jen.Code{
+		jen.Id("y").Op(":=").Add(typExpr(fd.Type.Elem)).Call(v),
+		jen.Id("u").Dot(fd.GoName).Op("=").Op("&").Id("y"),
+	}
+}
+
+// Names of the helpers emitted for union conversion (unexported, so they
+// cannot meet a type from a schema).
+const (
+	typConvertFunc = "acemqAvroConvert"
+	typConvertAPI  = "acemqAvroAPI"
+)
+
+// typAvroSources emits, when a union needs to re-encode a branch, the
+// schema texts and the conversion helper:
+//
+//	const acemqAvroSchema0Text = "{...}"
+//	var acemqAvroSchema0 = sync.OnceValues(func() (avro.Schema, error) { ... })
+//	var acemqAvroAPI = avro.Config{MaxByteSliceSize: math.MaxInt32}.Freeze()
+//	func acemqAvroConvert(root func() (avro.Schema, error), path []int, v, out any) error
+func typAvroSources(f *jen.File, u *schema.Universe) {
+	if len(u.AvroSources) == 0 {
 		return
 	}
-	f.Comment("The named branches of the unions above, for hamba/avro's default configuration.")
-	f.Func().Id("init").Params().BlockFunc(func(g *jen.Group) {
-		for _, r := range regs {
-			g.Qual(typAvroPkg, "Register").Call(jen.Lit(r.Name), jen.Op("*").New(typExpr(r.Type)))
-		}
-	})
+	for _, src := range u.AvroSources {
+		f.Comment(src.Ident + "Text is the Avro schema some union branches are re-encoded with.")
+		f.Const().Id(src.Ident + "Text").Op("=").Lit(src.Text)
+		f.Comment(src.Ident + " parses it once, on first use.")
+		f.Var().Id(src.Ident).Op("=").Qual("sync", "OnceValues").Call(
+			jen.Func().Params().Params(jen.Qual(typAvroPkg, "Schema"), jen.Error()).Block(
+				jen.Return(jen.Qual(typAvroPkg, "ParseWithCache").Call(jen.Id(src.Ident+"Text"), jen.Lit(""), jen.Op("&").Qual(typAvroPkg, "SchemaCache").Values())),
+			),
+		)
+	}
+	f.Comment(typConvertAPI + " re-encodes union branches; the values were already decoded within the caller's limits.")
+	f.Var().Id(typConvertAPI).Op("=").Qual(typAvroPkg, "Config").Values(jen.Dict{
+		jen.Id("MaxByteSliceSize"): jen.Qual("math", "MaxInt32"),
+	}).Dot("Freeze").Call()
+	typConvertFuncDecl(f)
+}
+
+// typConvertFuncDecl emits acemqAvroConvert: it walks the schema to the
+// branch, encodes hamba/avro's generic value with it and decodes the bytes
+// into the generated type.
+func typConvertFuncDecl(f *jen.File) {
+	s := jen.Id("s")
+	f.Comment(typConvertFunc + " turns the generic value v that hamba/avro decoded for a union branch into out,")
+	f.Comment("a pointer to the branch's Go type, by encoding v with the branch's schema (found at path in")
+	f.Comment("the schema root returns) and decoding the bytes into out.")
+	f.Func().Id(typConvertFunc).Params(
+		jen.Id("root").Func().Params().Params(jen.Qual(typAvroPkg, "Schema"), jen.Error()),
+		jen.Id("path").Index().Int(),
+		jen.List(jen.Id("v"), jen.Id("out")).Any(),
+	).Error().Block(
+		jen.List(s.Clone(), jen.Err()).Op(":=").Id("root").Call(),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.For(jen.List(jen.Id("_"), jen.Id("i")).Op(":=").Range().Id("path")).Block(
+			jen.If(jen.List(jen.Id("r"), jen.Id("ok")).Op(":=").Add(s.Clone()).Assert(jen.Op("*").Qual(typAvroPkg, "RefSchema")), jen.Id("ok")).Block(
+				s.Clone().Op("=").Id("r").Dot("Schema").Call(),
+			),
+			jen.Switch(jen.Id("x").Op(":=").Add(s.Clone()).Assert(jen.Type())).Block(
+				jen.Case(jen.Op("*").Qual(typAvroPkg, "RecordSchema")).Block(s.Clone().Op("=").Id("x").Dot("Fields").Call().Index(jen.Id("i")).Dot("Type").Call()),
+				jen.Case(jen.Op("*").Qual(typAvroPkg, "ArraySchema")).Block(s.Clone().Op("=").Id("x").Dot("Items").Call()),
+				jen.Case(jen.Op("*").Qual(typAvroPkg, "MapSchema")).Block(s.Clone().Op("=").Id("x").Dot("Values").Call()),
+				jen.Case(jen.Op("*").Qual(typAvroPkg, "UnionSchema")).Block(s.Clone().Op("=").Id("x").Dot("Types").Call().Index(jen.Id("i"))),
+			),
+		),
+		jen.If(jen.List(jen.Id("r"), jen.Id("ok")).Op(":=").Add(s.Clone()).Assert(jen.Op("*").Qual(typAvroPkg, "RefSchema")), jen.Id("ok")).Block(
+			s.Clone().Op("=").Id("r").Dot("Schema").Call(),
+		),
+		jen.List(jen.Id("data"), jen.Err()).Op(":=").Id(typConvertAPI).Dot("Marshal").Call(s.Clone(), jen.Id("v")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.Return(jen.Id(typConvertAPI).Dot("Unmarshal").Call(s.Clone(), jen.Id("data"), jen.Id("out"))),
+	)
 }

@@ -3,6 +3,7 @@ package schema
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/hamba/avro/v2"
@@ -22,6 +23,7 @@ type avroLoader struct {
 	in    Input
 	local map[string]*TypeRef // full name → type, in this input
 	busy  map[*Type]bool      // records whose fields are being mapped
+	src   *AvroSource         // this input's text, once a union needs it
 }
 
 func (b *builder) loadAvro(in Input) {
@@ -332,12 +334,20 @@ func (l *avroLoader) unionRef(s *avro.UnionSchema, ptr, hint string) *TypeRef {
 }
 
 // union declares a union struct for a general union and returns *U.
+//
+// The struct converts itself for hamba/avro without any registration, so
+// that it works with whatever avro.Config the runtime uses: ToAny hands
+// hamba a one-entry map (branch name → value), and FromAny accepts either
+// the typed value (for branches every resolver knows: primitives) or
+// hamba's generic form of an unresolved union (branch name → generic
+// value); a record, array or map branch in generic form is re-encoded
+// with its own schema and decoded into the Go type.
 func (l *avroLoader) union(s *avro.UnionSchema, ptr, hint string) *TypeRef {
 	t := l.b.newType(Union, "union", hint)
 	ref := pointer(named(t))
 	fields := newNamer("ToAny", "FromAny")
 	var names []string
-	decoded := map[string]string{} // Go type a branch decodes to → branch
+	decoded := map[string]string{} // Go type a typed branch decodes to → branch
 	keys := map[string]bool{}      // JSON keys taken
 	for i, br := range s.Types() {
 		if br.Type() == avro.Null {
@@ -345,7 +355,7 @@ func (l *avroLoader) union(s *avro.UnionSchema, ptr, hint string) *TypeRef {
 			continue
 		}
 		bptr := fmt.Sprintf("%s/%d", ptr, i)
-		rn := avroResolutionName(br)
+		rn := avroTypeName(br)
 		gt := l.typeOf(br, bptr, t.Name+GoName(rn))
 		if gt == nil {
 			continue
@@ -365,18 +375,15 @@ func (l *avroLoader) union(s *avro.UnionSchema, ptr, hint string) *TypeRef {
 			Type:     pointer(gt),
 			Tags:     Tags{JSON: true, OmitEmpty: true},
 			Branch:   rn,
-			Value:    gt,
 		}
-		if d, ok := hambaRegistered[rn]; ok {
-			f.Value = d
-		} else {
-			t.Register = append(t.Register, Registration{Name: rn, Type: gt})
+		l.branchConversion(f, br, gt, avroPath(bptr))
+		if f.Value != nil && f.Typed {
+			if other, dup := decoded[f.Value.String()]; dup {
+				l.b.fail(l.in.Path, bptr, "union branch "+rn, fmt.Sprintf("union branches %s and %s both decode to Go %s, so hamba/avro cannot tell them apart; keep one of them", other, rn, f.Value))
+				continue
+			}
+			decoded[f.Value.String()] = rn
 		}
-		if other, dup := decoded[f.Value.String()]; dup {
-			l.b.fail(l.in.Path, bptr, "union branch "+rn, fmt.Sprintf("union branches %s and %s both decode to Go %s, so hamba/avro cannot tell them apart; keep one of them", other, rn, f.Value))
-			continue
-		}
-		decoded[f.Value.String()] = rn
 		t.Fields = append(t.Fields, f)
 		names = append(names, rn)
 	}
@@ -389,8 +396,70 @@ func (l *avroLoader) union(s *avro.UnionSchema, ptr, hint string) *TypeRef {
 	return ref
 }
 
-// hambaRegistered are the union branch names hamba/avro resolves by itself,
-// with the Go type a decoded branch arrives as.
+// branchConversion says how FromAny turns what hamba decoded for a branch
+// into the field's Go type gt.
+func (l *avroLoader) branchConversion(f *Field, br avro.Schema, gt *TypeRef, path []int) {
+	if r, ok := br.(*avro.RefSchema); ok {
+		br = r.Schema()
+	}
+	if d, ok := hambaRegistered[f.Branch]; ok {
+		f.Value, f.Typed = d, true // every resolver knows it: typed or generic, the same Go value
+		return
+	}
+	switch br := br.(type) {
+	case *avro.EnumSchema:
+		f.Value = builtin("string")
+	case *avro.FixedSchema:
+		if br.Logical() != nil && br.Logical().Type() == avro.Duration {
+			f.Value = gt
+			return
+		}
+		f.Value = array(br.Size(), builtin("byte"))
+	case *avro.PrimitiveSchema:
+		f.Value = gt // a logical type hamba does not pre-register: generic is the Go type
+	default: // record, array, map: re-encode with the branch's schema
+		f.Source = l.source()
+		f.Path = path
+	}
+}
+
+// source is the schema text of this input, embedded once in the generated
+// code for the union branches that need re-encoding.
+func (l *avroLoader) source() *AvroSource {
+	if l.src == nil {
+		l.src = &AvroSource{Text: string(l.in.Data), Ident: fmt.Sprintf("acemqAvroSchema%d", len(l.b.u.AvroSources))}
+		l.b.u.AvroSources = append(l.b.u.AvroSources, l.src)
+	}
+	return l.src
+}
+
+// avroPath turns a pointer built by this loader ("#/fields/3/type/items/1")
+// into the steps hamba's schema graph is walked by: a field index, 0 for
+// items or values, a union branch index.
+func avroPath(ptr string) []int {
+	toks := strings.Split(strings.TrimPrefix(ptr, "#"), "/")
+	var path []int
+	for i := 0; i < len(toks); i++ {
+		switch tok := toks[i]; tok {
+		case "", "type":
+		case "fields":
+			if i+1 < len(toks) {
+				n, _ := strconv.Atoi(toks[i+1])
+				path = append(path, n)
+				i++
+			}
+		case "items", "values":
+			path = append(path, 0)
+		default:
+			n, _ := strconv.Atoi(tok)
+			path = append(path, n)
+		}
+	}
+	return path
+}
+
+// hambaRegistered are the union branch names every hamba/avro resolver
+// knows, with the Go type a decoded branch arrives as (typed or generic).
 var hambaRegistered = map[string]*TypeRef{
 	"int":                   builtin("int"),
 	"long":                  builtin("int64"),
@@ -407,20 +476,8 @@ var hambaRegistered = map[string]*TypeRef{
 	"string.uuid":           builtin("string"),
 }
 
-// avroResolutionName is the name hamba/avro gives a union branch:
-// a named type's full name, a primitive's type (with ".logical"),
-// "array:items" or "map:values".
-func avroResolutionName(s avro.Schema) string {
-	name := avroTypeName(s)
-	switch s := s.(type) {
-	case *avro.ArraySchema:
-		name += ":" + avroTypeName(s.Items())
-	case *avro.MapSchema:
-		name += ":" + avroTypeName(s.Values())
-	}
-	return name
-}
-
+// avroTypeName is the name hamba/avro gives a union branch: a named
+// type's full name, a primitive's type (with ".logical"), array or map.
 func avroTypeName(s avro.Schema) string {
 	if r, ok := s.(*avro.RefSchema); ok {
 		s = r.Schema()

@@ -100,15 +100,17 @@ func repoRoot(t *testing.T) string {
 }
 
 // writeModule writes files (relative path → content) into a fresh module
-// that requires the dependency versions of this one (its go.sum is
-// copied), and returns its directory.
+// that requires this one (replaced by the working tree) and its dependency
+// versions (its go.sum is copied), and returns its directory.
 func writeModule(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	root := repoRoot(t)
 	files["go.mod"] = "module acemqgentest\n\ngo 1.26.0\n\nrequire (\n" +
+		"\tgithub.com/acemq/acemq-go v0.0.0\n" +
 		"\tgithub.com/hamba/avro/v2 " + modVersion(t, root, "github.com/hamba/avro/v2") + "\n" +
-		"\tgithub.com/santhosh-tekuri/jsonschema/v6 " + modVersion(t, root, "github.com/santhosh-tekuri/jsonschema/v6") + "\n)\n"
+		"\tgithub.com/santhosh-tekuri/jsonschema/v6 " + modVersion(t, root, "github.com/santhosh-tekuri/jsonschema/v6") + "\n)\n\n" +
+		"replace github.com/acemq/acemq-go => " + root + "\n"
 	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
 	if err != nil {
 		t.Fatal(err)

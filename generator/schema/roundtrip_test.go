@@ -15,7 +15,8 @@ import (
 // Avro construct (records, nesting, recursion, enums, fixed, arrays, maps,
 // nullable and general unions, logical types) and encoding/json keeps the
 // same value; names.json (keywords, digits, dashes, unicode, hostile doc
-// text) gives types whose JSON the reference validator accepts.
+// text) gives types whose JSON the reference validator accepts; and the
+// runtime's own Avro codec carries the generated types, unions included.
 func TestRoundTrip(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a test module")
@@ -55,7 +56,7 @@ func TestRoundTrip(t *testing.T) {
 		}
 		return true
 	})
-	for _, name := range []string{"avro_roundtrip_test.go", "json_roundtrip_test.go"} {
+	for _, name := range []string{"avro_roundtrip_test.go", "json_roundtrip_test.go", "runtime_codec_test.go"} {
 		test, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)

@@ -35,6 +35,9 @@ type Input struct {
 type Universe struct {
 	Types []*Type          // every named Go type to emit, deterministic order (inputs order, then discovery order)
 	Roots map[string]*Type // by Input.Message
+	// AvroSources are the schema texts general Avro unions re-encode
+	// branches with (see Union), in discovery order.
+	AvroSources []*AvroSource
 }
 
 // Kind is the shape of a named type.
@@ -72,9 +75,6 @@ type Type struct {
 
 	// Nullable says a Union has a null branch (a nil *T is null).
 	Nullable bool
-	// Register lists, for a Union, the branch types hamba/avro must know
-	// by name to en/decode the union (avro.Register in an init function).
-	Register []Registration
 }
 
 // Field is one struct field.
@@ -86,17 +86,31 @@ type Field struct {
 	Optional bool     // JSON: not required (pointer or nil-able, omitempty)
 	Default  string   // the schema's default as JSON text, empty when none (documentation only)
 	Tags     Tags     // which struct tags to write
-	// Branch is, for a Union field, how hamba/avro names the branch
-	// ("int", "com.acme.Rec", "long.timestamp-millis") and the Go type a
-	// decoded value of it arrives as (a value, not a pointer).
+	// Union fields (branches) only:
+	//
+	// Branch is how hamba/avro names the branch ("int", "com.acme.Rec",
+	// "long.timestamp-millis", "array", "map").
 	Branch string
-	Value  *TypeRef
+	// Value is the Go type hamba/avro decodes the branch to when it does
+	// not know the field's type (its generic form), which converts to the
+	// field's type; nil when the branch must be re-encoded (Source, Path).
+	Value *TypeRef
+	// Typed says hamba/avro may also hand over the branch typed (every
+	// resolver knows its name), as a Value.
+	Typed bool
+	// Source and Path locate the branch's schema, for re-encoding a record,
+	// array or map branch from its generic form: Path walks hamba's schema
+	// graph from the root (a field index, 0 for items or values, a union
+	// branch index).
+	Source *AvroSource
+	Path   []int
 }
 
-// Registration is one name hamba/avro must resolve to a Go type.
-type Registration struct {
-	Name string
-	Type *TypeRef
+// AvroSource is the text of an Avro schema file, embedded in the generated
+// code under Ident (an unexported identifier) for union conversion.
+type AvroSource struct {
+	Ident string
+	Text  string
 }
 
 // Tags says which struct tags a field carries.

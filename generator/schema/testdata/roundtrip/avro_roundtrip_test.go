@@ -27,18 +27,34 @@ func schemaOf(t *testing.T, file string) avro.Schema {
 	return s
 }
 
+// apis are hamba's default configuration and one of its own, as the
+// runtime uses: the generated unions need no registration with either.
+var apis = map[string]avro.API{
+	"default": avro.DefaultConfig,
+	"own":     avro.Config{MaxByteSliceSize: 16 << 20, MaxSliceAllocSize: 1 << 20}.Freeze(),
+}
+
 // roundTrip encodes v with hamba/avro, decodes it into out, and checks
 // that both hold the same value (compared as JSON, which also proves the
-// JSON tags), and that a JSON round trip keeps it too.
+// JSON tags), and that a JSON round trip keeps it too; with each of apis.
 func roundTrip[T any](t *testing.T, s avro.Schema, v T) T {
 	t.Helper()
-	data, err := avro.Marshal(s, v)
+	var out T
+	for name, api := range apis {
+		out = roundTripWith(t, name, api, s, v)
+	}
+	return out
+}
+
+func roundTripWith[T any](t *testing.T, name string, api avro.API, s avro.Schema, v T) T {
+	t.Helper()
+	data, err := api.Marshal(s, v)
 	if err != nil {
-		t.Fatalf("avro.Marshal: %v", err)
+		t.Fatalf("%s: Marshal: %v", name, err)
 	}
 	var out T
-	if err := avro.Unmarshal(s, data, &out); err != nil {
-		t.Fatalf("avro.Unmarshal: %v", err)
+	if err := api.Unmarshal(s, data, &out); err != nil {
+		t.Fatalf("%s: Unmarshal: %v", name, err)
 	}
 	want, _ := json.Marshal(v)
 	got, _ := json.Marshal(out)
@@ -97,6 +113,7 @@ func TestOrderRoundTrip(t *testing.T) {
 		Choice:         &OrderChoice{Line: &line},
 		RequiredChoice: &OrderRequiredChoice{TimestampMillis: &ms},
 		Choices:        []*OrderChoicesItem{{Int: ptr(int32(4))}, {String: ptr("four")}},
+		Deep:           &OrderDeep{Float: ptr(float32(2))},
 		Flag:           true,
 		Ratio:          0.5,
 		Score:          -2.25,
@@ -108,6 +125,20 @@ func TestOrderRoundTrip(t *testing.T) {
 	got := roundTrip(t, s, v)
 	if got.Amount.Cmp(v.Amount) != 0 || got.Parent.FixedAmount.Cmp(child.FixedAmount) != 0 {
 		t.Fatalf("decimal changed: %v %v", got.Amount, got.Parent.FixedAmount)
+	}
+
+	for name, d := range map[string]*OrderDeep{
+		"record": {Deep: &Deep{Inner: &DeepInner{Line: &line}, Opt: ptr("o"), When: ms, H: MD5{7}, S: SuitHearts, Dec: big.NewRat(314, 100)}},
+		"inner":  {Deep: &Deep{Inner: &DeepInner{String: ptr("s")}, When: ms, S: SuitSpades, Dec: big.NewRat(0, 1)}},
+		"array":  {Array: &[]Order{child}},
+		"float":  {Float: ptr(float32(1.5))},
+		"nil":    nil,
+	} {
+		t.Run("deep "+name, func(t *testing.T) {
+			w := v
+			w.Deep = d
+			roundTrip(t, s, w)
+		})
 	}
 
 	for name, c := range map[string]*OrderChoice{
