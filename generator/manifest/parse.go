@@ -19,7 +19,7 @@ func Parse(path string, data []byte) (*File, error) {
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil, Errors{{File: path, Msg: "the manifest is empty; it needs at least version: 1 and package:"}}
 	}
-	t := &tree{file: path, locs: map[string]loc{}}
+	t := &tree{file: path, locs: map[string]loc{}, active: map[*yaml.Node]bool{}}
 	root := doc.Content[0]
 	value := t.convert(root, nil, nil)
 	if len(t.errs) == 0 {
@@ -37,7 +37,13 @@ type tree struct {
 	file string
 	locs map[string]loc // by instance location, joined with "\x00"
 	errs Errors
+
+	active map[*yaml.Node]bool // the nodes being converted, to catch an alias of an ancestor
+	nodes  int                 // nodes converted, to stop alias bombs
 }
+
+// maxNodes bounds the values a manifest may expand to through aliases.
+const maxNodes = 100_000
 
 // loc is where a value was written: its key (nil for the root and for
 // sequence items) and the value itself.
@@ -57,7 +63,20 @@ func posOf(n *yaml.Node) Pos {
 }
 
 func (t *tree) convert(n *yaml.Node, key *yaml.Node, path []string) any {
+	alias := n
 	n = resolveAlias(n)
+	if t.active[n] {
+		t.errorf(alias, "this alias refers to a value that contains it; write the value out")
+		return nil
+	}
+	if t.nodes++; t.nodes > maxNodes {
+		if t.nodes == maxNodes+1 {
+			t.errorf(alias, "the manifest expands to more than %d values (aliases?); write it out plainly", maxNodes)
+		}
+		return nil
+	}
+	t.active[n] = true
+	defer delete(t.active, n)
 	t.locs[strings.Join(path, "\x00")] = loc{key: key, val: n}
 	switch n.Kind {
 	case yaml.MappingNode:

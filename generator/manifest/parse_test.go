@@ -84,6 +84,8 @@ func TestParseErrors(t *testing.T) {
 		{"duplicate", "  OrderPlaced:\n", "  OrderPlaced: {type: x, schema: y.json}\n  OrderPlaced:\n",
 			[]string{`acemq.yaml:9:3: duplicate key "OrderPlaced" (first at line 8); keep one`}},
 		{"version", "version: 1", "version: 2", []string{`acemq.yaml:1:10: version must be 1, not 2`}},
+		{"alias cycle", "exchanges:\n  orders: {type: topic}", "exchanges:\n  orders: &x {type: topic, more: *x}",
+			[]string{`acemq.yaml:13:34: this alias refers to a value that contains it; write the value out`}},
 		{"syntax", "messages:\n", "messages:\n\t", []string{`acemq.yaml:8: YAML: found character that cannot start any token`}},
 	}
 	for _, c := range cases {
