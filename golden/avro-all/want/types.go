@@ -69,13 +69,13 @@ type EverythingIdOrName struct {
 	Long   *int64  `json:"long,omitempty"`
 }
 
-// ToAny returns the branch that is set, for hamba/avro.
+// ToAny returns the branch that is set, keyed by its Avro name, for hamba/avro.
 func (u *EverythingIdOrName) ToAny() (any, error) {
 	if u.String != nil {
-		return u.String, nil
+		return &map[string]any{"string": *u.String}, nil
 	}
 	if u.Long != nil {
-		return u.Long, nil
+		return &map[string]any{"long": *u.Long}, nil
 	}
 	return nil, errors.New("EverythingIdOrName: no branch of the union is set")
 }
@@ -84,6 +84,28 @@ func (u *EverythingIdOrName) ToAny() (any, error) {
 func (u *EverythingIdOrName) FromAny(payload any) error {
 	*u = EverythingIdOrName{}
 	switch v := payload.(type) {
+	case map[string]any:
+		if len(v) != 1 {
+			return fmt.Errorf("EverythingIdOrName: a union value with %d branches", len(v))
+		}
+		for name, g := range v {
+			switch name {
+			case "string":
+				x, ok := g.(string)
+				if !ok {
+					return fmt.Errorf("EverythingIdOrName: branch %s holds %T", name, g)
+				}
+				u.String = &x
+			case "long":
+				x, ok := g.(int64)
+				if !ok {
+					return fmt.Errorf("EverythingIdOrName: branch %s holds %T", name, g)
+				}
+				u.Long = &x
+			default:
+				return fmt.Errorf("EverythingIdOrName: unknown union branch %q", name)
+			}
+		}
 	case string:
 		u.String = &v
 	case int64:
