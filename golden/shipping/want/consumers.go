@@ -39,3 +39,37 @@ func ConsumeRequests(ctx context.Context, c *runtime.Connection, h RequestsHandl
 		},
 	}, opts...)
 }
+
+// UrgentHandler handles the messages of the queue "golden.shipping.urgent",
+// one method per message type. Each returns what becomes of the message:
+// runtime.Accept(), Retry(err), Reject(err) or Park(err); a method that panics
+// is a Retry.
+type UrgentHandler interface {
+	// HandleShipmentRequested handles a message of the type
+	// "shipment.requested.v1".
+	HandleShipmentRequested(ctx context.Context, m *runtime.Message[ShipmentRequested]) runtime.Ack
+}
+
+// ConsumeUrgent consumes the queue "golden.shipping.urgent", handing each
+// message to the method of h for its type property; a message of a type h has
+// no method for is parked. Failures are retried by QuickPolicy unless opts
+// carry runtime.WithRetry. The manifest sets requeue_on_failure: a failed
+// delivery goes back to the head of the queue instead of climbing the retry
+// ladder, a hot loop against a downstream that is down.
+//
+// The consumer declares the queue's .dlq and .parked queues before it
+// subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only;
+// stop the consumer with its Close method.
+func ConsumeUrgent(ctx context.Context, c *runtime.Connection, h UrgentHandler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+	if h == nil {
+		return nil, errors.New("ConsumeUrgent: the handler is nil")
+	}
+	return runtime.Consume(ctx, c, runtime.ConsumerSpec{
+		Queue:            "golden.shipping.urgent",
+		Retry:            &QuickPolicy,
+		RequeueOnFailure: true,
+		Routes: []runtime.Route{
+			runtime.Handle(ShipmentRequestedType, h.HandleShipmentRequested),
+		},
+	}, opts...)
+}

@@ -80,3 +80,44 @@ func TestTopologyWithoutDeadLetterOrRungs(t *testing.T) {
 		}
 	}
 }
+
+// urgentHandler fails the first delivery; requeue_on_failure puts it back
+// at the head of the queue instead of retrying it.
+type urgentHandler struct {
+	got chan *runtime.Message[shipping.ShipmentRequested]
+}
+
+func (h *urgentHandler) HandleShipmentRequested(_ context.Context, m *runtime.Message[shipping.ShipmentRequested]) runtime.Ack {
+	h.got <- m
+	if !m.Redelivered {
+		return runtime.Retry(errors.New("busy"))
+	}
+	return runtime.Accept()
+}
+
+// requeue_on_failure reaches the consumer: the failed delivery comes back
+// redelivered, on the same attempt. A WithRoutingKey given to the publish
+// method wins over the manifest's routing key.
+func TestRequeueOnFailureAndRoutingKeyOverride(t *testing.T) {
+	ctx, conn := goldentest.Connect(t, shipping.Topology())
+	h := &urgentHandler{got: make(chan *runtime.Message[shipping.ShipmentRequested], 4)}
+	consumer, err := shipping.ConsumeUrgent(ctx, conn, h)
+	if err != nil {
+		t.Fatalf("ConsumeUrgent: %v", err)
+	}
+	defer consumer.Close(context.Background())
+	msg := shipping.ShipmentRequested{OrderId: "U-1", Address: shipping.Address{Street: "s", City: "c", Country: "NO"},
+		RequestedAt: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
+	if err := shipping.NewShippingPublisher(conn).PublishShipmentRequested(ctx, msg, runtime.WithRoutingKey("golden.shipping.urgent")); err != nil {
+		t.Fatalf("publish: %v", err)
+	}
+	first := goldentest.Receive(t, h.got, "first delivery on the urgent queue")
+	second := goldentest.Receive(t, h.got, "the requeued delivery")
+	if first.RoutingKey != "golden.shipping.urgent" || first.Redelivered {
+		t.Errorf("first delivery: routing key %q redelivered %v", first.RoutingKey, first.Redelivered)
+	}
+	if !second.Redelivered || second.Envelope.Attempt != 1 || second.Envelope.ID != first.Envelope.ID {
+		t.Errorf("second delivery: redelivered %v attempt %d id %q; want a redelivery of %q on attempt 1",
+			second.Redelivered, second.Envelope.Attempt, second.Envelope.ID, first.Envelope.ID)
+	}
+}

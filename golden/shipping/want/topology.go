@@ -14,5 +14,10 @@ func Topology() *runtime.Topology {
 			Name:  "golden.shipping.requests",
 			Type:  runtime.Classic,
 			Retry: QuickPolicy,
+		}).
+		Queue(runtime.Queue{
+			Name:  "golden.shipping.urgent",
+			Type:  runtime.Classic,
+			Retry: QuickPolicy,
 		})
 }
