@@ -266,14 +266,13 @@ func anyStrings(vs []any) []string {
 	return out
 }
 
-// knownKeys are the properties the schema object owning the failed
-// additionalProperties keyword declares, sorted.
+// knownKeys are the properties declared by the schema object at
+// schemaURL (the one whose additionalProperties failed), sorted.
 func knownKeys(doc any, schemaURL string) []string {
 	_, frag, ok := strings.Cut(schemaURL, "#")
 	if !ok {
 		return nil
 	}
-	frag = strings.TrimSuffix(frag, "/additionalProperties")
 	node := doc
 	for _, tok := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
 		if tok == "" {
