@@ -83,6 +83,8 @@ func TestParseErrors(t *testing.T) {
 			}},
 		{"duplicate", "  OrderPlaced:\n", "  OrderPlaced: {type: x, schema: y.json}\n  OrderPlaced:\n",
 			[]string{`acemq.yaml:9:3: duplicate key "OrderPlaced" (first at line 8); keep one`}},
+		{"nested unknown key", "messages: {OrderPlaced: {routing_key: order.created}}", "messages: {OrderPlaced: {routingkey: order.created}}",
+			[]string{`acemq.yaml:25:30: publisher "Orders": unknown key "routingkey" in messages.OrderPlaced (did you mean "routing_key"?)`}},
 		{"version", "version: 1", "version: 2", []string{`acemq.yaml:1:10: version must be 1, not 2`}},
 		{"alias cycle", "exchanges:\n  orders: {type: topic}", "exchanges:\n  orders: &x {type: topic, more: *x}",
 			[]string{`acemq.yaml:13:34: this alias refers to a value that contains it; write the value out`}},
