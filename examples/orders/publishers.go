@@ -21,7 +21,8 @@ func NewOrdersPublisher(c *runtime.Connection) *OrdersPublisher {
 // PublishOrderPlaced publishes m as "order.placed.v2" to the exchange "orders"
 // with the routing key "order.placed", and waits for the broker's confirm. The
 // options in opts apply after that routing key, so a runtime.WithRoutingKey
-// among them wins.
+// among them wins. See runtime.Publish for its errors and for what cancelling
+// ctx does.
 func (p *OrdersPublisher) PublishOrderPlaced(ctx context.Context, m OrderPlaced, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, OrderPlacedType, "orders", m, append([]runtime.PublishOption{runtime.WithRoutingKey("order.placed")}, opts...)...)
 }
@@ -29,7 +30,8 @@ func (p *OrdersPublisher) PublishOrderPlaced(ctx context.Context, m OrderPlaced,
 // PublishOrderPlacedBatch publishes ms as "order.placed.v2" to the exchange
 // "orders" with the routing key "order.placed", in one pipelined batch, and
 // waits for every confirm. The options in opts apply after that routing key,
-// so a runtime.WithRoutingKey among them wins.
+// so a runtime.WithRoutingKey among them wins. See runtime.PublishAll for its
+// errors and for what cancelling ctx does.
 func (p *OrdersPublisher) PublishOrderPlacedBatch(ctx context.Context, ms []OrderPlaced, opts ...runtime.PublishOption) error {
 	return runtime.PublishAll(ctx, p.c, OrderPlacedType, "orders", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("order.placed")}, opts...)...)
 }

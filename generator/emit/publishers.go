@@ -62,7 +62,7 @@ func optionsNote(pm *model.Published) string {
 //	}
 func publishMethod(f *jen.File, p *model.Publisher, pm *model.Published) {
 	msg := pm.Message
-	doc(f.Comment, "%s publishes m as %q %s, and waits for the broker's confirm.%s",
+	doc(f.Comment, "%s publishes m as %q %s, and waits for the broker's confirm.%s See runtime.Publish for its errors and for what cancelling ctx does.",
 		pm.Method, msg.Type, route(p, pm), optionsNote(pm))
 	f.Func().Params(jen.Id("p").Op("*").Id(p.GoName)).Id(pm.Method).Params(
 		jen.Id("ctx").Qual(contextPkg, "Context"),
@@ -77,7 +77,7 @@ func publishMethod(f *jen.File, p *model.Publisher, pm *model.Published) {
 // publishBatchMethod emits PublishOrderPlacedBatch over runtime.PublishAll.
 func publishBatchMethod(f *jen.File, p *model.Publisher, pm *model.Published) {
 	msg := pm.Message
-	doc(f.Comment, "%s publishes ms as %q %s, in one pipelined batch, and waits for every confirm.%s",
+	doc(f.Comment, "%s publishes ms as %q %s, in one pipelined batch, and waits for every confirm.%s See runtime.PublishAll for its errors and for what cancelling ctx does.",
 		pm.BatchName, msg.Type, route(p, pm), optionsNote(pm))
 	f.Func().Params(jen.Id("p").Op("*").Id(p.GoName)).Id(pm.BatchName).Params(
 		jen.Id("ctx").Qual(contextPkg, "Context"),

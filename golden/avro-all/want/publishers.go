@@ -21,7 +21,8 @@ func NewDirectPublisher(c *runtime.Connection) *DirectPublisher {
 // PublishEverything publishes m as "golden.avro.everything.v1" to the queue
 // "golden.avro-all" through the default exchange, and waits for the broker's
 // confirm. The options in opts apply after that routing key, so a
-// runtime.WithRoutingKey among them wins.
+// runtime.WithRoutingKey among them wins. See runtime.Publish for its errors
+// and for what cancelling ctx does.
 func (p *DirectPublisher) PublishEverything(ctx context.Context, m Everything, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, EverythingType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.avro-all")}, opts...)...)
 }
@@ -29,7 +30,8 @@ func (p *DirectPublisher) PublishEverything(ctx context.Context, m Everything, o
 // PublishEverythingBatch publishes ms as "golden.avro.everything.v1" to the
 // queue "golden.avro-all" through the default exchange, in one pipelined
 // batch, and waits for every confirm. The options in opts apply after that
-// routing key, so a runtime.WithRoutingKey among them wins.
+// routing key, so a runtime.WithRoutingKey among them wins. See
+// runtime.PublishAll for its errors and for what cancelling ctx does.
 func (p *DirectPublisher) PublishEverythingBatch(ctx context.Context, ms []Everything, opts ...runtime.PublishOption) error {
 	return runtime.PublishAll(ctx, p.c, EverythingType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.avro-all")}, opts...)...)
 }

@@ -20,14 +20,16 @@ func NewFanoutPublisher(c *runtime.Connection) *FanoutPublisher {
 
 // PublishEverything publishes m as "golden.jsonschema.everything.v1" to the
 // exchange "golden.jsonschema-all" with an empty routing key, and waits for
-// the broker's confirm.
+// the broker's confirm. See runtime.Publish for its errors and for what
+// cancelling ctx does.
 func (p *FanoutPublisher) PublishEverything(ctx context.Context, m Everything, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, EverythingType, "golden.jsonschema-all", m, opts...)
 }
 
 // PublishEverythingBatch publishes ms as "golden.jsonschema.everything.v1" to
 // the exchange "golden.jsonschema-all" with an empty routing key, in one
-// pipelined batch, and waits for every confirm.
+// pipelined batch, and waits for every confirm. See runtime.PublishAll for its
+// errors and for what cancelling ctx does.
 func (p *FanoutPublisher) PublishEverythingBatch(ctx context.Context, ms []Everything, opts ...runtime.PublishOption) error {
 	return runtime.PublishAll(ctx, p.c, EverythingType, "golden.jsonschema-all", ms, opts...)
 }

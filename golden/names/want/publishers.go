@@ -21,7 +21,8 @@ func NewFuncPublisher(c *runtime.Connection) *FuncPublisher {
 // PublishType publishes m as "names.type.v1 */ //go:generate echo pwned" to
 // the exchange "golden.names" with the routing key "key */ with\nnewline //go:generate
 // echo pwned", and waits for the broker's confirm. The options in opts apply
-// after that routing key, so a runtime.WithRoutingKey among them wins.
+// after that routing key, so a runtime.WithRoutingKey among them wins. See
+// runtime.Publish for its errors and for what cancelling ctx does.
 func (p *FuncPublisher) PublishType(ctx context.Context, m Type, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, TypeType, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
@@ -30,7 +31,8 @@ func (p *FuncPublisher) PublishType(ctx context.Context, m Type, opts ...runtime
 // to the exchange "golden.names" with the routing key "key */ with\nnewline //go:generate
 // echo pwned", in one pipelined batch, and waits for every confirm. The
 // options in opts apply after that routing key, so a runtime.WithRoutingKey
-// among them wins.
+// among them wins. See runtime.PublishAll for its errors and for what
+// cancelling ctx does.
 func (p *FuncPublisher) PublishTypeBatch(ctx context.Context, ms []Type, opts ...runtime.PublishOption) error {
 	return runtime.PublishAll(ctx, p.c, TypeType, "golden.names", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
@@ -38,7 +40,8 @@ func (p *FuncPublisher) PublishTypeBatch(ctx context.Context, ms []Type, opts ..
 // PublishX2faCode publishes m as "names.2fa-code.v1" to the exchange
 // "golden.names" with the routing key "key */ with\nnewline //go:generate echo
 // pwned", and waits for the broker's confirm. The options in opts apply after
-// that routing key, so a runtime.WithRoutingKey among them wins.
+// that routing key, so a runtime.WithRoutingKey among them wins. See
+// runtime.Publish for its errors and for what cancelling ctx does.
 func (p *FuncPublisher) PublishX2faCode(ctx context.Context, m X2faCode, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, X2faCodeType, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
@@ -47,7 +50,8 @@ func (p *FuncPublisher) PublishX2faCode(ctx context.Context, m X2faCode, opts ..
 // "golden.names" with the routing key "key */ with\nnewline //go:generate echo
 // pwned", in one pipelined batch, and waits for every confirm. The options in
 // opts apply after that routing key, so a runtime.WithRoutingKey among them
-// wins.
+// wins. See runtime.PublishAll for its errors and for what cancelling ctx
+// does.
 func (p *FuncPublisher) PublishX2faCodeBatch(ctx context.Context, ms []X2faCode, opts ...runtime.PublishOption) error {
 	return runtime.PublishAll(ctx, p.c, X2faCodeType, "golden.names", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
@@ -55,7 +59,8 @@ func (p *FuncPublisher) PublishX2faCodeBatch(ctx context.Context, ms []X2faCode,
 // PublishCaféCrème publishes m as "names.café.v1" to the exchange
 // "golden.names" with the routing key "key */ with\nnewline //go:generate echo
 // pwned", and waits for the broker's confirm. The options in opts apply after
-// that routing key, so a runtime.WithRoutingKey among them wins.
+// that routing key, so a runtime.WithRoutingKey among them wins. See
+// runtime.Publish for its errors and for what cancelling ctx does.
 func (p *FuncPublisher) PublishCaféCrème(ctx context.Context, m CaféCrème, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, CaféCrèmeType, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
@@ -64,7 +69,8 @@ func (p *FuncPublisher) PublishCaféCrème(ctx context.Context, m CaféCrème, o
 // "golden.names" with the routing key "key */ with\nnewline //go:generate echo
 // pwned", in one pipelined batch, and waits for every confirm. The options in
 // opts apply after that routing key, so a runtime.WithRoutingKey among them
-// wins.
+// wins. See runtime.PublishAll for its errors and for what cancelling ctx
+// does.
 func (p *FuncPublisher) PublishCaféCrèmeBatch(ctx context.Context, ms []CaféCrème, opts ...runtime.PublishOption) error {
 	return runtime.PublishAll(ctx, p.c, CaféCrèmeType, "golden.names", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
@@ -72,7 +78,8 @@ func (p *FuncPublisher) PublishCaféCrèmeBatch(ctx context.Context, ms []CaféC
 // PublishX订单 publishes m as "names.订单.v1" to the exchange
 // "golden.names" with the routing key "key */ with\nnewline //go:generate echo
 // pwned", and waits for the broker's confirm. The options in opts apply after
-// that routing key, so a runtime.WithRoutingKey among them wins.
+// that routing key, so a runtime.WithRoutingKey among them wins. See
+// runtime.Publish for its errors and for what cancelling ctx does.
 func (p *FuncPublisher) PublishX订单(ctx context.Context, m X订单, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, X订单Type, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
@@ -81,7 +88,8 @@ func (p *FuncPublisher) PublishX订单(ctx context.Context, m X订单, opts ...r
 // "golden.names" with the routing key "key */ with\nnewline //go:generate echo
 // pwned", in one pipelined batch, and waits for every confirm. The options in
 // opts apply after that routing key, so a runtime.WithRoutingKey among them
-// wins.
+// wins. See runtime.PublishAll for its errors and for what cancelling ctx
+// does.
 func (p *FuncPublisher) PublishX订单Batch(ctx context.Context, ms []X订单, opts ...runtime.PublishOption) error {
 	return runtime.PublishAll(ctx, p.c, X订单Type, "golden.names", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
@@ -99,7 +107,8 @@ func NewDirectPublisher(c *runtime.Connection) *DirectPublisher {
 // PublishRangeEvent publishes m as "names.range.v1" to the queue
 // "golden.names.other" through the default exchange, and waits for the
 // broker's confirm. The options in opts apply after that routing key, so a
-// runtime.WithRoutingKey among them wins.
+// runtime.WithRoutingKey among them wins. See runtime.Publish for its errors
+// and for what cancelling ctx does.
 func (p *DirectPublisher) PublishRangeEvent(ctx context.Context, m RangeEvent, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, RangeEventType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.names.other")}, opts...)...)
 }
@@ -107,7 +116,8 @@ func (p *DirectPublisher) PublishRangeEvent(ctx context.Context, m RangeEvent, o
 // PublishRangeEventBatch publishes ms as "names.range.v1" to the queue
 // "golden.names.other" through the default exchange, in one pipelined batch,
 // and waits for every confirm. The options in opts apply after that routing
-// key, so a runtime.WithRoutingKey among them wins.
+// key, so a runtime.WithRoutingKey among them wins. See runtime.PublishAll for
+// its errors and for what cancelling ctx does.
 func (p *DirectPublisher) PublishRangeEventBatch(ctx context.Context, ms []RangeEvent, opts ...runtime.PublishOption) error {
 	return runtime.PublishAll(ctx, p.c, RangeEventType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.names.other")}, opts...)...)
 }

@@ -21,7 +21,8 @@ func NewOrdersPublisher(c *runtime.Connection) *OrdersPublisher {
 // PublishOrderPlaced publishes m as "order.placed.v2" to the exchange
 // "golden.orders" with the routing key "order.created", and waits for the
 // broker's confirm. The options in opts apply after that routing key, so a
-// runtime.WithRoutingKey among them wins.
+// runtime.WithRoutingKey among them wins. See runtime.Publish for its errors
+// and for what cancelling ctx does.
 func (p *OrdersPublisher) PublishOrderPlaced(ctx context.Context, m OrderPlaced, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, OrderPlacedType, "golden.orders", m, append([]runtime.PublishOption{runtime.WithRoutingKey("order.created")}, opts...)...)
 }
@@ -29,7 +30,8 @@ func (p *OrdersPublisher) PublishOrderPlaced(ctx context.Context, m OrderPlaced,
 // PublishOrderPlacedBatch publishes ms as "order.placed.v2" to the exchange
 // "golden.orders" with the routing key "order.created", in one pipelined
 // batch, and waits for every confirm. The options in opts apply after that
-// routing key, so a runtime.WithRoutingKey among them wins.
+// routing key, so a runtime.WithRoutingKey among them wins. See
+// runtime.PublishAll for its errors and for what cancelling ctx does.
 func (p *OrdersPublisher) PublishOrderPlacedBatch(ctx context.Context, ms []OrderPlaced, opts ...runtime.PublishOption) error {
 	return runtime.PublishAll(ctx, p.c, OrderPlacedType, "golden.orders", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("order.created")}, opts...)...)
 }
@@ -37,7 +39,8 @@ func (p *OrdersPublisher) PublishOrderPlacedBatch(ctx context.Context, ms []Orde
 // PublishOrderCancelled publishes m as "order.cancelled.v1" to the exchange
 // "golden.orders" with the routing key "order.cancelled", and waits for the
 // broker's confirm. The options in opts apply after that routing key, so a
-// runtime.WithRoutingKey among them wins.
+// runtime.WithRoutingKey among them wins. See runtime.Publish for its errors
+// and for what cancelling ctx does.
 func (p *OrdersPublisher) PublishOrderCancelled(ctx context.Context, m OrderCancelled, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, OrderCancelledType, "golden.orders", m, append([]runtime.PublishOption{runtime.WithRoutingKey("order.cancelled")}, opts...)...)
 }
@@ -45,7 +48,8 @@ func (p *OrdersPublisher) PublishOrderCancelled(ctx context.Context, m OrderCanc
 // PublishOrderCancelledBatch publishes ms as "order.cancelled.v1" to the
 // exchange "golden.orders" with the routing key "order.cancelled", in one
 // pipelined batch, and waits for every confirm. The options in opts apply
-// after that routing key, so a runtime.WithRoutingKey among them wins.
+// after that routing key, so a runtime.WithRoutingKey among them wins. See
+// runtime.PublishAll for its errors and for what cancelling ctx does.
 func (p *OrdersPublisher) PublishOrderCancelledBatch(ctx context.Context, ms []OrderCancelled, opts ...runtime.PublishOption) error {
 	return runtime.PublishAll(ctx, p.c, OrderCancelledType, "golden.orders", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("order.cancelled")}, opts...)...)
 }

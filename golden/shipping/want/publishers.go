@@ -22,7 +22,8 @@ func NewShippingPublisher(c *runtime.Connection) *ShippingPublisher {
 // PublishShipmentRequested publishes m as "shipment.requested.v1" to the queue
 // "golden.shipping.requests" through the default exchange, and waits for the
 // broker's confirm. The options in opts apply after that routing key, so a
-// runtime.WithRoutingKey among them wins.
+// runtime.WithRoutingKey among them wins. See runtime.Publish for its errors
+// and for what cancelling ctx does.
 func (p *ShippingPublisher) PublishShipmentRequested(ctx context.Context, m ShipmentRequested, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, ShipmentRequestedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.shipping.requests")}, opts...)...)
 }
@@ -30,7 +31,8 @@ func (p *ShippingPublisher) PublishShipmentRequested(ctx context.Context, m Ship
 // PublishShipmentRequestedBatch publishes ms as "shipment.requested.v1" to the
 // queue "golden.shipping.requests" through the default exchange, in one
 // pipelined batch, and waits for every confirm. The options in opts apply
-// after that routing key, so a runtime.WithRoutingKey among them wins.
+// after that routing key, so a runtime.WithRoutingKey among them wins. See
+// runtime.PublishAll for its errors and for what cancelling ctx does.
 func (p *ShippingPublisher) PublishShipmentRequestedBatch(ctx context.Context, ms []ShipmentRequested, opts ...runtime.PublishOption) error {
 	return runtime.PublishAll(ctx, p.c, ShipmentRequestedType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.shipping.requests")}, opts...)...)
 }
