@@ -26,6 +26,11 @@ var avroAPI = avro.Config{
 	MaxSliceAllocSize: 1 << 20,
 }.Freeze()
 
+// avroReaders recycles decoders' readers, as hamba's Unmarshal does (a
+// reader carries a 1 KiB slab for short strings; strings already handed
+// out keep their part of it, which is never written again).
+var avroReaders = sync.Pool{New: func() any { return avro.NewReader(nil, 0, avro.WithReaderConfig(avroAPI)) }}
+
 // avroCodec is the Confluent-framed Avro codec.
 type avroCodec struct {
 	reg      SchemaRegistry
@@ -156,7 +161,11 @@ func (c *avroCodec) Decode(ctx context.Context, body []byte, v any) (err error) 
 // end as io.EOF and its Unmarshal returns nil for io.EOF, so a truncated
 // body would decode into zero values.
 func avroUnmarshal(schema avro.Schema, data []byte, v any) error {
-	r := avro.NewReader(nil, 0, avro.WithReaderConfig(avroAPI)).Reset(data)
+	r := avroReaders.Get().(*avro.Reader).Reset(data)
+	defer func() {
+		r.Error = nil
+		avroReaders.Put(r.Reset(nil))
+	}()
 	r.ReadVal(schema, v)
 	switch {
 	case r.Error == nil:
