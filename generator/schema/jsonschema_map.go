@@ -8,10 +8,25 @@ import (
 // typeOf maps a schema in place. hint names the type, should the schema
 // need a named one. It never returns nil: what cannot map is reported and
 // carried as json.RawMessage so that the walk can go on and report more.
+// Each schema is mapped once: a schema met again (through another $ref)
+// gets the same Go type, and a document whose $refs share subschemas
+// costs time in its size, not in the number of paths through it.
 func (l *jsonLoader) typeOf(n *jvalue, d *jsonDoc, ptr, hint string) *jsonResult {
 	if r, ok := l.b.jsonTypes[n]; ok {
 		return r
 	}
+	if l.b.jsonBusy[n] {
+		return &jsonResult{ref: rawJSON(), note: "Refers back to an enclosing schema that is not an object; kept raw."}
+	}
+	r := l.mapSchema(n, d, ptr, hint)
+	if _, ok := l.b.jsonTypes[n]; !ok {
+		l.b.jsonTypes[n] = r
+	}
+	return r
+}
+
+// mapSchema maps a schema not mapped yet.
+func (l *jsonLoader) mapSchema(n *jvalue, d *jsonDoc, ptr, hint string) *jsonResult {
 	if n.kind == jBool {
 		note := "Any JSON value (the schema is true), kept raw."
 		if !n.b {
@@ -22,9 +37,6 @@ func (l *jsonLoader) typeOf(n *jvalue, d *jsonDoc, ptr, hint string) *jsonResult
 	if n.kind != jObject {
 		l.fail(d, ptr, "schema", "a schema must be a JSON object or a boolean")
 		return &jsonResult{ref: rawJSON()}
-	}
-	if l.b.jsonBusy[n] {
-		return &jsonResult{ref: rawJSON(), note: "Refers back to an enclosing schema that is not an object; kept raw."}
 	}
 	l.b.jsonBusy[n] = true
 	defer delete(l.b.jsonBusy, n)
@@ -42,8 +54,7 @@ func (l *jsonLoader) typeOf(n *jvalue, d *jsonDoc, ptr, hint string) *jsonResult
 	types, null := jsonTypes(n)
 	if len(types) == 0 && n.get("enum") == nil && n.get("const") == nil && hasCombinator(n) {
 		r := l.combined(n, d, ptr, hint)
-		r.nullable = r.nullable || null
-		return r
+		return r.orNull(null)
 	}
 	if e := n.get("enum"); e != nil && e.kind == jArray {
 		return l.enumType(n, e, d, ptr, hint)
@@ -60,9 +71,7 @@ func (l *jsonLoader) typeOf(n *jvalue, d *jsonDoc, ptr, hint string) *jsonResult
 			types = []string{"object"}
 		}
 	}
-	r := l.typed(n, types, d, ptr, hint)
-	r.nullable = r.nullable || null
-	return r
+	return l.typed(n, types, d, ptr, hint).orNull(null)
 }
 
 func truncate(s string, n int) string {
@@ -272,6 +281,7 @@ func (l *jsonLoader) combined(n *jvalue, d *jsonDoc, ptr, hint string) *jsonResu
 	}
 	var members []member
 	null := false
+	seen := map[string]bool{} // identical members count once
 	for _, kw := range []string{"allOf", "oneOf", "anyOf"} {
 		arr := n.get(kw)
 		if arr == nil || arr.kind != jArray {
@@ -288,7 +298,10 @@ func (l *jsonLoader) combined(n *jvalue, d *jsonDoc, ptr, hint string) *jsonResu
 					continue
 				}
 			}
-			members = append(members, member{m, d, mp})
+			if raw := m.raw(); !seen[raw] {
+				seen[raw] = true
+				members = append(members, member{m, d, mp})
+			}
 		}
 	}
 	if len(members) == 1 {
@@ -320,7 +333,7 @@ func (l *jsonLoader) combined(n *jvalue, d *jsonDoc, ptr, hint string) *jsonResu
 
 // scalarKind is the Go scalar a schema is (following $refs), or "".
 func (l *jsonLoader) scalarKind(n *jvalue, d *jsonDoc, depth int) string {
-	if depth > 16 || n.kind != jObject {
+	if depth > maxDepth || n.kind != jObject {
 		return ""
 	}
 	if ref, ok := n.getStr("$ref"); ok {
@@ -382,4 +395,13 @@ func describe(n *jvalue) string {
 		return "object"
 	}
 	return "schema"
+}
+
+// orNull returns r, admitting null too when null is set. Results are
+// shared (each schema is mapped once), so it copies rather than changes r.
+func (r *jsonResult) orNull(null bool) *jsonResult {
+	if !null || r.nullable {
+		return r
+	}
+	return &jsonResult{ref: r.ref, nullable: true, note: r.note}
 }

@@ -22,16 +22,17 @@ type propInfo struct {
 }
 
 type propAlt struct {
-	n   *jvalue
-	d   *jsonDoc
-	ptr string
+	n      *jvalue
+	d      *jsonDoc
+	ptr    string
+	always bool // from the object itself or an allOf member, not a variant
 }
 
 // collectProps gathers the properties of n, or returns nil when n is not
 // an object (a member or variant is not one).
 func (l *jsonLoader) collectProps(n *jvalue, d *jsonDoc, ptr string, depth int) *propSet {
 	ps := &propSet{props: map[string]*propInfo{}}
-	if !l.gather(ps, n, d, ptr, true, depth, map[*jvalue]bool{}) {
+	if !l.gather(ps, n, d, ptr, true, depth, map[visit]bool{}) {
 		return nil
 	}
 	return ps
@@ -52,18 +53,24 @@ func (ps *propSet) add(name string, alt propAlt) *propInfo {
 
 // gather merges the properties of n into ps. always says the properties
 // are always present (not a variant's), so that required applies.
-func (l *jsonLoader) gather(ps *propSet, n *jvalue, d *jsonDoc, ptr string, always bool, depth int, seen map[*jvalue]bool) bool {
+// visit is a schema seen while gathering, and how (variants add optional
+// properties only). Each is merged once, so shared $refs cost nothing.
+type visit struct {
+	n      *jvalue
+	always bool
+}
+
+func (l *jsonLoader) gather(ps *propSet, n *jvalue, d *jsonDoc, ptr string, always bool, depth int, seen map[visit]bool) bool {
 	if n.kind == jBool {
 		return n.b // true adds nothing; false is no object
 	}
-	if n.kind != jObject || depth > 32 {
+	if n.kind != jObject || depth > maxDepth {
 		return false
 	}
-	if seen[n] {
+	if seen[visit{n, always}] {
 		return true
 	}
-	seen[n] = true
-	defer delete(seen, n)
+	seen[visit{n, always}] = true
 	if ref, ok := n.getStr("$ref"); ok {
 		m, md, mp, ok := l.resolveQuiet(ref, d)
 		if !ok || !l.gather(ps, m, md, mp, always, depth+1, seen) {
@@ -78,7 +85,7 @@ func (l *jsonLoader) gather(ps *propSet, n *jvalue, d *jsonDoc, ptr string, alwa
 	}
 	if props := n.get("properties"); props != nil && props.kind == jObject {
 		for _, k := range props.keys {
-			ps.add(k, propAlt{props.obj[k], d, ptr + "/properties/" + escapePointer(k)})
+			ps.add(k, propAlt{props.obj[k], d, ptr + "/properties/" + escapePointer(k), always})
 		}
 	}
 	if req := n.get("required"); req != nil && req.kind == jArray && always {
@@ -160,8 +167,18 @@ func (l *jsonLoader) fillStruct(t *Type, n *jvalue, d *jsonDoc, ptr string) {
 // field maps one property.
 func (l *jsonLoader) field(t *Type, fields *namer, name string, p *propInfo) *Field {
 	gn := fields.take(GoName(name))
-	alt := p.alts[0]
-	r, same := l.propType(t.Name+gn, p.alts)
+	alts := p.alts
+	for _, a := range alts {
+		if a.always {
+			// Every allOf member applies: the first definition is the type
+			// (the others can only narrow it); variants merge only among
+			// themselves.
+			alts = []propAlt{a}
+			break
+		}
+	}
+	alt := alts[0]
+	r, same := l.propType(t.Name+gn, alts)
 	note := r.note
 	ref := r.ref
 	required := p.required

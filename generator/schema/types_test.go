@@ -2,9 +2,11 @@ package schema_test
 
 import (
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acemq/acemq-go/generator/schema"
 )
@@ -256,5 +258,37 @@ func TestDeterministic(t *testing.T) {
 				t.Fatalf("%s: output differs between runs", file)
 			}
 		}
+	}
+}
+
+// A document whose $refs share subschemas (each level refers to the next
+// twice, through allOf, oneOf and items) has 2^30 paths; each schema is
+// still mapped once, so Build returns at once instead of never.
+func TestSharedRefsDoNotExplode(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"$ref":"#/$defs/d0","$defs":{`)
+	const levels = 30
+	for i := 0; i < levels; i++ {
+		next := fmt.Sprintf(`{"$ref":"#/$defs/d%d"}`, i+1)
+		fmt.Fprintf(&b, `"d%d":{"allOf":[%s,%s],"properties":{"a":{"oneOf":[%s,%s]},"b":{"type":"array","items":%s}}},`, i, next, next, next, next, next)
+	}
+	fmt.Fprintf(&b, `"d%d":{"type":"object","properties":{"leaf":{"type":"string"}}}}}`, levels)
+	type result struct {
+		src string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		src, err := gen(t, schema.JSONSchema, "Msg", b.String())
+		done <- result{src, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		assertHas(t, r.src, "type Msg = D0", "type D0 struct", "Leaf *string", "B []D1")
+	case <-time.After(20 * time.Second):
+		t.Fatal("Build did not return: shared subschemas are mapped once per path")
 	}
 }
