@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -30,6 +31,9 @@ var avroAPI = avro.Config{
 // reader carries a 1 KiB slab for short strings; strings already handed
 // out keep their part of it, which is never written again).
 var avroReaders = sync.Pool{New: func() any { return avro.NewReader(nil, 0, avro.WithReaderConfig(avroAPI)) }}
+
+// avroWriters recycles encoders' buffers; Encode copies the result out.
+var avroWriters = sync.Pool{New: func() any { return avro.NewWriter(nil, 512, avro.WithWriterConfig(avroAPI)) }}
 
 // avroCodec is the Confluent-framed Avro codec.
 type avroCodec struct {
@@ -103,13 +107,21 @@ func (c *avroCodec) Encode(ctx context.Context, v any) (body []byte, err error) 
 	if err != nil {
 		return nil, err
 	}
-	data, err := avroAPI.Marshal(c.reader, v)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidMessage, err)
+	w := avroWriters.Get().(*avro.Writer)
+	defer func() {
+		w.Error = nil
+		w.Reset(nil)
+		avroWriters.Put(w)
+	}()
+	w.Reset(nil)
+	var header [avroHeaderLen]byte // header[0] is the magic byte 0x00
+	binary.BigEndian.PutUint32(header[1:], uint32(id))
+	_, _ = w.Write(header[:]) // into the buffer: cannot fail
+	w.WriteVal(c.reader, v)
+	if w.Error != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidMessage, w.Error)
 	}
-	body = make([]byte, avroHeaderLen, avroHeaderLen+len(data))
-	binary.BigEndian.PutUint32(body[1:avroHeaderLen], uint32(id))
-	return append(body, data...), nil
+	return bytes.Clone(w.Buffer()), nil
 }
 
 // schemaID registers the reader schema once and returns its id.
