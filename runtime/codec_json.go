@@ -122,7 +122,9 @@ func jsonCompile(schema string) (sch *jsonschema.Schema, err error) {
 type codecNoLoader struct{}
 
 func (codecNoLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("the schema refers to %s, which the runtime does not load: the schema must be self-contained", url)
+	url = strings.TrimPrefix(url, "acemq:///") // a relative reference
+	return nil, fmt.Errorf("the schema refers to %s, which the runtime does not load: the schema must be self-contained "+
+		"(bundle the documents it refers to under $defs, each keeping its $id)", url)
 }
 
 // ContentType is application/json.

@@ -318,3 +318,39 @@ func TestJSONCodecViolationCap(t *testing.T) {
 		t.Fatalf("cap not applied: %v", err)
 	}
 }
+
+func TestJSONCodecBundledRefs(t *testing.T) {
+	// A schema that refers to another document by $id compiles when that
+	// document is bundled into it (under $defs, keeping its $id), which is
+	// how a generator hands the runtime one self-contained string.
+	const schema = `{
+	  "$id": "https://example.com/orders/order.json",
+	  "type": "object",
+	  "required": ["total"],
+	  "properties": {
+	    "total": {"$ref": "https://example.com/common/money.json"},
+	    "lines": {"type": "array", "items": {"$ref": "line.json"}}
+	  },
+	  "$defs": {
+	    "money": {
+	      "$id": "https://example.com/common/money.json",
+	      "type": "object", "required": ["amount", "currency"],
+	      "properties": {"amount": {"type": "string", "pattern": "^[0-9]+\\.[0-9]{2}$"},
+	                     "currency": {"enum": ["EUR", "USD"]}}
+	    },
+	    "line": {"$id": "line.json", "type": "object", "required": ["sku"]}
+	  }
+	}`
+	c := codecMustJSON(t, schema)
+	ctx := context.Background()
+	if _, err := c.Encode(ctx, map[string]any{"total": map[string]any{"amount": "1.50", "currency": "EUR"}}); err != nil {
+		t.Fatalf("valid: %v", err)
+	}
+	var out map[string]any
+	err := c.Decode(ctx, []byte(`{"total":{"amount":"1.5","currency":"GBP"},"lines":[{}]}`), &out)
+	// (the validator quotes the pattern JSON-style, so its backslash is doubled)
+	want := `/lines/0/sku: missing property; /total/amount: '1.5' does not match pattern '^[0-9]+\\.[0-9]{2}$'; /total/currency: value must be one of 'EUR', 'USD'`
+	if err == nil || err.Error() != want {
+		t.Fatalf("got  %v\nwant %s", err, want)
+	}
+}
