@@ -34,8 +34,9 @@ func (b *builder) loadAvro(in Input) {
 	}
 	s, err := avro.ParseWithCache(string(in.Data), "", &avro.SchemaCache{})
 	if err != nil {
-		ptr, construct, msg := avroExplain(raw, err)
-		b.fail(in.Path, ptr, construct, msg)
+		for _, p := range avroExplain(raw, err) {
+			b.fail(in.Path, p.ptr, p.construct, p.msg)
+		}
 		return
 	}
 	l := &avroLoader{b: b, in: in, local: map[string]*TypeRef{}, busy: map[*Type]bool{}}

@@ -6,18 +6,105 @@ import (
 	"strings"
 )
 
-// avroExplain turns a hamba/avro parse error into a pointer, a construct
-// and a message that says what to do.
-func avroExplain(raw *jvalue, err error) (ptr, construct, msg string) {
+// avroProblem is one thing wrong in an Avro schema hamba/avro refused.
+type avroProblem struct{ ptr, construct, msg string }
+
+// avroExplain turns a hamba/avro parse error into problems with a pointer,
+// a construct and a message that says what to do. hamba stops at the first
+// unknown type; every undefined reference is found and reported.
+func avroExplain(raw *jvalue, err error) []avroProblem {
 	text := strings.TrimPrefix(err.Error(), "avro: ")
 	if name, ok := strings.CutPrefix(text, "unknown type: "); ok {
+		if probs := undefinedAvroRefs(raw); len(probs) > 0 {
+			return probs
+		}
 		ptr := findTypeRef(raw, "#", name)
 		if ptr == "" {
 			ptr = "#"
 		}
-		return ptr, "named type reference", fmt.Sprintf("type %q is not defined in this file; a schema must define every named type it uses (a reference to a type in another file cannot be resolved): define %s inline at its first use", name, name)
+		return []avroProblem{{ptr, "named type reference", undefinedMsg(name)}}
 	}
-	return "#", "avro schema", fmt.Sprintf("not a valid Avro schema: %s", text)
+	return []avroProblem{{"#", "avro schema", fmt.Sprintf("not a valid Avro schema: %s; fix the schema (hamba/avro must parse it)", text)}}
+}
+
+func undefinedMsg(name string) string {
+	return fmt.Sprintf("type %q is not defined in this file; a schema must define every named type it uses before it uses it (a reference to a type in another file cannot be resolved): define %s inline at its first use", name, name)
+}
+
+var avroPrimitives = map[string]bool{
+	"null": true, "boolean": true, "int": true, "long": true, "float": true,
+	"double": true, "bytes": true, "string": true,
+}
+
+// undefinedAvroRefs walks the schema in document order, defining named
+// types as it meets them (Avro requires a definition before any use) and
+// reporting every reference to a name not defined yet.
+func undefinedAvroRefs(raw *jvalue) []avroProblem {
+	defined := map[string]bool{}
+	var probs []avroProblem
+	var walk func(v *jvalue, ptr, ns string)
+	walk = func(v *jvalue, ptr, ns string) {
+		switch v.kind {
+		case jString:
+			if avroPrimitives[v.str] {
+				return
+			}
+			full := v.str
+			if !strings.Contains(full, ".") && ns != "" {
+				full = ns + "." + full
+			}
+			if !defined[full] && !defined[v.str] {
+				probs = append(probs, avroProblem{ptr, "named type reference", undefinedMsg(v.str)})
+			}
+		case jArray:
+			for i, e := range v.arr {
+				walk(e, fmt.Sprintf("%s/%d", ptr, i), ns)
+			}
+		case jObject:
+			t := v.get("type")
+			if t == nil {
+				return
+			}
+			if t.kind != jString {
+				walk(t, ptr+"/type", ns)
+				return
+			}
+			switch t.str {
+			case "record", "error", "enum", "fixed":
+				name, _ := v.getStr("name")
+				inner := ns
+				if n, ok := v.getStr("namespace"); ok {
+					inner = n
+				}
+				full := name
+				if i := strings.LastIndex(name, "."); i >= 0 {
+					inner = name[:i]
+				} else if inner != "" {
+					full = inner + "." + name
+				}
+				defined[full] = true
+				if fs := v.get("fields"); fs != nil && fs.kind == jArray {
+					for i, f := range fs.arr {
+						if ft := f.get("type"); ft != nil {
+							walk(ft, fmt.Sprintf("%s/fields/%d/type", ptr, i), inner)
+						}
+					}
+				}
+			case "array":
+				if it := v.get("items"); it != nil {
+					walk(it, ptr+"/items", ns)
+				}
+			case "map":
+				if vs := v.get("values"); vs != nil {
+					walk(vs, ptr+"/values", ns)
+				}
+			default:
+				walk(t, ptr+"/type", ns)
+			}
+		}
+	}
+	walk(raw, "#", "")
+	return probs
 }
 
 // findTypeRef returns the pointer of the first place where name is used as

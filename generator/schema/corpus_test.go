@@ -4,8 +4,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -195,7 +197,8 @@ func corpusDoc(outcomes []corpusOutcome) string {
 	fmt.Fprintf(&b, "Written by `go test ./generator/schema -run Corpus -update`; the test fails when this file is stale.\n")
 	fmt.Fprintf(&b, "Each of the %d files in `generator/schema/testdata/corpus` (a copy of the shared corpus; see its README.md and SOURCES.md) is generated as one message type into its own package; all packages are then compiled with one `go build ./...` and checked with one `go vet ./...`.\n\n", len(outcomes))
 	fmt.Fprintf(&b, "**%d compile and vet, %d refused.**\n\n", ok, refused)
-	for comp, with := range corpusCompanions {
+	for _, comp := range slices.Sorted(maps.Keys(corpusCompanions)) {
+		with := corpusCompanions[comp]
 		fmt.Fprintf(&b, "`%s` is built together with %s, as a manifest naming both would: it refers to it by `$id`.\n\n", comp, "`"+strings.Join(with, "`, `")+"`")
 	}
 	fmt.Fprintf(&b, "| file | outcome |\n| --- | --- |\n")

@@ -43,7 +43,11 @@ func (b *builder) addJSONDoc(path, file string, data []byte) (*jsonDoc, error) {
 	}
 	d := &jsonDoc{path: path, file: file, root: root}
 	b.jsonDocs["file:"+file] = d
-	if id, ok := root.getStr("$id"); ok {
+	id, ok := root.getStr("$id")
+	if !ok {
+		id, ok = root.getStr("id") // draft 4
+	}
+	if ok {
 		if u, err := url.Parse(id); err == nil && u.IsAbs() {
 			u.Fragment = ""
 			d.id = u
@@ -119,7 +123,14 @@ func schemaDoc(n *jvalue) []string {
 		}
 		parts = append(parts, s)
 	}
-	return DocLines(strings.Join(parts, "\n"))
+	lines := DocLines(strings.Join(parts, "\n"))
+	if dep := n.get("deprecated"); dep != nil && dep.kind == jBool && dep.b {
+		if len(lines) > 0 {
+			lines = append(lines, "")
+		}
+		lines = append(lines, "Deprecated: the schema marks it deprecated.")
+	}
+	return lines
 }
 
 // jsonFail reports a problem at ptr in document d.

@@ -116,6 +116,8 @@ func TestJSONSchemaConstructs(t *testing.T) {
 			[]string{"type Msg = N", "Next *N `json:\"next\"`"}},
 		{"top-level array", `{"type":"array","items":{"type":"object","properties":{"a":{"type":"string"}}}}`,
 			[]string{"type Msg []MsgValueItem", "type MsgValueItem struct"}},
+		{"deprecated", `{"type":"object","properties":{"old":{"type":"string","description":"Use new.","deprecated":true}}}`,
+			[]string{"// Use new.\n //\n // Deprecated: the schema marks it deprecated.\n Old *string"}},
 		{"integer and number", `{"type":"object","required":["v"],"properties":{"v":{"type":["integer","number"]}}}`,
 			[]string{"V float64"}},
 	}
@@ -163,6 +165,8 @@ func TestRefusals(t *testing.T) {
 	}{
 		{"avro type from another file", schema.Avro, `{"type":"record","name":"R","fields":[{"name":"a","type":"int"},{"name":"p","type":{"type":"array","items":"com.x.Position"}}]}`,
 			[]string{"#/fields/1/type/items"}, "named type reference", `type "com.x.Position" is not defined in this file`},
+		{"avro types from other files, all reported", schema.Avro, `{"type":"record","name":"R","namespace":"n","fields":[{"name":"a","type":"A"},{"name":"r","type":{"type":"record","name":"In","fields":[]}},{"name":"b","type":["null","In","n.B"]},{"name":"c","type":{"type":"map","values":"x.C"}}]}`,
+			[]string{"#/fields/0/type", "#/fields/2/type/2", "#/fields/3/type/values"}, "named type reference", "is not defined in this file"},
 		{"avro invalid", schema.Avro, `{"type":"record","name":"R"}`, []string{"#"}, "avro schema", "not a valid Avro schema"},
 		{"avro not json", schema.Avro, `{"type":`, []string{"#"}, "json", "not valid JSON"},
 		{"avro union branches that decode alike", schema.Avro, `{"type":"record","name":"R","fields":[{"name":"u","type":[{"type":"int","logicalType":"date"},{"type":"long","logicalType":"timestamp-millis"}]}]}`,
