@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 
@@ -192,7 +193,7 @@ func codecContractNoPanic(t *testing.T, cc codecContractCodec) {
 		bodies = append(bodies, b)
 	}
 	for _, body := range bodies {
-		if err := codecSafeDecode(c, body, cc.newTarget()); err != nil && len(err.Error()) > 5 && err.Error()[:6] == "PANIC:" {
+		if err := codecSafeDecode(c, body, cc.newTarget()); err != nil && strings.HasPrefix(err.Error(), "PANIC:") {
 			t.Fatalf("Decode(% x) panicked: %v", body, err)
 		}
 	}
@@ -208,7 +209,7 @@ func codecContractBadTargets(t *testing.T, cc codecContractCodec) {
 	for _, target := range []any{nil, nonPointer, new(chan int)} {
 		if err := codecSafeDecode(c, body, target); err == nil {
 			t.Errorf("Decode into %T = nil, want an error", target)
-		} else if len(err.Error()) > 5 && err.Error()[:6] == "PANIC:" {
+		} else if strings.HasPrefix(err.Error(), "PANIC:") {
 			t.Errorf("Decode into %T panicked: %v", target, err)
 		}
 	}
@@ -417,5 +418,35 @@ func codecRegistryServesAvro(t *testing.T, rc codecContractRegistry) {
 	var got codecOrderV2Go
 	if err := rd.Decode(ctx, body, &got); err != nil || got != (codecOrderV2Go{ID: "A-1", Currency: "EUR"}) {
 		t.Fatalf("v1 body read as v2 through %s: %+v, %v", rc.name, got, err)
+	}
+}
+
+// TestCodecMessageTypeWiring checks the codecs through MessageType, the way
+// generated code reaches them: a bad schema is an error naming the type
+// (never a panic), and Avro codecs are kept per registry.
+func TestCodecMessageTypeWiring(t *testing.T) {
+	bad := JSONType[codecOrder]("order.placed.v1", `{"type": "thing"}`)
+	for range 2 { // the error is remembered, not recomputed into a panic
+		if _, err := bad.Codec(nil); err == nil ||
+			!strings.HasPrefix(err.Error(), `message type "order.placed.v1": JSON Schema does not compile`) {
+			t.Fatalf("bad JSON schema: %v", err)
+		}
+	}
+	badAvro := AvroType[codecOrderV1Go]("order.placed.v2", "orders", `{"type":"record"}`)
+	if _, err := badAvro.Codec(NewMemoryRegistry()); err == nil ||
+		!strings.Contains(err.Error(), `message type "order.placed.v2": Avro schema does not parse`) {
+		t.Fatalf("bad Avro schema: %v", err)
+	}
+	mt := AvroType[codecOrderV2Go]("order.placed.v2", "orders", codecOrderV2)
+	r1, r2 := NewMemoryRegistry(), NewMemoryRegistry()
+	c1, err1 := mt.Codec(r1)
+	c1again, _ := mt.Codec(r1)
+	c2, err2 := mt.Codec(r2)
+	if err1 != nil || err2 != nil || c1 != c1again || c1 == c2 {
+		t.Fatalf("per-registry codecs: %v %v same=%v distinct=%v", err1, err2, c1 == c1again, c1 != c2)
+	}
+	text, err := TextType("note").Codec(nil)
+	if err != nil || text.ContentType() != ContentTypeText {
+		t.Fatalf("text type: %v", err)
 	}
 }
