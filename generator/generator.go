@@ -7,9 +7,11 @@ package generator
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/acemq/acemq-go/generator/emit"
 	"github.com/acemq/acemq-go/generator/manifest"
@@ -40,15 +42,42 @@ func Generate(opts Options) ([]File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("acemq-gen: %w", err)
 	}
-	f, err := manifest.Parse(opts.Manifest, data)
-	if err != nil {
-		return nil, err
+	f, shapeErr := manifest.Parse(opts.Manifest, data)
+	if f == nil {
+		return nil, shapeErr
 	}
 	m, err := model.Build(f, filepath.Dir(opts.Manifest))
+	if shapeErr != nil {
+		return nil, merge(shapeErr, err)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return Render(m, Source(opts))
+}
+
+// merge adds to the errors of a manifest's shape those of its meaning that
+// are not echoes of them: an error of meaning on a line that already has a
+// shape error, or with no position (a missing value), is left out.
+func merge(shapeErr, meaningErr error) error {
+	var shape, meaning manifest.Errors
+	if !errors.As(shapeErr, &shape) {
+		return shapeErr
+	}
+	if !errors.As(meaningErr, &meaning) {
+		return shape
+	}
+	lines := map[int]bool{}
+	for _, e := range shape {
+		lines[e.Pos.Line] = true
+	}
+	out := slices.Clone(shape)
+	for _, e := range meaning {
+		if e.Pos.Line != 0 && !lines[e.Pos.Line] {
+			out = append(out, e)
+		}
+	}
+	return out.Sorted()
 }
 
 // Source is the header's "source:" line for opts: the manifest's path

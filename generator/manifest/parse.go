@@ -10,7 +10,11 @@ import (
 )
 
 // Parse reads the manifest in data; path names it in errors. It returns
-// every problem at once as Errors.
+// every problem at once as Errors. When the YAML parses but breaks the
+// manifest schema, Parse returns, beside the Errors, the tree decoded as far
+// as it goes (a value of the wrong type reads as its zero value), so that
+// problems of meaning can be reported in the same run; a caller must not
+// generate from it.
 func Parse(path string, data []byte) (*File, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
@@ -26,7 +30,10 @@ func Parse(path string, data []byte) (*File, error) {
 		t.validate(value)
 	}
 	if len(t.errs) > 0 {
-		return nil, t.errs.Sorted()
+		if root.Kind != yaml.MappingNode {
+			return nil, t.errs.Sorted()
+		}
+		return decodeFile(path, root), t.errs.Sorted()
 	}
 	return decodeFile(path, root), nil
 }
