@@ -405,3 +405,29 @@ func TestAvroCodecLogicalTypes(t *testing.T) {
 		t.Fatalf("unknown enum symbol: %v", err)
 	}
 }
+
+func TestAvroCodecDecodeContext(t *testing.T) {
+	ctx := context.Background()
+	reg := NewMemoryRegistry()
+	w := codecMustAvro(t, reg, "orders", codecOrderV1)
+	r := codecMustAvro(t, reg, "orders", codecOrderV2)
+	body, err := w.Encode(ctx, codecOrderV1Go{ID: "A-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	var out codecOrderV2Go
+	// An uncached writer id needs the registry: the cancelled ctx stops it,
+	// and the failure is not cached.
+	if err := r.Decode(cancelled, body, &out); !errors.Is(err, context.Canceled) {
+		t.Fatalf("lookup under a cancelled ctx: %v", err)
+	}
+	if err := r.Decode(ctx, body, &out); err != nil || out.Currency != "EUR" {
+		t.Fatalf("after a cancelled lookup: %+v, %v", out, err)
+	}
+	// A cached id needs no registry call, so ctx no longer matters.
+	if err := r.Decode(cancelled, body, &out); err != nil {
+		t.Fatalf("cached id under a cancelled ctx: %v", err)
+	}
+}

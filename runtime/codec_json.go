@@ -53,6 +53,8 @@ type SchemaError struct {
 	Violations []Violation
 }
 
+// Error is the violations, sorted by location, joined with "; ", the first
+// ten spelled out.
 func (e *SchemaError) Error() string {
 	parts := make([]string, 0, min(len(e.Violations), maxViolations)+1)
 	for i, v := range e.Violations {
