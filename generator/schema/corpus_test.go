@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,7 +35,8 @@ type corpusOutcome struct {
 }
 
 // TestCorpus generates every corpus schema as a message type, one package
-// per file, and builds and vets them all with one go build and one go vet.
+// per file, and builds and vets them all with one go build and one go vet;
+// then one test binary round-trips random values of every Avro type.
 // Every file must compile and vet, or be refused with *Errors naming the
 // file, a schema path and a construct. It also keeps docs/corpus.md
 // current (-update rewrites it).
@@ -42,6 +44,7 @@ func TestCorpus(t *testing.T) {
 	files := corpusFiles(t)
 	var outcomes []corpusOutcome
 	pkgs := map[string]string{}
+	var cases []corpusCase
 	for i, file := range files {
 		u, err := buildCorpusFile(t, file)
 		oc := corpusOutcome{file: file}
@@ -59,8 +62,19 @@ func TestCorpus(t *testing.T) {
 		checkNoAny(t, file, checkSource(t, src))
 		pkgs[filepath.Join(pkg, "types.go")] = "// Generated from " + file + "\n\n" + src
 		oc.types = len(u.Types)
+		if strings.HasSuffix(file, ".avsc") {
+			data, _ := os.ReadFile(filepath.Join(corpusDir, file))
+			root := u.Roots[schema.GoName(strings.TrimSuffix(filepath.Base(file), ".avsc"))]
+			cases = append(cases, corpusCase{file: file, pkg: pkg, root: root.Name, text: string(data)})
+		}
 		outcomes = append(outcomes, oc)
 	}
+	rt, err := os.ReadFile("testdata/corpusrt/roundtrip_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkgs["rtall/roundtrip_test.go"] = string(rt)
+	pkgs["rtall/cases_test.go"] = corpusCases(cases)
 	dir := writeModule(t, pkgs)
 	if keep := os.Getenv("ACEMQ_CORPUS_KEEP"); keep != "" {
 		t.Logf("corpus module kept in %s", keep)
@@ -72,7 +86,30 @@ func TestCorpus(t *testing.T) {
 	if out, err := goCmd(dir, "vet", "./..."); err != nil {
 		t.Fatalf("go vet: %v\n%s", err, out)
 	}
+	// Every Avro type round-trips random values through hamba/avro (with a
+	// configuration of its own, as the runtime's) and through JSON.
+	if out, err := goCmd(dir, "test", "-count=1", "./rtall"); err != nil {
+		t.Fatalf("Avro corpus round trip: %v\n%s", err, out)
+	}
 	checkCorpusDoc(t, outcomes)
+}
+
+// corpusCase is an Avro corpus file whose types are round-tripped.
+type corpusCase struct{ file, pkg, root, text string }
+
+// corpusCases writes the test that round-trips every Avro corpus type.
+func corpusCases(cases []corpusCase) string {
+	var b strings.Builder
+	b.WriteString("package rtall\n\nimport (\n\t\"testing\"\n\n")
+	for _, c := range cases {
+		fmt.Fprintf(&b, "\t%s \"acemqgentest/%s\"\n", c.pkg, c.pkg)
+	}
+	b.WriteString(")\n\nfunc TestCorpusRoundTrip(t *testing.T) {\n")
+	for _, c := range cases {
+		fmt.Fprintf(&b, "\tt.Run(%q, func(t *testing.T) { roundTrip[%s.%s](t, %s) })\n", c.file, c.pkg, c.root, strconv.Quote(c.text))
+	}
+	b.WriteString("}\n")
+	return b.String()
 }
 
 func corpusFiles(t *testing.T) []string {
