@@ -152,11 +152,24 @@ func (l *jsonLoader) fillStruct(t *Type, n *jvalue, d *jsonDoc, ptr string) {
 	fields := newNamer()
 	for _, name := range ps.order {
 		p := ps.props[name]
-		if len(p.alts) == 0 {
-			continue // required but never described: nothing to hold it
+		if len(p.alts) == 0 && ps.closed {
+			continue // required, yet no member may exist: nothing to hold
 		}
 		if !validJSONTag(name) {
-			l.fail(d, p.alts[0].ptr, "property name", fmt.Sprintf("property %q cannot be named in a Go struct tag (encoding/json accepts letters, digits, spaces and !#$%%&()*+-./:;<=>?@[]^_{|}~); rename the property", name))
+			where := ptr + "/required"
+			if len(p.alts) > 0 {
+				where = p.alts[0].ptr
+			}
+			l.fail(d, where, "property name", fmt.Sprintf("property %q cannot be named in a Go struct tag (encoding/json accepts letters, digits, spaces and !#$%%&()*+-./:;<=>?@[]^_{|}~); rename the property", name))
+			continue
+		}
+		if len(p.alts) == 0 {
+			// Required, but no schema describes it: any value.
+			t.Fields = append(t.Fields, &Field{
+				GoName: fields.take(GoName(name)), WireName: name, Type: rawJSON(),
+				Doc:  []string{"Required; the schema does not describe it, so it is kept raw."},
+				Tags: Tags{JSON: true},
+			})
 			continue
 		}
 		fd := l.field(t, fields, name, p)

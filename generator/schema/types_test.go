@@ -116,6 +116,8 @@ func TestJSONSchemaConstructs(t *testing.T) {
 			[]string{"type Msg = N", "Next *N `json:\"next\"`"}},
 		{"top-level array", `{"type":"array","items":{"type":"object","properties":{"a":{"type":"string"}}}}`,
 			[]string{"type Msg []MsgValueItem", "type MsgValueItem struct"}},
+		{"required but undescribed", `{"type":"object","required":["id","any"],"properties":{"id":{"type":"string"}}}`,
+			[]string{"Id string `json:\"id\"`", "// Required; the schema does not describe it, so it is kept raw.\n Any json.RawMessage `json:\"any\"`"}},
 		{"deprecated", `{"type":"object","properties":{"old":{"type":"string","description":"Use new.","deprecated":true}}}`,
 			[]string{"// Use new.\n //\n // Deprecated: the schema marks it deprecated.\n Old *string"}},
 		{"integer and number", `{"type":"object","required":["v"],"properties":{"v":{"type":["integer","number"]}}}`,
