@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/acemq/acemq-go/internal/brokertest"
 	"github.com/acemq/acemq-go/runtime"
@@ -355,9 +356,10 @@ func TestTypeWithoutHandlerIsParked(t *testing.T) {
 	rawQueue(t, q, nil)
 	c := dial(t)
 	_, rec := consume(t, c, q, nil, accept)
-	rawPublish(t, q, amqp.Publishing{ContentType: runtime.ContentTypeText, Type: "x", Body: []byte("for nobody")})
+	body := "for nobody \x00\xff\xfe not even UTF-8"
+	rawPublish(t, q, amqp.Publishing{ContentType: "application/octet-stream", Type: "x", Body: []byte(body)})
 	d := getOne(t, q+".parked", wait)
-	checkParked(t, d, q, "for nobody", `could not be decoded: no handler for type "x"`)
+	checkParked(t, d, q, body, `could not be decoded: no handler for type "x"`)
 	if n := rec.len(); n != 0 {
 		t.Errorf("the handler for %s ran for type x", textType.Name())
 	}
@@ -550,4 +552,80 @@ func TestMessageFields(t *testing.T) {
 	if got.Envelope.FirstSeen.IsZero() || time.Since(got.Envelope.FirstSeen) > time.Minute {
 		t.Errorf("Envelope.FirstSeen = %v, want about now", got.Envelope.FirstSeen)
 	}
+}
+
+func TestLongReasonIsCapped(t *testing.T) {
+	t.Parallel()
+	// A reason far above the broker's frame size (131072 bytes) must be
+	// cut, or the header table closes the connection and the dead letter
+	// never lands.
+	q := brokertest.Queue(t, "longreason")
+	rawQueue(t, q, nil)
+	c := dial(t)
+	long := strings.Repeat("é", 100_000) // 200 000 bytes
+	_, rec := consume(t, c, q, nil, func(m seen) runtime.Ack {
+		if m.Body == "long" {
+			return runtime.Reject(errors.New(long))
+		}
+		return runtime.Accept()
+	})
+	publishText(t, c, q, "long")
+	d := getOne(t, q+".dlq", wait)
+	got := headerString(t, d, runtime.HeaderError)
+	if !strings.HasPrefix(got, "rejected by the handler: éé") {
+		t.Errorf("x-acemq-error starts %q", got[:min(len(got), 40)])
+	}
+	if len(got) > 16*1024 {
+		t.Errorf("x-acemq-error is %d bytes: cap it far below the frame size", len(got))
+	}
+	if !utf8.ValidString(got) {
+		t.Errorf("x-acemq-error was cut inside a rune")
+	}
+	// The consumer and its connection carry on.
+	publishText(t, c, q, "short")
+	rec.waitFor(t, wait, "the next message", func(calls []seen) bool {
+		return slices.ContainsFunc(calls, func(c seen) bool { return c.Body == "short" })
+	})
+}
+
+func TestReadDeadLettersWithConsumer(t *testing.T) {
+	t.Parallel()
+	q := brokertest.Queue(t, "readdlq")
+	rawQueue(t, q, nil)
+	c := dial(t)
+	consume(t, c, q, ptr(runtime.Fixed(2, 100*time.Millisecond)), func(seen) runtime.Ack {
+		return runtime.Retry(errors.New("the warehouse is not answering"))
+	})
+	publishText(t, c, q, "o-1", runtime.WithCorrelationID("order-o-1"))
+
+	// A one-off reader of q.dlq: WithoutDeclare, so no q.dlq.dlq.
+	_, rec := consume(t, c, runtime.DeadLetterQueue(q), nil, accept, runtime.WithoutDeclare())
+	got := rec.waitN(t, 1, wait)[0]
+	e := got.Envelope
+	if got.Body != "o-1" || e.Attempt != 2 || e.Queue != q || e.CorrelationID != "order-o-1" ||
+		e.Error != "gave up after 2 attempts: the warehouse is not answering" {
+		t.Errorf("dead letter as a handler sees it: body %q envelope %+v", got.Body, e)
+	}
+	if names := queuesUnder(t, q); slices.Contains(names, q+".dlq.dlq") {
+		t.Errorf("the dead-letter reader declared %s.dlq.dlq", q)
+	}
+}
+
+func TestConsumeMissingQueue(t *testing.T) {
+	t.Parallel()
+	q := brokertest.Queue(t, "missing")
+	c := dial(t)
+	spec := runtime.ConsumerSpec{Queue: q, Routes: []runtime.Route{runtime.Handle(textType,
+		func(context.Context, *runtime.Message[string]) runtime.Ack { return runtime.Accept() })}}
+	cs, err := runtime.Consume(ctxFor(t, 10*time.Second), c, spec)
+	if err == nil {
+		_ = cs.Close(ctxFor(t, 5*time.Second))
+		t.Fatalf("Consume of a queue that does not exist = nil error")
+	}
+	if !errors.Is(err, runtime.ErrQueueNotFound) || !strings.Contains(err.Error(), q) {
+		t.Errorf("Consume of a missing queue: %v; want ErrQueueNotFound naming %s", err, q)
+	}
+	// The connection still works.
+	rawQueue(t, q, nil)
+	publishText(t, c, q, "now it exists")
 }

@@ -119,9 +119,31 @@ func TestPublishJSONValidates(t *testing.T) {
 	if !strings.Contains(string(d.Body), `"A-2"`) {
 		t.Errorf("body %s, want the valid order", d.Body)
 	}
+	// A batch with one invalid order sends nothing.
+	err = runtime.PublishAll(ctx, c, mt, "", []order{{OrderID: "A-3", Total: 1}, {OrderID: "", Total: 1}}, runtime.WithRoutingKey(q))
+	if !errors.Is(err, runtime.ErrInvalidMessage) {
+		t.Errorf("PublishAll with an invalid order = %v, want ErrInvalidMessage", err)
+	}
 	time.Sleep(200 * time.Millisecond)
 	if n := depth(t, q); n != 0 {
-		t.Errorf("the invalid order was sent: %s holds %d more", q, n)
+		t.Errorf("an invalid order or its batch was sent: %s holds %d more", q, n)
+	}
+}
+
+func TestPublishAfterClose(t *testing.T) {
+	t.Parallel()
+	q := brokertest.Queue(t, "closed")
+	rawQueue(t, q, nil)
+	c := dial(t)
+	ctx := ctxFor(t, 10*time.Second)
+	if err := c.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := runtime.Publish(ctx, c, textType, "", "late", runtime.WithRoutingKey(q)); !errors.Is(err, runtime.ErrClosed) {
+		t.Errorf("Publish on a closed connection = %v, want ErrClosed", err)
+	}
+	if _, err := c.MessageCount(ctx, q); !errors.Is(err, runtime.ErrClosed) {
+		t.Errorf("MessageCount on a closed connection = %v, want ErrClosed", err)
 	}
 }
 

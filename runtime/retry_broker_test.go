@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -353,5 +354,75 @@ func TestCloseLetsHandlersFinish(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	if n := depth(t, q); n != 0 {
 		t.Errorf("%s holds %d after Close: the finished handler's Accept was not acked", q, n)
+	}
+}
+
+func TestRungTwiceThenDeadLetterHasNoXDeath(t *testing.T) {
+	t.Parallel()
+	// Through the same rung twice: a copy that kept x-death (which names
+	// the rung with reason expired) would be dropped by the broker's cycle
+	// detection on its second pass.
+	q := brokertest.Queue(t, "rung.twice")
+	policy := runtime.Fixed(3, time.Second).WaitInBrokerFrom(time.Second)
+	c := dial(t)
+	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q, Retry: policy}))
+	_, rec := consume(t, c, q, &policy, func(m seen) runtime.Ack {
+		return runtime.Retry(fmt.Errorf("down %d", m.Envelope.Attempt))
+	})
+	publishText(t, c, q, "round and round")
+	d := getOne(t, q+".dlq", wait)
+	if got := headerString(t, d, runtime.HeaderError); got != "gave up after 3 attempts: down 3" {
+		t.Errorf("x-acemq-error = %q", got)
+	}
+	for k := range d.Headers {
+		if k == "x-death" || strings.HasPrefix(k, "x-first-death-") || strings.HasPrefix(k, "x-last-death-") {
+			t.Errorf("the dead letter carries %s = %v: every republish drops the broker's bookkeeping", k, d.Headers[k])
+		}
+	}
+	calls := rec.all()
+	if got := len(calls); got != 3 {
+		t.Fatalf("handler called %d times, want 3: %s", got, describe(calls))
+	}
+	for i, c := range calls {
+		if c.Envelope.Attempt != i+1 {
+			t.Errorf("call %d: attempt %d", i, c.Envelope.Attempt)
+		}
+		if i > 0 && c.At.Sub(calls[i-1].At) < time.Second {
+			t.Errorf("attempt %d came %s after the previous, want ≥ 1s in the rung", i+1, c.At.Sub(calls[i-1].At))
+		}
+	}
+}
+
+func TestSetAsideFailureReturnsMessage(t *testing.T) {
+	t.Parallel()
+	// The consumer may not declare q.dlq, and nobody else did: the dead
+	// letter is returned, so the original must go back to its queue after
+	// a pause — never acked (lost), never a hot loop.
+	q := brokertest.Queue(t, "setaside")
+	rawQueue(t, q, nil)
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	c := dial(t, runtime.WithMeterProvider(mp))
+	cs, rec := consume(t, c, q, nil, func(seen) runtime.Ack {
+		return runtime.Reject(errors.New("nowhere to go"))
+	}, runtime.WithoutDeclare())
+	publishText(t, c, q, "homeless")
+	calls := rec.waitN(t, 2, wait)
+	if !calls[1].Redelivered || calls[1].Envelope.ID != calls[0].Envelope.ID {
+		t.Errorf("second delivery: redelivered %v id %q; want the same message back (%q)", calls[1].Redelivered, calls[1].Envelope.ID, calls[0].Envelope.ID)
+	}
+	if gap := calls[1].At.Sub(calls[0].At); gap < 500*time.Millisecond {
+		t.Errorf("the message came back after %s: a failed set-aside pauses before returning it (no hot loop)", gap)
+	}
+	if n := counter(t, reader, "acemq.set_aside.failed"); n < 1 {
+		t.Errorf("acemq.set_aside.failed = %v, want ≥ 1", n)
+	}
+	if err := cs.Close(ctxFor(t, 10*time.Second)); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	waitDepth(t, q, 1, 5*time.Second) // nothing lost
+	if got := queuesUnder(t, q); !slices.Equal(got, []string{q}) {
+		t.Errorf("queues = %v: WithoutDeclare declared something", got)
 	}
 }

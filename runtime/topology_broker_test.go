@@ -121,6 +121,24 @@ func TestDeclareDeadLetterQuorumArguments(t *testing.T) {
 	wantArg(t, extra, args, "x-overflow", "reject-publish")
 }
 
+func TestDeclareQuorumRungs(t *testing.T) {
+	t.Parallel()
+	c := dial(t)
+	q := brokertest.Queue(t, "topo.qrungs")
+	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q, Type: runtime.Quorum, QuorumRungs: true,
+		Retry: runtime.Fixed(2, 40*s)}))
+	rung := q + ".retry.40s"
+	info := brokertest.QueueDetails(t, rung)
+	if info.Type != "quorum" {
+		t.Errorf("%s: type %q, want quorum", rung, info.Type)
+	}
+	wantArg(t, rung, info.Arguments, "x-message-ttl", 40000)
+	wantArg(t, rung, info.Arguments, "x-dead-letter-exchange", "")
+	wantArg(t, rung, info.Arguments, "x-dead-letter-routing-key", q)
+	wantArg(t, rung, info.Arguments, "x-dead-letter-strategy", "at-least-once")
+	wantArg(t, rung, info.Arguments, "x-overflow", "reject-publish")
+}
+
 func TestDeclareExchangeAndBinding(t *testing.T) {
 	t.Parallel()
 	c := dial(t)
