@@ -26,7 +26,7 @@ type Input struct {
 	Message string // manifest message name, e.g. "OrderPlaced" (for errors)
 	GoName  string // Go name of the root type, settled by the model; the root type gets exactly this name
 	Path    string // schema file path as written in the manifest (for errors)
-	Dir     string // directory to resolve relative $ref / other files against
+	Dir     string // directory holding the file: relative $refs resolve against it
 	Data    []byte // file contents
 	Format  Format
 }
