@@ -40,8 +40,14 @@ func TestNoRetryDeadLettersAfterOneAttempt(t *testing.T) {
 	}
 
 	body := "order A-1 — ünïcödé\n\ttabs and a trailing space "
-	publishText(t, c, q, body)
+	publishText(t, c, q, body, runtime.WithHeaders(map[string]any{"tenant": "t1"}), runtime.WithCorrelationID("corr-1"))
 	d := getOne(t, q+".dlq", wait)
+	// Everything the message had is kept; what is added is in headers.
+	if d.ContentType != runtime.ContentTypeText || d.Type != textType.Name() || d.CorrelationId != "corr-1" ||
+		d.DeliveryMode != amqp.Persistent || d.Headers["tenant"] != "t1" {
+		t.Errorf("dead letter lost properties: content_type %q type %q correlation_id %q delivery mode %d tenant %v",
+			d.ContentType, d.Type, d.CorrelationId, d.DeliveryMode, d.Headers["tenant"])
+	}
 	if got := headerString(t, d, runtime.HeaderError); got != "gave up after 1 attempts: the warehouse is not answering" {
 		t.Errorf("x-acemq-error = %q", got)
 	}
@@ -167,6 +173,9 @@ func TestRetryAdvancesAttemptKeepsID(t *testing.T) {
 		}
 		if call.Body != "again" {
 			t.Errorf("call %d: body %q", i, call.Body)
+		}
+		if call.Redelivered {
+			t.Errorf("call %d arrived redelivered: a retry is a republish, never a requeue", i)
 		}
 		if i > 0 && call.At.Sub(calls[i-1].At) < 200*time.Millisecond {
 			t.Errorf("attempt %d came %s after the previous one, want ≥ 200ms (Fixed has no jitter)", i+1, call.At.Sub(calls[i-1].At))
@@ -469,7 +478,7 @@ func TestRequeueOnFailure(t *testing.T) {
 
 func TestConcurrency(t *testing.T) {
 	t.Parallel()
-	for _, n := range []int{1, 4} {
+	for _, n := range []int{0, 1, 4} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			t.Parallel()
 			q := brokertest.Queue(t, "concurrency")
@@ -491,17 +500,25 @@ func TestConcurrency(t *testing.T) {
 				}
 				inFlight.Add(-1)
 				return runtime.Accept()
-			}, runtime.WithConcurrency(n), runtime.WithPrefetch(10))
+			}, concurrency(n), runtime.WithPrefetch(10))
 			for i := range 8 {
 				publishText(t, c, q, fmt.Sprint(i))
 			}
 			rec.waitN(t, 8, wait)
 			close(release)
-			if got := most.Load(); int(got) != n {
-				t.Errorf("WithConcurrency(%d): at most %d handlers ran at once, want %d", n, got, n)
+			if got, want := int(most.Load()), max(n, 1); got != want {
+				t.Errorf("WithConcurrency(%d): at most %d handlers ran at once, want %d (0: the default, 1)", n, got, want)
 			}
 		})
 	}
+}
+
+// concurrency is WithConcurrency(n), or no option at all for 0.
+func concurrency(n int) runtime.ConsumeOption {
+	if n == 0 {
+		return runtime.WithPrefetch(10)
+	}
+	return runtime.WithConcurrency(n)
 }
 
 func TestMessageFields(t *testing.T) {
