@@ -174,6 +174,9 @@ func TestRetryAdvancesAttemptKeepsID(t *testing.T) {
 		if call.Body != "again" {
 			t.Errorf("call %d: body %q", i, call.Body)
 		}
+		if !call.Envelope.FirstSeen.Equal(calls[0].Envelope.FirstSeen) || call.Envelope.FirstSeen.IsZero() {
+			t.Errorf("call %d: FirstSeen %v, want the first delivery's %v kept", i, call.Envelope.FirstSeen, calls[0].Envelope.FirstSeen)
+		}
 		if call.Redelivered {
 			t.Errorf("call %d arrived redelivered: a retry is a republish, never a requeue", i)
 		}
@@ -645,4 +648,53 @@ func TestConsumeMissingQueue(t *testing.T) {
 	// The connection still works.
 	rawQueue(t, q, nil)
 	publishText(t, c, q, "now it exists")
+}
+
+func TestDispatchOnType(t *testing.T) {
+	t.Parallel()
+	type order struct {
+		OrderID string `json:"order_id"`
+	}
+	orders := runtime.JSONType[order]("acemq.test.dispatch.order", `{"type":"object","required":["order_id"]}`)
+	notes := runtime.TextType("acemq.test.dispatch.note")
+	q := brokertest.Queue(t, "dispatch")
+	rawQueue(t, q, nil)
+	c := dial(t)
+	gotOrder, gotNote := make(chan string, 2), make(chan string, 2)
+	spec := runtime.ConsumerSpec{Queue: q, Routes: []runtime.Route{
+		runtime.Handle(orders, func(_ context.Context, m *runtime.Message[order]) runtime.Ack {
+			gotOrder <- m.Payload.OrderID + " " + m.Envelope.Type
+			return runtime.Accept()
+		}),
+		runtime.Handle(notes, func(_ context.Context, m *runtime.Message[string]) runtime.Ack {
+			gotNote <- m.Payload + " " + m.Envelope.Type
+			return runtime.Accept()
+		}),
+	}}
+	cs, err := runtime.Consume(ctxFor(t, 10*time.Second), c, spec)
+	if err != nil {
+		t.Fatalf("Consume: %v", err)
+	}
+	t.Cleanup(func() { _ = cs.Close(ctxFor(t, 10*time.Second)) })
+	ctx := ctxFor(t, 10*time.Second)
+	if err := runtime.Publish(ctx, c, notes, "", "hello", runtime.WithRoutingKey(q)); err != nil {
+		t.Fatal(err)
+	}
+	if err := runtime.Publish(ctx, c, orders, "", order{OrderID: "A-1"}, runtime.WithRoutingKey(q)); err != nil {
+		t.Fatal(err)
+	}
+	for ch, want := range map[chan string]string{gotOrder: "A-1 acemq.test.dispatch.order", gotNote: "hello acemq.test.dispatch.note"} {
+		select {
+		case got := <-ch:
+			if got != want {
+				t.Errorf("handler got %q, want %q", got, want)
+			}
+		case <-time.After(wait):
+			t.Fatalf("no handler call for %q", want)
+		}
+	}
+	time.Sleep(settle)
+	if len(gotOrder)+len(gotNote) != 0 {
+		t.Errorf("a message reached two handlers")
+	}
 }

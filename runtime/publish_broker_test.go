@@ -130,6 +130,25 @@ func TestPublishJSONValidates(t *testing.T) {
 	}
 }
 
+func TestPublishCancelledContext(t *testing.T) {
+	t.Parallel()
+	q := brokertest.Queue(t, "cancelled")
+	rawQueue(t, q, nil)
+	c := dial(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	start := time.Now()
+	if err := runtime.Publish(ctx, c, textType, "", "never", runtime.WithRoutingKey(q)); !errors.Is(err, context.Canceled) {
+		t.Errorf("Publish with a cancelled context = %v, want an error matching context.Canceled", err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("Publish with a cancelled context took %s", took)
+	}
+	if err := runtime.PublishAll(ctxFor(t, 5*time.Second), c, textType, "", nil, runtime.WithRoutingKey(q)); err != nil {
+		t.Errorf("PublishAll of nothing = %v, want nil", err)
+	}
+}
+
 func TestPublishAfterClose(t *testing.T) {
 	t.Parallel()
 	q := brokertest.Queue(t, "closed")

@@ -426,3 +426,67 @@ func TestSetAsideFailureReturnsMessage(t *testing.T) {
 		t.Errorf("queues = %v: WithoutDeclare declared something", got)
 	}
 }
+
+func TestCloseRepublishesEveryHeldRetry(t *testing.T) {
+	t.Parallel()
+	const n = 30
+	q := brokertest.Queue(t, "close.many")
+	rawQueue(t, q, nil)
+	c := dial(t)
+	cs, rec := consume(t, c, q, ptr(runtime.Fixed(3, 10*time.Second)), func(seen) runtime.Ack {
+		return runtime.Retry(errors.New("held"))
+	}, runtime.WithPrefetch(50), runtime.WithConcurrency(4))
+	bodies := make([]string, n)
+	for i := range bodies {
+		bodies[i] = fmt.Sprint("held-", i)
+	}
+	if err := runtime.PublishAll(ctxFor(t, 10*time.Second), c, textType, "", bodies, runtime.WithRoutingKey(q)); err != nil {
+		t.Fatalf("PublishAll: %v", err)
+	}
+	rec.waitN(t, n, wait)
+	time.Sleep(200 * time.Millisecond)
+	if err := cs.Close(ctxFor(t, 8*time.Second)); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	waitDepth(t, q, n, 3*time.Second)
+	got := map[string]int{}
+	for _, d := range drain(t, q, n, wait) {
+		got[string(d.Body)]++
+		if a, ok := d.Headers[runtime.HeaderAttempt].(int64); !ok || a != 2 {
+			t.Errorf("%s: x-acemq-attempt %#v, want int64(2)", d.Body, d.Headers[runtime.HeaderAttempt])
+		}
+	}
+	for _, b := range bodies {
+		if got[b] != 1 {
+			t.Errorf("%s is on the queue %d times after Close, want once", b, got[b])
+		}
+	}
+}
+
+func TestCloseIsBoundedByContext(t *testing.T) {
+	t.Parallel()
+	q := brokertest.Queue(t, "close.bounded")
+	rawQueue(t, q, nil)
+	c := dial(t)
+	release := make(chan struct{})
+	started := make(chan struct{}, 1)
+	cs, _ := consume(t, c, q, nil, func(seen) runtime.Ack {
+		started <- struct{}{}
+		<-release
+		return runtime.Accept()
+	})
+	t.Cleanup(func() { close(release) }) // runs before the consumer's cleanup
+	publishText(t, c, q, "stuck")
+	select {
+	case <-started:
+	case <-time.After(wait):
+		t.Fatal("the handler never started")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_ = cs.Close(ctx)
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("Close with a 500ms context took %s behind a stuck handler: ctx bounds the drain", took)
+	}
+}
