@@ -29,7 +29,7 @@ type publisher struct {
 	mu      sync.Mutex
 	pending map[uint64]*inflight
 	byKey   map[returnKey][]uint64 // tags in flight, oldest first
-	dead    error               // set once the channel is gone
+	dead    error                  // set once the channel is gone
 }
 
 // returnKey is what a basic.return says of the message it returns.
