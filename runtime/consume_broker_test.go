@@ -535,7 +535,7 @@ func TestMessageFields(t *testing.T) {
 		runtime.HeaderID: "id-1", runtime.HeaderAttempt: int64(1), runtime.HeaderOrigin: "raw@test",
 		"tenant": "t1", "x-acemq-private": "hidden",
 	}))
-	_, ch := brokertest.Raw(t)
+	ch := rawChannel(t)
 	m, ok, err := ch.Get(q, false)
 	if err != nil || !ok {
 		t.Fatalf("raw get: %v %v", ok, err)

@@ -55,11 +55,50 @@ func dial(tb testing.TB, opts ...runtime.DialOption) *runtime.Connection {
 	return c
 }
 
+// shared is one plain amqp091 connection for everything the tests do
+// through amqp091, so that a parallel suite does not churn connections;
+// each use opens its own channel (a 404 closes a channel, not this).
+var shared struct {
+	sync.Mutex
+	conn *amqp.Connection
+}
+
+// rawChannel opens a channel on the shared connection, closed at cleanup.
+func rawChannel(tb testing.TB) *amqp.Channel {
+	tb.Helper()
+	ch := openChannel(tb)
+	tb.Cleanup(func() { _ = ch.Close() })
+	return ch
+}
+
+func openChannel(tb testing.TB) *amqp.Channel {
+	tb.Helper()
+	u := brokertest.Require(tb)
+	shared.Lock()
+	defer shared.Unlock()
+	for range 2 {
+		if shared.conn == nil || shared.conn.IsClosed() {
+			c, err := amqp.Dial(u)
+			if err != nil {
+				tb.Fatalf("dial: %v", err)
+			}
+			shared.conn = c
+		}
+		ch, err := shared.conn.Channel()
+		if err == nil {
+			return ch
+		}
+		shared.conn = nil // closed under us: dial again once
+	}
+	tb.Fatalf("no channel on the shared amqp091 connection")
+	return nil
+}
+
 // rawQueue declares q as a plain durable queue through amqp091, so that the
 // runtime under test declares nothing the test relies on.
 func rawQueue(tb testing.TB, q string, args amqp.Table) {
 	tb.Helper()
-	_, ch := brokertest.Raw(tb)
+	ch := rawChannel(tb)
 	if _, err := ch.QueueDeclare(q, true, false, false, false, args); err != nil {
 		tb.Fatalf("declare %s: %v", q, err)
 	}
@@ -69,7 +108,7 @@ func rawQueue(tb testing.TB, q string, args amqp.Table) {
 func rawExchange(tb testing.TB, kind string) string {
 	tb.Helper()
 	ex := brokertest.Name("ex")
-	_, ch := brokertest.Raw(tb)
+	ch := rawChannel(tb)
 	if err := ch.ExchangeDeclare(ex, kind, false, false, false, false, nil); err != nil {
 		tb.Fatalf("declare exchange %s: %v", ex, err)
 	}
@@ -93,7 +132,7 @@ func deleteExchange(name string) {
 // would never write.
 func rawPublish(tb testing.TB, q string, p amqp.Publishing) {
 	tb.Helper()
-	_, ch := brokertest.Raw(tb)
+	ch := rawChannel(tb)
 	if err := ch.Confirm(false); err != nil {
 		tb.Fatalf("confirm mode: %v", err)
 	}
@@ -109,7 +148,7 @@ func rawPublish(tb testing.TB, q string, p amqp.Publishing) {
 // getOne waits up to d for one message on queue and takes it (auto-ack).
 func getOne(tb testing.TB, queue string, d time.Duration) amqp.Delivery {
 	tb.Helper()
-	_, ch := brokertest.Raw(tb)
+	ch := rawChannel(tb)
 	deadline := time.Now().Add(d)
 	for {
 		m, ok, err := ch.Get(queue, true)
@@ -130,7 +169,7 @@ func getOne(tb testing.TB, queue string, d time.Duration) amqp.Delivery {
 // arrive.
 func drain(tb testing.TB, queue string, n int, d time.Duration) []amqp.Delivery {
 	tb.Helper()
-	_, ch := brokertest.Raw(tb)
+	ch := rawChannel(tb)
 	if err := ch.Qos(n, 0, false); err != nil {
 		tb.Fatalf("qos: %v", err)
 	}
@@ -155,15 +194,8 @@ func drain(tb testing.TB, queue string, n int, d time.Duration) []amqp.Delivery 
 // A queue that does not exist is -1.
 func depth(tb testing.TB, queue string) int {
 	tb.Helper()
-	conn, err := amqp.Dial(brokertest.URL())
-	if err != nil {
-		tb.Fatalf("dial: %v", err)
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		tb.Fatalf("channel: %v", err)
-	}
+	ch := openChannel(tb)
+	defer ch.Close()
 	q, err := ch.QueueDeclarePassive(queue, false, false, false, false, nil)
 	if err != nil {
 		return -1

@@ -134,7 +134,7 @@ func TestJitter(t *testing.T) {
 // pollDepth polls queue's depth every 10ms until stop is closed and
 // returns the largest depth it saw.
 func pollDepth(t *testing.T, queue string, stop <-chan struct{}) <-chan int {
-	_, ch := brokertest.Raw(t)
+	ch := rawChannel(t)
 	out := make(chan int, 1)
 	go func() {
 		most := 0
@@ -215,7 +215,7 @@ func TestMissingRungWaitsInMemory(t *testing.T) {
 			t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
 			c := dial(t, runtime.WithMeterProvider(mp))
 			declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q, Retry: policy}))
-			_, ch := brokertest.Raw(t)
+			ch := rawChannel(t)
 			if _, err := ch.QueueDelete(q+".retry.1s", false, false, false); err != nil {
 				t.Fatalf("delete the rung: %v", err)
 			}
