@@ -698,3 +698,21 @@ func TestDispatchOnType(t *testing.T) {
 		t.Errorf("a message reached two handlers")
 	}
 }
+
+func TestConsumeRefusesInvalidPolicy(t *testing.T) {
+	t.Parallel()
+	q := brokertest.Queue(t, "badpolicy")
+	rawQueue(t, q, nil)
+	c := dial(t)
+	tooLong := runtime.Exponential(6, 10*time.Second, time.Hour).WaitInBrokerFrom(16 * time.Minute)
+	spec := runtime.ConsumerSpec{Queue: q, Routes: []runtime.Route{runtime.Handle(textType,
+		func(context.Context, *runtime.Message[string]) runtime.Ack { return runtime.Accept() })}}
+	cs, err := runtime.Consume(ctxFor(t, 10*time.Second), c, spec, runtime.WithRetry(tooLong))
+	if err == nil {
+		_ = cs.Close(ctxFor(t, 5*time.Second))
+		t.Fatalf("Consume with wait_in_broker_from 16m = nil error: a delivery held that long risks the consumer timeout")
+	}
+	if !strings.Contains(err.Error(), "15m") {
+		t.Errorf("error %q should say the limit (15m)", err)
+	}
+}
