@@ -8,8 +8,8 @@ export ACEMQ_TEST_URL ?= amqp://guest:guest@localhost:5672/
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
-test: broker fmt-check vet generated-check ## everything: broker, gofmt, vet, generated code current, every test
-	$(GO) test -count=1 -timeout 12m ./...
+test: broker fmt-check vet generated-check ## everything: broker, gofmt, vet, generated code current, every test (with -race)
+	$(GO) test -race -count=1 -timeout 12m ./...
 
 broker: ## make sure a RabbitMQ with the management plugin answers at ACEMQ_TEST_URL
 	@bash scripts/broker.sh
