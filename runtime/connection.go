@@ -30,11 +30,24 @@ type Connection struct {
 	metrics  *metrics
 	registry SchemaRegistry
 
-	mu     sync.Mutex
-	conn   *amqp.Connection
-	closed bool
-	pub    *publisher
-	pull   *amqp.Channel
+	mu sync.Mutex
+	// conn is the live connection of this session; dialing is closed when
+	// the dial in progress ends.
+	conn    *amqp.Connection
+	dialing chan struct{}
+	// closing refuses new consumers; closed refuses everything.
+	closing, closed bool
+	// pub carries the application's publishes, side the consumers' retries,
+	// dead letters and parks: an application publish that makes the broker
+	// close its channel (an exchange that does not exist) cannot fail a
+	// consumer's set-aside, nor the other way round.
+	pub, side *publisher
+	// exchanges the session has seen exist, checked passively before the
+	// first publish to each.
+	exchanges map[string]bool
+	// pulls are one channel per queue pulled from: an error on one queue
+	// does not return another queue's unsettled deliveries.
+	pulls map[string]*amqp.Channel
 	// consumers are closed by Close.
 	consumers map[*Consumer]struct{}
 
@@ -89,10 +102,13 @@ func (c *Connection) Origin() string { return c.cfg.origin }
 // Registry is the schema registry the connection's Avro types use.
 func (c *Connection) Registry() SchemaRegistry { return c.registry }
 
-// Close closes the connection. Consumers still running are closed first,
-// bounded by ctx; unsettled deliveries go back to their queues.
+// Close closes the connection. Consumers still running are closed first
+// (see Consumer.Close), each bounded by ctx; unsettled deliveries go back to
+// their queues. Closing the AMQP connection waits for the broker's reply
+// until ctx's deadline (5s without one).
 func (c *Connection) Close(ctx context.Context) error {
 	c.mu.Lock()
+	c.closing = true
 	consumers := make([]*Consumer, 0, len(c.consumers))
 	for cs := range c.consumers {
 		consumers = append(consumers, cs)
@@ -114,7 +130,7 @@ func (c *Connection) Close(ctx context.Context) error {
 	c.closed = true
 	close(c.done)
 	conn := c.conn
-	c.conn, c.pub, c.pull = nil, nil, nil
+	c.conn, c.pub, c.side, c.pulls, c.exchanges = nil, nil, nil, nil, nil
 	c.mu.Unlock()
 	if conn == nil || conn.IsClosed() {
 		return nil
@@ -128,7 +144,7 @@ func (c *Connection) Close(ctx context.Context) error {
 func (c *Connection) track(cs *Consumer) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
+	if c.closing || c.closed {
 		return ErrClosed
 	}
 	if c.consumers == nil {
@@ -145,22 +161,50 @@ func (c *Connection) untrack(cs *Consumer) {
 }
 
 // amqpConn returns the live amqp connection, dialling a fresh one when
-// the last one died. One attempt per call, bounded by ctx.
+// the last one died. One dial at a time, made without holding c.mu, so
+// Close and other callers are never stuck behind it; each caller waits for
+// it only as long as its own ctx allows.
 func (c *Connection) amqpConn(ctx context.Context) (*amqp.Connection, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return nil, ErrClosed
+	for {
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return nil, ErrClosed
+		}
+		if c.conn != nil && !c.conn.IsClosed() {
+			conn := c.conn
+			c.mu.Unlock()
+			return conn, nil
+		}
+		if wait := c.dialing; wait != nil {
+			c.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, fmt.Errorf("dial %s: %w", c.redacted, ctx.Err())
+			}
+		}
+		done := make(chan struct{})
+		c.dialing = done
+		c.mu.Unlock()
+
+		conn, err := c.dial(ctx)
+
+		c.mu.Lock()
+		c.dialing = nil
+		close(done)
+		if err == nil && c.closed {
+			conn.Close()
+			err = ErrClosed
+		}
+		if err == nil {
+			c.conn, c.pub, c.side, c.exchanges = conn, nil, nil, nil
+			c.pulls = nil
+		}
+		c.mu.Unlock()
+		return conn, err
 	}
-	if c.conn != nil && !c.conn.IsClosed() {
-		return c.conn, nil
-	}
-	conn, err := c.dial(ctx)
-	if err != nil {
-		return nil, err
-	}
-	c.conn, c.pub, c.pull = conn, nil, nil
-	return conn, nil
 }
 
 func (c *Connection) dial(ctx context.Context) (*amqp.Connection, error) {

@@ -41,8 +41,10 @@ type Consumer struct {
 	sess    *session
 	closing bool
 	held    map[*heldRetry]struct{}
-	quit    chan struct{} // closed when Close starts
-	stopped chan struct{} // closed when the run loop has ended
+	// releasing counts held retries being republished right now.
+	releasing sync.WaitGroup
+	quit      chan struct{} // closed when Close starts
+	stopped   chan struct{} // closed when the run loop has ended
 }
 
 // session is one subscription on one channel. Its deliveries can only be
@@ -171,9 +173,12 @@ func (cs *Consumer) run(s *session) {
 		if cs.isClosing() {
 			return
 		}
-		// The session died under us: its held retries can no longer be
-		// settled, and the broker redelivers those messages.
+		// The subscription ended under us (connection lost, or the broker
+		// cancelled it: queue deleted, node failover). Held retries of the
+		// session are dropped and its channel closed, so the broker
+		// redelivers their messages instead of stranding them.
 		cs.dropHeld(s)
+		_ = s.ch.Close()
 		cs.log.Warn("acemq: consumer lost its channel; resubscribing")
 		if s = cs.resubscribe(); s == nil {
 			return
@@ -230,6 +235,9 @@ func (cs *Consumer) resubscribe() *session {
 			cs.log.Info("acemq: consumer resubscribed")
 			return s
 		}
+		if errors.Is(err, ErrClosed) {
+			return nil
+		}
 		cs.log.Warn("acemq: resubscribe failed", "err", err, "next_in", wait)
 		wait = min(wait*2, cs.c.cfg.reconnectMax)
 	}
@@ -275,6 +283,7 @@ func (cs *Consumer) Close(ctx context.Context) error {
 		err = fmt.Errorf("close consumer %q: handlers still running: %w", cs.queue, ctx.Err())
 	}
 	cs.flushHeld(ctx)
+	cs.waitReleases(ctx)
 	cs.hardStop()
 	if cerr := s.ch.Close(); cerr != nil && !errors.Is(cerr, amqp.ErrClosed) && err == nil {
 		err = fmt.Errorf("close consumer %q: %w", cs.queue, cerr)

@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"context"
+	"errors"
 	"fmt"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -19,6 +21,14 @@ func (cs *Consumer) handle(s *session, d amqp.Delivery) {
 		return
 	}
 	ack, err := route.run(ctx, cs.c, &d, env)
+	if err != nil && transient(err) {
+		// Not the body's fault: the registry did not answer, or the
+		// consumer is being stopped. The message goes back, not to parked.
+		cs.outcome("unavailable")
+		cs.log.Warn("acemq: could not decode for now; returning the message to its queue", "err", err, "id", d.MessageId)
+		cs.returnLater(s, d)
+		return
+	}
 	if err != nil {
 		cs.outcome("decode")
 		cs.park(s, d, env, "could not be decoded: "+err.Error())
@@ -37,6 +47,12 @@ func (cs *Consumer) handle(s *session, d amqp.Delivery) {
 	case AckPark:
 		cs.park(s, d, env, "parked by the handler: "+reason(ack.Err()))
 	}
+}
+
+// transient reports a decode error that may pass: a registry that did not
+// answer, or a cancelled context.
+func transient(err error) bool {
+	return errors.Is(err, ErrRegistryUnavailable) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // route finds the route for a type. A message with no type on a queue with

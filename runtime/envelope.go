@@ -167,8 +167,8 @@ func capReason(s string) string {
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
-// appHeaders is headers without the x-acemq- namespace and the broker's
-// x-death bookkeeping.
+// appHeaders is headers without the x-acemq- namespace. The broker's own
+// headers (x-death after a rung) are left for the handler to see.
 func appHeaders(h map[string]any) map[string]any {
 	out := make(map[string]any, len(h))
 	for k, v := range h {

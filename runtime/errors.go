@@ -16,6 +16,14 @@ var (
 	ErrNacked = errors.New("acemq: publish refused by the broker")
 	// ErrQueueNotFound is returned for a queue that does not exist.
 	ErrQueueNotFound = errors.New("acemq: queue not found")
+	// ErrExchangeNotFound is returned by a publish to an exchange that does
+	// not exist; nothing was sent.
+	ErrExchangeNotFound = errors.New("acemq: exchange not found")
+	// ErrRegistryUnavailable is wrapped by a schema registry's errors that
+	// may pass (a registry that does not answer). A consumer that meets one
+	// while decoding returns the message to its queue after a pause instead
+	// of parking it.
+	ErrRegistryUnavailable = errors.New("acemq: schema registry unavailable")
 	// ErrSchemaNotFound is returned by a registry for an unknown id.
 	ErrSchemaNotFound = errors.New("acemq: schema not found")
 	// ErrInvalidMessage is matched by every error for a message that breaks

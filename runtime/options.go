@@ -114,10 +114,12 @@ func WithoutDeclare() ConsumeOption {
 	return consumeOptionFunc(func(c *consumeConfig) { c.noDeclare = true })
 }
 
-// WithRequeueOnFailure nacks a failed delivery back to the head of its
-// queue instead of climbing the retry ladder. Against a downstream that is
-// down this is a hot loop: use it only for failures that are local and
-// brief.
+// WithRequeueOnFailure nacks a failed delivery (Retry) back to the head of
+// its queue instead of climbing the retry ladder, while the policy has
+// attempts left; the attempt count does not advance on a requeue, so under
+// NoRetry (one attempt) the failure is dead-lettered as usual. Against a
+// downstream that is down this is a hot loop: use it only for failures that
+// are local and brief.
 func WithRequeueOnFailure() ConsumeOption {
 	return consumeOptionFunc(func(c *consumeConfig) { c.requeueOnFailure = true })
 }

@@ -174,6 +174,12 @@ func (p RetryPolicy) Validate() error {
 			return fmt.Errorf("retry policy: broker wait %s is not a whole number of seconds (rungs are named q.retry.<N>s)", d)
 		}
 	}
+	for _, d := range p.Schedule() {
+		if longest := time.Duration(float64(d) * (1 + p.jitter)); !p.InBroker(d) && longest > MaxMemoryThreshold {
+			return fmt.Errorf("retry policy: a wait of %s (up to %s with jitter) would be held in memory, above %s: "+
+				"the broker closes a channel whose delivery is unsettled for 30m; let the broker hold it (wait_in_broker_from)", d, longest, MaxMemoryThreshold)
+		}
+	}
 	return nil
 }
 

@@ -49,7 +49,7 @@ func PublishAll[T any](ctx context.Context, c *Connection, mt *MessageType[T], e
 		}
 		injectTrace(ctx, out[i].msg.Headers)
 	}
-	return errors.Join(c.publishAll(ctx, out)...)
+	return errors.Join(c.publishAll(ctx, false, out)...)
 }
 
 // newPublishing builds a fresh message: a new x-acemq-id, attempt 1, first

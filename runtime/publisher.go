@@ -18,7 +18,7 @@ import (
 // here takes both from unbuffered channels, so it always sees a return
 // before the confirm of the same message. A return names no delivery tag:
 // it is matched to the oldest publish in flight with the same message id,
-// exchange and routing key. The id alone is not enough: a consumer
+// exchange and routing key that is not already marked returned. The id alone is not enough: a consumer
 // republishes a message (same id, another queue) while the confirm of the
 // original publish, waiting for the broker's disk, may still be in flight.
 type publisher struct {
@@ -69,7 +69,7 @@ func (p *publisher) loop(returns <-chan amqp.Return, confirms <-chan amqp.Confir
 				if e, ok := <-closes; ok && e != nil {
 					err = e
 				}
-				p.fail(err)
+				p.fail(fmt.Errorf("the publishing channel closed before the broker confirmed (the message may have arrived): %w", err))
 				return
 			}
 			p.resolve(cf)
@@ -80,9 +80,13 @@ func (p *publisher) loop(returns <-chan amqp.Return, confirms <-chan amqp.Confir
 func (p *publisher) markReturned(r amqp.Return) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if tags := p.byKey[returnKey{r.MessageId, r.Exchange, r.RoutingKey}]; len(tags) > 0 {
-		if f := p.pending[tags[0]]; f != nil {
+	// Returns of one key arrive in publish order, but a confirm may be held
+	// back (amqp091-go delivers confirms in tag order, returns at once): mark
+	// the oldest publish of that key not marked yet.
+	for _, tag := range p.byKey[returnKey{r.MessageId, r.Exchange, r.RoutingKey}] {
+		if f := p.pending[tag]; f != nil && !f.returned {
 			f.returned = true
+			return
 		}
 	}
 }
@@ -166,10 +170,17 @@ func (p *publisher) send(ctx context.Context, exchange, key string, mandatory bo
 	return f.done, nil
 }
 
-// publisher returns the session's confirm channel, opening one if needed.
-func (c *Connection) publisher(ctx context.Context) (*publisher, error) {
+// publisher returns the session's confirm channel of the given kind (the
+// application's, or the consumers' side channel), opening one if needed.
+func (c *Connection) publisher(ctx context.Context, side bool) (*publisher, error) {
+	slot := func() **publisher {
+		if side {
+			return &c.side
+		}
+		return &c.pub
+	}
 	c.mu.Lock()
-	if p := c.pub; p != nil && p.alive() {
+	if p := *slot(); p != nil && p.alive() {
 		c.mu.Unlock()
 		return p, nil
 	}
@@ -184,13 +195,47 @@ func (c *Connection) publisher(ctx context.Context) (*publisher, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if cur := c.pub; cur != nil && cur.alive() {
+	if cur := *slot(); cur != nil && cur.alive() {
 		// Another caller won the race; keep one channel.
 		ch.Close()
 		return cur, nil
 	}
-	c.pub = p
+	*slot() = p
 	return p, nil
+}
+
+// checkExchange makes sure exchange exists before the first publish to it
+// in this session, with a passive declare on a throwaway channel: a publish
+// to a missing exchange would make the broker close the shared confirm
+// channel, failing every other publish in flight on it.
+func (c *Connection) checkExchange(ctx context.Context, exchange string) error {
+	if exchange == "" {
+		return nil
+	}
+	c.mu.Lock()
+	known := c.exchanges[exchange]
+	c.mu.Unlock()
+	if known {
+		return nil
+	}
+	ch, err := c.channel(ctx)
+	if err != nil {
+		return err
+	}
+	defer ch.Close()
+	if err := ch.ExchangeDeclarePassive(exchange, "", false, false, false, false, nil); err != nil {
+		if isNotFound(err) {
+			return fmt.Errorf("%w: %w", ErrExchangeNotFound, err)
+		}
+		return err
+	}
+	c.mu.Lock()
+	if c.exchanges == nil {
+		c.exchanges = map[string]bool{}
+	}
+	c.exchanges[exchange] = true
+	c.mu.Unlock()
+	return nil
 }
 
 // outgoing is one message ready for the wire.
@@ -200,13 +245,23 @@ type outgoing struct {
 	msg           amqp.Publishing
 }
 
-// publishAll sends every message pipelined, then waits for each confirm.
-// It returns one error per message (nil for a confirmed one) and stops
-// sending at the first write error.
-func (c *Connection) publishAll(ctx context.Context, out []outgoing) []error {
+// publishAll sends every message pipelined on the application's (or, with
+// side, the consumers') confirm channel, then waits for each confirm. It
+// returns one error per message (nil for a confirmed one) and stops sending
+// at the first write error.
+func (c *Connection) publishAll(ctx context.Context, side bool, out []outgoing) []error {
 	errs := make([]error, len(out))
 	waits := make([]<-chan error, len(out))
-	p, err := c.publisher(ctx)
+	var err error
+	for _, o := range out {
+		if err = c.checkExchange(ctx, o.exchange); err != nil {
+			break
+		}
+	}
+	var p *publisher
+	if err == nil {
+		p, err = c.publisher(ctx, side)
+	}
 	for i, o := range out {
 		if err == nil {
 			waits[i], err = p.send(ctx, o.exchange, o.key, o.mandatory, o.msg)
@@ -231,9 +286,10 @@ func (c *Connection) publishAll(ctx context.Context, out []outgoing) []error {
 	return errs
 }
 
-// publishOne sends one message and waits for its confirm.
-func (c *Connection) publishOne(ctx context.Context, o outgoing) error {
-	return c.publishAll(ctx, []outgoing{o})[0]
+// setAside sends a consumer's copy (retry, dead letter, park) on the side
+// channel and waits for its confirm.
+func (c *Connection) setAside(ctx context.Context, o outgoing) error {
+	return c.publishAll(ctx, true, []outgoing{o})[0]
 }
 
 func (c *Connection) publishError(o outgoing, err error) error {

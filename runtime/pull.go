@@ -10,7 +10,8 @@ import (
 
 // Delivery is one unsettled message taken by Pull. It keeps every header
 // (an operator reads x-acemq-error); settle it with Ack or Nack. Left
-// unsettled, it returns to its queue when the connection closes.
+// unsettled, it returns to its queue when the connection closes, or when a
+// later Pull from the same queue fails (the queue was deleted).
 type Delivery struct {
 	Body        []byte
 	Headers     map[string]any
@@ -54,7 +55,7 @@ func (d *Delivery) Nack(ctx context.Context, requeue bool) error {
 // unsettled, or nil when the queue is empty. A missing queue is an error
 // matching ErrQueueNotFound. ctx bounds opening the channel.
 func (c *Connection) Pull(ctx context.Context, queue string) (*Delivery, error) {
-	ch, err := c.pullChannel(ctx)
+	ch, err := c.pullChannel(ctx, queue)
 	if err != nil {
 		return nil, err
 	}
@@ -79,9 +80,12 @@ func (c *Connection) Pull(ctx context.Context, queue string) (*Delivery, error) 
 	}, nil
 }
 
-func (c *Connection) pullChannel(ctx context.Context) (*amqp.Channel, error) {
+// pullChannel is the channel Pull uses for queue: one per queue, so that an
+// error on one queue (which closes its channel and returns its unsettled
+// deliveries) leaves the deliveries pulled from other queues alone.
+func (c *Connection) pullChannel(ctx context.Context, queue string) (*amqp.Channel, error) {
 	c.mu.Lock()
-	if ch := c.pull; ch != nil && !ch.IsClosed() {
+	if ch := c.pulls[queue]; ch != nil && !ch.IsClosed() {
 		c.mu.Unlock()
 		return ch, nil
 	}
@@ -92,7 +96,14 @@ func (c *Connection) pullChannel(ctx context.Context) (*amqp.Channel, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.pull = ch
+	if cur := c.pulls[queue]; cur != nil && !cur.IsClosed() {
+		ch.Close()
+		return cur, nil
+	}
+	if c.pulls == nil {
+		c.pulls = map[string]*amqp.Channel{}
+	}
+	c.pulls[queue] = ch
 	return ch, nil
 }
 

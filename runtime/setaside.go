@@ -48,6 +48,9 @@ func (cs *Consumer) retry(s *session, d amqp.Delivery, env Envelope, why string)
 		case errors.Is(err, ErrUnroutable):
 			cs.c.metrics.add(cs.c.metrics.rungMissing, cs.queue)
 			cs.log.Warn("acemq: rung queue missing; waiting in memory instead (declare the topology)", "rung", rung)
+			// A delivery held past the broker's consumer timeout (30m)
+			// closes the channel: never hold one longer than the cap.
+			delay = min(delay, MaxMemoryThreshold)
 		default:
 			cs.setAsideFailed(s, d, err)
 			return
@@ -87,7 +90,7 @@ func (cs *Consumer) moveTo(s *session, d amqp.Delivery, env Envelope, target, wh
 func (cs *Consumer) republish(queue string, d amqp.Delivery, attempt int, why, from string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), setAsideTimeout)
 	defer cancel()
-	return cs.c.publishOne(ctx, outgoing{key: queue, mandatory: true, msg: copyOf(d, attempt, why, from)})
+	return cs.c.setAside(ctx, outgoing{key: queue, mandatory: true, msg: copyOf(d, attempt, why, from)})
 }
 
 // setAsideFailed handles a copy that was returned or refused: the original
@@ -95,6 +98,12 @@ func (cs *Consumer) republish(queue string, d amqp.Delivery, attempt int, why, f
 func (cs *Consumer) setAsideFailed(s *session, d amqp.Delivery, err error) {
 	cs.c.metrics.add(cs.c.metrics.setAsideFailed, cs.queue)
 	cs.log.Error("acemq: could not set the message aside; returning it to its queue", "err", err, "id", d.MessageId)
+	cs.returnLater(s, d)
+}
+
+// returnLater nacks d back to its queue after a pause: never a hot loop.
+// The worker is free meanwhile; the delivery keeps its prefetch slot.
+func (cs *Consumer) returnLater(s *session, d amqp.Delivery) {
 	time.AfterFunc(setAsidePause, func() {
 		if err := s.ch.Nack(d.DeliveryTag, false, true); err != nil {
 			cs.log.Warn("acemq: nack failed; the broker will redeliver", "err", err)
@@ -178,7 +187,9 @@ func (cs *Consumer) holdInMemory(s *session, d amqp.Delivery, env Envelope, why 
 		return
 	}
 	cs.held[h] = struct{}{}
+	cs.releasing.Add(1)
 	h.timer = time.AfterFunc(delay, func() {
+		defer cs.releasing.Done()
 		if h.claim() {
 			cs.forgetHeld(h)
 			cs.republishHeld(h)
@@ -224,7 +235,9 @@ func (cs *Consumer) takeHeld(match func(*heldRetry) bool) []*heldRetry {
 func (cs *Consumer) flushHeld(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, h := range cs.takeHeld(func(*heldRetry) bool { return true }) {
-		h.timer.Stop()
+		if h.timer.Stop() {
+			cs.releasing.Done()
+		}
 		wg.Add(1)
 		go func() { defer wg.Done(); cs.release(h) }()
 	}
@@ -240,7 +253,20 @@ func (cs *Consumer) flushHeld(ctx context.Context) {
 // can no longer be acked, and the broker redelivers them.
 func (cs *Consumer) dropHeld(s *session) {
 	for _, h := range cs.takeHeld(func(h *heldRetry) bool { return h.s == s }) {
-		h.timer.Stop()
+		if h.timer.Stop() {
+			cs.releasing.Done()
+		}
 		h.claim()
+	}
+}
+
+// waitReleases waits, bounded by ctx, for held retries whose timer had
+// already fired and that are being republished.
+func (cs *Consumer) waitReleases(ctx context.Context) {
+	done := make(chan struct{})
+	go func() { cs.releasing.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
 	}
 }
