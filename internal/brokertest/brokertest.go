@@ -235,3 +235,40 @@ func KillConnections(tb testing.TB, clientName string) int {
 		time.Sleep(250 * time.Millisecond)
 	}
 }
+
+// ChannelCount is how many channels the broker lists for the connections
+// whose client named itself clientName. The management API's figures lag a
+// few seconds behind the broker.
+func ChannelCount(tb testing.TB, clientName string) int {
+	tb.Helper()
+	var chans []struct {
+		ConnectionDetails struct {
+			Name string `json:"name"`
+		} `json:"connection_details"`
+	}
+	if err := management("channels?columns=connection_details.name", &chans); err != nil {
+		tb.Fatalf("list channels: %v", err)
+	}
+	var conns []struct {
+		Name             string `json:"name"`
+		ClientProperties struct {
+			ConnectionName string `json:"connection_name"`
+		} `json:"client_properties"`
+	}
+	if err := management("connections", &conns); err != nil {
+		tb.Fatalf("list connections: %v", err)
+	}
+	mine := map[string]bool{}
+	for _, c := range conns {
+		if c.ClientProperties.ConnectionName == clientName {
+			mine[c.Name] = true
+		}
+	}
+	n := 0
+	for _, ch := range chans {
+		if mine[ch.ConnectionDetails.Name] {
+			n++
+		}
+	}
+	return n
+}
