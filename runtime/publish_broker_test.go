@@ -267,9 +267,13 @@ func TestPublishToMissingExchange(t *testing.T) {
 	rawQueue(t, q, nil)
 	c := dial(t)
 	start := time.Now()
-	err := runtime.Publish(ctxFor(t, 20*time.Second), c, textType, brokertest.Name("no-such-exchange"), "x")
+	missing := brokertest.Name("no-such-exchange")
+	err := runtime.Publish(ctxFor(t, 20*time.Second), c, textType, missing, "x")
 	if err == nil {
 		t.Fatalf("publish to an exchange that does not exist = nil, want an error")
+	}
+	if !errors.Is(err, runtime.ErrExchangeNotFound) || !strings.Contains(err.Error(), missing) {
+		t.Errorf("publish to a missing exchange: %v; want ErrExchangeNotFound naming %s", err, missing)
 	}
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("the error took %s, want a few seconds at most (not a hang)", took)
