@@ -149,6 +149,23 @@ func TestPublishCancelledContext(t *testing.T) {
 	}
 }
 
+func TestPublishBadHeaderValue(t *testing.T) {
+	t.Parallel()
+	q := brokertest.Queue(t, "badheader")
+	rawQueue(t, q, nil)
+	c := dial(t)
+	err := runtime.Publish(ctxFor(t, 5*time.Second), c, textType, "", "x",
+		runtime.WithRoutingKey(q), runtime.WithHeaders(map[string]any{"bad": struct{ A int }{1}}))
+	if err == nil {
+		t.Errorf("Publish with a header AMQP cannot carry = nil, want an error")
+	}
+	// Nothing was sent, and the connection carries on.
+	publishText(t, c, q, "good")
+	if got := string(getOne(t, q, wait).Body); got != "good" {
+		t.Errorf("body %q, want good (the bad publish must not arrive)", got)
+	}
+}
+
 func TestPublishAfterClose(t *testing.T) {
 	t.Parallel()
 	q := brokertest.Queue(t, "closed")
