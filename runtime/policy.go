@@ -134,13 +134,29 @@ func (p RetryPolicy) InBroker(d time.Duration) bool {
 // [40s 1m20s 2m40s].
 func (p RetryPolicy) BrokerRungs() []time.Duration {
 	var out []time.Duration
-	for _, d := range p.Schedule() {
+	p.distinctDelays(func(d time.Duration) {
 		if p.InBroker(d) && !slices.Contains(out, d) {
 			out = append(out, d)
 		}
-	}
+	})
 	slices.Sort(out)
 	return out
+}
+
+// distinctDelays calls fn with the waits of the schedule in order, stopping
+// once they stop changing (the cap is reached, or the multiplier is 1), so
+// that a policy with a huge number of attempts costs no more than its
+// distinct waits.
+func (p RetryPolicy) distinctDelays(fn func(time.Duration)) {
+	var prev time.Duration = -1
+	for i := 1; i < p.Attempts(); i++ {
+		d := p.Delay(i)
+		if d == prev {
+			return
+		}
+		fn(d)
+		prev = d
+	}
 }
 
 // jittered spreads d by the policy's jitter, uniformly in [d(1−j), d(1+j)].
@@ -174,13 +190,14 @@ func (p RetryPolicy) Validate() error {
 			return fmt.Errorf("retry policy: broker wait %s is not a whole number of seconds (rungs are named q.retry.<N>s)", d)
 		}
 	}
-	for _, d := range p.Schedule() {
-		if longest := time.Duration(float64(d) * (1 + p.jitter)); !p.InBroker(d) && longest > MaxMemoryThreshold {
-			return fmt.Errorf("retry policy: a wait of %s (up to %s with jitter) would be held in memory, above %s: "+
+	var tooLong error
+	p.distinctDelays(func(d time.Duration) {
+		if longest := time.Duration(float64(d) * (1 + p.jitter)); tooLong == nil && !p.InBroker(d) && longest > MaxMemoryThreshold {
+			tooLong = fmt.Errorf("retry policy: a wait of %s (up to %s with jitter) would be held in memory, above %s: "+
 				"the broker closes a channel whose delivery is unsettled for 30m; let the broker hold it (wait_in_broker_from)", d, longest, MaxMemoryThreshold)
 		}
-	}
-	return nil
+	})
+	return tooLong
 }
 
 func (p RetryPolicy) String() string {
