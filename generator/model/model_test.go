@@ -123,3 +123,30 @@ func TestErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestPolicyAttemptsOutOfRange: an attempts the manifest check refuses is
+// reported once, and the runtime's arithmetic is not run on it (it walks
+// the schedule: a huge value hung or panicked, and a value just above the
+// limit gave further errors of its own).
+func TestPolicyAttemptsOutOfRange(t *testing.T) {
+	for _, c := range []struct{ policy, want string }{
+		{"fixed: {attempts: 9223372036854775807, delay: 1s}",
+			`acemq.yaml:5:23: policy "i": fixed.attempts 9223372036854775807 is out of range; write 1 (no retry) to 1000`},
+		{"exponential: {attempts: 1000000000, initial: 1s, max: 10m, multiplier: 1.0000001}",
+			`acemq.yaml:5:29: policy "i": exponential.attempts 1000000000 is out of range; write 1 (no retry) to 1000`},
+		{"fixed: {attempts: 1001, delay: 1500ms}\n    wait_in_broker_from: 1s",
+			`acemq.yaml:5:23: policy "i": fixed.attempts 1001 is out of range; write 1 (no retry) to 1000`},
+		{"fixed: {attempts: 0, delay: 1500ms}\n    wait_in_broker_from: 1s",
+			`acemq.yaml:5:23: policy "i": fixed.attempts 0 is out of range; write 1 (no retry) to 1000`},
+	} {
+		src := "version: 1\npackage: p\npolicies:\n  i:\n    " + c.policy + "\n"
+		f, shapeErr := manifest.Parse("acemq.yaml", []byte(src))
+		if f == nil || shapeErr == nil {
+			t.Fatalf("%s: the manifest check should refuse it: %v", c.policy, shapeErr)
+		}
+		_, err := Build(f, t.TempDir())
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s:\n got %v\nwant %s", c.policy, err, c.want)
+		}
+	}
+}

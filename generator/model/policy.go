@@ -21,7 +21,10 @@ func (b *builder) policies() {
 		if p.GoName != "" {
 			b.ns.claim(p.GoName, who, mp.Name.Pos)
 		}
-		if b.policyShape(who, mp, p) {
+		// The runtime's arithmetic runs only on a policy with no error so
+		// far: it walks the schedule, which a huge attempts makes endless.
+		before := len(b.errs)
+		if b.policyShape(who, mp, p) && b.attempts(who, mp) && len(b.errs) == before {
 			b.policyValue(who, mp, p)
 		}
 		b.policyByName[p.Name] = p
@@ -100,6 +103,26 @@ func (b *builder) policyValue(who string, mp *manifest.Policy, p *Policy) {
 		b.errorf(at, "%s: %v", who, err)
 	}
 }
+
+// attempts checks the policy's attempts against the manifest schema's
+// bounds (the manifest check reports the same at the same line, so the
+// user sees it once).
+func (b *builder) attempts(who string, mp *manifest.Policy) bool {
+	n, key := manifest.Int{}, "fixed"
+	if mp.Exponential != nil {
+		n, key = mp.Exponential.Attempts, "exponential"
+	} else if mp.Fixed != nil {
+		n = mp.Fixed.Attempts
+	}
+	if n.Value < 1 || n.Value > maxAttempts {
+		b.errorf(n.Pos, "%s: %s.attempts %d is out of range; write 1 (no retry) to %d", who, key, n.Value, maxAttempts)
+		return false
+	}
+	return true
+}
+
+// maxAttempts is the maximum of attempts in schemas/manifest.schema.json.
+const maxAttempts = 1000
 
 func policyPos(mp *manifest.Policy) manifest.Pos {
 	if mp.Exponential != nil {
