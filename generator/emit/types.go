@@ -28,18 +28,34 @@ func Types(f *jen.File, u *schema.Universe) {
 	typAvroSources(f, u)
 }
 
-// typDoc adds one // comment per doc line.
+// typDoc adds one // comment per doc line. Each line goes through
+// schema.DocLines again: jennifer writes a comment holding a newline as a
+// /* */ block, so a line must never reach it with one, whatever built it.
 func typDoc(g *jen.Group, lines []string) {
-	for _, l := range lines {
+	for _, l := range docLines(lines) {
 		g.Comment(l)
 	}
 }
 
-// typFileDoc adds doc lines at file level.
+// typFileDoc adds doc lines at file level, as typDoc does.
 func typFileDoc(f *jen.File, lines []string) {
-	for _, l := range lines {
+	for _, l := range docLines(lines) {
 		f.Comment(l)
 	}
+}
+
+// docLines is every line of lines made safe by schema.DocLines, split
+// where a line held a line break; blank lines between paragraphs stay.
+func docLines(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			out = append(out, "")
+			continue
+		}
+		out = append(out, schema.DocLines(l)...)
+	}
+	return out
 }
 
 // typStruct emits

@@ -114,3 +114,11 @@ func TestDidYouMean(t *testing.T) {
 		}
 	}
 }
+
+// An error stays on one line whatever value it quotes.
+func TestErrorIsOneLine(t *testing.T) {
+	e := &Error{File: "acemq.yaml", Pos: Pos{Line: 3, Col: 5}, Msg: "message \"a\": schema x\n*/ y: bad\tthing"}
+	if got, want := e.Error(), `acemq.yaml:3:5: message "a": schema x\n*/ y: bad\tthing`; got != want {
+		t.Errorf("Error() = %s\nwant %s", got, want)
+	}
+}

@@ -103,7 +103,7 @@ func (b *builder) bundle(who string, mm *manifest.Message, m *Message) {
 	}
 	text, err := bundleJSONSchema(b.dir, path.Clean(mm.Schema.Value), m.schemaData)
 	if err != nil {
-		b.errorf(mm.Schema.Pos, "%s: %s: %v", who, mm.Schema.Value, err)
+		b.errorf(mm.Schema.Pos, "%s: %s: %v", who, schema.Printable(mm.Schema.Value), err)
 		return
 	}
 	m.SchemaText = text

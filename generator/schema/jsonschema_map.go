@@ -255,7 +255,7 @@ func (l *jsonLoader) enumType(n, e *jvalue, d *jsonDoc, ptr, hint string) *jsonR
 	t := l.b.newType(Enum, d.path+" "+ptr, hint)
 	t.Doc = schemaDoc(n)
 	if len(t.Doc) == 0 {
-		t.Doc = []string{fmt.Sprintf("%s is the enum at %s in %s.", t.Name, ptr, d.path)}
+		t.Doc = []string{fmt.Sprintf("%s is the enum at %s in %s.", t.Name, Printable(ptr), Printable(d.path))}
 	}
 	seen := map[string]bool{}
 	for _, v := range vals {

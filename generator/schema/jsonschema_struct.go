@@ -136,7 +136,7 @@ func (l *jsonLoader) fillStruct(t *Type, n *jvalue, d *jsonDoc, ptr string) {
 	ps := l.collectProps(n, d, ptr, 0)
 	t.Doc = schemaDoc(n)
 	if len(t.Doc) == 0 {
-		t.Doc = []string{fmt.Sprintf("%s is the object at %s in %s.", t.Name, ptr, d.path)}
+		t.Doc = []string{fmt.Sprintf("%s is the object at %s in %s.", t.Name, Printable(ptr), Printable(d.path))}
 	}
 	if ps == nil {
 		return
@@ -256,7 +256,7 @@ func (l *jsonLoader) propType(hint string, alts []propAlt) (r *jsonResult, same 
 		t := l.b.newType(Enum, first.d.path+" "+first.ptr, hint)
 		t.Doc = schemaDoc(first.n)
 		if len(t.Doc) == 0 {
-			t.Doc = []string{fmt.Sprintf("%s is the values of %s in its variants.", t.Name, first.ptr)}
+			t.Doc = []string{fmt.Sprintf("%s is the values of %s in its variants.", t.Name, Printable(first.ptr))}
 		}
 		for _, v := range vals {
 			t.Values = append(t.Values, &Symbol{GoName: l.b.pkg.take(t.Name + EnumName(v)), Value: v})
