@@ -142,6 +142,7 @@ func (b *builder) publishers() {
 				b.errorf(mp.Exchange.Pos, "%s publishes to the exchange %q%s", who, mp.Exchange.Value, unknown("exchange", "exchanges", mp.Exchange.Value, b.exchangeNames()))
 			}
 		}
+		methods := map[string]methodClaim{}
 		for _, pm := range mp.Messages {
 			m := b.messageByName[pm.Message.Value]
 			if m == nil {
@@ -149,6 +150,8 @@ func (b *builder) publishers() {
 				continue
 			}
 			pub := &Published{Message: m, Method: "Publish" + m.GoName, BatchName: "Publish" + m.GoName + "Batch"}
+			b.claimMethod(who, methods, pub.Method, pm.Message, "")
+			b.claimMethod(who, methods, pub.BatchName, pm.Message, " (its batch method)")
 			if pm.RoutingKey != nil {
 				pub.RoutingKey = pm.RoutingKey.Value
 			}
@@ -159,6 +162,25 @@ func (b *builder) publishers() {
 		}
 		b.m.Publishers = append(b.m.Publishers, p)
 	}
+}
+
+// methodClaim is the message of a publisher whose method took a name.
+type methodClaim struct {
+	message string
+	what    string
+	pos     manifest.Pos
+}
+
+// claimMethod takes the method name of a publisher for a message, or
+// reports the clash: messages Order and OrderBatch would both give
+// PublishOrderBatch.
+func (b *builder) claimMethod(who string, methods map[string]methodClaim, name string, msg manifest.Str, what string) {
+	if prev, ok := methods[name]; ok {
+		b.errorf(msg.Pos, "%s: message %q%s and message %q%s (%s:%d:%d) both become the method %s; set go_name on one of the messages",
+			who, msg.Value, what, prev.message, prev.what, b.file.Path, prev.pos.Line, prev.pos.Col, name)
+		return
+	}
+	methods[name] = methodClaim{message: msg.Value, what: what, pos: msg.Pos}
 }
 
 // checkDefaultRoute: through the default exchange, the routing key is the
