@@ -35,8 +35,11 @@ func (b *builder) messages() {
 			byType[m.Type] = mm
 		}
 		if b.loadSchema(who, mm, m) {
+			before := len(b.errs)
 			b.messageFormat(who, mm, m)
-			b.bundle(who, mm, m)
+			if b.bundle(who, mm, m) && len(b.errs) == before {
+				b.checkCodec(who, mm, m)
+			}
 		}
 		b.messageByName[m.Name] = m
 		b.messagePos[m] = mm.Schema
@@ -97,16 +100,18 @@ func (b *builder) loadSchema(who string, mm *manifest.Message, m *Message) bool 
 }
 
 // bundle makes the schema text of a JSON Schema message self-contained.
-func (b *builder) bundle(who string, mm *manifest.Message, m *Message) {
+// False when it cannot.
+func (b *builder) bundle(who string, mm *manifest.Message, m *Message) bool {
 	if m.Format != schema.JSONSchema {
-		return
+		return true
 	}
 	text, err := bundleJSONSchema(b.dir, path.Clean(mm.Schema.Value), m.schemaData)
 	if err != nil {
 		b.errorf(mm.Schema.Pos, "%s: %s: %v", who, schema.Printable(mm.Schema.Value), err)
-		return
+		return false
 	}
 	m.SchemaText = text
+	return true
 }
 
 // nearFile suggests a file of the same directory whose name is close.

@@ -1,0 +1,70 @@
+package model
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/acemq/acemq-go/generator/manifest"
+	"github.com/acemq/acemq-go/generator/schema"
+	"github.com/acemq/acemq-go/runtime"
+)
+
+// checkCodec builds the runtime's codec from the exact schema text the
+// generated package will hold: a schema the runtime cannot compile (a
+// regular expression Go does not support, a draft it does not know, a
+// keyword of the wrong type) would make every publish and every decode
+// fail, so it is an error here, at the message's schema: value.
+func (b *builder) checkCodec(who string, mm *manifest.Message, m *Message) {
+	var err error
+	switch m.Format {
+	case schema.JSONSchema:
+		if d := unknownDraft(m.SchemaText); d != "" {
+			b.errorf(mm.Schema.Pos, "%s: %s: $schema %q is a draft the runtime does not support; write \"$schema\": %q (or one of drafts 4, 6, 7, 2019-09), or drop $schema",
+				who, schema.Printable(mm.Schema.Value), d, "https://json-schema.org/draft/2020-12/schema")
+			return
+		}
+		_, err = runtime.NewJSONCodec(m.SchemaText)
+	case schema.Avro:
+		_, err = runtime.NewAvroCodec(noRegistry{}, m.Subject, m.SchemaText)
+	default:
+		return
+	}
+	if err != nil {
+		b.errorf(mm.Schema.Pos, "%s: %s: the runtime cannot use this schema: %v; fix the schema",
+			who, schema.Printable(mm.Schema.Value), err)
+	}
+}
+
+// noRegistry is the registry checkCodec's Avro codec is built with: the
+// codec only parses its schema then, it never calls the registry.
+type noRegistry struct{}
+
+var errNoRegistry = errors.New("acemq-gen: no schema registry at generation time")
+
+func (noRegistry) Register(context.Context, string, string) (int, error) { return 0, errNoRegistry }
+func (noRegistry) Schema(context.Context, int) (string, error)           { return "", errNoRegistry }
+
+// unknownDraft is the document's $schema when it names a JSON Schema draft
+// other than those the runtime's compiler knows (4, 6, 7, 2019-09,
+// 2020-12), else "".
+func unknownDraft(text string) string {
+	var doc struct {
+		Schema *string `json:"$schema"`
+	}
+	if json.Unmarshal([]byte(text), &doc) != nil || doc.Schema == nil {
+		return ""
+	}
+	s := strings.TrimSuffix(strings.TrimSuffix(*doc.Schema, "#"), "/")
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "https://"), "http://")
+	switch s {
+	case "json-schema.org/draft-04/schema", "json-schema.org/draft-06/schema", "json-schema.org/draft-07/schema",
+		"json-schema.org/draft/2019-09/schema", "json-schema.org/draft/2020-12/schema":
+		return ""
+	}
+	if strings.HasPrefix(s, "json-schema.org/") {
+		return *doc.Schema
+	}
+	return "" // a meta-schema of its own: the compiler says whether it can load it
+}
