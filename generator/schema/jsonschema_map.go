@@ -90,6 +90,11 @@ func (l *jsonLoader) refType(n *jvalue, ref string, d *jsonDoc, ptr, hint string
 	if r, ok := l.b.jsonTypes[target]; ok {
 		return r
 	}
+	if l.refLoop(n, target, td) {
+		l.fail(d, ptr+"/$ref", "$ref", fmt.Sprintf("$ref %q starts a chain of $refs that comes back to %s: no schema along it says what the value is, "+
+			"and the runtime refuses every value (reference cycle); make one of them a schema of its own (type, properties...)", ref, Printable(ptr)))
+		return &jsonResult{ref: rawJSON()}
+	}
 	name := hint
 	if i := strings.LastIndex(tptr, "/"); i >= 0 && tptr != "#" {
 		tok := strings.NewReplacer("~1", "/", "~0", "~").Replace(tptr[i+1:])
@@ -98,6 +103,31 @@ func (l *jsonLoader) refType(n *jvalue, ref string, d *jsonDoc, ptr, hint string
 		}
 	}
 	return l.typeOf(target, td, tptr, name)
+}
+
+// refLoop reports whether following $ref from start (whose $ref resolved
+// to target in td) comes back to start: each schema along the chain only
+// refers on, so validating one applies the next to the same value, for
+// ever. A chain that reaches a loop not through start is reported at the
+// loop's own schemas.
+func (l *jsonLoader) refLoop(start, target *jvalue, td *jsonDoc) bool {
+	seen := map[*jvalue]bool{}
+	for cur, cd := target, td; cur != nil && !seen[cur]; {
+		if cur == start {
+			return true
+		}
+		seen[cur] = true
+		ref, ok := cur.getStr("$ref")
+		if !ok {
+			return false
+		}
+		next, nd, _, ok := l.resolveQuiet(ref, cd)
+		if !ok {
+			return false
+		}
+		cur, cd = next, nd
+	}
+	return false
 }
 
 func isIndex(s string) bool {

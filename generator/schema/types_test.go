@@ -179,6 +179,11 @@ func TestRefusals(t *testing.T) {
 			[]string{"#/properties/a/$ref"}, "$ref", "has nothing at #/$defs/missing"},
 		{"json property a tag cannot name", schema.JSONSchema, `{"type":"object","properties":{"a\"b":{"type":"string"}}}`,
 			[]string{"#/properties/a\"b"}, "property name", "cannot be named in a Go struct tag"},
+		{"json ref to itself", schema.JSONSchema, `{"$ref":"#"}`, []string{"#/$ref"}, "$ref", "starts a chain of $refs that comes back to #"},
+		{"json ref loop through defs", schema.JSONSchema, `{"type":"object","properties":{"x":{"$ref":"#/$defs/a"}},"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}}}`,
+			[]string{"#/$defs/a/$ref"}, "$ref", "starts a chain of $refs that comes back to #/$defs/a"},
+		{"json property ref to itself", schema.JSONSchema, `{"type":"object","properties":{"x":{"$ref":"#/properties/x"}}}`,
+			[]string{"#/properties/x/$ref"}, "$ref", "starts a chain of $refs that comes back to #/properties/x"},
 		{"json unknown type", schema.JSONSchema, `{"type":"object","properties":{"a":{"type":"strng"}}}`,
 			[]string{"#/properties/a/type"}, "type", `unknown type "strng"`},
 	}
