@@ -8,10 +8,24 @@ import (
 )
 
 // avroNamed is an Avro named type already mapped, shared across inputs
-// when its canonical form is the same.
+// when its canonical form is the same. The canonical form is rendered only
+// when another input has a type of the same full name: rendering it for
+// every named type re-renders every nested subtree, quadratic in the depth.
 type avroNamed struct {
-	canon string
-	ref   *TypeRef
+	schema avro.NamedSchema
+	canon  string // schema.String(), once needed
+	ref    *TypeRef
+}
+
+// sameAs reports whether s has the canonical form of the type mapped.
+func (n *avroNamed) sameAs(s avro.NamedSchema) bool {
+	if n.schema == s {
+		return true
+	}
+	if n.canon == "" {
+		n.canon = n.schema.String()
+	}
+	return n.canon == s.String()
 }
 
 // avroLoader maps one Avro input. It walks the schema as hamba/avro parsed
@@ -179,7 +193,7 @@ func (l *avroLoader) lookup(s avro.NamedSchema) *TypeRef {
 	if r, ok := l.local[s.FullName()]; ok {
 		return r
 	}
-	if n, ok := l.b.avroNamed[s.FullName()]; ok && n.canon == s.String() {
+	if n, ok := l.b.avroNamed[s.FullName()]; ok && n.sameAs(s) {
 		l.local[s.FullName()] = n.ref
 		return n.ref
 	}
@@ -189,7 +203,7 @@ func (l *avroLoader) lookup(s avro.NamedSchema) *TypeRef {
 func (l *avroLoader) remember(s avro.NamedSchema, r *TypeRef) {
 	l.local[s.FullName()] = r
 	if _, ok := l.b.avroNamed[s.FullName()]; !ok {
-		l.b.avroNamed[s.FullName()] = &avroNamed{canon: s.String(), ref: r}
+		l.b.avroNamed[s.FullName()] = &avroNamed{schema: s, ref: r}
 	}
 }
 
