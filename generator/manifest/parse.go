@@ -1,7 +1,10 @@
 package manifest
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -22,6 +25,9 @@ func Parse(path string, data []byte) (*File, error) {
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil, Errors{{File: path, Msg: "the manifest is empty; it needs at least version: 1 and package:"}}
+	}
+	if e := secondDocument(path, data, doc.Content[0].Line); e != nil {
+		return nil, Errors{e}
 	}
 	t := &tree{file: path, locs: map[string]loc{}, active: map[*yaml.Node]bool{}}
 	root := doc.Content[0]
@@ -167,3 +173,34 @@ func yamlError(path string, err error) *Error {
 	}
 	return &Error{File: path, Msg: strings.Replace(msg, "yaml: ", "YAML: ", 1)}
 }
+
+// secondDocument refuses a YAML stream of more than one document (a ---
+// after the manifest), which would otherwise be ignored, at the line of
+// the --- that starts it. firstLine is the line of the first document's
+// root value.
+func secondDocument(path string, data []byte, firstLine int) *Error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var first, second yaml.Node
+	if dec.Decode(&first) != nil {
+		return nil
+	}
+	err := dec.Decode(&second)
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	line := 0
+	for i, l := range bytes.Split(data, []byte("\n")) {
+		if i+1 > firstLine && docStart.Match(l) {
+			line = i + 1
+			break
+		}
+	}
+	if line == 0 && err == nil && len(second.Content) > 0 {
+		line = second.Content[0].Line
+	}
+	return &Error{File: path, Pos: Pos{Line: line}, Msg: "a second YAML document (---) starts here; a manifest is one document: " +
+		"remove the --- and merge its keys into the manifest, or move it to a manifest of its own"}
+}
+
+// docStart is a line that starts a YAML document.
+var docStart = regexp.MustCompile(`^---([ \t].*)?\r?$`)

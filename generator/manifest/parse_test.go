@@ -122,3 +122,22 @@ func TestErrorIsOneLine(t *testing.T) {
 		t.Errorf("Error() = %s\nwant %s", got, want)
 	}
 }
+
+// A second YAML document would be ignored: it is refused at its ---.
+func TestSecondDocumentRefused(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{"version: 1\npackage: p\n---\nmessages: {}\n", "acemq.yaml:3: a second YAML document (---) starts here"},
+		{"---\nversion: 1\npackage: p\n--- # more\nmessages: {}\n", "acemq.yaml:4: a second YAML document (---) starts here"},
+		{"version: 1\npackage: p\n---\n", "acemq.yaml:3: a second YAML document (---) starts here"},
+	} {
+		_, err := Parse("acemq.yaml", []byte(c.src))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %s...", c.src, err, c.want)
+		}
+	}
+	for _, src := range []string{"---\nversion: 1\npackage: p\n", "version: 1\npackage: p\n...\n", "version: 1\npackage: p\nx: |\n  ---\n"} {
+		if _, err := Parse("acemq.yaml", []byte(src)); err != nil && strings.Contains(err.Error(), "second YAML document") {
+			t.Errorf("%q: %v", src, err)
+		}
+	}
+}
