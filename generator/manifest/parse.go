@@ -21,7 +21,7 @@ import (
 func Parse(path string, data []byte) (*File, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, Errors{yamlError(path, err)}
+		return nil, Errors{yamlError(path, data, err)}
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil, Errors{{File: path, Msg: "the manifest is empty; it needs at least version: 1 and package:"}}
@@ -164,14 +164,78 @@ func scalar(n *yaml.Node) any {
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-// yamlError turns a YAML syntax error into an Error with the line it names.
-func yamlError(path string, err error) *Error {
+// yamlError turns a YAML syntax error into an Error near the line where
+// the problem is, with a hint. The YAML library names the line where the
+// enclosing block or collection starts, often lines above the problem; the
+// error is put instead at problemLine's estimate.
+func yamlError(path string, data []byte, err error) *Error {
 	msg := err.Error()
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		return &Error{File: path, Pos: Pos{Line: line}, Msg: "YAML: " + m[2]}
+	m := yamlLine.FindStringSubmatch(msg)
+	if m == nil {
+		return &Error{File: path, Msg: strings.Replace(msg, "yaml: ", "YAML syntax error: ", 1) + yamlHint(msg)}
 	}
-	return &Error{File: path, Msg: strings.Replace(msg, "yaml: ", "YAML: ", 1)}
+	line, _ := strconv.Atoi(m[1])
+	line = problemLine(data, line)
+	return &Error{File: path, Pos: Pos{Line: line}, Msg: "YAML syntax error near this line: " + m[2] + yamlHint(m[2])}
+}
+
+// maxPrefixParses bounds the parses problemLine may spend.
+const maxPrefixParses = 300
+
+// problemLine estimates the line of a syntax error that the YAML library
+// puts at reported: the first line L (at or after reported) such that the
+// manifest cut after any line from L on still fails to parse. Up to
+// L-1, the text is the start of some valid YAML; from L on, no ending
+// can save it: L holds the bad indent, or the [ { or " never closed. When
+// that takes too many parses, reported stays.
+func problemLine(data []byte, reported int) int {
+	ends := lineEnds(data)
+	if reported < 1 || reported > len(ends) || len(ends)-reported > maxPrefixParses {
+		return reported
+	}
+	for k := len(ends) - 1; k >= reported; k-- {
+		var n yaml.Node
+		if yaml.Unmarshal(data[:ends[k-1]], &n) == nil {
+			return k + 1
+		}
+	}
+	return reported
+}
+
+// lineEnds is the offset just past each line of data (its newline
+// included).
+func lineEnds(data []byte) []int {
+	var ends []int
+	for i, c := range data {
+		if c == '\n' {
+			ends = append(ends, i+1)
+		}
+	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		ends = append(ends, len(data))
+	}
+	return ends
+}
+
+// yamlHint is what to check for a YAML syntax error message.
+func yamlHint(msg string) string {
+	switch {
+	case strings.Contains(msg, "cannot start any token"):
+		return "; a tab, @ or ` cannot start a value: indent with spaces, and quote a value that starts with @ or `"
+	case strings.Contains(msg, "tab character"):
+		return "; indent with spaces, not tabs"
+	case strings.Contains(msg, "expected ',' or '}'"):
+		return "; close the { of this flow mapping, and separate its entries with commas"
+	case strings.Contains(msg, "expected ',' or ']'"):
+		return "; close the [ of this list, and separate its items with commas"
+	case strings.Contains(msg, "end of stream"), strings.Contains(msg, "quoted scalar"):
+		return "; close the quoted string (\" or ') opened here"
+	case strings.Contains(msg, "expected key"), strings.Contains(msg, "mapping values are not allowed"),
+		strings.Contains(msg, "block end"), strings.Contains(msg, "block collection"):
+		return "; check the indentation: the keys of one mapping start in the same column (spaces only), " +
+			"and a value with a colon and a space in it needs quotes"
+	}
+	return "; check the indentation, the quotes and the brackets of this line and the one before"
 }
 
 // secondDocument refuses a YAML stream of more than one document (a ---

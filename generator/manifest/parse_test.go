@@ -88,7 +88,7 @@ func TestParseErrors(t *testing.T) {
 		{"version", "version: 1", "version: 2", []string{`acemq.yaml:1:10: version must be 1, not 2`}},
 		{"alias cycle", "exchanges:\n  orders: {type: topic}", "exchanges:\n  orders: &x {type: topic, more: *x}",
 			[]string{`acemq.yaml:13:34: this alias refers to a value that contains it; write the value out`}},
-		{"syntax", "messages:\n", "messages:\n\t", []string{`acemq.yaml:8: YAML: found character that cannot start any token`}},
+		{"syntax", "messages:\n", "messages:\n\t", []string{"acemq.yaml:8: YAML syntax error near this line: found character that cannot start any token; a tab, @ or ` cannot start a value: indent with spaces, and quote a value that starts with @ or `"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -138,6 +138,28 @@ func TestSecondDocumentRefused(t *testing.T) {
 	for _, src := range []string{"---\nversion: 1\npackage: p\n", "version: 1\npackage: p\n...\n", "version: 1\npackage: p\nx: |\n  ---\n"} {
 		if _, err := Parse("acemq.yaml", []byte(src)); err != nil && strings.Contains(err.Error(), "second YAML document") {
 			t.Errorf("%q: %v", src, err)
+		}
+	}
+}
+
+// A YAML syntax error is reported at the line of the problem, not where
+// the YAML library says (the start of the enclosing block), with a hint.
+func TestYAMLSyntaxErrorLine(t *testing.T) {
+	for _, c := range []struct{ name, src, want string }{
+		{"bad indent", "version: 1\npackage: p\nmessages:\n  A:\n    type: a.v1\n   schema: a.json\n",
+			"acemq.yaml:6: YAML syntax error near this line: did not find expected key; check the indentation"},
+		{"unclosed {", "version: 1\npackage: p\nqueues: {q: {consumes: [A]}\nmessages:\n  A: {type: a, schema: a.json}\n",
+			"acemq.yaml:3: YAML syntax error near this line: did not find expected ',' or '}'; close the {"},
+		{"unclosed [", "version: 1\npackage: p\nqueues:\n  q:\n    consumes: [A\nmessages:\n  A: {type: a, schema: a.json}\n",
+			"acemq.yaml:5: YAML syntax error near this line: did not find expected ',' or ']'; close the ["},
+		{"unclosed quote", "version: 1\npackage: p\nmessages:\n  A:\n    type: \"a.v1\n    schema: a.json\n",
+			"acemq.yaml:5: YAML syntax error near this line: found unexpected end of stream; close the quoted string"},
+		{"a valid multi-line list before the error", "version: 1\npackage: p\nqueues:\n  q:\n    consumes: [A,\n      B]\n  r:\n    x: 1\n   y: 2\n",
+			"acemq.yaml:9: YAML syntax error near this line: did not find expected key"},
+	} {
+		_, err := Parse("acemq.yaml", []byte(c.src))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: got %v\nwant %s...", c.name, err, c.want)
 		}
 	}
 }
