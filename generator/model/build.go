@@ -47,10 +47,14 @@ func (b *builder) errorf(pos manifest.Pos, format string, args ...any) {
 	b.errs = append(b.errs, &manifest.Error{File: b.file.Path, Pos: pos, Msg: fmt.Sprintf(format, args...)})
 }
 
-// checkPackage refuses a package name that is a Go keyword.
+// checkPackage refuses a package name that is a Go keyword, or the blank
+// identifier (go vet: invalid package name _).
 func (b *builder) checkPackage() {
-	if name := b.file.Package.Value; isKeyword(name) {
+	switch name := b.file.Package.Value; {
+	case isKeyword(name):
 		b.errorf(b.file.Package.Pos, "package %q is a Go keyword; choose another package name", name)
+	case name == "_":
+		b.errorf(b.file.Package.Pos, "package \"_\" is the blank identifier, which cannot name a package; choose another package name")
 	}
 }
 

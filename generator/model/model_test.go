@@ -92,6 +92,7 @@ func TestErrors(t *testing.T) {
 		{"same type", "messages:\n  A: {type: a, schema: a.json}\n  B: {type: a, schema: b.avsc}\n",
 			`acemq.yaml:5:13: message "B" has the type "a" of message "A" (acemq.yaml:4:3); a consumer dispatches on the type, so give each message its own`},
 		{"keyword package", "", `acemq.yaml:2:10: package "func" is a Go keyword; choose another package name`},
+		{"blank package", "", `acemq.yaml:2:10: package "_" is the blank identifier, which cannot name a package; choose another package name`},
 		{"bad go_name", "messages:\n  A: {type: a, schema: a.json, go_name: lower}\n",
 			`acemq.yaml:4:41: message "A": go_name "lower" is not exported: start it with an upper-case letter`},
 		{"managed argument", "queues:\n  q: {arguments: {x-queue-type: quorum}}\n",
@@ -109,8 +110,11 @@ func TestErrors(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			pkg := "p"
-			if c.name == "keyword package" {
+			switch c.name {
+			case "keyword package":
 				pkg = "func"
+			case "blank package":
+				pkg = "_"
 			}
 			fs := map[string]string{"broken.json": `{"type": 1, }`, "any.json": `{"type": "object", "properties": {"x": {"$ref": "missing.json"}}}`}
 			for k, v := range files {
