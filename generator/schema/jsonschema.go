@@ -42,6 +42,7 @@ func (b *builder) addJSONDoc(path, file string, data []byte) (*jsonDoc, error) {
 	}
 	d := &jsonDoc{path: path, file: file, root: root}
 	b.jsonDocs["file:"+file] = d
+	b.staticDynamicRefs(d)
 	id, ok := root.getStr("$id")
 	if !ok {
 		id, ok = root.getStr("id") // draft 4

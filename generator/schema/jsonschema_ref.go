@@ -104,7 +104,8 @@ func pointerGet(n *jvalue, ptr string) *jvalue {
 	return n
 }
 
-// findAnchor finds a subschema with $anchor name (or a draft-7 "$id": "#name").
+// findAnchor finds a subschema with $anchor or $dynamicAnchor name (or a
+// draft-7 "$id": "#name").
 func findAnchor(n *jvalue, ptr, name string) (*jvalue, string) {
 	switch n.kind {
 	case jObject:
@@ -113,6 +114,9 @@ func findAnchor(n *jvalue, ptr, name string) (*jvalue, string) {
 		}
 		if a, ok := n.getStr("$id"); ok && a == "#"+name {
 			return n, ptr
+		}
+		if a, ok := n.getStr("$dynamicAnchor"); ok && a == name {
+			return n, ptr // a $dynamicAnchor is a plain anchor too
 		}
 		for _, k := range n.keys {
 			if k == "enum" || k == "const" || k == "examples" || k == "default" {

@@ -122,6 +122,10 @@ func TestJSONSchemaConstructs(t *testing.T) {
 			[]string{"// Use new.\n //\n // Deprecated: the schema marks it deprecated.\n Old *string"}},
 		{"integer and number", `{"type":"object","required":["v"],"properties":{"v":{"type":["integer","number"]}}}`,
 			[]string{"V float64"}},
+		{"static $dynamicRef", `{"$dynamicAnchor":"node","type":"object","properties":{"name":{"type":"string"},"kids":{"type":"array","items":{"$dynamicRef":"#node"}},"first":{"$dynamicRef":"#/$defs/leaf"}},"$defs":{"leaf":{"type":"object","properties":{"v":{"type":"integer"}}}}}`,
+			[]string{"Kids []Msg", "First *Leaf", "type Leaf struct"}},
+		{"static $recursiveRef", `{"$schema":"https://json-schema.org/draft/2019-09/schema","$recursiveAnchor":true,"type":"object","properties":{"kids":{"type":"array","items":{"$recursiveRef":"#"}}}}`,
+			[]string{"Kids []Msg"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -184,6 +188,10 @@ func TestRefusals(t *testing.T) {
 			[]string{"#/$defs/a/$ref"}, "$ref", "starts a chain of $refs that comes back to #/$defs/a"},
 		{"json property ref to itself", schema.JSONSchema, `{"type":"object","properties":{"x":{"$ref":"#/properties/x"}}}`,
 			[]string{"#/properties/x/$ref"}, "$ref", "starts a chain of $refs that comes back to #/properties/x"},
+		{"json $dynamicRef whose anchor two schemas declare", schema.JSONSchema, `{"$dynamicAnchor":"n","type":"object","properties":{"x":{"$dynamicRef":"#n"}},"$defs":{"other":{"$id":"https://e.com/o","$dynamicAnchor":"n","type":"string"}}}`,
+			[]string{"#/properties/x/$dynamicRef"}, "$dynamicRef", `2 schemas declare "$dynamicAnchor": "n"`},
+		{"json $recursiveRef with two anchors", schema.JSONSchema, `{"$recursiveAnchor":true,"type":"object","properties":{"x":{"$recursiveRef":"#"}},"$defs":{"o":{"$id":"https://e.com/o","$recursiveAnchor":true,"type":"object"}}}`,
+			[]string{"#/properties/x/$recursiveRef"}, "$recursiveRef", `2 schemas say "$recursiveAnchor": true`},
 		{"json unknown type", schema.JSONSchema, `{"type":"object","properties":{"a":{"type":"strng"}}}`,
 			[]string{"#/properties/a/type"}, "type", `unknown type "strng"`},
 	}
