@@ -26,7 +26,8 @@ func (b *builder) messages() {
 			m.VarName = m.GoName + "Type"
 			m.SchemaConst = lowerFirst(m.GoName) + "Schema"
 			_ = b.ns.claim(m.GoName, who, mm.Name.Pos) &&
-				b.ns.claim(m.VarName, who+" (its message type variable)", mm.Name.Pos)
+				b.ns.claim(m.VarName, who+" (its message type variable)", mm.Name.Pos) &&
+				b.ns.claim(m.SchemaConst, who+" (its schema constant)", mm.Name.Pos)
 		}
 		if prev, dup := byType[m.Type]; dup {
 			b.errorf(mm.Type.Pos, "%s has the type %q of message %q (%s:%d:%d); a consumer dispatches on the type, so give each message its own",

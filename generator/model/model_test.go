@@ -92,6 +92,8 @@ func TestErrors(t *testing.T) {
 		{"same type", "messages:\n  A: {type: a, schema: a.json}\n  B: {type: a, schema: b.avsc}\n",
 			`acemq.yaml:5:13: message "B" has the type "a" of message "A" (acemq.yaml:4:3); a consumer dispatches on the type, so give each message its own`},
 		{"keyword package", "", `acemq.yaml:2:10: package "func" is a Go keyword; choose another package name`},
+		{"schema constants that lower-casing makes equal", "messages:\n  Kelvin: {type: a, schema: a.json}\n  \"\\u212Aelvin\": {type: b, schema: a.json}\n",
+			"acemq.yaml:5:3: message \"\u212Aelvin\" (its schema constant) and message \"Kelvin\" (its schema constant) (acemq.yaml:4:3) both become the Go name kelvinSchema; set go_name on one of them"},
 		{"blank package", "", `acemq.yaml:2:10: package "_" is the blank identifier, which cannot name a package; choose another package name`},
 		{"bad go_name", "messages:\n  A: {type: a, schema: a.json, go_name: lower}\n",
 			`acemq.yaml:4:41: message "A": go_name "lower" is not exported: start it with an upper-case letter`},
