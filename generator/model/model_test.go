@@ -94,6 +94,8 @@ func TestErrors(t *testing.T) {
 		{"keyword package", "", `acemq.yaml:2:10: package "func" is a Go keyword; choose another package name`},
 		{"schema constants that lower-casing makes equal", "messages:\n  Kelvin: {type: a, schema: a.json}\n  \"\\u212Aelvin\": {type: b, schema: a.json}\n",
 			"acemq.yaml:5:3: message \"\u212Aelvin\" (its schema constant) and message \"Kelvin\" (its schema constant) (acemq.yaml:4:3) both become the Go name kelvinSchema; set go_name on one of them"},
+		{"give_up_after zero", "policies:\n  p:\n    fixed: {attempts: 2, delay: 1s}\n    give_up_after: 0s\n",
+			`acemq.yaml:6:20: policy "p": give_up_after 0s is no age limit to the runtime (its zero), not "give up at once"; remove give_up_after for no limit`},
 		{"blank package", "", `acemq.yaml:2:10: package "_" is the blank identifier, which cannot name a package; choose another package name`},
 		{"bad go_name", "messages:\n  A: {type: a, schema: a.json, go_name: lower}\n",
 			`acemq.yaml:4:41: message "A": go_name "lower" is not exported: start it with an upper-case letter`},

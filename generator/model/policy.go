@@ -88,6 +88,11 @@ func (b *builder) policyValue(who string, mp *manifest.Policy, p *Policy) {
 	}
 	if g := mp.GiveUpAfter; g != nil {
 		p.GiveUpAfter = b.duration(who, "give_up_after", *g)
+		if p.GiveUpAfter == 0 {
+			b.errorf(g.Pos, "%s: give_up_after %s is no age limit to the runtime (its zero), not \"give up at once\"; "+
+				"remove give_up_after for no limit, or write the age after which to give up, like 10m (attempts: 1 gives up at the first failure)", who, g.Value)
+			return
+		}
 		v = v.GiveUpAfter(p.GiveUpAfter)
 	}
 	p.Value = v
