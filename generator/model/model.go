@@ -92,8 +92,11 @@ type Binding struct {
 	RoutingKey string
 }
 
-// Argument is an extra x-argument of a queue. Value is a string, an int,
-// a float64 or a bool.
+// Argument is an extra x-argument of a queue. Value is a string, an int
+// (a value that fits in 32 bits), an int64 (one that does not: the
+// generated code then says int64(...), which compiles on 32-bit platforms
+// and which AMQP writes as 64 bits, where an int is written as 32), a
+// float64 or a bool.
 type Argument struct {
 	Key   string
 	Value any

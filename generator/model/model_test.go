@@ -158,3 +158,18 @@ func TestPolicyAttemptsOutOfRange(t *testing.T) {
 		}
 	}
 }
+
+// An integer argument that does not fit in 32 bits stays int64.
+func TestArgumentWidth(t *testing.T) {
+	m, err := build(t, "version: 1\npackage: p\nqueues:\n  q:\n    arguments: {x-max-length: 1000, x-max-length-bytes: 9223372036854775807, x-expires: -2147483649}\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]any{}
+	for _, a := range m.Queues[0].Arguments {
+		got[a.Key] = a.Value
+	}
+	if got["x-max-length"] != 1000 || got["x-max-length-bytes"] != int64(9223372036854775807) || got["x-expires"] != int64(-2147483649) {
+		t.Errorf("arguments %#v", got)
+	}
+}

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -120,8 +121,8 @@ func (b *builder) queueArguments(who string, mq *manifest.Queue, q *Queue) {
 			continue
 		}
 		v := a.Value
-		if n, ok := v.(int64); ok {
-			v = int(n)
+		if n, ok := v.(int64); ok && n >= math.MinInt32 && n <= math.MaxInt32 {
+			v = int(n) // AMQP writes an int as 32 bits; a larger one stays int64
 		}
 		q.Arguments = append(q.Arguments, &Argument{Key: a.Key.Value, Value: v})
 	}
