@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -101,7 +102,12 @@ func (t *tree) convert(n *yaml.Node, key *yaml.Node, path []string) any {
 		}
 		return out
 	case yaml.ScalarNode:
-		return scalar(n)
+		v := scalar(n)
+		if f, ok := v.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			t.errorf(n, "%s %s is not a number JSON can hold (NaN or infinity); write a finite number, like 0.2", orManifest(label(path)), n.Value)
+			return 0.0
+		}
+		return v
 	}
 	t.errorf(n, "unexpected YAML node")
 	return nil

@@ -163,3 +163,15 @@ func TestYAMLSyntaxErrorLine(t *testing.T) {
 		}
 	}
 }
+
+// NaN and infinity are YAML floats JSON cannot hold: said so, with a hint.
+func TestNotFiniteNumber(t *testing.T) {
+	for _, v := range []string{".nan", ".inf", "-.Inf"} {
+		src := "version: 1\npackage: p\npolicies: {i: {fixed: {attempts: 3, delay: 1s, jitter: " + v + "}}}\n"
+		_, err := Parse("acemq.yaml", []byte(src))
+		want := `acemq.yaml:3:56: policy "i": fixed.jitter ` + v + ` is not a number JSON can hold (NaN or infinity); write a finite number, like 0.2`
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: got %v\nwant %s", v, err, want)
+		}
+	}
+}
