@@ -175,3 +175,13 @@ func TestNotFiniteNumber(t *testing.T) {
 		}
 	}
 }
+
+// A value that is not one of an enum's lists the values once, not as
+// "known keys" too.
+func TestEnumMessage(t *testing.T) {
+	src := "version: 1\npackage: p\nqueues:\n  s: {type: !!int 5}\n"
+	_, err := Parse("acemq.yaml", []byte(src))
+	if want := `acemq.yaml:4:13: queue "s": type 5 is not one of classic, quorum`; err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+}

@@ -105,7 +105,7 @@ func (t *tree) explain(cs *compiledSchema, e *jsonschema.ValidationError, path [
 	case *kind.Type:
 		msg = fmt.Sprintf("%s must be %s, not %s", orManifest(subject), typeWords(k.Want), typeWord(k.Got))
 	case *kind.Enum:
-		msg = fmt.Sprintf("%s %s is not one of %s%s", subject, show(k.Got), joinAny(k.Want), hint(fmt.Sprint(k.Got), anyStrings(k.Want)))
+		msg = fmt.Sprintf("%s %s is not one of %s%s", subject, show(k.Got), joinAny(k.Want), DidYouMean(fmt.Sprint(k.Got), anyStrings(k.Want)))
 	case *kind.Const:
 		msg = fmt.Sprintf("%s must be %s, not %s", subject, show(k.Want), show(t.valueAt(l)))
 	case *kind.Pattern:
