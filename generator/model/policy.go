@@ -99,8 +99,12 @@ func (b *builder) policyValue(who string, mp *manifest.Policy, p *Policy) {
 	at := policyPos(mp)
 	for _, d := range v.BrokerRungs() {
 		if d%time.Second != 0 {
-			b.errorf(at, "%s: the broker wait %s is not a whole number of seconds (rungs are named <queue>.retry.<N>s); "+
-				"use whole-second delays, or a wait_in_broker_from above it", who, d)
+			fix := "use whole-second delays, or a wait_in_broker_from above it"
+			if d >= runtime.MaxMemoryThreshold {
+				// wait_in_broker_from cannot exceed the threshold.
+				fix = "use whole-second delays (initial, max and multiplier such that every wait from " + short(runtime.MaxMemoryThreshold) + " on is whole seconds)"
+			}
+			b.errorf(at, "%s: the broker wait %s is not a whole number of seconds (rungs are named <queue>.retry.<N>s); %s", who, d, fix)
 			return
 		}
 	}
