@@ -30,8 +30,8 @@ func Parse(path string, data []byte) (*File, error) {
 	if e := secondDocument(path, data, doc.Content[0].Line); e != nil {
 		return nil, Errors{e}
 	}
-	t := &tree{file: path, locs: map[string]loc{}, active: map[*yaml.Node]bool{}}
 	root := doc.Content[0]
+	t := &tree{file: path, locs: map[string]loc{}, active: map[*yaml.Node]bool{}, limit: written(root) + maxNodes}
 	value := t.convert(root, nil, nil)
 	if len(t.errs) == 0 {
 		t.validate(value)
@@ -54,10 +54,24 @@ type tree struct {
 
 	active map[*yaml.Node]bool // the nodes being converted, to catch an alias of an ancestor
 	nodes  int                 // nodes converted, to stop alias bombs
+	limit  int                 // nodes the manifest may convert to
 }
 
-// maxNodes bounds the values a manifest may expand to through aliases.
+// maxNodes bounds the values that aliases may add to a manifest, beyond
+// those written out: a large manifest written plainly is never refused.
 const maxNodes = 100_000
+
+// written counts the nodes of the tree under n as written, an alias
+// counting as one.
+func written(n *yaml.Node) int {
+	c := 1
+	if n.Kind != yaml.AliasNode {
+		for _, k := range n.Content {
+			c += written(k)
+		}
+	}
+	return c
+}
 
 // loc is where a value was written: its key (nil for the root and for
 // sequence items) and the value itself.
@@ -83,9 +97,9 @@ func (t *tree) convert(n *yaml.Node, key *yaml.Node, path []string) any {
 		t.errorf(alias, "this alias refers to a value that contains it; write the value out")
 		return nil
 	}
-	if t.nodes++; t.nodes > maxNodes {
-		if t.nodes == maxNodes+1 {
-			t.errorf(alias, "the manifest expands to more than %d values (aliases?); write it out plainly", maxNodes)
+	if t.nodes++; t.nodes > t.limit {
+		if t.nodes == t.limit+1 {
+			t.errorf(alias, "its aliases expand the manifest by more than %d values; write it out plainly, or use fewer aliases", maxNodes)
 		}
 		return nil
 	}

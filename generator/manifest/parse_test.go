@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -183,5 +184,27 @@ func TestEnumMessage(t *testing.T) {
 	_, err := Parse("acemq.yaml", []byte(src))
 	if want := `acemq.yaml:4:13: queue "s": type 5 is not one of classic, quorum`; err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
+	}
+}
+
+// The node limit is for what aliases add: a large manifest written out
+// plainly is not refused, an alias bomb is.
+func TestNodeLimitCountsAliases(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("version: 1\npackage: p\nqueues:\n  q:\n    arguments:\n")
+	for i := range 110_000 {
+		fmt.Fprintf(&b, "      x-a%d: %d\n", i, i)
+	}
+	if _, err := Parse("acemq.yaml", []byte(b.String())); err != nil {
+		t.Errorf("a plain manifest of 220000 values: %.300v", err)
+	}
+
+	bomb := "version: 1\npackage: p\nx0: &a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n"
+	for i := 1; i < 7; i++ {
+		bomb += fmt.Sprintf("x%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+	}
+	_, err := Parse("acemq.yaml", []byte(bomb))
+	if err == nil || !strings.Contains(err.Error(), "its aliases expand the manifest by more than 100000 values; write it out plainly, or use fewer aliases") {
+		t.Errorf("alias bomb: %.300v", err)
 	}
 }
