@@ -24,6 +24,11 @@ func Build(f *manifest.File, dir string) (*Model, error) {
 		// so that no schema type takes one.
 		b.types()
 	}
+	if len(b.errs) == 0 {
+		// Last, so that a construct the mapper refuses is reported by it,
+		// at its pointer, rather than as the runtime's compile error.
+		b.codecs()
+	}
 	if len(b.errs) > 0 {
 		return nil, b.errs.Sorted()
 	}
@@ -41,6 +46,7 @@ type builder struct {
 	messageByName  map[string]*Message
 	exchangeByName map[string]*Exchange
 	messagePos     map[*Message]manifest.Str // schema: value, for schema errors
+	ids            map[string]string         // absolute $id → JSON Schema file, see schemaIDs
 }
 
 func (b *builder) errorf(pos manifest.Pos, format string, args ...any) {

@@ -19,14 +19,17 @@ import (
 // message's schema alone and loads nothing, so the text must be
 // self-contained. A file without an $id gets file:///<its path> as its
 // base URI, so that its relative references resolve to the embedded
-// resources. Absolute references (https://...) are left as they are.
-func bundleJSONSchema(dir, file string, data []byte) (string, error) {
+// resources. An absolute reference (https://...) to a document that is
+// one of the manifest's schema files by its $id (ids: URI → file) is
+// bundled the same way; any other is left as it is (schema.Build refuses
+// it).
+func bundleJSONSchema(dir, file string, data []byte, ids map[string]string) (string, error) {
 	root, err := decodeJSON(data)
 	if err != nil {
 		return "", err
 	}
 	rootMap, ok := root.(map[string]any)
-	if !ok || len(relativeRefs(root)) == 0 {
+	if !ok || len(docRefs(root, ids)) == 0 {
 		return compactJSON(data)
 	}
 	idKey, defsKey := draftKeys(rootMap)
@@ -48,8 +51,11 @@ func bundleJSONSchema(dir, file string, data []byte) (string, error) {
 	for len(queue) > 0 {
 		d := queue[0]
 		queue = queue[1:]
-		for _, ref := range relativeRefs(d.value) {
-			target := path.Join(path.Dir(d.file), ref)
+		for _, ref := range docRefs(d.value, ids) {
+			target, uri := path.Join(path.Dir(d.file), ref), resolveURI(d.base, ref)
+			if f, ok := ids[ref]; ok {
+				target, uri = f, ref
+			}
 			if seen[target] {
 				continue
 			}
@@ -63,7 +69,6 @@ func bundleJSONSchema(dir, file string, data []byte) (string, error) {
 			if err != nil || !ok {
 				continue
 			}
-			uri := resolveURI(d.base, ref)
 			own, _ := m[idKey].(string)
 			if own == "" {
 				m[idKey] = uri
@@ -97,9 +102,10 @@ func draftKeys(doc map[string]any) (idKey, defsKey string) {
 	return "$id", "$defs"
 }
 
-// relativeRefs are the document parts of the relative $refs in v, in the
-// order met (map keys sorted), without duplicates.
-func relativeRefs(v any) []string {
+// docRefs are the document parts of the relative $refs in v, and of the
+// absolute ones ids knows, in the order met (map keys sorted), without
+// duplicates.
+func docRefs(v any, ids map[string]string) []string {
 	var out []string
 	seen := map[string]bool{}
 	var walk func(any)
@@ -108,7 +114,9 @@ func relativeRefs(v any) []string {
 		case map[string]any:
 			if ref, ok := x["$ref"].(string); ok {
 				doc, _, _ := strings.Cut(ref, "#")
-				if u, err := url.Parse(doc); doc != "" && err == nil && !u.IsAbs() && !strings.HasPrefix(doc, "/") && !seen[doc] {
+				u, err := url.Parse(doc)
+				relative := err == nil && !u.IsAbs() && !strings.HasPrefix(doc, "/")
+				if _, known := ids[doc]; doc != "" && (relative || known) && !seen[doc] {
 					seen[doc] = true
 					out = append(out, doc)
 				}

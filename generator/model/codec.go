@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/acemq/acemq-go/generator/manifest"
@@ -11,18 +12,24 @@ import (
 	"github.com/acemq/acemq-go/runtime"
 )
 
-// checkCodec builds the runtime's codec from the exact schema text the
-// generated package will hold: a schema the runtime cannot compile (a
-// regular expression Go does not support, a draft it does not know, a
-// keyword of the wrong type) would make every publish and every decode
-// fail, so it is an error here, at the message's schema: value.
-func (b *builder) checkCodec(who string, mm *manifest.Message, m *Message) {
+// codecs builds the runtime's codec of every message from the exact
+// schema text the generated package will hold: a schema the runtime cannot
+// compile (a regular expression Go does not support, a draft it does not
+// know, a keyword of the wrong type) would make every publish and every
+// decode fail, so it is an error here, at the message's schema: value.
+func (b *builder) codecs() {
+	for _, m := range b.m.Messages {
+		b.checkCodec(fmt.Sprintf("message %q", m.Name), b.messagePos[m], m)
+	}
+}
+
+func (b *builder) checkCodec(who string, at manifest.Str, m *Message) {
 	var err error
 	switch m.Format {
 	case schema.JSONSchema:
 		if d := unknownDraft(m.SchemaText); d != "" {
-			b.errorf(mm.Schema.Pos, "%s: %s: $schema %q is a draft the runtime does not support; write \"$schema\": %q (or one of drafts 4, 6, 7, 2019-09), or drop $schema",
-				who, schema.Printable(mm.Schema.Value), d, "https://json-schema.org/draft/2020-12/schema")
+			b.errorf(at.Pos, "%s: %s: $schema %q is a draft the runtime does not support; write \"$schema\": %q (or one of drafts 4, 6, 7, 2019-09), or drop $schema",
+				who, schema.Printable(at.Value), d, "https://json-schema.org/draft/2020-12/schema")
 			return
 		}
 		_, err = runtime.NewJSONCodec(m.SchemaText)
@@ -32,8 +39,8 @@ func (b *builder) checkCodec(who string, mm *manifest.Message, m *Message) {
 		return
 	}
 	if err != nil {
-		b.errorf(mm.Schema.Pos, "%s: %s: the runtime cannot use this schema: %v; fix the schema",
-			who, schema.Printable(mm.Schema.Value), err)
+		b.errorf(at.Pos, "%s: %s: the runtime cannot use this schema: %v; fix the schema",
+			who, schema.Printable(at.Value), err)
 	}
 }
 

@@ -2,10 +2,12 @@ package model
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -36,11 +38,8 @@ func (b *builder) messages() {
 			byType[m.Type] = mm
 		}
 		if b.loadSchema(who, mm, m) {
-			before := len(b.errs)
 			b.messageFormat(who, mm, m)
-			if b.bundle(who, mm, m) && len(b.errs) == before {
-				b.checkCodec(who, mm, m)
-			}
+			b.bundle(who, mm, m)
 		}
 		b.messageByName[m.Name] = m
 		b.messagePos[m] = mm.Schema
@@ -101,18 +100,50 @@ func (b *builder) loadSchema(who string, mm *manifest.Message, m *Message) bool 
 }
 
 // bundle makes the schema text of a JSON Schema message self-contained.
-// False when it cannot.
-func (b *builder) bundle(who string, mm *manifest.Message, m *Message) bool {
+func (b *builder) bundle(who string, mm *manifest.Message, m *Message) {
 	if m.Format != schema.JSONSchema {
-		return true
+		return
 	}
-	text, err := bundleJSONSchema(b.dir, path.Clean(mm.Schema.Value), m.schemaData)
+	text, err := bundleJSONSchema(b.dir, path.Clean(mm.Schema.Value), m.schemaData, b.schemaIDs())
 	if err != nil {
 		b.errorf(mm.Schema.Pos, "%s: %s: %v", who, schema.Printable(mm.Schema.Value), err)
-		return false
+		return
 	}
 	m.SchemaText = text
-	return true
+}
+
+// schemaIDs maps the absolute $id of each JSON Schema file of the manifest
+// to its path, read once: an absolute $ref to one is bundled like a
+// relative one.
+func (b *builder) schemaIDs() map[string]string {
+	if b.ids != nil {
+		return b.ids
+	}
+	b.ids = map[string]string{}
+	for _, mm := range b.file.Messages {
+		if strings.ToLower(path.Ext(mm.Schema.Value)) != ".json" {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(b.dir, filepath.FromSlash(mm.Schema.Value)))
+		if err != nil {
+			continue // reported with its message
+		}
+		var doc struct {
+			ID  string `json:"$id"`
+			Old string `json:"id"` // draft 4
+		}
+		if json.Unmarshal(data, &doc) != nil {
+			continue
+		}
+		id := cmp.Or(doc.ID, doc.Old)
+		if u, err := url.Parse(id); err == nil && u.IsAbs() {
+			u.Fragment = ""
+			if _, dup := b.ids[u.String()]; !dup {
+				b.ids[u.String()] = path.Clean(mm.Schema.Value)
+			}
+		}
+	}
+	return b.ids
 }
 
 // nearFile suggests a file of the same directory whose name is close.

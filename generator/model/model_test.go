@@ -177,3 +177,25 @@ func TestArgumentWidth(t *testing.T) {
 		t.Errorf("arguments %#v", got)
 	}
 }
+
+// An absolute $ref to another schema file of the manifest, by its $id, is
+// bundled like a relative one (the runtime loads nothing); one that no
+// schema file of the manifest has is refused.
+func TestAbsoluteRefBundled(t *testing.T) {
+	files := map[string]string{
+		"a.json": `{"$id": "https://e.com/a.json", "type": "object", "properties": {"x": {"type": "string"}}}`,
+		"b.json": `{"type": "object", "properties": {"a": {"$ref": "https://e.com/a.json"}, "x": {"$ref": "https://e.com/a.json#/properties/x"}}}`,
+		"c.json": `{"type": "object", "properties": {"a": {"$ref": "https://e.com/other.json"}}}`,
+	}
+	m, err := build(t, "version: 1\npackage: p\nmessages:\n  A: {type: a, schema: a.json}\n  B: {type: b, schema: b.json}\n", files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Messages[1].SchemaText; !strings.Contains(got, `"acemq-bundle:a.json":{"$id":"https://e.com/a.json"`) {
+		t.Errorf("b.json is not bundled with a.json: %s", got)
+	}
+	_, err = build(t, "version: 1\npackage: p\nmessages:\n  C: {type: c, schema: c.json}\n", files)
+	if err == nil || !strings.Contains(err.Error(), `acemq.yaml:4:24: message "C": c.json: #/properties/a/$ref: $ref "https://e.com/other.json": https://e.com/other.json is not one of the manifest's schema files`) {
+		t.Errorf("got %v", err)
+	}
+}
