@@ -16,18 +16,10 @@ import (
 // and does not fail the publishes in flight beside it.
 func TestMissingExchangeFailsOnlyItsOwnPublish(t *testing.T) {
 	t.Parallel()
-	url := brokertest.Require(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	c, err := runtime.Dial(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
+	ctx := ctxFor(t, 20*time.Second)
+	c := dial(t)
 	q := brokertest.Queue(t, "isolation")
-	if err := c.Declare(ctx, runtime.NewTopology().Queue(runtime.Queue{Name: q})); err != nil {
-		t.Fatal(err)
-	}
+	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
 	mt := runtime.TextType("isolation.v1")
 	var wg sync.WaitGroup
 	errs := make([]error, 20)
@@ -63,18 +55,10 @@ func TestMissingExchangeFailsOnlyItsOwnPublish(t *testing.T) {
 // queue unsettled and ackable.
 func TestPullErrorLeavesOtherQueuesDeliveries(t *testing.T) {
 	t.Parallel()
-	url := brokertest.Require(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	c, err := runtime.Dial(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
+	ctx := ctxFor(t, 20*time.Second)
+	c := dial(t)
 	q := brokertest.Queue(t, "pulliso")
-	if err := c.Declare(ctx, runtime.NewTopology().Queue(runtime.Queue{Name: q})); err != nil {
-		t.Fatal(err)
-	}
+	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
 	if err := runtime.Publish(ctx, c, runtime.TextType("x"), "", "held", runtime.WithRoutingKey(q)); err != nil {
 		t.Fatal(err)
 	}
@@ -98,20 +82,12 @@ func TestPullErrorLeavesOtherQueuesDeliveries(t *testing.T) {
 // than leaking it.
 func TestConsumerSurvivesItsQueueBeingDeleted(t *testing.T) {
 	t.Parallel()
-	url := brokertest.Require(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	ctx := ctxFor(t, 60*time.Second)
 	origin := brokertest.Name("cancelled")
-	c, err := runtime.Dial(ctx, url, runtime.WithOrigin(origin), runtime.WithReconnectBackoff(50*time.Millisecond, 200*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
+	c := dial(t, runtime.WithOrigin(origin), runtime.WithReconnectBackoff(50*time.Millisecond, 200*time.Millisecond))
 	q := brokertest.Queue(t, "cancelled")
 	top := runtime.NewTopology().Queue(runtime.Queue{Name: q})
-	if err := c.Declare(ctx, top); err != nil {
-		t.Fatal(err)
-	}
+	declare(t, c, top)
 	mt := runtime.TextType("cancelled.v1")
 	got := make(chan string, 10)
 	if _, err := runtime.Consume(ctx, c, runtime.ConsumerSpec{Queue: q, Routes: []runtime.Route{
@@ -128,9 +104,7 @@ func TestConsumerSurvivesItsQueueBeingDeleted(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(300 * time.Millisecond)
-		if err := c.Declare(ctx, top); err != nil {
-			t.Fatal(err)
-		}
+		declare(t, c, top)
 		body := fmt.Sprint("round ", round)
 		if err := runtime.Publish(ctx, c, mt, "", body, runtime.WithRoutingKey(q)); err != nil {
 			t.Fatal(err)

@@ -15,18 +15,11 @@ import (
 // drop goes through, and what was held in memory when the session died is
 // redelivered by the broker rather than lost.
 func TestReconnectAfterTheBrokerDropsTheConnection(t *testing.T) {
-	url := brokertest.Require(t)
-	ctx := context.Background()
+	ctx := ctxFor(t, 60*time.Second)
 	origin := brokertest.Name("reconnect")
-	c, err := runtime.Dial(ctx, url, runtime.WithOrigin(origin), runtime.WithReconnectBackoff(50*time.Millisecond, time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
+	c := dial(t, runtime.WithOrigin(origin), runtime.WithReconnectBackoff(50*time.Millisecond, time.Second))
 	q := brokertest.Queue(t, "reconnect")
-	if err := c.Declare(ctx, runtime.NewTopology().Queue(runtime.Queue{Name: q})); err != nil {
-		t.Fatal(err)
-	}
+	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
 
 	type seen struct {
 		body        string
@@ -36,7 +29,7 @@ func TestReconnectAfterTheBrokerDropsTheConnection(t *testing.T) {
 	got := make(chan seen, 16)
 	mt := runtime.TextType("reconnect.v1")
 	var retried atomic.Bool
-	_, err = runtime.Consume(ctx, c, runtime.ConsumerSpec{Queue: q, Routes: []runtime.Route{
+	_, err := runtime.Consume(ctx, c, runtime.ConsumerSpec{Queue: q, Routes: []runtime.Route{
 		runtime.Handle(mt, func(ctx context.Context, m *runtime.Message[string]) runtime.Ack {
 			got <- seen{m.Payload, m.Envelope.Attempt, m.Redelivered}
 			if m.Payload == "held" && retried.CompareAndSwap(false, true) {

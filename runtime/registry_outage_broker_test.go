@@ -32,27 +32,15 @@ type outageOrder struct {
 // queue and is handled once the registry answers, never parked.
 func TestRegistryOutageReturnsTheMessageInsteadOfParking(t *testing.T) {
 	t.Parallel()
-	url := brokertest.Require(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx := ctxFor(t, 30*time.Second)
 	shared := runtime.NewMemoryRegistry()
 	down := &downRegistry{MemoryRegistry: shared}
 	down.failures.Store(2)
-	pub, err := runtime.Dial(ctx, url, runtime.WithSchemaRegistry(shared))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pub.Close(ctx)
-	sub, err := runtime.Dial(ctx, url, runtime.WithSchemaRegistry(down))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Close(ctx)
+	pub := dial(t, runtime.WithSchemaRegistry(shared))
+	sub := dial(t, runtime.WithSchemaRegistry(down))
 
 	q := brokertest.Queue(t, "regdown")
-	if err := pub.Declare(ctx, runtime.NewTopology().Queue(runtime.Queue{Name: q})); err != nil {
-		t.Fatal(err)
-	}
+	declare(t, pub, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
 	mt := runtime.AvroType[outageOrder]("outage.order.v1", "outage-orders",
 		`{"type":"record","name":"Order","fields":[{"name":"id","type":"string"}]}`)
 	got := make(chan string, 1)

@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/acemq/acemq-go/internal/brokertest"
 	"github.com/acemq/acemq-go/runtime"
@@ -14,19 +15,12 @@ import (
 // A handler's span continues the publisher's trace: the trace context
 // travels in the traceparent header.
 func TestTraceContextTravelsFromPublisherToHandler(t *testing.T) {
-	url := brokertest.Require(t)
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	ctx := context.Background()
-	c, err := runtime.Dial(ctx, url, runtime.WithTracerProvider(tp))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
+	ctx := ctxFor(t, 30*time.Second)
+	c := dial(t, runtime.WithTracerProvider(tp))
 	q := brokertest.Queue(t, "trace")
-	if err := c.Declare(ctx, runtime.NewTopology().Queue(runtime.Queue{Name: q})); err != nil {
-		t.Fatal(err)
-	}
+	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
 	mt := runtime.TextType("trace.v1")
 	got := make(chan trace.SpanContext, 1)
 	if _, err := runtime.Consume(ctx, c, runtime.ConsumerSpec{Queue: q, Routes: []runtime.Route{
