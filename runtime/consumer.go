@@ -150,13 +150,15 @@ func (cs *Consumer) subscribe(ctx context.Context) (*session, error) {
 	if !cs.cfg.noDeclare {
 		for _, q := range []string{DeadLetterQueue(cs.queue), ParkedQueue(cs.queue)} {
 			if _, err := ch.QueueDeclare(q, true, false, false, false, nil); err != nil {
-				return nil, declareError("queue", q, err)
+				ch.Close()
+				return nil, fmt.Errorf("consume %q: %w", cs.queue, declareError("queue", q, err))
 			}
 		}
 	}
 	tag := "acemq-" + cs.queue + "-" + newID()[24:]
 	deliveries, err := ch.Consume(cs.queue, tag, false, false, false, false, nil)
 	if err != nil {
+		ch.Close()
 		if isNotFound(err) {
 			err = fmt.Errorf("%w: %w (declare the topology first)", ErrQueueNotFound, err)
 		}

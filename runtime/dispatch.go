@@ -39,7 +39,7 @@ func (cs *Consumer) handle(s *session, d amqp.Delivery) {
 	span.SetAttributes(attribute.String("acemq.outcome", kind.String()))
 	switch kind {
 	case AckAccept:
-		cs.settle(s, d, nil)
+		cs.settle(s, d)
 	case AckRetry:
 		cs.retry(s, d, env, reason(ack.Err()))
 	case AckReject:
@@ -74,7 +74,7 @@ func (cs *Consumer) outcome(o string) {
 }
 
 // settle acks d once its copy (if any) is safe.
-func (cs *Consumer) settle(s *session, d amqp.Delivery, _ error) {
+func (cs *Consumer) settle(s *session, d amqp.Delivery) {
 	if err := s.ch.Ack(d.DeliveryTag, false); err != nil {
 		cs.log.Warn("acemq: ack failed; the broker will redeliver", "err", err, "id", d.MessageId)
 	}

@@ -43,7 +43,7 @@ func (cs *Consumer) retry(s *session, d amqp.Delivery, env Envelope, why string)
 		switch {
 		case err == nil:
 			cs.c.metrics.add(cs.c.metrics.retried, cs.queue, attribute.String("acemq.wait", "broker"))
-			cs.settle(s, d, nil)
+			cs.settle(s, d)
 			return
 		case errors.Is(err, ErrUnroutable):
 			cs.c.metrics.add(cs.c.metrics.rungMissing, cs.queue)
@@ -82,7 +82,7 @@ func (cs *Consumer) moveTo(s *session, d amqp.Delivery, env Envelope, target, wh
 	} else {
 		cs.c.metrics.add(cs.c.metrics.parked, cs.queue)
 	}
-	cs.settle(s, d, nil)
+	cs.settle(s, d)
 }
 
 // republish sends a copy of d to queue by name through the default
@@ -209,7 +209,7 @@ func (cs *Consumer) republishHeld(h *heldRetry) {
 		cs.setAsideFailed(h.s, h.d, err)
 		return
 	}
-	cs.settle(h.s, h.d, nil)
+	cs.settle(h.s, h.d)
 }
 
 func (cs *Consumer) forgetHeld(h *heldRetry) {
