@@ -8,9 +8,10 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
-// publisher is one confirm-mode channel shared by every publish of a
-// connection session. Publishes are pipelined: each call registers its
-// delivery tag, writes, and waits only for its own confirm.
+// publisher is one confirm-mode channel of a connection session: one
+// carries the application's publishes, another the consumers' copies.
+// Publishes are pipelined: each call registers its delivery tag, writes,
+// and waits only for its own confirm.
 //
 // A mandatory publish that no queue takes comes back as basic.return before
 // its basic.ack. amqp091-go hands both to listeners from its one reader
@@ -18,9 +19,10 @@ import (
 // here takes both from unbuffered channels, so it always sees a return
 // before the confirm of the same message. A return names no delivery tag:
 // it is matched to the oldest publish in flight with the same message id,
-// exchange and routing key that is not already marked returned. The id alone is not enough: a consumer
-// republishes a message (same id, another queue) while the confirm of the
-// original publish, waiting for the broker's disk, may still be in flight.
+// exchange and routing key that is not already marked returned. The id
+// alone is not enough: a consumer republishes a message (same id, another
+// queue) while the confirm of the original publish, waiting for the
+// broker's disk, may still be in flight.
 type publisher struct {
 	ch *amqp.Channel
 
