@@ -39,8 +39,11 @@
 // is held in memory instead. Per-message expiration is never used: the
 // broker only expires the head of a queue.
 //
-// Publishing is pipelined on one confirm channel per connection: each
-// publish registers its delivery tag and waits only for its own confirm.
+// Publishing is pipelined on a confirm channel: each publish registers its
+// delivery tag and waits only for its own confirm. The application's
+// publishes and the consumers' copies use two channels of the connection,
+// so a publish that makes the broker close one channel cannot fail the
+// other's publishes in flight.
 // amqp091-go delivers a basic.return before the basic.ack of the same
 // message from its single reader goroutine; one goroutine takes both from
 // unbuffered channels, so a returned message is always known as such when
