@@ -71,6 +71,7 @@ type Message struct {
 	Type    Str
 	Schema  Str
 	Subject *Str
+	Compat  *Str // full, backward, forward or none; nil: full
 	GoName  *Str
 }
 

@@ -100,6 +100,8 @@ func decodeMessage(e pair) *Message {
 			m.Schema = strOf(kv.val)
 		case "subject":
 			m.Subject = strPtr(kv.val)
+		case "compat":
+			m.Compat = strPtr(kv.val)
 		case "go_name":
 			m.GoName = strPtr(kv.val)
 		}

@@ -55,6 +55,9 @@ func TestParseKeepsOrderAndPositions(t *testing.T) {
 	if p := f.Policies[0]; p.Exponential.Attempts.Value != 5 || p.GiveUpAfter.Value != "10m" {
 		t.Errorf("policy %+v", p)
 	}
+	if m := f.Messages[0]; m.Compat != nil {
+		t.Errorf("compat %v, want nil when absent", m.Compat)
+	}
 	if pm := f.Publishers[0].Messages[0]; pm.RoutingKey.Value != "order.created" {
 		t.Errorf("publisher message %+v", pm)
 	}
@@ -86,6 +89,8 @@ func TestParseErrors(t *testing.T) {
 			[]string{`acemq.yaml:9:3: duplicate key "OrderPlaced" (first at line 8); keep one`}},
 		{"nested unknown key", "messages: {OrderPlaced: {routing_key: order.created}}", "messages: {OrderPlaced: {routingkey: order.created}}",
 			[]string{`acemq.yaml:25:30: publisher "Orders": unknown key "routingkey" in messages.OrderPlaced (did you mean "routing_key"?)`}},
+		{"compat", "    subject: orders\n", "    subject: orders\n    compat: backwards\n",
+			[]string{`acemq.yaml:12:13: message "OrderPlaced": compat "backwards" is not one of full, backward, forward, none (did you mean "backward"?)`}},
 		{"version", "version: 1", "version: 2", []string{`acemq.yaml:1:10: version must be 1, not 2`}},
 		{"alias cycle", "exchanges:\n  orders: {type: topic}", "exchanges:\n  orders: &x {type: topic, more: *x}",
 			[]string{`acemq.yaml:13:34: this alias refers to a value that contains it; write the value out`}},
@@ -162,6 +167,18 @@ func TestYAMLSyntaxErrorLine(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%s: got %v\nwant %s...", c.name, err, c.want)
 		}
+	}
+}
+
+// compat: is read into the message.
+func TestParseCompat(t *testing.T) {
+	src := strings.Replace(good, "    subject: orders\n", "    subject: orders\n    compat: forward\n", 1)
+	f, err := Parse("acemq.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := f.Messages[0].Compat; c == nil || c.Value != "forward" || c.Pos != (Pos{12, 13}) {
+		t.Errorf("compat %+v, want forward at 12:13", c)
 	}
 }
 

@@ -24,6 +24,10 @@ func (b *builder) messages() {
 	for _, mm := range b.file.Messages {
 		who := fmt.Sprintf("message %q", mm.Name.Value)
 		m := &Message{Name: mm.Name.Value, Type: mm.Type.Value, SchemaPath: mm.Schema.Value}
+		m.Compat = CompatFull
+		if mm.Compat != nil {
+			m.Compat = CompatMode(mm.Compat.Value)
+		}
 		if m.GoName = b.baseName(who, mm.Name, mm.GoName); m.GoName != "" {
 			m.VarName = m.GoName + "Type"
 			m.SchemaConst = lowerFirst(m.GoName) + "Schema"

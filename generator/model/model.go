@@ -57,12 +57,30 @@ type Message struct {
 	Type        string        // AMQP type property
 	Format      schema.Format // Avro or JSONSchema
 	Subject     string        // registry subject (Avro)
+	Compat      CompatMode    // what acemq-gen compat checks (default CompatFull)
 	SchemaPath  string        // as written in the manifest
 	SchemaText  string        // the schema file, compacted
 	Root        *schema.Type  // the payload type in Types
 
 	schemaData []byte // the file as read
 }
+
+// CompatMode is what acemq-gen compat requires of a message's new schema
+// against its previous version.
+type CompatMode string
+
+const (
+	// CompatFull requires both directions: the default, because in a queue
+	// producers deploy ahead of consumers while old messages wait in
+	// dead-letter queues and rungs to be replayed to new consumers.
+	CompatFull CompatMode = "full"
+	// CompatBackward requires that new readers read old messages.
+	CompatBackward CompatMode = "backward"
+	// CompatForward requires that old readers read new messages.
+	CompatForward CompatMode = "forward"
+	// CompatNone checks nothing.
+	CompatNone CompatMode = "none"
+)
 
 // Exchange is an exchange of the manifest.
 type Exchange struct {
