@@ -7,9 +7,7 @@ package runtime_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -237,32 +235,12 @@ func queuesUnder(tb testing.TB, q string) []string {
 // exchangeInfo reads an exchange back through the management API.
 func exchangeInfo(tb testing.TB, name string) (kind string, durable bool) {
 	tb.Helper()
-	u, err := url.Parse(brokertest.URL())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	vhost := strings.TrimPrefix(u.Path, "/")
-	if vhost == "" {
-		vhost = "/"
-	}
-	req, _ := http.NewRequest(http.MethodGet, "http://"+u.Hostname()+":15672/api/exchanges/"+
-		url.PathEscape(vhost)+"/"+url.PathEscape(name), nil)
-	pass, _ := u.User.Password()
-	req.SetBasicAuth(u.User.Username(), pass)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatalf("management API: %v", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		tb.Fatalf("exchange %s: %s", name, resp.Status)
-	}
 	var x struct {
 		Type    string `json:"type"`
 		Durable bool   `json:"durable"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&x); err != nil {
-		tb.Fatal(err)
+	if err := brokertest.Management("exchanges/{vhost}/"+url.PathEscape(name), &x); err != nil {
+		tb.Fatalf("exchange %s: %v", name, err)
 	}
 	return x.Type, x.Durable
 }

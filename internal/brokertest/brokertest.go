@@ -1,6 +1,8 @@
-// Package brokertest gives tests a real RabbitMQ: its URL, a connection
-// check that fails under CI=true and skips elsewhere, unique names, and
-// the management API for reading queue arguments back.
+// Package brokertest gives tests a real RabbitMQ: its URL
+// (ACEMQ_TEST_URL), a connection check that fails under CI=true and skips
+// elsewhere, unique names, and the management API (ACEMQ_TEST_MGMT_URL,
+// default port 15672 on ACEMQ_TEST_URL's host) for reading queue
+// arguments back.
 package brokertest
 
 import (
@@ -22,12 +24,86 @@ import (
 // DefaultURL is used when ACEMQ_TEST_URL is not set.
 const DefaultURL = "amqp://guest:guest@localhost:5672/"
 
+// DefaultMgmtPort is the management API's port when ACEMQ_TEST_MGMT_URL is
+// not set: the management URL is then http://<ACEMQ_TEST_URL's host>:15672.
+const DefaultMgmtPort = "15672"
+
 // URL is the broker the tests use: ACEMQ_TEST_URL, or DefaultURL.
 func URL() string {
 	if u := os.Getenv("ACEMQ_TEST_URL"); u != "" {
 		return u
 	}
 	return DefaultURL
+}
+
+// MgmtURL is the management API the tests read the broker through:
+// ACEMQ_TEST_MGMT_URL (e.g. http://127.0.0.1:15674), or http on
+// ACEMQ_TEST_URL's host with port 15672. It never ends with a slash and
+// never carries credentials (see mgmtRequest).
+func MgmtURL() string {
+	if m := os.Getenv("ACEMQ_TEST_MGMT_URL"); m != "" {
+		if u, err := url.Parse(m); err == nil {
+			u.User = nil
+			return strings.TrimSuffix(u.String(), "/")
+		}
+		return strings.TrimSuffix(m, "/")
+	}
+	host := "localhost"
+	if u, err := url.Parse(URL()); err == nil && u.Hostname() != "" {
+		host = u.Hostname()
+	}
+	return "http://" + net.JoinHostPort(host, DefaultMgmtPort)
+}
+
+// mgmtRequest builds a request for the management API path (relative to
+// /api/, {vhost} replaced by ACEMQ_TEST_URL's vhost). The credentials are
+// ACEMQ_TEST_MGMT_URL's user info when it has one, else ACEMQ_TEST_URL's.
+func mgmtRequest(method, path string) (*http.Request, error) {
+	u, err := url.Parse(URL())
+	if err != nil {
+		return nil, fmt.Errorf("ACEMQ_TEST_URL: %w", err)
+	}
+	user := u.User.Username()
+	pass, _ := u.User.Password()
+	if m := os.Getenv("ACEMQ_TEST_MGMT_URL"); m != "" {
+		mu, err := url.Parse(m)
+		if err != nil {
+			return nil, fmt.Errorf("ACEMQ_TEST_MGMT_URL: %w", err)
+		}
+		if mu.User != nil {
+			user = mu.User.Username()
+			pass, _ = mu.User.Password()
+		}
+	}
+	vhost := strings.TrimPrefix(u.Path, "/")
+	if vhost == "" {
+		vhost = "/"
+	}
+	path = strings.ReplaceAll(path, "{vhost}", url.PathEscape(vhost))
+	req, err := http.NewRequest(method, MgmtURL()+"/api/"+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.SetBasicAuth(user, pass)
+	return req, nil
+}
+
+// Management GETs the management API path (relative to /api/; {vhost}
+// stands for the test vhost, path-escaped) and decodes its JSON into v.
+func Management(path string, v any) error {
+	req, err := mgmtRequest(http.MethodGet, path)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("management API at %s (enable rabbitmq_management: make broker; or set ACEMQ_TEST_MGMT_URL): %w", MgmtURL(), err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("management API %s: %s", path, resp.Status)
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
 }
 
 // Require makes sure the broker answers. Under CI=true a broker that does
@@ -118,33 +194,7 @@ type QueueInfo struct {
 	Messages  int            `json:"messages"`
 }
 
-func management(path string, v any) error {
-	u, err := url.Parse(URL())
-	if err != nil {
-		return err
-	}
-	user := u.User.Username()
-	pass, _ := u.User.Password()
-	vhost := strings.TrimPrefix(u.Path, "/")
-	if vhost == "" {
-		vhost = "/"
-	}
-	path = strings.ReplaceAll(path, "{vhost}", url.PathEscape(vhost))
-	req, err := http.NewRequest(http.MethodGet, "http://"+u.Hostname()+":15672/api/"+path, nil)
-	if err != nil {
-		return err
-	}
-	req.SetBasicAuth(user, pass)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("management API (enable rabbitmq_management: make broker): %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("management API %s: %s", path, resp.Status)
-	}
-	return json.NewDecoder(resp.Body).Decode(v)
-}
+func management(path string, v any) error { return Management(path, v) }
 
 // QueueNames lists every queue of the vhost.
 func QueueNames() ([]string, error) {
@@ -180,16 +230,10 @@ func Bindings(tb testing.TB, queue string) []map[string]any {
 }
 
 func managementDo(method, path string) error {
-	u, err := url.Parse(URL())
+	req, err := mgmtRequest(method, path)
 	if err != nil {
 		return err
 	}
-	pass, _ := u.User.Password()
-	req, err := http.NewRequest(method, "http://"+u.Hostname()+":15672/api/"+path, nil)
-	if err != nil {
-		return err
-	}
-	req.SetBasicAuth(u.User.Username(), pass)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err
