@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,8 +22,8 @@ import (
 // so an ack of a delivery from a dead session fails instead of acking
 // another message. Safe for concurrent use.
 type Connection struct {
-	url      string
-	redacted string
+	addrs    []address
+	redacted string // every address, passwords redacted, comma-separated
 	cfg      dialConfig
 	log      *slog.Logger
 	metrics  *metrics
@@ -35,6 +34,10 @@ type Connection struct {
 	// the dial in progress ends.
 	conn    *amqp.Connection
 	dialing chan struct{}
+	// current is the index in addrs of the address last connected to;
+	// a reconnect starts with the one after it.
+	current       int
+	everConnected bool
 	// closing refuses new consumers; closed refuses everything.
 	closing, closed bool
 	// pub carries the application's publishes, side the consumers' retries,
@@ -59,15 +62,46 @@ type Connection struct {
 // in the same program agree on schema ids.
 var sharedRegistry = NewMemoryRegistry()
 
-// Dial connects to the broker at url (amqp:// or amqps://). ctx bounds the
-// first connection attempt only; the Connection lives until Close. Errors
-// and logs show the URL with its password redacted.
+// Dial connects to the broker at rawURL (amqp:// or amqps://), or to the
+// first that answers of several brokers (the nodes of a cluster): rawURL
+// may be a comma-separated list of URLs, and WithAddresses adds more. The
+// addresses are tried in turn, on this first dial and on every reconnect;
+// a reconnect starts with the address after the one that was lost.
+//
+// A broker that is not there yet (connection refused, DNS failure,
+// timeout) is tried again, round the list, with a backoff doubling from
+// 100ms to 10s (WithReconnectBackoff), each failed attempt logged once at
+// Warn with the delay before the next, until ctx is done: a service that
+// starts before its broker needs no loop of its own. What retrying cannot
+// fix fails at once: a refused login or unknown vhost (ErrAuth), a URL
+// that does not parse or has another scheme (ErrInvalidURL).
+//
+// ctx bounds this first connection only; the Connection lives until Close.
+// Errors are *DialError: they show the URL with its password redacted,
+// match ErrAuth, ErrUnreachable or ErrInvalidURL with errors.Is, and keep
+// their cause (errors.As(err, **amqp.Error), errors.Is(err,
+// syscall.ECONNREFUSED), context.DeadlineExceeded). Logs never show a
+// password either.
 func Dial(ctx context.Context, rawURL string, opts ...DialOption) (*Connection, error) {
 	cfg := dialConfig{reconnectMin: 100 * time.Millisecond, reconnectMax: 10 * time.Second}
 	for _, o := range opts {
 		o.applyDial(&cfg)
 	}
-	c := &Connection{url: rawURL, redacted: redact(rawURL), cfg: cfg, done: make(chan struct{})}
+	addrs, err := parseAddresses(rawURL, cfg.addresses)
+	if err != nil {
+		return nil, err
+	}
+	shown := make([]string, len(addrs))
+	for i, a := range addrs {
+		shown[i] = a.redacted
+	}
+	c := &Connection{addrs: addrs, redacted: strings.Join(shown, ","), cfg: cfg, done: make(chan struct{})}
+	if c.cfg.reconnectMin <= 0 {
+		c.cfg.reconnectMin = 100 * time.Millisecond
+	}
+	if c.cfg.reconnectMax < c.cfg.reconnectMin {
+		c.cfg.reconnectMax = c.cfg.reconnectMin
+	}
 	if c.cfg.origin == "" {
 		c.cfg.origin = defaultOrigin()
 	}
@@ -90,7 +124,7 @@ func Dial(ctx context.Context, rawURL string, opts ...DialOption) (*Connection, 
 			return nil, fmt.Errorf("dial %s: %w", c.redacted, err)
 		}
 	}
-	if _, err := c.amqpConn(ctx); err != nil {
+	if _, err := c.connect(ctx, true); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -161,10 +195,17 @@ func (c *Connection) untrack(cs *Consumer) {
 }
 
 // amqpConn returns the live amqp connection, dialling a fresh one when
-// the last one died. One dial at a time, made without holding c.mu, so
-// Close and other callers are never stuck behind it; each caller waits for
-// it only as long as its own ctx allows.
+// the last one died: each address once, in turn (see Dial).
 func (c *Connection) amqpConn(ctx context.Context) (*amqp.Connection, error) {
+	return c.connect(ctx, false)
+}
+
+// connect returns the live amqp connection or dials one; with persist it
+// keeps trying a broker that is not there until ctx is done. One dial at a
+// time, made without holding c.mu, so Close and other callers are never
+// stuck behind it; each caller waits for it only as long as its own ctx
+// allows.
+func (c *Connection) connect(ctx context.Context, persist bool) (*amqp.Connection, error) {
 	for {
 		c.mu.Lock()
 		if c.closed {
@@ -189,7 +230,7 @@ func (c *Connection) amqpConn(ctx context.Context) (*amqp.Connection, error) {
 		c.dialing = done
 		c.mu.Unlock()
 
-		conn, err := c.dial(ctx)
+		conn, err := c.dialAddresses(ctx, persist)
 
 		c.mu.Lock()
 		c.dialing = nil
@@ -204,40 +245,6 @@ func (c *Connection) amqpConn(ctx context.Context) (*amqp.Connection, error) {
 		}
 		c.mu.Unlock()
 		return conn, err
-	}
-}
-
-func (c *Connection) dial(ctx context.Context) (*amqp.Connection, error) {
-	props := amqp.NewConnectionProperties()
-	props.SetClientConnectionName(c.cfg.origin)
-	cfg := amqp.Config{
-		Properties:      props,
-		TLSClientConfig: c.cfg.tls,
-		Heartbeat:       10 * time.Second,
-		Locale:          "en_US",
-	}
-	type result struct {
-		conn *amqp.Connection
-		err  error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		conn, err := amqp.DialConfig(c.url, cfg)
-		ch <- result{conn, err}
-	}()
-	select {
-	case r := <-ch:
-		if r.err != nil {
-			return nil, fmt.Errorf("dial %s: %s", c.redacted, c.scrub(r.err.Error()))
-		}
-		return r.conn, nil
-	case <-ctx.Done():
-		go func() {
-			if r := <-ch; r.conn != nil {
-				r.conn.Close()
-			}
-		}()
-		return nil, fmt.Errorf("dial %s: %w", c.redacted, ctx.Err())
 	}
 }
 
@@ -264,24 +271,6 @@ func (c *Connection) channel(ctx context.Context) (*amqp.Channel, error) {
 		}
 	}
 	return ch, nil
-}
-
-// scrub removes the password from a text that may quote the URL.
-func (c *Connection) scrub(s string) string {
-	if u, err := url.Parse(c.url); err == nil && u.User != nil {
-		if p, ok := u.User.Password(); ok && p != "" {
-			s = strings.ReplaceAll(s, p, "xxxxx")
-		}
-	}
-	return s
-}
-
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
 }
 
 func defaultOrigin() string {

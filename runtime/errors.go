@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 var (
@@ -29,7 +30,96 @@ var (
 	// ErrInvalidMessage is matched by every error for a message that breaks
 	// its schema on publish; such a message is never sent.
 	ErrInvalidMessage = errors.New("acemq: invalid message")
+
+	// ErrAuth is matched by a Dial error the broker gave on login: wrong
+	// user or password (403 ACCESS_REFUSED), a vhost that does not exist or
+	// that the user may not use (530 NOT_ALLOWED). Retrying cannot fix it,
+	// so Dial returns it at once.
+	ErrAuth = errors.New("acemq: the broker refused the login")
+	// ErrUnreachable is matched by a Dial error for a broker that is not
+	// there: connection refused, DNS failure, timeout, a broker shutting
+	// down. Dial keeps trying such errors until its ctx is done.
+	ErrUnreachable = errors.New("acemq: broker unreachable")
+	// ErrInvalidURL is matched by a Dial error for a URL that does not
+	// parse or whose scheme is not amqp:// or amqps://.
+	ErrInvalidURL = errors.New("acemq: invalid broker URL")
 )
+
+// DialError is a connection that could not be made. Its Error() names the
+// address with the password redacted; errors.Is matches Kind (ErrAuth,
+// ErrUnreachable, ErrInvalidURL; nil when none applies) and errors.Is and
+// errors.As reach the cause (an *amqp.Error, a *net.OpError,
+// syscall.ECONNREFUSED, context.DeadlineExceeded, ...).
+type DialError struct {
+	// Address is the broker URL tried, password redacted (a comma-separated
+	// list when every address was tried).
+	Address string
+	// Kind is the sentinel the failure matches, or nil.
+	Kind error
+	// Err is the cause, as amqp091-go or the network returned it. Its text
+	// may quote the URL: print the DialError, not Err.
+	Err error
+
+	secrets []string // raw URLs and passwords scrubbed from Err's text
+}
+
+func (e *DialError) Error() string {
+	var b strings.Builder
+	b.WriteString("dial")
+	if e.Address != "" {
+		b.WriteString(" " + e.Address)
+	}
+	b.WriteString(": ")
+	switch e.Kind {
+	case ErrAuth:
+		b.WriteString("the broker refused the login (check the user, the password and the vhost): ")
+	case ErrUnreachable:
+		b.WriteString("broker unreachable: ")
+	case ErrInvalidURL:
+		b.WriteString("invalid broker URL (want amqp:// or amqps://): ")
+	}
+	b.WriteString(e.cause())
+	return b.String()
+}
+
+// cause is Err's text with every URL and password of the attempt redacted.
+func (e *DialError) cause() string {
+	if e.Err == nil {
+		return "unknown error"
+	}
+	s := e.Err.Error()
+	// URLs first, through placeholders, so that scrubbing a password does
+	// not touch the user name of a redacted URL.
+	var urls []string
+	for _, sec := range e.secrets {
+		if strings.Contains(sec, "://") {
+			s = strings.ReplaceAll(s, sec, fmt.Sprintf("\x00%d\x00", len(urls)))
+			urls = append(urls, sec)
+		}
+	}
+	for _, sec := range e.secrets {
+		if sec != "" && !strings.Contains(sec, "://") {
+			s = strings.ReplaceAll(s, sec, "xxxxx")
+		}
+	}
+	for i, u := range urls {
+		s = strings.ReplaceAll(s, fmt.Sprintf("\x00%d\x00", i), redactURL(u))
+	}
+	return s
+}
+
+// Unwrap returns the kind and the cause, so that errors.Is and errors.As
+// see both.
+func (e *DialError) Unwrap() []error {
+	out := make([]error, 0, 2)
+	if e.Kind != nil {
+		out = append(out, e.Kind)
+	}
+	if e.Err != nil {
+		out = append(out, e.Err)
+	}
+	return out
+}
 
 // PublishError is a publish that failed, with where it was going.
 type PublishError struct {

@@ -26,6 +26,7 @@ type dialConfig struct {
 	registry       SchemaRegistry
 	reconnectMin   time.Duration
 	reconnectMax   time.Duration
+	addresses      []string
 }
 
 // WithOrigin sets x-acemq-origin on what the connection publishes
@@ -75,8 +76,17 @@ func WithSchemaRegistry(r SchemaRegistry) DialOption {
 	return dialOptionFunc(func(c *dialConfig) { c.registry = r })
 }
 
+// WithAddresses adds broker URLs (the other nodes of a cluster), tried in
+// turn after Dial's own URL (which may be empty when every address is
+// given here). Dial's URL may also be a comma-separated list; both can be
+// used together.
+func WithAddresses(urls ...string) DialOption {
+	return dialOptionFunc(func(c *dialConfig) { c.addresses = append(c.addresses, urls...) })
+}
+
 // WithReconnectBackoff sets the bounds of the backoff between reconnection
-// attempts (default 100ms doubling to 10s).
+// attempts, on the first Dial and when consumers resubscribe (default
+// 100ms doubling to 10s).
 func WithReconnectBackoff(min, max time.Duration) DialOption {
 	return dialOptionFunc(func(c *dialConfig) { c.reconnectMin, c.reconnectMax = min, max })
 }

@@ -1,0 +1,390 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// address is one broker URL of a connection.
+type address struct {
+	raw      string
+	redacted string
+	secret   string // the password, for scrubbing texts that quote it
+}
+
+// addressList splits rawURL (one URL, or several separated by commas) and
+// appends extra. A comma only separates URLs where the next one starts with
+// amqp:// or amqps://, so a comma inside a password is kept.
+var urlSeparator = regexp.MustCompile(`,\s*(?i:amqps?://)`)
+
+func parseAddresses(rawURL string, extra []string) ([]address, error) {
+	var raws []string
+	if strings.TrimSpace(rawURL) != "" {
+		rest := rawURL
+		for {
+			loc := urlSeparator.FindStringIndex(rest)
+			if loc == nil {
+				raws = append(raws, strings.TrimSpace(rest))
+				break
+			}
+			raws = append(raws, strings.TrimSpace(rest[:loc[0]]))
+			// Keep the scheme: it starts after the comma and the spaces.
+			next := rest[loc[0]+1:]
+			rest = strings.TrimLeft(next, " \t\r\n")
+		}
+	}
+	for _, e := range extra {
+		raws = append(raws, strings.TrimSpace(e))
+	}
+	if len(raws) == 0 {
+		return nil, &DialError{Kind: ErrInvalidURL, Err: errors.New("no broker URL given")}
+	}
+	out := make([]address, 0, len(raws))
+	for _, raw := range raws {
+		a := address{raw: raw, redacted: redactURL(raw), secret: passwordOf(raw)}
+		if _, err := amqp.ParseURI(raw); err != nil {
+			return nil, &DialError{Address: a.redacted, Kind: ErrInvalidURL, Err: err, secrets: []string{raw, a.secret}}
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// redactURL is raw with its password replaced by xxxxx, also when raw does
+// not parse as a URL.
+func redactURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Redacted()
+	}
+	user, pass, ok := userinfo(raw)
+	if !ok || pass == "" {
+		return raw
+	}
+	return strings.Replace(raw, user+":"+pass+"@", user+":xxxxx@", 1)
+}
+
+// passwordOf is the password in raw, found without parsing it as a URL.
+func passwordOf(raw string) string {
+	_, pass, _ := userinfo(raw)
+	return pass
+}
+
+// userinfo finds user:password in scheme://user:password@host/... The
+// userinfo ends at the last '@', so a password holding '/' or '@' is found.
+func userinfo(raw string) (user, pass string, ok bool) {
+	i := strings.Index(raw, "://")
+	if i < 0 {
+		return "", "", false
+	}
+	rest := raw[i+3:]
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return "", "", false
+	}
+	user, pass, _ = strings.Cut(rest[:at], ":")
+	return user, pass, true
+}
+
+// dialAddresses connects to the first address that answers. With persist
+// (the first Dial) it goes round the list again after a capped backoff
+// until ctx is done; otherwise (a reconnect) it goes round once. It stops
+// at once on an error that retrying cannot fix (see retryable). A
+// reconnect starts at the address after the one last connected to.
+func (c *Connection) dialAddresses(ctx context.Context, persist bool) (*amqp.Connection, error) {
+	n := len(c.addrs)
+	c.mu.Lock()
+	start := c.current
+	if c.everConnected {
+		start = (c.current + 1) % n
+	}
+	c.mu.Unlock()
+	wait := c.cfg.reconnectMin
+	began := time.Now()
+	var last *DialError
+	for attempt := 1; ; attempt++ {
+		for i := range n {
+			idx := (start + i) % n
+			a := c.addrs[idx]
+			conn, err := c.dialOne(ctx, a)
+			if err == nil {
+				c.mu.Lock()
+				c.current, c.everConnected = idx, true
+				c.mu.Unlock()
+				return conn, nil
+			}
+			if ctx.Err() != nil {
+				return nil, c.gaveUp(ctx, last, err, a, attempt, began)
+			}
+			kind, again := classifyDial(err)
+			de := &DialError{Address: a.redacted, Kind: kind, Err: err, secrets: []string{a.raw, a.secret}}
+			if !again {
+				return nil, de
+			}
+			last = de
+			lastOfRound := i == n-1
+			switch {
+			case !lastOfRound:
+				c.log.Warn("acemq: broker not reachable; trying the next address",
+					"address", a.redacted, "attempt", attempt, "err", de.cause(), "next", c.addrs[(idx+1)%n].redacted, "retry_in", time.Duration(0))
+			case persist:
+				c.log.Warn("acemq: broker not reachable; trying again",
+					"address", a.redacted, "attempt", attempt, "err", de.cause(), "next", c.addrs[start].redacted, "retry_in", wait)
+			}
+		}
+		if !persist {
+			return nil, last
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return nil, c.gaveUp(ctx, last, nil, c.addrs[start], attempt, began)
+		case <-c.done:
+			return nil, ErrClosed
+		}
+		wait = min(wait*2, c.cfg.reconnectMax)
+	}
+}
+
+// gaveUp is the error of a dial whose ctx ended: it matches ctx's error,
+// ErrUnreachable, and the last attempt's cause.
+func (c *Connection) gaveUp(ctx context.Context, last *DialError, err error, a address, attempts int, began time.Time) error {
+	cause := ctx.Err()
+	secrets := []string{a.raw, a.secret}
+	if last != nil {
+		secrets = append(secrets, last.secrets...)
+		cause = fmt.Errorf("%w after %d attempts in %s; last error: %w", ctx.Err(), attempts, time.Since(began).Round(time.Millisecond), last.Err)
+	} else if err != nil && !errors.Is(err, ctx.Err()) {
+		cause = fmt.Errorf("%w: %w", ctx.Err(), err)
+	}
+	addr := a.redacted
+	if len(c.addrs) > 1 {
+		addr = c.redacted
+	}
+	return &DialError{Address: addr, Kind: ErrUnreachable, Err: cause, secrets: secrets}
+}
+
+// dialOne makes one connection attempt to a, bounded by ctx.
+func (c *Connection) dialOne(ctx context.Context, a address) (*amqp.Connection, error) {
+	props := amqp.NewConnectionProperties()
+	props.SetClientConnectionName(c.cfg.origin)
+	cfg := amqp.Config{
+		Properties:      props,
+		TLSClientConfig: c.cfg.tls,
+		Heartbeat:       10 * time.Second,
+		Locale:          "en_US",
+		Dial:            contextDialer(ctx, !strings.HasPrefix(strings.ToLower(a.raw), "amqps:")),
+	}
+	type result struct {
+		conn *amqp.Connection
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		conn, err := amqp.DialConfig(a.raw, cfg)
+		ch <- result{conn, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.conn, r.err
+	case <-ctx.Done():
+		go func() {
+			if r := <-ch; r.conn != nil {
+				r.conn.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
+}
+
+// handshakeTimeout bounds the TCP connect and the AMQP handshake of one
+// attempt, as amqp091-go's default dialer does.
+const handshakeTimeout = 30 * time.Second
+
+// contextDialer is amqp091-go's DefaultDial made to stop when ctx does.
+func contextDialer(ctx context.Context, plain bool) func(network, addr string) (net.Conn, error) {
+	return func(network, addr string) (net.Conn, error) {
+		d := net.Dialer{Timeout: handshakeTimeout}
+		conn, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		deadline := time.Now().Add(handshakeTimeout)
+		if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+			deadline = dl
+		}
+		// Cleared by amqp091-go once the handshake is done.
+		if err := conn.SetDeadline(deadline); err != nil {
+			conn.Close()
+			return nil, err
+		}
+		if !plain {
+			// amqps: amqp091-go runs TLS over this conn; the frames are
+			// not readable here.
+			return conn, nil
+		}
+		return &capabilityConn{Conn: conn}, nil
+	}
+}
+
+// classifyDial says what a failed attempt means: the sentinel it matches,
+// and whether trying again may help. Trying again helps when the broker is
+// not there yet (refused, reset, DNS, timeout, a broker shutting down);
+// it cannot fix a refused login, an unknown vhost or a TLS mismatch.
+func classifyDial(err error) (kind error, again bool) {
+	var ae *amqp.Error
+	if errors.As(err, &ae) {
+		switch ae.Code {
+		case amqp.AccessRefused, amqp.NotAllowed:
+			return ErrAuth, false
+		case amqp.ConnectionForced, amqp.InternalError, amqp.ResourceError:
+			return ErrUnreachable, true
+		}
+		return nil, false
+	}
+	var (
+		verify  *tls.CertificateVerificationError
+		record  tls.RecordHeaderError
+		alert   tls.AlertError
+		unknown x509.UnknownAuthorityError
+		host    x509.HostnameError
+	)
+	if errors.As(err, &verify) || errors.As(err, &record) || errors.As(err, &alert) ||
+		errors.As(err, &unknown) || errors.As(err, &host) {
+		return nil, false
+	}
+	var (
+		dns *net.DNSError
+		ne  net.Error
+	)
+	switch {
+	case errors.As(err, &dns), errors.As(err, &ne),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return ErrUnreachable, true
+	}
+	return nil, false
+}
+
+// amqp091-go (v1.16) does not advertise the authentication_failure_close
+// capability. Without it RabbitMQ answers a refused login by closing the
+// socket after a silent delay (3s) and the client can only guess why;
+// with it the broker replies at once with 403 ACCESS_REFUSED and its
+// reason. capabilityConn adds it to the client's connection.start-ok, the
+// one frame it rewrites; every other byte passes through untouched.
+type capabilityConn struct {
+	net.Conn
+	pending   []byte // bytes of the first frames, until start-ok is seen
+	sawHeader bool   // the protocol header went out
+	done      bool
+}
+
+// authFailureClose is the table entry added to client-properties'
+// capabilities: shortstr key, 't' (boolean), true.
+var authFailureClose = append(append([]byte{byte(len("authentication_failure_close"))}, "authentication_failure_close"...), 't', 1)
+
+func (c *capabilityConn) Write(p []byte) (int, error) {
+	if c.done {
+		return c.Conn.Write(p)
+	}
+	c.pending = append(c.pending, p...)
+	if len(c.pending) >= 4 && string(c.pending[:4]) != "AMQP" && !c.sawHeader {
+		// Not the AMQP handshake as expected (TLS underneath): pass through.
+		c.done = true
+		_, err := c.Conn.Write(c.pending)
+		c.pending = nil
+		return len(p), err
+	}
+	for !c.done {
+		out, rest, ok := nextFrame(c.pending)
+		if !ok {
+			// Wait for the rest of the frame; a frame header always comes
+			// first, so the protocol header is the only other thing here.
+			if len(c.pending) >= 8 && string(c.pending[:4]) == "AMQP" {
+				if _, err := c.Conn.Write(c.pending[:8]); err != nil {
+					return 0, err
+				}
+				c.pending = c.pending[8:]
+				c.sawHeader = true
+				continue
+			}
+			return len(p), nil
+		}
+		if isStartOk(out) {
+			out = withCapability(out)
+			c.done = true
+		}
+		if _, err := c.Conn.Write(out); err != nil {
+			return 0, err
+		}
+		c.pending = rest
+	}
+	if len(c.pending) > 0 {
+		if _, err := c.Conn.Write(c.pending); err != nil {
+			return 0, err
+		}
+	}
+	c.pending = nil
+	return len(p), nil
+}
+
+// nextFrame splits one whole AMQP frame (type, channel, size, payload,
+// 0xCE) off the front of b.
+func nextFrame(b []byte) (frame, rest []byte, ok bool) {
+	if len(b) < 7 || string(b[:4]) == "AMQP" {
+		return nil, b, false
+	}
+	size := int(binary.BigEndian.Uint32(b[3:7]))
+	end := 7 + size + 1
+	if len(b) < end {
+		return nil, b, false
+	}
+	return b[:end], b[end:], true
+}
+
+// isStartOk reports a method frame on channel 0 of connection.start-ok
+// (class 10, method 11).
+func isStartOk(f []byte) bool {
+	return len(f) >= 11 && f[0] == 1 && f[1] == 0 && f[2] == 0 &&
+		binary.BigEndian.Uint16(f[7:9]) == 10 && binary.BigEndian.Uint16(f[9:11]) == 11
+}
+
+// withCapability inserts authFailureClose at the start of the
+// capabilities table of a start-ok frame and fixes the three lengths
+// around it (the capabilities table, client-properties, the frame). A
+// frame without a capabilities table is returned as it was.
+func withCapability(f []byte) []byte {
+	const propsAt = 11 // frame header 7 + class 2 + method 2
+	key := append([]byte{byte(len("capabilities"))}, "capabilitiesF"...)
+	i := bytes.Index(f[propsAt:], key)
+	if i < 0 || len(f) < propsAt+4 {
+		return f
+	}
+	lenAt := propsAt + i + len(key) // the capabilities table's length
+	if len(f) < lenAt+4 {
+		return f
+	}
+	n := uint32(len(authFailureClose))
+	out := make([]byte, 0, len(f)+len(authFailureClose))
+	out = append(out, f[:lenAt+4]...)
+	out = append(out, authFailureClose...)
+	out = append(out, f[lenAt+4:]...)
+	binary.BigEndian.PutUint32(out[lenAt:], binary.BigEndian.Uint32(out[lenAt:])+n)
+	binary.BigEndian.PutUint32(out[propsAt:], binary.BigEndian.Uint32(out[propsAt:])+n)
+	binary.BigEndian.PutUint32(out[3:], binary.BigEndian.Uint32(out[3:])+n)
+	return out
+}
