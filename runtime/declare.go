@@ -75,6 +75,9 @@ func (t *Topology) plan() ([]declaration, error) {
 		if err := q.Retry.Validate(); err != nil {
 			return nil, fmt.Errorf("queue %q: %w", q.Name, err)
 		}
+		if err := q.validate(); err != nil {
+			return nil, err
+		}
 		queue(q.Name, q.arguments())
 		queue(DeadLetterQueue(q.Name), nil)
 		queue(ParkedQueue(q.Name), nil)
@@ -99,6 +102,9 @@ func (q Queue) arguments() amqp.Table {
 	}
 	if q.Type == Quorum {
 		args["x-queue-type"] = string(Quorum)
+		if _, given := q.Arguments["x-delivery-limit"]; !given || q.DeliveryLimit > 0 {
+			args["x-delivery-limit"] = q.deliveryLimit()
+		}
 	}
 	if q.DeadLetter {
 		args["x-dead-letter-exchange"] = DeadLetterExchange
@@ -108,6 +114,28 @@ func (q Queue) arguments() amqp.Table {
 		return nil
 	}
 	return args
+}
+
+// deliveryLimit is the queue's x-delivery-limit, the default when unset.
+func (q Queue) deliveryLimit() int {
+	if q.DeliveryLimit > 0 {
+		return q.DeliveryLimit
+	}
+	return DefaultDeliveryLimit
+}
+
+// validate refuses what would let the broker drop a message on its own: a
+// quorum queue with no dead-letter target, a limit where none is counted.
+func (q Queue) validate() error {
+	switch {
+	case q.DeliveryLimit < 0:
+		return fmt.Errorf("queue %q: delivery limit %d: give a positive limit (-1 is unlimited on RabbitMQ 4 but drops after one delivery on 3.10), or 0 for the default %d", q.Name, q.DeliveryLimit, DefaultDeliveryLimit)
+	case q.Type != Quorum && q.DeliveryLimit != 0:
+		return fmt.Errorf("queue %q: a delivery limit applies to quorum queues only (a classic queue counts no deliveries); set Type: Quorum or drop DeliveryLimit", q.Name)
+	case q.Type == Quorum && !q.DeadLetter && q.Arguments["x-dead-letter-exchange"] == nil:
+		return fmt.Errorf("queue %q: a quorum queue needs a dead-letter target (past its delivery limit the broker drops what it cannot dead-letter); set DeadLetter: true", q.Name)
+	}
+	return nil
 }
 
 // rungArguments hold a message for d, then dead-letter it back to q

@@ -2,6 +2,11 @@ package runtime
 
 import "time"
 
+// DefaultDeliveryLimit is the x-delivery-limit the topology gives a quorum
+// queue that names none. RabbitMQ 4 would otherwise apply 20 and 3.10 none;
+// docs/reliability.md says why 50.
+const DefaultDeliveryLimit = 50
+
 // QueueType is a queue's x-queue-type.
 type QueueType string
 
@@ -26,7 +31,17 @@ type Queue struct {
 	// DeadLetter adds x-dead-letter-exchange: acemq.dlx and
 	// x-dead-letter-routing-key: <name>.dlq, so that what the broker
 	// dead-letters on its own lands beside the library's dead letters.
+	// A quorum queue must have it (or its own x-dead-letter-exchange in
+	// Arguments): past its delivery limit the broker drops a message it
+	// has nowhere to send, so Declare refuses one without.
 	DeadLetter bool
+	// DeliveryLimit is a quorum queue's x-delivery-limit: how many times
+	// the broker hands a message back (nack with requeue, a channel or
+	// consumer closed with it unacked) before it dead-letters it. Zero is
+	// DefaultDeliveryLimit; a classic queue has no delivery count and
+	// refuses a limit. Never -1: RabbitMQ 4 reads it as unlimited, 3.10 as
+	// "drop after the first delivery".
+	DeliveryLimit int
 	// Retry is the policy whose BrokerRungs get rung queues.
 	Retry RetryPolicy
 	// QuorumRungs declares the rungs as quorum queues with

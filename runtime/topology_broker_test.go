@@ -99,10 +99,12 @@ func TestDeclareDeadLetterQuorumArguments(t *testing.T) {
 	c := dial(t)
 	dl := brokertest.Queue(t, "topo.dl")
 	quorum := brokertest.Queue(t, "topo.quorum")
+	limited := brokertest.Queue(t, "topo.limited")
 	extra := brokertest.Queue(t, "topo.extra")
 	declare(t, c, runtime.NewTopology().
 		Queue(runtime.Queue{Name: dl, DeadLetter: true}).
-		Queue(runtime.Queue{Name: quorum, Type: runtime.Quorum}).
+		Queue(runtime.Queue{Name: quorum, Type: runtime.Quorum, DeadLetter: true}).
+		Queue(runtime.Queue{Name: limited, Type: runtime.Quorum, DeadLetter: true, DeliveryLimit: 7}).
 		Queue(runtime.Queue{Name: extra, Arguments: map[string]any{"x-max-length": 1000, "x-overflow": "reject-publish"}}))
 
 	args := brokertest.QueueDetails(t, dl).Arguments
@@ -115,6 +117,19 @@ func TestDeclareDeadLetterQuorumArguments(t *testing.T) {
 	if info := brokertest.QueueDetails(t, quorum+".dlq"); info.Type != "classic" {
 		t.Errorf("%s.dlq: type %q, want classic whatever the queue's type", quorum, info.Type)
 	}
+	// A quorum queue always carries an explicit delivery limit and its
+	// dead-letter target, so nothing the broker gives up on is dropped.
+	args = brokertest.QueueDetails(t, quorum).Arguments
+	wantArg(t, quorum, args, "x-delivery-limit", runtime.DefaultDeliveryLimit)
+	wantArg(t, quorum, args, "x-dead-letter-exchange", "acemq.dlx")
+	wantArg(t, quorum, args, "x-dead-letter-routing-key", quorum+".dlq")
+	args = brokertest.QueueDetails(t, limited).Arguments
+	wantArg(t, limited, args, "x-delivery-limit", 7)
+	wantArg(t, limited, args, "x-queue-type", "quorum")
+	wantArg(t, limited, args, "x-dead-letter-routing-key", limited+".dlq")
+	if args := brokertest.QueueDetails(t, dl).Arguments; args["x-delivery-limit"] != nil {
+		t.Errorf("classic %s has x-delivery-limit %v; a classic queue counts no deliveries", dl, args["x-delivery-limit"])
+	}
 
 	args = brokertest.QueueDetails(t, extra).Arguments
 	wantArg(t, extra, args, "x-max-length", 1000)
@@ -125,7 +140,7 @@ func TestDeclareQuorumRungs(t *testing.T) {
 	t.Parallel()
 	c := dial(t)
 	q := brokertest.Queue(t, "topo.qrungs")
-	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q, Type: runtime.Quorum, QuorumRungs: true,
+	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q, Type: runtime.Quorum, DeadLetter: true, QuorumRungs: true,
 		Retry: runtime.Fixed(2, 40*s)}))
 	rung := q + ".retry.40s"
 	info := brokertest.QueueDetails(t, rung)
@@ -199,5 +214,30 @@ func TestDeclareOverDifferentArguments(t *testing.T) {
 	// channel, not the connection).
 	if n, err := c.MessageCount(ctxFor(t, 10*time.Second), q); err != nil || n != 0 {
 		t.Errorf("MessageCount after a refused Declare = %d, %v; want 0, nil", n, err)
+	}
+}
+
+// A quorum queue without a dead-letter target, a negative delivery limit
+// (the -1 trap) and a limit on a classic queue are refused before anything
+// is declared.
+func TestDeclareRefusesQuorumThatCouldDrop(t *testing.T) {
+	t.Parallel()
+	c := dial(t)
+	q := brokertest.Queue(t, "topo.refused")
+	for _, tc := range []struct {
+		queue runtime.Queue
+		says  string
+	}{
+		{runtime.Queue{Name: q, Type: runtime.Quorum}, "needs a dead-letter target"},
+		{runtime.Queue{Name: q, Type: runtime.Quorum, DeadLetter: true, DeliveryLimit: -1}, "-1 is unlimited on RabbitMQ 4 but drops after one delivery on 3.10"},
+		{runtime.Queue{Name: q, DeliveryLimit: 5}, "quorum queues only"},
+	} {
+		err := c.Declare(ctxFor(t, 10*time.Second), runtime.NewTopology().Queue(tc.queue))
+		if err == nil || !strings.Contains(err.Error(), tc.says) || !strings.Contains(err.Error(), q) {
+			t.Errorf("Declare(%+v) = %v, want an error naming %s that says %q", tc.queue, err, q, tc.says)
+		}
+	}
+	if names := queuesUnder(t, q); len(names) != 0 {
+		t.Errorf("a refused topology declared %v", names)
 	}
 }

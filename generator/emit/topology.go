@@ -51,6 +51,9 @@ func queueLiteral(q *model.Queue) jen.Code {
 		if q.DeadLetter {
 			field("DeadLetter", jen.True())
 		}
+		if q.DeliveryLimit > 0 {
+			field("DeliveryLimit", jen.Lit(q.DeliveryLimit))
+		}
 		if q.Retry != nil {
 			field("Retry", jen.Id(q.Retry.GoName))
 		}

@@ -86,6 +86,7 @@ type Queue struct {
 	Name             Str
 	Type             *Str
 	DeadLetter       *Bool
+	DeliveryLimit    *Int
 	Retry            *Str
 	Bindings         []*Binding
 	Consumes         []Str

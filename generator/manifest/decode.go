@@ -117,6 +117,8 @@ func decodeQueue(e pair) *Queue {
 			q.Type = strPtr(kv.val)
 		case "dead_letter":
 			q.DeadLetter = boolPtr(kv.val)
+		case "delivery_limit":
+			q.DeliveryLimit = intPtr(kv.val)
 		case "retry":
 			q.Retry = strPtr(kv.val)
 		case "bindings":
@@ -210,6 +212,8 @@ func intOf(n *yaml.Node) Int {
 	v, _ := scalar(n).(int64)
 	return Int{Value: int(v), Pos: posOf(n)}
 }
+
+func intPtr(n *yaml.Node) *Int { i := intOf(n); return &i }
 
 func floatPtr(n *yaml.Node) *Float {
 	n = resolveAlias(n)

@@ -120,6 +120,13 @@ func (t *tree) explain(cs *compiledSchema, e *jsonschema.ValidationError, path [
 			}
 		}
 		return
+	case *kind.Minimum:
+		if path[len(path)-1] == "delivery_limit" {
+			// -1 is the one value people reach for, and it is the trap.
+			msg = fmt.Sprintf("%s %s must be at least 1: -1 means unlimited on RabbitMQ 4 but drops a message after its first delivery on 3.10; write a positive limit, or remove it for the default", subject, k.Got.RatString())
+			break
+		}
+		msg = fmt.Sprintf("%s: %s", orManifest(subject), e.ErrorKind.LocalizedString(printer))
 	case *kind.MinLength:
 		msg = fmt.Sprintf("%s must not be empty", subject)
 	case *kind.MinProperties:

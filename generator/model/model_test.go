@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acemq/acemq-go/generator/manifest"
+	"github.com/acemq/acemq-go/runtime"
 )
 
 func TestGoName(t *testing.T) {
@@ -175,6 +176,23 @@ func TestArgumentWidth(t *testing.T) {
 	}
 	if got["x-max-length"] != 1000 || got["x-max-length-bytes"] != int64(9223372036854775807) || got["x-expires"] != int64(-2147483649) {
 		t.Errorf("arguments %#v", got)
+	}
+}
+
+// A quorum queue gets an explicit delivery limit and a dead-letter target
+// whether or not the manifest writes them; a classic queue gets neither.
+func TestQuorumDefaults(t *testing.T) {
+	m, err := build(t, "version: 1\npackage: p\nqueues:\n  q:\n    type: quorum\n  r:\n    type: quorum\n    delivery_limit: 7\n  c: {}\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []struct {
+		limit int
+		dl    bool
+	}{{runtime.DefaultDeliveryLimit, true}, {7, true}, {0, false}} {
+		if q := m.Queues[i]; q.DeliveryLimit != want.limit || q.DeadLetter != want.dl {
+			t.Errorf("queue %s: DeliveryLimit %d DeadLetter %v, want %d %v", q.Name, q.DeliveryLimit, q.DeadLetter, want.limit, want.dl)
+		}
 	}
 }
 

@@ -68,12 +68,44 @@ func (b *builder) queues() {
 			q.Consumes = append(q.Consumes, m)
 		}
 		b.queueArguments(who, mq, q)
+		b.deliveryLimit(who, mq, q)
 		if len(mq.Consumes) > 0 && q.GoName != "" {
 			q.HandlerName, q.ConsumeName = q.GoName+"Handler", "Consume"+q.GoName
 			_ = b.ns.claim(q.HandlerName, who+" (its handler interface)", mq.Name.Pos) &&
 				b.ns.claim(q.ConsumeName, who+" (its consume function)", mq.Name.Pos)
 		}
 		b.m.Queues = append(b.m.Queues, q)
+	}
+}
+
+// deliveryLimit gives a quorum queue its explicit x-delivery-limit and its
+// dead-letter target: past the limit the broker dead-letters a message,
+// and drops one it has nowhere to send.
+func (b *builder) deliveryLimit(who string, mq *manifest.Queue, q *Queue) {
+	if q.Type != runtime.Quorum {
+		if mq.DeliveryLimit != nil {
+			b.errorf(mq.DeliveryLimit.Pos, "%s: delivery_limit applies to quorum queues only (a classic queue counts no deliveries); remove it, or write type: quorum", who)
+		}
+		return
+	}
+	q.DeliveryLimit = runtime.DefaultDeliveryLimit
+	if mq.DeliveryLimit != nil {
+		q.DeliveryLimit = mq.DeliveryLimit.Value
+	}
+	if mq.DeadLetter != nil && !mq.DeadLetter.Value {
+		b.errorf(mq.DeadLetter.Pos, "%s: a quorum queue must dead-letter: past its delivery limit (%d) the broker drops a message it has nowhere to send; remove dead_letter: false (a quorum queue dead-letters to %s by default)",
+			who, q.DeliveryLimit, runtime.DeadLetterQueue(q.Name))
+	}
+	q.DeadLetter = true
+	// requeue_on_failure spends one delivery per failed attempt but the
+	// last, counted by the runtime; the broker must not cut it short.
+	if q.RequeueOnFailure && q.Retry != nil && q.Retry.Attempts > q.DeliveryLimit {
+		at := mq.RequeueOnFailure.Pos
+		if mq.DeliveryLimit != nil {
+			at = mq.DeliveryLimit.Pos
+		}
+		b.errorf(at, "%s: requeue_on_failure makes each of policy %q's %d attempts a delivery the broker counts, but the delivery limit is %d: the broker would dead-letter the message before the runtime gives up, without the runtime's reason; write delivery_limit: %d or more",
+			who, q.Retry.Name, q.Retry.Attempts, q.DeliveryLimit, q.Retry.Attempts)
 	}
 }
 
@@ -112,6 +144,7 @@ var managedArguments = map[string]string{
 	"x-queue-type":              "type: classic or quorum",
 	"x-dead-letter-exchange":    "dead_letter: true",
 	"x-dead-letter-routing-key": "dead_letter: true",
+	"x-delivery-limit":          "delivery_limit: N (quorum queues)",
 }
 
 func (b *builder) queueArguments(who string, mq *manifest.Queue, q *Queue) {

@@ -12,11 +12,12 @@ func Topology() *runtime.Topology {
 	return runtime.NewTopology().
 		Exchange("golden.orders", "topic").
 		Queue(runtime.Queue{
-			Name:        "golden.orders.new",
-			Type:        runtime.Quorum,
-			DeadLetter:  true,
-			Retry:       StandardPolicy,
-			QuorumRungs: true,
+			Name:          "golden.orders.new",
+			Type:          runtime.Quorum,
+			DeadLetter:    true,
+			DeliveryLimit: 30,
+			Retry:         StandardPolicy,
+			QuorumRungs:   true,
 			Arguments: map[string]any{
 				"x-max-length": 10000,
 			},
