@@ -154,3 +154,62 @@ func BenchmarkPublishAll(b *testing.B) {
 			}
 		})
 }
+
+// BenchmarkReplay moves 1000 dead letters to their queue per op: the
+// runtime's Replay against a raw loop of basic.get, publish with a confirm,
+// ack, on one channel. Filling the source is outside the timer.
+func BenchmarkReplay(b *testing.B) {
+	const perOp = 1000
+	c := dial(b)
+	q := brokertest.Queue(b, "bench-replay")
+	dlq := runtime.DeadLetterQueue(q)
+	_, ch := brokertest.Raw(b)
+	for _, name := range []string{q, dlq} {
+		if _, err := ch.QueueDeclare(name, false, false, false, false, nil); err != nil {
+			b.Fatalf("declare %s: %v", name, err)
+		}
+	}
+	refill := func(b *testing.B) {
+		b.StopTimer()
+		defer b.StartTimer()
+		if _, err := ch.QueuePurge(q, false); err != nil {
+			b.Fatal(err)
+		}
+		fill(b, dlq, q, perOp)
+	}
+	compare(b, perOp, func(b *testing.B) {
+		for b.Loop() {
+			refill(b)
+			res, err := runtime.Replay(context.Background(), c, dlq, runtime.ReplayOptions{})
+			if err != nil || res.Moved != perOp {
+				b.Fatalf("Replay: %v %v", res, err)
+			}
+		}
+	}, func(b *testing.B) {
+		if err := ch.Confirm(false); err != nil {
+			b.Fatal(err)
+		}
+		_, get := brokertest.Raw(b)
+		for b.Loop() {
+			refill(b)
+			for {
+				d, ok, err := get.Get(dlq, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if !ok {
+					break
+				}
+				dc, err := ch.PublishWithDeferredConfirm("", q, true, false, amqp.Publishing{
+					Headers: d.Headers, ContentType: d.ContentType, Type: d.Type, MessageId: d.MessageId,
+					DeliveryMode: amqp.Persistent, Body: d.Body})
+				if err != nil || !dc.Wait() {
+					b.Fatalf("publish: %v", err)
+				}
+				if err := d.Ack(false); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}

@@ -55,6 +55,20 @@
 // different message. Retries held in memory by a dead session are dropped;
 // the broker redelivers those messages.
 //
+// # Replay
+//
+// Replay moves dead letters (or parked messages) back: each to its own
+// queue (x-acemq-queue, or the queue the broker dead-lettered it from), or
+// to a routing key given. It refuses a queue onto itself (ErrReplayLoop);
+// a copy restarts at attempt 1 with its error cleared unless asked to keep
+// them, keeps its identity and body, and is stamped acemq-replayed-from,
+// acemq-replayed-at and acemq-replay-count. A pass reads with basic.get in
+// batches, publishes each batch with confirms and then acks it, holds what
+// its filter declines unsettled until it ends, and never moves a message
+// twice: a copy that comes back while the pass runs is known by its id and
+// by the pass's stamp. It prints "moved N, skipped M (drained)", or limit,
+// deadline, cancelled.
+//
 // Close drains: no new deliveries, in-flight handlers finish, held retries
 // are republished at once with their attempt advanced, and prefetched
 // deliveries that never started go back to the queue.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"strings"
 	"time"
 
 	"github.com/acemq/acemq-go/runtime"
@@ -161,4 +162,40 @@ func ExampleConnection_Pull() {
 		}
 		fmt.Println(d.Envelope.ID, d.Headers[runtime.HeaderError])
 	}
+}
+
+// Put the dead letters of orders.new back on orders.new once the
+// warehouse is fixed: only those that failed because of it, at most 500,
+// for at most a minute. Each goes back on attempt 1 with its error
+// cleared; the rest stay on orders.new.dlq.
+func ExampleReplay() {
+	ctx := context.Background()
+	conn, err := runtime.Dial(ctx, "amqp://guest:guest@localhost:5672/")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	res, err := runtime.Replay(ctx, conn, runtime.DeadLetterQueue("orders.new"), runtime.ReplayOptions{
+		Limit:    500,
+		Deadline: time.Now().Add(time.Minute),
+		Filter: func(e runtime.Envelope, _ []byte) bool {
+			return strings.Contains(e.Error, "warehouse")
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res) // moved 1, skipped 1 (drained)
+	for _, f := range res.Failures {
+		log.Print(f) // left on orders.new.dlq, and why
+	}
+}
+
+// A result prints as the sibling libraries print theirs.
+func ExampleReplayResult() {
+	fmt.Println(runtime.ReplayResult{Moved: 12, Stop: runtime.ReplayDrained})
+	fmt.Println(runtime.ReplayResult{Moved: 2, Skipped: 1, Failed: 1, Stop: runtime.ReplayLimit})
+	// Output:
+	// moved 12, skipped 0 (drained)
+	// moved 2, skipped 1, failed 1 (limit)
 }

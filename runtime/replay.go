@@ -1,0 +1,383 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// ErrReplayLoop is returned by Replay, before anything is read, when the
+// target is the source queue itself; a message whose own queue is the
+// source is left where it is with a failure matching it.
+var ErrReplayLoop = errors.New("acemq: replay onto its own source queue")
+
+// ReplayOptions bound and direct a replay. The zero value replays every
+// message to its own queue with a fresh attempt count, until the source is
+// drained.
+type ReplayOptions struct {
+	// RoutingKey sends every message with this routing key instead of to
+	// its own queue: to the queue of that name when Exchange is empty.
+	RoutingKey string
+	// Exchange publishes through this exchange (it must exist). With no
+	// RoutingKey, each message's own queue name is the routing key.
+	Exchange string
+	// Limit stops the pass after this many moves (0: no limit).
+	Limit int
+	// Deadline stops the pass when reached (zero: none). A pass never runs
+	// longer than MaxReplayPass, inside the broker's consumer timeout.
+	Deadline time.Time
+	// KeepAttempts puts back the attempt count and the error exactly as
+	// they were; by default a replayed message restarts at attempt 1 with
+	// its error cleared.
+	KeepAttempts bool
+	// Filter, when set, decides which messages move; the ones it declines
+	// stay on the source (held unsettled until the pass ends).
+	Filter func(Envelope, []byte) bool
+	// Match is Filter with every header of the message (the application's
+	// and the broker's), for filters on a header; when both are set, a
+	// message moves only when both accept it.
+	Match func(e Envelope, headers map[string]any, body []byte) bool
+}
+
+// ReplayStop is why a pass ended.
+type ReplayStop string
+
+const (
+	// ReplayDrained: the source had nothing left that the pass had not seen.
+	ReplayDrained ReplayStop = "drained"
+	// ReplayLimit: Limit moves were made (or the pass held as many
+	// unsettled messages as it may: maxReplayHeld).
+	ReplayLimit ReplayStop = "limit"
+	// ReplayDeadline: the Deadline (or MaxReplayPass) passed.
+	ReplayDeadline ReplayStop = "deadline"
+	// ReplayCancelled: the context was cancelled or its deadline passed.
+	ReplayCancelled ReplayStop = "cancelled"
+)
+
+// ReplayResult is what a pass did. It prints as
+// "moved 12, skipped 0 (drained)", with ", failed N" when some messages
+// could not be moved.
+type ReplayResult struct {
+	Moved   int // published to the target, confirmed, then acked
+	Skipped int // declined by the filter, or already moved by this pass
+	Failed  int // left on the source: no target, or the publish failed
+	Stop    ReplayStop
+	// Failures says why each failed message stayed (in the order met).
+	Failures []ReplayFailure
+}
+
+// ReplayFailure is a message the pass left on the source, and why.
+type ReplayFailure struct {
+	ID     string // x-acemq-id (or message id)
+	Target string // where it was going, "" when it had no target
+	Err    error
+}
+
+func (f ReplayFailure) Error() string {
+	if f.Target == "" {
+		return fmt.Sprintf("message %s: %v", f.ID, f.Err)
+	}
+	return fmt.Sprintf("message %s to %s: %v", f.ID, f.Target, f.Err)
+}
+
+func (f ReplayFailure) Unwrap() error { return f.Err }
+
+func (r ReplayResult) String() string {
+	if r.Failed > 0 {
+		return fmt.Sprintf("moved %d, skipped %d, failed %d (%s)", r.Moved, r.Skipped, r.Failed, r.Stop)
+	}
+	return fmt.Sprintf("moved %d, skipped %d (%s)", r.Moved, r.Skipped, r.Stop)
+}
+
+// MaxReplayPass is the longest a pass runs: messages it holds unsettled
+// must be settled well inside the broker's consumer timeout (30 minutes by
+// default), or the broker closes the channel.
+const MaxReplayPass = 20 * time.Minute
+
+// maxReplayHeld bounds how many declined or failed messages a pass holds
+// unsettled (each holds its body in memory); the pass stops with "limit"
+// when it holds that many.
+var maxReplayHeld = 100_000
+
+// replayBatch is how many messages a pass reads before it publishes them
+// (pipelined) and waits for their confirms.
+var replayBatch = 256
+
+// Replay moves the messages of queue from (a dead-letter or parked queue)
+// back to where they belong: each to its own queue — x-acemq-queue, or the
+// queue the broker dead-lettered it from (x-death, x-first-death-queue) —
+// or wherever opts.RoutingKey and opts.Exchange say. It refuses a target
+// that is from itself with ErrReplayLoop before touching anything.
+//
+// Each move is a copy published mandatory with a publisher confirm, then
+// an ack of the original: a failure in between leaves a duplicate, never a
+// loss. The copy keeps the body byte for byte and the identity (x-acemq-id,
+// correlation id, first seen, type, content type, application headers);
+// it restarts at attempt 1 with the error cleared unless opts.KeepAttempts;
+// it drops the broker's x-death and x-first-death-* headers; and it is
+// stamped acemq-replayed-from, acemq-replayed-at and acemq-replay-count
+// (one more than it carried).
+//
+// How one pass never moves a message twice, over any number of messages:
+// the pass reads with basic.get, which the channel's prefetch does not
+// limit, in batches of a few hundred; each batch's moves are published
+// together and acked once confirmed, so only the messages the pass declines
+// stay unsettled, and those are held on the pass's channel until it ends
+// and then returned together (a message returned at once would be the next
+// one read, for ever). A message the pass moved that comes back to the
+// source while it runs (a consumer rejected it again) is recognised by its
+// x-acemq-id, remembered for the pass, and by its stamps (replayed from
+// this source at this pass's start time, which every copy of the pass
+// carries): it is declined, counted as skipped. The held messages are
+// bounded by MaxReplayPass (inside the broker's consumer timeout) and by a
+// cap on their number.
+//
+// The pass ends when the source has nothing it has not seen (drained),
+// after opts.Limit moves (limit), at opts.Deadline (deadline) or when ctx
+// is done (cancelled); the batch in flight is finished first, so every
+// message is on one of the two queues. Messages that could not be moved
+// are counted in Failed and listed in Failures; the error is for a pass
+// that could not run (a missing queue or exchange, a lost connection).
+func Replay(ctx context.Context, c *Connection, from string, opts ReplayOptions) (ReplayResult, error) {
+	res := ReplayResult{Stop: ReplayDrained}
+	if from == "" {
+		return res, errors.New("replay: no source queue")
+	}
+	if opts.Exchange == "" && opts.RoutingKey == from {
+		return res, fmt.Errorf("replay %s to routing key %q: %w", from, opts.RoutingKey, ErrReplayLoop)
+	}
+	if opts.Limit < 0 {
+		return res, fmt.Errorf("replay %s: negative limit %d", from, opts.Limit)
+	}
+	if err := c.checkExchange(ctx, opts.Exchange); err != nil {
+		return res, fmt.Errorf("replay %s: %w", from, err)
+	}
+	if _, err := c.MessageCount(ctx, from); err != nil {
+		return res, fmt.Errorf("replay: %w", err)
+	}
+	ch, err := c.channel(ctx)
+	if err != nil {
+		return res, fmt.Errorf("replay %s: %w", from, err)
+	}
+	p := &replayPass{
+		c: c, ch: ch, from: from, opts: opts,
+		start: time.Now().UTC().Truncate(time.Millisecond),
+		moved: map[string]bool{},
+	}
+	p.stamp = formatTime(p.start)
+	p.deadline = p.start.Add(MaxReplayPass)
+	if !opts.Deadline.IsZero() && opts.Deadline.Before(p.deadline) {
+		p.deadline = opts.Deadline
+	}
+	err = p.run(ctx, &res)
+	if rerr := p.returnHeld(); rerr != nil && err == nil {
+		err = rerr
+	}
+	ch.Close()
+	return res, err
+}
+
+type replayPass struct {
+	c        *Connection
+	ch       *amqp.Channel
+	from     string
+	opts     ReplayOptions
+	start    time.Time
+	stamp    string // acemq-replayed-at of every copy of this pass
+	deadline time.Time
+	moved    map[string]bool // x-acemq-ids moved by this pass
+	held     int
+	lastHeld uint64 // highest delivery tag held unsettled
+}
+
+// move is one message of a batch that goes to a target.
+type move struct {
+	d   amqp.Delivery
+	id  string
+	out outgoing
+}
+
+func (p *replayPass) run(ctx context.Context, res *ReplayResult) error {
+	for {
+		batch, stop, err := p.read(ctx, res)
+		if len(batch) > 0 {
+			if perr := p.publish(ctx, batch, res); perr != nil && err == nil {
+				err = perr
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if stop != "" {
+			res.Stop = stop
+			return nil
+		}
+	}
+}
+
+// read takes up to one batch of messages to move, holding the declined
+// ones. stop is set when the pass must end after this batch.
+func (p *replayPass) read(ctx context.Context, res *ReplayResult) ([]move, ReplayStop, error) {
+	var batch []move
+	for len(batch) < replayBatch {
+		switch {
+		case ctx.Err() != nil:
+			return batch, ReplayCancelled, nil
+		case !time.Now().Before(p.deadline):
+			return batch, ReplayDeadline, nil
+		case p.opts.Limit > 0 && res.Moved+len(batch) >= p.opts.Limit:
+			return batch, ReplayLimit, nil
+		case p.held >= maxReplayHeld:
+			return batch, ReplayLimit, nil
+		}
+		d, ok, err := p.ch.Get(p.from, false)
+		if err != nil {
+			return batch, "", fmt.Errorf("replay: read %q: %w", p.from, notFound(err))
+		}
+		if !ok {
+			return batch, ReplayDrained, nil
+		}
+		env := envelopeOf(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType)
+		if p.mine(d, env) || !p.accepts(env, d) {
+			res.Skipped++
+			p.hold(d)
+			continue
+		}
+		target, key := p.target(d)
+		if key == "" {
+			res.Failed++
+			res.Failures = append(res.Failures, ReplayFailure{ID: env.ID, Err: errors.New("no queue to go back to (no x-acemq-queue or x-first-death-queue): give a routing key")})
+			p.hold(d)
+			continue
+		}
+		if p.opts.Exchange == "" && key == p.from {
+			res.Failed++
+			res.Failures = append(res.Failures, ReplayFailure{ID: env.ID, Target: target, Err: ErrReplayLoop})
+			p.hold(d)
+			continue
+		}
+		msg := p.copy(d)
+		batch = append(batch, move{d: d, id: headerString(msg.Headers, HeaderID),
+			out: outgoing{exchange: p.opts.Exchange, key: key, mandatory: true, msg: msg}})
+	}
+	return batch, "", nil
+}
+
+// mine says whether d is a copy this pass already moved, come back.
+func (p *replayPass) mine(d amqp.Delivery, env Envelope) bool {
+	if env.ID != "" && p.moved[env.ID] {
+		return true
+	}
+	return env.ReplayedFrom == p.from && headerString(d.Headers, HeaderReplayedAt) == p.stamp
+}
+
+func (p *replayPass) accepts(env Envelope, d amqp.Delivery) bool {
+	if p.opts.Filter != nil && !p.opts.Filter(env, d.Body) {
+		return false
+	}
+	return p.opts.Match == nil || p.opts.Match(env, d.Headers, d.Body)
+}
+
+func (p *replayPass) hold(d amqp.Delivery) {
+	p.held++
+	p.lastHeld = max(p.lastHeld, d.DeliveryTag)
+}
+
+// target is where d goes: a printable name and the routing key.
+func (p *replayPass) target(d amqp.Delivery) (string, string) {
+	key := p.opts.RoutingKey
+	if key == "" {
+		key = OwnQueue(d.Headers)
+	}
+	if p.opts.Exchange != "" {
+		return p.opts.Exchange + "/" + key, key
+	}
+	return key, key
+}
+
+// OwnQueue is the queue a dead letter or parked message came from: the
+// queue the broker last dead-lettered it from (x-death, then
+// x-first-death-queue), else x-acemq-queue (the library's own dead letters
+// and parks, which carry no x-death). "" when the headers name none.
+func OwnQueue(headers map[string]any) string {
+	if deaths, ok := headers["x-death"].([]any); ok && len(deaths) > 0 {
+		if t, ok := deaths[0].(amqp.Table); ok {
+			if q, ok := t["queue"].(string); ok && q != "" {
+				return q
+			}
+		}
+	}
+	for _, k := range []string{"x-last-death-queue", "x-first-death-queue"} {
+		if q := headerString(headers, k); q != "" {
+			return q
+		}
+	}
+	return headerString(headers, HeaderQueue)
+}
+
+// copy is d as replayed: copyOf's identity-keeping copy, with the attempt
+// and error restarted (or exactly as they were) and the replay stamps.
+func (p *replayPass) copy(d amqp.Delivery) amqp.Publishing {
+	msg := copyOf(d, 1, "", "")
+	h := msg.Headers
+	if p.opts.KeepAttempts {
+		if v, ok := d.Headers[HeaderAttempt]; ok {
+			h[HeaderAttempt] = v
+		} else {
+			delete(h, HeaderAttempt)
+		}
+	} else {
+		delete(h, HeaderError)
+	}
+	h[HeaderReplayedFrom] = p.from
+	h[HeaderReplayedAt] = p.stamp
+	h[HeaderReplayCount] = positiveInt(d.Headers[HeaderReplayCount], 0) + 1
+	return msg
+}
+
+// publish sends a batch pipelined, then acks each confirmed original; an
+// original whose copy failed is held. The batch in flight is finished even
+// when ctx is done (each batch bounded by setAsideTimeout), so a cancelled
+// pass leaves no message on both queues.
+func (p *replayPass) publish(ctx context.Context, batch []move, res *ReplayResult) error {
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), setAsideTimeout)
+	defer cancel()
+	out := make([]outgoing, len(batch))
+	for i, m := range batch {
+		out[i] = m.out
+	}
+	errs := p.c.publishAll(pctx, true, out)
+	for i, m := range batch {
+		if errs[i] != nil {
+			res.Failed++
+			res.Failures = append(res.Failures, ReplayFailure{ID: m.id, Target: m.out.key, Err: errs[i]})
+			p.hold(m.d)
+			continue
+		}
+		p.moved[m.id] = true
+		if err := p.ch.Ack(m.d.DeliveryTag, false); err != nil {
+			// The copy is on the target; the original returns to the
+			// source when the channel goes: a duplicate, never a loss.
+			return fmt.Errorf("replay: ack %s after its copy was confirmed: %w", m.id, err)
+		}
+		res.Moved++
+	}
+	return nil
+}
+
+// returnHeld gives back every held message at once: one nack (multiple,
+// requeue) up to the last held tag, which covers exactly the held ones
+// since every other delivery of the channel is acked. The broker puts them
+// back in their places.
+func (p *replayPass) returnHeld() error {
+	if p.held == 0 || p.ch.IsClosed() {
+		return nil
+	}
+	if err := p.ch.Nack(p.lastHeld, true, true); err != nil {
+		return fmt.Errorf("replay: return %d declined messages to %s (they return when the channel closes): %w", p.held, p.from, err)
+	}
+	return nil
+}
