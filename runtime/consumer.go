@@ -31,6 +31,7 @@ type Consumer struct {
 	cfg     consumeConfig
 	requeue bool
 	log     *slog.Logger
+	panics  panicLimiter
 
 	// handlerCtx is what handlers get; it is cancelled when Close's
 	// drain deadline passes.

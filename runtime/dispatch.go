@@ -34,6 +34,10 @@ func (cs *Consumer) handle(s *session, d amqp.Delivery) {
 		cs.park(s, d, env, "could not be decoded: "+err.Error())
 		return
 	}
+	var pe *PanicError
+	if errors.As(ack.Err(), &pe) {
+		cs.logPanic(pe, d, env)
+	}
 	kind := ack.Kind()
 	cs.outcome(kind.String())
 	span.SetAttributes(attribute.String("acemq.outcome", kind.String()))

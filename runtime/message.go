@@ -34,7 +34,9 @@ type Route struct {
 // Handle routes the messages of type mt (matched on the AMQP type
 // property) to h. A message whose body mt's codec cannot decode never
 // reaches h: it is parked with "could not be decoded: <why>". A panic in h
-// is a Retry.
+// is a Retry whose error is a *PanicError: its reason names the panic value
+// and the file:line that raised it, and the consumer logs the stack at
+// Error.
 func Handle[T any](mt *MessageType[T], h Handler[T]) Route {
 	return Route{
 		typeName: mt.name,
@@ -66,11 +68,11 @@ func Handle[T any](mt *MessageType[T], h Handler[T]) Route {
 	}
 }
 
-// invoke calls h, turning a panic into a Retry.
+// invoke calls h, turning a panic into a Retry with a *PanicError.
 func invoke[T any](ctx context.Context, h Handler[T], m *Message[T]) (a Ack) {
 	defer func() {
 		if r := recover(); r != nil {
-			a = Retry(fmt.Errorf("handler panicked: %v", r))
+			a = Retry(newPanicError(r))
 		}
 	}()
 	return h(ctx, m)

@@ -104,6 +104,15 @@ type consumeConfig struct {
 	retry            *RetryPolicy
 	noDeclare        bool
 	requeueOnFailure bool
+	bodyInLogs       int
+}
+
+// WithBodyInLogs adds the body, cut at maxBytes, to the consumer's outcome
+// log lines (retry, dead letter, park, panic): for debugging only, since a
+// body may hold what a log must not. Text is logged as is, anything else in
+// base64. Without it the body is never logged.
+func WithBodyInLogs(maxBytes int) ConsumeOption {
+	return consumeOptionFunc(func(c *consumeConfig) { c.bodyInLogs = maxBytes })
 }
 
 // WithPrefetch sets how many unsettled deliveries the broker sends ahead

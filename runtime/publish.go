@@ -24,8 +24,9 @@ func Publish[T any](ctx context.Context, c *Connection, mt *MessageType[T], exch
 
 // PublishAll encodes every value, then publishes them pipelined on one
 // channel and waits for every confirm. Nothing is sent unless every value
-// encodes. The error joins one error per failed message (errors.Is works
-// through it); nil means every message was confirmed.
+// encodes; the error of one that does not names its index in vs. The error
+// joins one error per failed message, each naming its index (errors.Is and
+// errors.As work through it); nil means every message was confirmed.
 func PublishAll[T any](ctx context.Context, c *Connection, mt *MessageType[T], exchange string, vs []T, opts ...PublishOption) error {
 	codec, err := mt.Codec(c.registry)
 	if err != nil {
@@ -39,6 +40,9 @@ func PublishAll[T any](ctx context.Context, c *Connection, mt *MessageType[T], e
 	for i, v := range vs {
 		body, err := codec.Encode(ctx, v)
 		if err != nil {
+			if len(vs) > 1 {
+				return fmt.Errorf("publish %s to exchange %q: message %d of %d (index %d): %w", mt.name, exchange, i+1, len(vs), i, err)
+			}
 			return fmt.Errorf("publish %s to exchange %q: %w", mt.name, exchange, err)
 		}
 		out[i] = outgoing{
@@ -49,7 +53,15 @@ func PublishAll[T any](ctx context.Context, c *Connection, mt *MessageType[T], e
 		}
 		injectTrace(ctx, out[i].msg.Headers)
 	}
-	return errors.Join(c.publishAll(ctx, false, out)...)
+	errs := c.publishAll(ctx, false, out)
+	if len(errs) > 1 {
+		for i, err := range errs {
+			if err != nil {
+				errs[i] = fmt.Errorf("message %d of %d (index %d): %w", i+1, len(errs), i, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // newPublishing builds a fresh message: a new x-acemq-id, attempt 1, first

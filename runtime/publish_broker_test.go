@@ -119,8 +119,8 @@ func TestPublishJSONValidates(t *testing.T) {
 	}
 	// A batch with one invalid order sends nothing.
 	err = runtime.PublishAll(ctx, c, mt, "", []order{{OrderID: "A-3", Total: 1}, {OrderID: "", Total: 1}}, runtime.WithRoutingKey(q))
-	if !errors.Is(err, runtime.ErrInvalidMessage) {
-		t.Errorf("PublishAll with an invalid order = %v, want ErrInvalidMessage", err)
+	if !errors.Is(err, runtime.ErrInvalidMessage) || !strings.Contains(err.Error(), "message 2 of 2 (index 1)") {
+		t.Errorf("PublishAll with an invalid order = %v, want ErrInvalidMessage naming index 1", err)
 	}
 	time.Sleep(200 * time.Millisecond)
 	if n := depth(t, q); n != 0 {
@@ -287,8 +287,9 @@ func TestPublishToMissingExchange(t *testing.T) {
 	if err == nil {
 		t.Fatalf("publish to an exchange that does not exist = nil, want an error")
 	}
-	if !errors.Is(err, runtime.ErrExchangeNotFound) || !strings.Contains(err.Error(), missing) {
-		t.Errorf("publish to a missing exchange: %v; want ErrExchangeNotFound naming %s", err, missing)
+	if !errors.Is(err, runtime.ErrExchangeNotFound) || !strings.Contains(err.Error(), missing) ||
+		!strings.Contains(err.Error(), "declare the topology first") {
+		t.Errorf("publish to a missing exchange: %v; want ErrExchangeNotFound naming %s and saying to declare the topology", err, missing)
 	}
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("the error took %s, want a few seconds at most (not a hang)", took)

@@ -227,7 +227,7 @@ func (c *Connection) checkExchange(ctx context.Context, exchange string) error {
 	defer ch.Close()
 	if err := ch.ExchangeDeclarePassive(exchange, "", false, false, false, false, nil); err != nil {
 		if isNotFound(err) {
-			return fmt.Errorf("%w: %w", ErrExchangeNotFound, err)
+			return fmt.Errorf("%w: %w (declare the topology first: Connection.Declare)", ErrExchangeNotFound, err)
 		}
 		return err
 	}

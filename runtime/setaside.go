@@ -33,7 +33,9 @@ func (cs *Consumer) retry(s *session, d amqp.Delivery, env Envelope, why string)
 	if cs.requeue {
 		if err := s.ch.Nack(d.DeliveryTag, false, true); err != nil {
 			cs.log.Warn("acemq: requeue failed", "err", err)
+			return
 		}
+		cs.logRetry(d, env, why, "requeue", 0)
 		return
 	}
 	delay := p.Delay(env.Attempt)
@@ -43,6 +45,7 @@ func (cs *Consumer) retry(s *session, d amqp.Delivery, env Envelope, why string)
 		switch {
 		case err == nil:
 			cs.c.metrics.add(cs.c.metrics.retried, cs.queue, attribute.String("acemq.wait", "broker"))
+			cs.logRetry(d, env, why, "broker", delay)
 			cs.settle(s, d)
 			return
 		case errors.Is(err, ErrUnroutable):
@@ -59,6 +62,7 @@ func (cs *Consumer) retry(s *session, d amqp.Delivery, env Envelope, why string)
 		delay = p.jittered(delay)
 	}
 	cs.c.metrics.add(cs.c.metrics.retried, cs.queue, attribute.String("acemq.wait", "memory"))
+	cs.logRetry(d, env, why, "memory", delay)
 	cs.holdInMemory(s, d, env, why, delay)
 }
 
@@ -79,8 +83,10 @@ func (cs *Consumer) moveTo(s *session, d amqp.Delivery, env Envelope, target, wh
 	}
 	if target == DeadLetterQueue(cs.queue) {
 		cs.c.metrics.add(cs.c.metrics.deadLettered, cs.queue)
+		cs.log.Warn("acemq: dead-lettered", cs.outcomeAttrs(d, env, why, "to", target)...)
 	} else {
 		cs.c.metrics.add(cs.c.metrics.parked, cs.queue)
+		cs.log.Warn("acemq: parked", cs.outcomeAttrs(d, env, why, "to", target)...)
 	}
 	cs.settle(s, d)
 }
