@@ -4,6 +4,8 @@
 //
 //	acemq-gen -f acemq.yaml [-o DIR]         write the generated files
 //	acemq-gen check -f acemq.yaml [-o DIR]   exit 1 with a diff when they are stale
+//	acemq-gen compat -f acemq.yaml --against DIR|git:REF
+//	                                         exit 1 when a schema change breaks a reader
 //
 // In a service: //go:generate go tool acemq-gen -f acemq.yaml, after
 // go get -tool github.com/acemq/acemq-go/cmd/acemq-gen. See docs/generator.md.

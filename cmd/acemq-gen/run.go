@@ -17,7 +17,7 @@ import (
 // Exit codes.
 const (
 	exitOK    = 0
-	exitStale = 1 // check: the files on disk are not what acemq-gen would write
+	exitStale = 1 // check: the files on disk are not what acemq-gen would write; compat: a change breaks readers
 	exitBad   = 2 // a bad manifest, a usage error, or a file that cannot be read or written
 )
 
@@ -25,11 +25,17 @@ const usage = `usage:
   acemq-gen -f acemq.yaml [-o DIR]         generate the Go code of a manifest
   acemq-gen check -f acemq.yaml [-o DIR]   exit 0 when the generated code is current,
                                            1 with a unified diff when it is stale
+  acemq-gen compat -f acemq.yaml --against DIR|git:REF
+                                           exit 0 when every schema change is compatible,
+                                           1 with one line per change that breaks a reader
 -o defaults to the manifest's directory. Exit 2: a bad manifest or a usage error.
 `
 
 // run is the whole command, testable as a function.
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "compat" {
+		return runCompat(args[1:], stdout, stderr)
+	}
 	check := len(args) > 0 && args[0] == "check"
 	if check {
 		args = args[1:]
