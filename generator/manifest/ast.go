@@ -11,6 +11,7 @@ type File struct {
 	Exchanges  []*Exchange
 	Queues     []*Queue
 	Publishers []*Publisher
+	Exports    []*Export
 }
 
 // Str is a string and where it was written.
@@ -122,4 +123,13 @@ type Publisher struct {
 type Published struct {
 	Message    Str
 	RoutingKey *Str
+}
+
+// Export is an entry of exports:, a topology artifact written with the
+// code.
+type Export struct {
+	Pos    Pos
+	Format Str
+	Path   Str
+	Vhost  *Str
 }

@@ -40,6 +40,10 @@ func decodeFile(path string, root *yaml.Node) *File {
 			for _, e := range pairs(kv.val) {
 				f.Publishers = append(f.Publishers, decodePublisher(e))
 			}
+		case "exports":
+			for _, n := range resolveAlias(kv.val).Content {
+				f.Exports = append(f.Exports, decodeExport(resolveAlias(n)))
+			}
 		}
 	}
 	return f
@@ -182,6 +186,21 @@ func decodePublisher(e pair) *Publisher {
 		}
 	}
 	return p
+}
+
+func decodeExport(n *yaml.Node) *Export {
+	x := &Export{Pos: posOf(n)}
+	for _, kv := range pairs(n) {
+		switch kv.key.Value {
+		case "format":
+			x.Format = strOf(kv.val)
+		case "path":
+			x.Path = strOf(kv.val)
+		case "vhost":
+			x.Vhost = strPtr(kv.val)
+		}
+	}
+	return x
 }
 
 type pair struct{ key, val *yaml.Node }

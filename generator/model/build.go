@@ -19,6 +19,7 @@ func Build(f *manifest.File, dir string) (*Model, error) {
 	b.exchanges()
 	b.queues()
 	b.publishers()
+	b.exports()
 	if len(b.errs) == 0 {
 		// Types are mapped only once every name of the manifest is settled,
 		// so that no schema type takes one.

@@ -17,6 +17,7 @@ type Model struct {
 	Exchanges  []*Exchange
 	Queues     []*Queue
 	Publishers []*Publisher
+	Exports    []*Export        // exports:, in manifest order
 	Types      *schema.Universe // every Go type the messages need
 }
 
