@@ -3,6 +3,7 @@ package compat
 import (
 	"fmt"
 	"math/big"
+	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -21,11 +22,16 @@ func boundRules(d Direction, r, w view) []finding {
 		out = append(out, finding{rule: named(d, "bound-tightened", "bound-loosened"),
 			detail: fmt.Sprintf("%s was %s, is %s", keyword, old, new)})
 	}
+	addBound := func(rb, wb bound, keyword string) {
+		old, new := oldNew(d, rb.show(keyword), wb.show(keyword))
+		out = append(out, finding{rule: named(d, "bound-tightened", "bound-loosened"),
+			detail: fmt.Sprintf("was %s, is %s", old, new)})
+	}
 	if rl, wl := lower(r), lower(w); rl.tighterLow(wl) {
-		add(rl.keyword(wl, "minimum"), rl.String(), wl.String())
+		addBound(rl, wl, "minimum")
 	}
 	if ru, wu := upper(r), upper(w); ru.tighterHigh(wu) {
-		add(ru.keyword(wu, "maximum"), ru.String(), wu.String())
+		addBound(ru, wu, "maximum")
 	}
 	for _, k := range sizeKeywords {
 		rv, wv := k.get(r), k.get(w)
@@ -50,23 +56,15 @@ type bound struct {
 	exclusive bool
 }
 
-func (b bound) String() string {
+// show is "minimum 0", "exclusiveMinimum 0" or "no minimum".
+func (b bound) show(keyword string) string {
 	if b.value == nil {
-		return "none"
+		return "no " + keyword
 	}
 	if b.exclusive {
-		return "exclusive " + b.value.RatString()
+		keyword = "exclusive" + strings.ToUpper(keyword[:1]) + keyword[1:]
 	}
-	return b.value.RatString()
-}
-
-// keyword names a pair of bounds for the detail: exclusiveMinimum when
-// either is exclusive.
-func (b bound) keyword(o bound, inclusive string) string {
-	if b.exclusive || o.exclusive {
-		return "exclusive" + string(inclusive[0]-'a'+'A') + inclusive[1:]
-	}
-	return inclusive
+	return keyword + " " + b.value.RatString()
 }
 
 // tighterLow: the reader's lower bound b rejects a value the writer's o
