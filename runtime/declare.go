@@ -44,52 +44,80 @@ func (c *Connection) Declare(ctx context.Context, t *Topology) error {
 	return nil
 }
 
-// plan lists the declarations of t in order: exchanges, queues, bindings.
-func (t *Topology) plan() ([]declaration, error) {
-	var steps []declaration
-	exchange := func(name, kind string, args map[string]any) {
-		steps = append(steps, declaration{"exchange", name, func(ch *amqp.Channel) error {
-			return ch.ExchangeDeclare(name, kind, true, false, false, false, amqp.Table(args))
-		}})
-	}
-	queue := func(name string, args amqp.Table) {
-		steps = append(steps, declaration{"queue", name, func(ch *amqp.Channel) error {
-			_, err := ch.QueueDeclare(name, true, false, false, false, args)
-			return err
-		}})
-	}
-	bind := func(q, ex, key string, args map[string]any) {
-		steps = append(steps, declaration{"binding", q + " ← " + ex + " (" + key + ")", func(ch *amqp.Channel) error {
-			return ch.QueueBind(q, key, ex, false, amqp.Table(args))
-		}})
-	}
+// Declarations is what Declare declares for a topology, as data and in
+// Declare's order: exchanges, queues, bindings. Every exchange and queue is
+// durable, neither auto-deleted nor exclusive nor internal. acemq-gen
+// export builds a RabbitMQ definitions file from it, so that importing the
+// file and calling Declare give the same broker state.
+type Declarations struct {
+	Exchanges []Exchange
+	Queues    []QueueDeclaration
+	Bindings  []Binding
+}
 
-	for _, e := range t.Exchanges {
-		exchange(e.Name, e.Kind, e.Arguments)
-	}
+// QueueDeclaration is one queue as Declare declares it.
+type QueueDeclaration struct {
+	Name      string
+	Arguments map[string]any // the x-arguments; nil when there are none
+}
+
+// Declarations lists what Declare declares for t: t's exchanges, then
+// acemq.dlx and acemq.retry (when t has a queue); each queue, its q.dlq,
+// its q.parked and its rungs; the bindings of q.dlq and of the rungs, then
+// t's. It refuses what Declare refuses before it reaches the broker.
+func (t *Topology) Declarations() (Declarations, error) {
+	var d Declarations
+	d.Exchanges = append(d.Exchanges, t.Exchanges...)
 	if len(t.Queues) > 0 {
-		exchange(DeadLetterExchange, amqp.ExchangeDirect, nil)
-		exchange(RetryExchange, amqp.ExchangeDirect, nil)
+		d.Exchanges = append(d.Exchanges,
+			Exchange{Name: DeadLetterExchange, Kind: amqp.ExchangeDirect},
+			Exchange{Name: RetryExchange, Kind: amqp.ExchangeDirect})
 	}
 	for _, q := range t.Queues {
 		if err := q.Retry.Validate(); err != nil {
-			return nil, fmt.Errorf("queue %q: %w", q.Name, err)
+			return Declarations{}, fmt.Errorf("queue %q: %w", q.Name, err)
 		}
 		if err := q.validate(); err != nil {
-			return nil, err
+			return Declarations{}, err
 		}
-		queue(q.Name, q.arguments())
-		queue(DeadLetterQueue(q.Name), nil)
-		queue(ParkedQueue(q.Name), nil)
-		bind(DeadLetterQueue(q.Name), DeadLetterExchange, DeadLetterQueue(q.Name), nil)
-		for _, d := range q.rungs() {
-			rung := RungQueue(q.Name, d)
-			queue(rung, q.rungArguments(d))
-			bind(rung, RetryExchange, rung, nil)
+		dlq := DeadLetterQueue(q.Name)
+		d.Queues = append(d.Queues,
+			QueueDeclaration{Name: q.Name, Arguments: q.arguments()},
+			QueueDeclaration{Name: dlq},
+			QueueDeclaration{Name: ParkedQueue(q.Name)})
+		d.Bindings = append(d.Bindings, Binding{Queue: dlq, Exchange: DeadLetterExchange, RoutingKey: dlq})
+		for _, delay := range q.rungs() {
+			rung := RungQueue(q.Name, delay)
+			d.Queues = append(d.Queues, QueueDeclaration{Name: rung, Arguments: q.rungArguments(delay)})
+			d.Bindings = append(d.Bindings, Binding{Queue: rung, Exchange: RetryExchange, RoutingKey: rung})
 		}
 	}
-	for _, b := range t.Bindings {
-		bind(b.Queue, b.Exchange, b.RoutingKey, b.Arguments)
+	d.Bindings = append(d.Bindings, t.Bindings...)
+	return d, nil
+}
+
+// plan lists the declarations of t in order: exchanges, queues, bindings.
+func (t *Topology) plan() ([]declaration, error) {
+	d, err := t.Declarations()
+	if err != nil {
+		return nil, err
+	}
+	var steps []declaration
+	for _, e := range d.Exchanges {
+		steps = append(steps, declaration{"exchange", e.Name, func(ch *amqp.Channel) error {
+			return ch.ExchangeDeclare(e.Name, e.Kind, true, false, false, false, amqp.Table(e.Arguments))
+		}})
+	}
+	for _, q := range d.Queues {
+		steps = append(steps, declaration{"queue", q.Name, func(ch *amqp.Channel) error {
+			_, err := ch.QueueDeclare(q.Name, true, false, false, false, amqp.Table(q.Arguments))
+			return err
+		}})
+	}
+	for _, b := range d.Bindings {
+		steps = append(steps, declaration{"binding", b.Queue + " ← " + b.Exchange + " (" + b.RoutingKey + ")", func(ch *amqp.Channel) error {
+			return ch.QueueBind(b.Queue, b.RoutingKey, b.Exchange, false, amqp.Table(b.Arguments))
+		}})
 	}
 	return steps, nil
 }

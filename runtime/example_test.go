@@ -94,6 +94,43 @@ func ExampleConnection_Declare() {
 	}
 }
 
+// Declarations lists, without a broker, what Declare would declare: the
+// data acemq-gen export turns into a RabbitMQ definitions file.
+func ExampleTopology_Declarations() {
+	top := runtime.NewTopology().
+		Exchange("orders", "topic").
+		Queue(runtime.Queue{
+			Name:       "orders.new",
+			DeadLetter: true,
+			Retry:      runtime.Exponential(4, 10*time.Second, 60*time.Second),
+		}).
+		Bind("orders.new", "orders", "order.created")
+	d, err := top.Declarations()
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, x := range d.Exchanges {
+		fmt.Println("exchange", x.Name, x.Kind)
+	}
+	for _, q := range d.Queues {
+		fmt.Println("queue", q.Name, q.Arguments)
+	}
+	for _, b := range d.Bindings {
+		fmt.Printf("binding %s -> %s (%s)\n", b.Exchange, b.Queue, b.RoutingKey)
+	}
+	// Output:
+	// exchange orders topic
+	// exchange acemq.dlx direct
+	// exchange acemq.retry direct
+	// queue orders.new map[x-dead-letter-exchange:acemq.dlx x-dead-letter-routing-key:orders.new.dlq]
+	// queue orders.new.dlq map[]
+	// queue orders.new.parked map[]
+	// queue orders.new.retry.40s map[x-dead-letter-exchange: x-dead-letter-routing-key:orders.new x-message-ttl:40000]
+	// binding acemq.dlx -> orders.new.dlq (orders.new.dlq)
+	// binding acemq.retry -> orders.new.retry.40s (orders.new.retry.40s)
+	// binding orders -> orders.new (order.created)
+}
+
 type OrderPlaced struct {
 	OrderID    string `json:"order_id"`
 	CustomerID string `json:"customer_id,omitempty"`
