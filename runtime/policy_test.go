@@ -199,3 +199,33 @@ func TestAckKinds(t *testing.T) {
 		t.Errorf("IsFatal of a plain error or nil must be false")
 	}
 }
+
+// The worked examples of docs/design.md ("Retry arithmetic"): if one of
+// these changes, the page changes with it.
+func TestDesignWorkedExamples(t *testing.T) {
+	cases := []struct {
+		name     string
+		policy   runtime.RetryPolicy
+		schedule string
+		rungs    string
+	}{
+		{"1", runtime.Exponential(5, time.Second, 60*time.Second), "[1s 2s 4s 8s]", "[]"},
+		{"2", runtime.Exponential(6, 10*time.Second, 300*time.Second), "[10s 20s 40s 1m20s 2m40s]", "[40s 1m20s 2m40s]"},
+		{"3", runtime.Fixed(3, 45*time.Second), "[45s 45s]", "[45s]"},
+		{"4", runtime.Fixed(4, 45*time.Second).WaitInBrokerFrom(0), "[45s 45s 45s]", "[]"},
+	}
+	for _, tc := range cases {
+		if err := tc.policy.Validate(); err != nil {
+			t.Errorf("example %s: Validate: %v", tc.name, err)
+		}
+		if got := fmt.Sprint(tc.policy.Schedule()); got != tc.schedule {
+			t.Errorf("example %s: Schedule() = %s, docs/design.md says %s", tc.name, got, tc.schedule)
+		}
+		if got := fmt.Sprint(tc.policy.BrokerRungs()); got != tc.rungs {
+			t.Errorf("example %s: BrokerRungs() = %s, docs/design.md says %s", tc.name, got, tc.rungs)
+		}
+	}
+	if got := runtime.RungQueue("q", 160*time.Second); got != "q.retry.160s" {
+		t.Errorf("RungQueue(q, 2m40s) = %s", got)
+	}
+}

@@ -16,8 +16,11 @@ import (
 // matching ErrUnroutable. A message that breaks its schema is an error
 // matching ErrInvalidMessage and is never sent.
 //
-// Cancelling ctx stops the wait for the confirm (the message may still
-// have reached the broker) and bounds any registry call of the codec.
+// ctx bounds any registry call of the codec, a reconnect when the
+// connection was lost, and the wait for the confirm (cancelling it then
+// does not unsend the message: it may still have reached the broker). It is
+// checked just before the write but does not interrupt a write under way,
+// which a broker memory or disk alarm can block until the alarm clears.
 func Publish[T any](ctx context.Context, c *Connection, mt *MessageType[T], exchange string, v T, opts ...PublishOption) error {
 	return PublishAll(ctx, c, mt, exchange, []T{v}, opts...)
 }
