@@ -1,0 +1,289 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acemq/acemq-go/cmd/acemq/internal/cli"
+	"github.com/acemq/acemq-go/internal/brokertest"
+	"github.com/acemq/acemq-go/runtime"
+	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"acemq": func() { os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScripts runs testdata/script/*.txtar against the broker: the command
+// as an operator runs it. Each script gets its own queue prefix $Q
+// (deleted at the end) and ACEMQ_URL.
+func TestScripts(t *testing.T) {
+	url := brokertest.Require(t)
+	testscript.Run(t, testscript.Params{
+		Dir: filepath.Join("testdata", "script"),
+		Setup: func(env *testscript.Env) error {
+			q := brokertest.Name("cli")
+			env.Setenv("Q", q)
+			env.Setenv("ACEMQ_URL", url)
+			if m := os.Getenv("ACEMQ_TEST_MGMT_URL"); m != "" {
+				env.Setenv("ACEMQ_MGMT_URL", m)
+			}
+			env.Defer(func() {
+				brokertest.DeleteQueues(t, q)
+				deleteExchange(q + ".ex")
+			})
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exits":      cmdExits,
+			"declare":    cmdDeclare,
+			"deadletter": cmdDeadLetter,
+			"fill":       cmdFill,
+			"depth":      cmdDepth,
+			"expand":     cmdExpand,
+			"header":     cmdHeader,
+		},
+	})
+}
+
+// exits N PROGRAM ARGS...: run PROGRAM and check its exit status is N.
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits N program [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("%s: %v", args[1], err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
+
+func channel(ts *testscript.TestScript) (*amqp.Connection, *amqp.Channel) {
+	conn, err := amqp.Dial(brokertest.URL())
+	ts.Check(err)
+	ch, err := conn.Channel()
+	ts.Check(err)
+	return conn, ch
+}
+
+// declare QUEUE [KEY=VALUE...]: a durable queue with string arguments
+// (a value that is a number is sent as one).
+func cmdDeclare(ts *testscript.TestScript, neg bool, args []string) {
+	conn, ch := channel(ts)
+	defer conn.Close()
+	tbl := amqp.Table{}
+	for _, kv := range args[1:] {
+		k, v, _ := strings.Cut(kv, "=")
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			tbl[k] = n
+		} else {
+			tbl[k] = v
+		}
+	}
+	if len(tbl) == 0 {
+		tbl = nil
+	}
+	_, err := ch.QueueDeclare(args[0], true, false, false, false, tbl)
+	ts.Check(err)
+}
+
+// deadletter QUEUE ID FROM ATTEMPT TYPE REASON [BODY] [HEADER=VALUE...]:
+// publish a dead letter as the consumer writes one.
+func cmdDeadLetter(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 6 {
+		ts.Fatalf("usage: deadletter queue id from attempt type reason [body] [header=value...]")
+	}
+	attempt, err := strconv.Atoi(args[3])
+	ts.Check(err)
+	body := `{"order_id":"` + args[1] + `"}`
+	h := amqp.Table{
+		runtime.HeaderID: args[1], runtime.HeaderAttempt: int64(attempt), runtime.HeaderFirstSeen: "2026-11-30T09:00:00.000Z",
+		runtime.HeaderOrigin: "shop@host", runtime.HeaderError: args[5], runtime.HeaderQueue: args[2],
+	}
+	for i, a := range args[6:] {
+		if k, v, ok := strings.Cut(a, "="); ok {
+			h[k] = v
+		} else if i == 0 {
+			body = a
+		}
+	}
+	publish(ts, args[0], amqp.Publishing{MessageId: args[1], Type: args[4], ContentType: "application/json",
+		DeliveryMode: amqp.Persistent, Headers: h, Body: []byte(body)})
+}
+
+func publish(ts *testscript.TestScript, queue string, msgs ...amqp.Publishing) {
+	conn, ch := channel(ts)
+	defer conn.Close()
+	ts.Check(ch.Confirm(false))
+	var dcs []*amqp.DeferredConfirmation
+	for _, m := range msgs {
+		dc, err := ch.PublishWithDeferredConfirm("", queue, true, false, m)
+		ts.Check(err)
+		dcs = append(dcs, dc)
+	}
+	for _, dc := range dcs {
+		if !dc.Wait() {
+			ts.Fatalf("publish to %s: nacked", queue)
+		}
+	}
+}
+
+// fill QUEUE FROM N: N dead letters from FROM, ids m-00000...
+func cmdFill(ts *testscript.TestScript, neg bool, args []string) {
+	n, err := strconv.Atoi(args[2])
+	ts.Check(err)
+	msgs := make([]amqp.Publishing, n)
+	for i := range msgs {
+		id := fmt.Sprintf("m-%05d", i)
+		msgs[i] = amqp.Publishing{MessageId: id, Type: "order.placed.v2", ContentType: "application/json", DeliveryMode: amqp.Persistent,
+			Headers: amqp.Table{runtime.HeaderID: id, runtime.HeaderAttempt: int64(4), runtime.HeaderQueue: args[1],
+				runtime.HeaderFirstSeen: "2026-11-30T09:00:00.000Z",
+				runtime.HeaderError:     "gave up after 4 attempts: the warehouse is not answering"},
+			Body: []byte(`{"order_id":"` + id + `"}`)}
+	}
+	publish(ts, args[0], msgs...)
+}
+
+// depth QUEUE N: the queue holds N ready messages.
+func cmdDepth(ts *testscript.TestScript, neg bool, args []string) {
+	conn, ch := channel(ts)
+	defer conn.Close()
+	q, err := ch.QueueDeclarePassive(args[0], false, false, false, false, nil)
+	ts.Check(err)
+	if strconv.Itoa(q.Messages) != args[1] {
+		ts.Fatalf("%s holds %d messages, want %s", args[0], q.Messages, args[1])
+	}
+}
+
+// header QUEUE KEY VALUE: the first message of QUEUE has header KEY =
+// VALUE (compared as text; "absent" for none); the message stays.
+func cmdHeader(ts *testscript.TestScript, neg bool, args []string) {
+	conn, ch := channel(ts)
+	defer conn.Close()
+	d, ok, err := ch.Get(args[0], false)
+	ts.Check(err)
+	if !ok {
+		ts.Fatalf("%s is empty", args[0])
+	}
+	defer d.Nack(false, true)
+	got := "absent"
+	if v, ok := d.Headers[args[1]]; ok {
+		got = fmt.Sprint(v)
+	}
+	if got != args[2] {
+		ts.Fatalf("%s: header %s is %s, want %s", args[0], args[1], got, args[2])
+	}
+}
+
+// expand FILE: replace $VARS in FILE with the script's environment.
+func cmdExpand(ts *testscript.TestScript, neg bool, args []string) {
+	p := ts.MkAbs(args[0])
+	data, err := os.ReadFile(p)
+	ts.Check(err)
+	ts.Check(os.WriteFile(p, []byte(os.Expand(string(data), ts.Getenv)), 0o644))
+}
+
+func deleteExchange(name string) {
+	conn, err := amqp.Dial(brokertest.URL())
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	if ch, err := conn.Channel(); err == nil {
+		_ = ch.ExchangeDelete(name, false, false)
+	}
+}
+
+// A summary of 10,000 dead letters reads them all and leaves them all in
+// place, in their order. (How long it takes is logged, not asserted: the
+// machine is shared; a bar is drawn only on a terminal.)
+func TestSummaryTenThousand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	brokertest.Require(t)
+	q := brokertest.Queue(t, "cli-10k")
+	conn, err := amqp.Dial(brokertest.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dlq := runtime.DeadLetterQueue(q)
+	if _, err := ch.QueueDeclare(dlq, true, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.Confirm(false); err != nil {
+		t.Fatal(err)
+	}
+	const n = 10_000
+	var dcs []*amqp.DeferredConfirmation
+	for i := range n {
+		why := "gave up after 4 attempts: the warehouse is not answering"
+		if i%10 == 0 {
+			why = "rejected by the handler: no customer id"
+		}
+		dc, err := ch.PublishWithDeferredConfirm("", dlq, true, false, amqp.Publishing{Type: "order.placed.v2",
+			Headers: amqp.Table{runtime.HeaderID: fmt.Sprintf("m-%05d", i), runtime.HeaderError: why}, Body: []byte("{}")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dcs = append(dcs, dc)
+	}
+	for _, dc := range dcs {
+		if !dc.Wait() {
+			t.Fatal("nacked")
+		}
+	}
+	var stdout, stderr strings.Builder
+	start := time.Now()
+	if code := cli.Main([]string{"--url", brokertest.URL(), "dlq", "summary", q}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	t.Logf("summary of %d dead letters in %s", n, time.Since(start))
+	for _, want := range []string{
+		`(?m)^9000 +- +- +gave up after 4 attempts: the warehouse is not answering$`,
+		`(?m)^1000 +- +- +rejected by the handler: no customer id$`,
+		`(?m)^10000 messages in ` + regexp.QuoteMeta(dlq) + `, 2 groups; all left in place$`,
+	} {
+		if !regexp.MustCompile(want).MatchString(stdout.String()) {
+			t.Errorf("summary lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	msgs, err := ch.Consume(dlq, "", true, false, false, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		select {
+		case m := <-msgs:
+			if id := m.Headers[runtime.HeaderID]; id != fmt.Sprintf("m-%05d", i) {
+				t.Fatalf("message %d after the summary is %v: the order changed", i, id)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("only %d of %d messages left after the summary", i, n)
+		}
+	}
+}
