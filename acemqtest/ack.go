@@ -113,4 +113,3 @@ func panicFrame() string {
 		}
 	}
 }
-
