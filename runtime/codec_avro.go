@@ -19,18 +19,33 @@ import (
 // and the schema id, 4 bytes big-endian.
 const avroHeaderLen = 5
 
-// avroAPI bounds what one hostile body can make the decoder allocate: a
-// string or bytes value of at most 16 MiB, an array of at most 1<<20
-// elements (hamba's defaults are 1 MiB and no limit).
-var avroAPI = avro.Config{
-	MaxByteSliceSize:  16 << 20,
-	MaxSliceAllocSize: 1 << 20,
-}.Freeze()
+// avroAPI is the encoders' configuration (limits only bind readers).
+var avroAPI = avro.Config{}.Freeze()
 
-// avroReaders recycles decoders' readers, as hamba's Unmarshal does (a
-// reader carries a 1 KiB slab for short strings; strings already handed
+// avroDecoding is the decoder configuration for one body limit: a string
+// or bytes value, and an array or map, of at most limit bytes or elements
+// (hamba's defaults are 1 MiB and no limit on elements), so a forged length
+// in a body the consumer accepted cannot make the decoder allocate more than
+// the body could hold. Its readers are recycled, as hamba's Unmarshal does
+// (a reader carries a 1 KiB slab for short strings; strings already handed
 // out keep their part of it, which is never written again).
-var avroReaders = sync.Pool{New: func() any { return avro.NewReader(nil, 0, avro.WithReaderConfig(avroAPI)) }}
+type avroDecoding struct {
+	api     avro.API
+	readers sync.Pool
+}
+
+// avroDecodings holds one avroDecoding per body limit in use.
+var avroDecodings sync.Map // int → *avroDecoding
+
+func avroDecodingFor(limit int) *avroDecoding {
+	if d, ok := avroDecodings.Load(limit); ok {
+		return d.(*avroDecoding)
+	}
+	d := &avroDecoding{api: avro.Config{MaxByteSliceSize: limit, MaxSliceAllocSize: limit}.Freeze()}
+	d.readers.New = func() any { return avro.NewReader(nil, 0, avro.WithReaderConfig(d.api)) }
+	actual, _ := avroDecodings.LoadOrStore(limit, d)
+	return actual.(*avroDecoding)
+}
 
 // avroWriters recycles encoders' buffers; Encode copies the result out.
 var avroWriters = sync.Pool{New: func() any { return avro.NewWriter(nil, 512, avro.WithWriterConfig(avroAPI)) }}
@@ -42,7 +57,9 @@ type avroCodec struct {
 	text     string      // the reader schema as given, registered on first Encode
 	reader   avro.Schema // the schema the code was generated from
 	readerFP [32]byte
-	compat   *avro.SchemaCompatibility
+	// readerPrint is readerFP as written in x-acemq-schema-fingerprint.
+	readerPrint string
+	compat      *avro.SchemaCompatibility
 
 	mu sync.Mutex   // serialises registration
 	id atomic.Int64 // the reader schema's id once registered, else 0
@@ -52,6 +69,7 @@ type avroCodec struct {
 
 // avroWriter is what the codec learned about one writer schema id.
 type avroWriter struct {
+	print      string      // the writer schema's fingerprint text
 	decodeWith avro.Schema // the reader schema, or the writer resolved onto it
 	err        error       // the pair cannot resolve (a permanent answer)
 }
@@ -87,15 +105,25 @@ func NewAvroCodec(reg SchemaRegistry, subject, schema string) (Codec, error) {
 	if err != nil {
 		return nil, err
 	}
+	if l, ok := reg.(learner); ok {
+		// The default registry learns the reader schema, so a publisher in
+		// another process writing with it is found by id. A collision is
+		// Register's error to report, when this codec publishes.
+		_, _ = l.learn(reader, schema)
+	}
 	return &avroCodec{
-		reg:      reg,
-		subject:  subject,
-		text:     schema,
-		reader:   reader,
-		readerFP: reader.Fingerprint(),
-		compat:   avro.NewSchemaCompatibility(),
+		reg:         reg,
+		subject:     subject,
+		text:        schema,
+		reader:      reader,
+		readerFP:    reader.Fingerprint(),
+		readerPrint: fingerprintText(reader),
+		compat:      avro.NewSchemaCompatibility(),
 	}, nil
 }
+
+// schemaFingerprint is what Publish writes in x-acemq-schema-fingerprint.
+func (c *avroCodec) schemaFingerprint() string { return c.readerPrint }
 
 // ContentType is application/vnd.apache.avro+binary.
 func (c *avroCodec) ContentType() string { return ContentTypeAvro }
@@ -151,32 +179,62 @@ func (c *avroCodec) Decode(ctx context.Context, body []byte, v any) (err error) 
 	if rv := reflect.ValueOf(v); rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return fmt.Errorf("Avro codec cannot decode into a %T: want a non-nil pointer", v)
 	}
-	if len(body) < avroHeaderLen {
-		return fmt.Errorf("not in the Confluent wire format: the body is %d bytes, shorter than the 5-byte header (magic byte 0x00, 4-byte schema id)", len(body))
-	}
-	if body[0] != 0 {
-		return fmt.Errorf("not in the Confluent wire format: the first byte is 0x%02x, not the magic byte 0x00", body[0])
-	}
-	id := int(binary.BigEndian.Uint32(body[1:avroHeaderLen]))
-	w, err := c.writer(ctx, id)
+	id, err := confluentID(body)
 	if err != nil {
 		return err
 	}
-	if err := avroUnmarshal(w.decodeWith, body[avroHeaderLen:], v); err != nil {
+	info := decodeInfoOf(ctx)
+	if len(body) > info.maxBody {
+		return bodyTooLarge(len(body), info.maxBody)
+	}
+	decodeWith := c.reader
+	if info.fingerprint != c.readerPrint {
+		// Not written with the reader schema itself (or no header says
+		// so): the registry says what id means.
+		w, err := c.writer(ctx, id)
+		if err != nil {
+			return err
+		}
+		if info.fingerprint != "" && w.print != "" && info.fingerprint != w.print {
+			return fmt.Errorf("writer schema %d: %w: the registry's schema %d has fingerprint %s, the message's %s header says %s (do the publisher and the consumer share a registry?)",
+				id, ErrSchemaMismatch, id, w.print, HeaderSchemaFingerprint, info.fingerprint)
+		}
+		if w.err != nil {
+			return w.err
+		}
+		decodeWith = w.decodeWith
+	}
+	if err := avroUnmarshal(avroDecodingFor(info.maxBody), decodeWith, body[avroHeaderLen:], v); err != nil {
 		return fmt.Errorf("the Avro body (writer schema %d) does not decode: %w", id, err)
 	}
 	return nil
+}
+
+// confluentID reads the Confluent wire format's header: the magic byte 0x00
+// and a 4-byte big-endian schema id.
+func confluentID(body []byte) (int, error) {
+	if len(body) < avroHeaderLen {
+		return 0, fmt.Errorf("not in the Confluent wire format: the body is %d bytes, shorter than the 5-byte header (magic byte 0x00, 4-byte schema id)", len(body))
+	}
+	if body[0] != 0 {
+		return 0, fmt.Errorf("not in the Confluent wire format: the first byte is 0x%02x, not the magic byte 0x00", body[0])
+	}
+	return int(binary.BigEndian.Uint32(body[1:avroHeaderLen])), nil
+}
+
+func bodyTooLarge(size, limit int) error {
+	return fmt.Errorf("%w: the body is %d bytes, over the consumer's limit of %d bytes (WithMaxBodySize); it was not read", ErrBodyTooLarge, size, limit)
 }
 
 // avroUnmarshal decodes data into v and, unlike hamba's Unmarshal, treats
 // running out of data as the error it is: hamba reports a read past the
 // end as io.EOF and its Unmarshal returns nil for io.EOF, so a truncated
 // body would decode into zero values.
-func avroUnmarshal(schema avro.Schema, data []byte, v any) error {
-	r := avroReaders.Get().(*avro.Reader).Reset(data)
+func avroUnmarshal(dec *avroDecoding, schema avro.Schema, data []byte, v any) error {
+	r := dec.readers.Get().(*avro.Reader).Reset(data)
 	defer func() {
 		r.Error = nil
-		avroReaders.Put(r.Reset(nil))
+		dec.readers.Put(r.Reset(nil))
 	}()
 	r.ReadVal(schema, v)
 	switch {
@@ -189,11 +247,12 @@ func avroUnmarshal(schema avro.Schema, data []byte, v any) error {
 }
 
 // writer returns how to decode bodies written with schema id, from the
-// cache or the registry. Registry failures are not cached (they may pass);
-// a writer schema that does not parse or resolve is.
+// cache or the registry. Registry failures are returned and not cached
+// (they may pass); a writer schema that does not parse or resolve is
+// cached, its answer in the avroWriter's err.
 func (c *avroCodec) writer(ctx context.Context, id int) (*avroWriter, error) {
 	if w, ok := c.writers.Load(id); ok {
-		return w.(*avroWriter), w.(*avroWriter).err
+		return w.(*avroWriter), nil
 	}
 	text, err := c.reg.Schema(ctx, id)
 	if err != nil {
@@ -201,7 +260,7 @@ func (c *avroCodec) writer(ctx context.Context, id int) (*avroWriter, error) {
 	}
 	w := c.resolve(id, text)
 	actual, _ := c.writers.LoadOrStore(id, w)
-	return actual.(*avroWriter), actual.(*avroWriter).err
+	return actual.(*avroWriter), nil
 }
 
 // resolve works out how to read what writer schema id wrote.
@@ -210,15 +269,16 @@ func (c *avroCodec) resolve(id int, text string) *avroWriter {
 	if err != nil {
 		return &avroWriter{err: fmt.Errorf("writer schema %d: %w", id, err)}
 	}
+	print := fingerprintText(ws)
 	if ws.Fingerprint() == c.readerFP {
-		return &avroWriter{decodeWith: c.reader}
+		return &avroWriter{print: print, decodeWith: c.reader}
 	}
 	resolved, err := c.compat.Resolve(c.reader, ws)
 	if err != nil {
-		return &avroWriter{err: fmt.Errorf("writer schema %d cannot be read as the reader schema: %s",
+		return &avroWriter{print: print, err: fmt.Errorf("writer schema %d cannot be read as the reader schema: %s",
 			id, avroExplain(c.compat, c.reader, ws, err))}
 	}
-	return &avroWriter{decodeWith: resolved}
+	return &avroWriter{print: print, decodeWith: resolved}
 }
 
 // avroExplain prefixes hamba's resolution error with the path of the field

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/acemq/acemq-go/internal/confluenttest"
 	"github.com/hamba/avro/v2"
 )
 
@@ -277,7 +278,21 @@ type codecContractRegistry struct {
 func codecContractRegistries() []codecContractRegistry {
 	return []codecContractRegistry{
 		{name: "memory", newRegistry: func(testing.TB) SchemaRegistry { return NewMemoryRegistry() }},
-		// The file and HTTP registries join here.
+		{name: "fingerprint", newRegistry: func(testing.TB) SchemaRegistry { return NewFingerprintRegistry() }},
+		{name: "directory", newRegistry: func(t testing.TB) SchemaRegistry {
+			r, err := NewDirectoryRegistry(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}},
+		{name: "http", newRegistry: func(t testing.TB) SchemaRegistry {
+			r, err := NewHTTPRegistry(HTTPRegistryConfig{URL: confluenttest.Start(t).URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}},
 	}
 }
 

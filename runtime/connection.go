@@ -58,9 +58,10 @@ type Connection struct {
 }
 
 // sharedRegistry is the registry of connections dialled without
-// WithSchemaRegistry: one per process, so that a publisher and a consumer
-// in the same program agree on schema ids.
-var sharedRegistry = NewMemoryRegistry()
+// WithSchemaRegistry (and of Avro types without a TypeRegistry): one per
+// process, with ids derived from each schema's canonical form, so that a
+// publisher and a consumer agree on schema ids in one program or in two.
+var sharedRegistry = NewFingerprintRegistry()
 
 // Dial connects to the broker at rawURL (amqp:// or amqps://), or to the
 // first that answers of several brokers (the nodes of a cluster): rawURL
@@ -133,7 +134,9 @@ func Dial(ctx context.Context, rawURL string, opts ...DialOption) (*Connection, 
 // Origin is what the connection writes in x-acemq-origin.
 func (c *Connection) Origin() string { return c.cfg.origin }
 
-// Registry is the schema registry the connection's Avro types use.
+// Registry is the schema registry the connection's Avro types use: the
+// WithSchemaRegistry option's, else the process default (an Avro type with
+// its own TypeRegistry uses that one on a connection without the option).
 func (c *Connection) Registry() SchemaRegistry { return c.registry }
 
 // Close closes the connection. Consumers still running are closed first

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -42,6 +43,14 @@ type Consumer struct {
 	sess    *session
 	closing bool
 	held    map[*heldRetry]struct{}
+	// lookups are deliveries held until the schema registry answers.
+	lookups map[*heldLookup]struct{}
+	// slots bounds the handlers running at once (concurrency), the
+	// workers' and those of held lookups that come back.
+	slots chan struct{}
+	// registryDown is set while a lookup has failed and none succeeded
+	// since: the outage is logged once, not once per message.
+	registryDown atomic.Bool
 	// releasing counts held retries being republished right now.
 	releasing sync.WaitGroup
 	quit      chan struct{} // closed when Close starts
@@ -66,7 +75,7 @@ type session struct {
 // context carrying ctx's values that is cancelled when Close gives up
 // waiting for them.
 func Consume(ctx context.Context, c *Connection, spec ConsumerSpec, opts ...ConsumeOption) (*Consumer, error) {
-	cfg := consumeConfig{prefetch: 20, concurrency: 1}
+	cfg := consumeConfig{prefetch: 20, concurrency: 1, maxBody: DefaultMaxBodySize}
 	for _, o := range opts {
 		o.applyConsume(&cfg)
 	}
@@ -79,6 +88,8 @@ func Consume(ctx context.Context, c *Connection, spec ConsumerSpec, opts ...Cons
 		requeue: spec.RequeueOnFailure || cfg.requeueOnFailure,
 		log:     c.log.With("queue", spec.Queue),
 		held:    map[*heldRetry]struct{}{},
+		lookups: map[*heldLookup]struct{}{},
+		slots:   make(chan struct{}, max(cfg.concurrency, 1)),
 		quit:    make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
@@ -126,6 +137,8 @@ func (cs *Consumer) validate(spec ConsumerSpec) error {
 		return fmt.Errorf("consume %q: prefetch %d must be at least 1", spec.Queue, cs.cfg.prefetch)
 	case cs.cfg.concurrency < 1:
 		return fmt.Errorf("consume %q: concurrency %d must be at least 1", spec.Queue, cs.cfg.concurrency)
+	case cs.cfg.maxBody < 1:
+		return fmt.Errorf("consume %q: max body size %d must be at least 1", spec.Queue, cs.cfg.maxBody)
 	}
 	if err := cs.policy.Validate(); err != nil {
 		return fmt.Errorf("consume %q: %w", spec.Queue, err)
@@ -181,6 +194,7 @@ func (cs *Consumer) run(s *session) {
 		// session are dropped and its channel closed, so the broker
 		// redelivers their messages instead of stranding them.
 		cs.dropHeld(s)
+		cs.dropLookups(s)
 		_ = s.ch.Close()
 		cs.log.Warn("acemq: consumer lost its channel; resubscribing")
 		if s = cs.resubscribe(); s == nil {
@@ -197,7 +211,9 @@ func (cs *Consumer) serve(s *session) {
 		go func() {
 			defer wg.Done()
 			for d := range work {
+				cs.slots <- struct{}{}
 				cs.handle(s, d)
+				<-cs.slots
 			}
 		}()
 	}
@@ -286,6 +302,7 @@ func (cs *Consumer) Close(ctx context.Context) error {
 		err = fmt.Errorf("close consumer %q: handlers still running: %w", cs.queue, ctx.Err())
 	}
 	cs.flushHeld(ctx)
+	cs.returnLookups()
 	cs.waitReleases(ctx)
 	cs.hardStop()
 	if cerr := s.ch.Close(); cerr != nil && !errors.Is(cerr, amqp.ErrClosed) && err == nil {

@@ -10,7 +10,11 @@ import (
 )
 
 // handle runs one delivery through its route and settles it.
-func (cs *Consumer) handle(s *session, d amqp.Delivery) {
+func (cs *Consumer) handle(s *session, d amqp.Delivery) { cs.process(s, d, nil) }
+
+// process is handle for a delivery that may have been held before, until
+// the schema registry answered (h, else nil).
+func (cs *Consumer) process(s *session, d amqp.Delivery, h *heldLookup) {
 	ctx, span := cs.startProcess(&d)
 	defer span.End()
 	env := envelopeOf(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType)
@@ -20,7 +24,26 @@ func (cs *Consumer) handle(s *session, d amqp.Delivery) {
 		cs.park(s, d, env, fmt.Sprintf("could not be decoded: no handler for type %q", d.Type))
 		return
 	}
+	if len(d.Body) > cs.cfg.maxBody {
+		// Parked unread: no codec sees it, so nothing it holds can make
+		// the decoder allocate.
+		cs.outcome("decode")
+		cs.park(s, d, env, "could not be decoded: "+bodyTooLarge(len(d.Body), cs.cfg.maxBody).Error())
+		return
+	}
+	ctx = withDecodeInfo(ctx, decodeInfo{fingerprint: headerString(d.Headers, HeaderSchemaFingerprint), maxBody: cs.cfg.maxBody})
 	ack, err := route.run(ctx, cs.c, &d, env)
+	if err != nil && errors.Is(err, ErrRegistryUnavailable) {
+		// Not the body's fault: the registry did not answer. The delivery
+		// is held (its prefetch slot kept, the worker freed) and decoded
+		// again when the registry may be back; never parked, and not
+		// nacked back, which on a quorum queue spends its delivery limit.
+		cs.holdForRegistry(s, d, h, err)
+		return
+	}
+	if h != nil {
+		cs.registryBack()
+	}
 	if err != nil && transient(err) {
 		// Not the body's fault: the registry did not answer, or the
 		// consumer is being stopped. The message goes back, not to parked.

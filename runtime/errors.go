@@ -27,6 +27,18 @@ var (
 	ErrRegistryUnavailable = errors.New("acemq: schema registry unavailable")
 	// ErrSchemaNotFound is returned by a registry for an unknown id.
 	ErrSchemaNotFound = errors.New("acemq: schema not found")
+	// ErrSchemaIDCollision is matched by a SchemaIDCollisionError: two
+	// schemas whose derived ids are equal.
+	ErrSchemaIDCollision = errors.New("acemq: schema id collision")
+	// ErrSchemaMismatch is matched by a decode error for a body whose
+	// x-acemq-schema-fingerprint header names another schema than the one
+	// the consumer's registry holds under the body's id: the publisher and
+	// the consumer do not share a registry. Such a body is parked, never
+	// decoded with the wrong schema.
+	ErrSchemaMismatch = errors.New("acemq: the registry's schema is not the writer's")
+	// ErrBodyTooLarge is matched by the decode error of a body over the
+	// consumer's WithMaxBodySize; such a body is parked unread.
+	ErrBodyTooLarge = errors.New("acemq: body too large")
 	// ErrInvalidMessage is matched by every error for a message that breaks
 	// its schema on publish; such a message is never sent.
 	ErrInvalidMessage = errors.New("acemq: invalid message")

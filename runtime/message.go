@@ -41,11 +41,19 @@ func Handle[T any](mt *MessageType[T], h Handler[T]) Route {
 	return Route{
 		typeName: mt.name,
 		prepare: func(c *Connection) error {
-			_, err := mt.Codec(c.registry)
-			return err
+			reg := mt.registryFor(c)
+			if _, err := mt.Codec(reg); err != nil {
+				return err
+			}
+			if o, ok := reg.(opener); ok && mt.format == FormatAvro {
+				// A registry that cannot open (a missing credential) fails
+				// Consume now, not every message later.
+				return o.open()
+			}
+			return nil
 		},
 		run: func(ctx context.Context, c *Connection, d *amqp.Delivery, env Envelope) (Ack, error) {
-			codec, err := mt.Codec(c.registry)
+			codec, err := mt.codecFor(c)
 			if err != nil {
 				return Ack{}, err
 			}

@@ -38,6 +38,10 @@ type MessageType[T any] struct {
 	subject string
 	schema  string
 
+	// registry is the type's own registry (the manifest's registry:), used
+	// when the connection was dialled without WithSchemaRegistry.
+	registry SchemaRegistry
+
 	once sync.Once
 	// shared is the codec of a type that needs no registry (text, JSON).
 	shared    Codec
@@ -60,8 +64,42 @@ func JSONType[T any](name, schema string) *MessageType[T] {
 
 // AvroType is an Avro message type in the Confluent wire format; schema is
 // the reader schema the code was generated from, registered under subject.
-func AvroType[T any](name, subject, schema string) *MessageType[T] {
-	return &MessageType[T]{name: name, format: FormatAvro, subject: subject, schema: schema}
+// Its registry is the connection's WithSchemaRegistry, else the one a
+// TypeRegistry option gives (the manifest's registry:), else the process's
+// default FingerprintRegistry.
+func AvroType[T any](name, subject, schema string, opts ...TypeOption) *MessageType[T] {
+	mt := &MessageType[T]{name: name, format: FormatAvro, subject: subject, schema: schema}
+	for _, o := range opts {
+		o(&mt.registry)
+	}
+	return mt
+}
+
+// TypeOption configures a message type. Made by TypeRegistry.
+type TypeOption func(registry *SchemaRegistry)
+
+// TypeRegistry sets the registry an Avro type uses on connections dialled
+// without WithSchemaRegistry: generated code passes the manifest's
+// registry: this way.
+func TypeRegistry(reg SchemaRegistry) TypeOption {
+	return func(r *SchemaRegistry) { *r = reg }
+}
+
+// registryFor picks the registry of mt on c: the connection's own, else
+// the type's, else the process default.
+func (mt *MessageType[T]) registryFor(c *Connection) SchemaRegistry {
+	switch {
+	case c.cfg.registry != nil:
+		return c.cfg.registry
+	case mt.registry != nil:
+		return mt.registry
+	}
+	return c.registry
+}
+
+// codecFor is mt's codec on c.
+func (mt *MessageType[T]) codecFor(c *Connection) (Codec, error) {
+	return mt.Codec(mt.registryFor(c))
 }
 
 // Name is the AMQP `type` property of the message type.

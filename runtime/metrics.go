@@ -16,10 +16,14 @@ const (
 	MetricDeadLettered   = "acemq.dead_lettered"
 	MetricParked         = "acemq.parked"
 	MetricSetAsideFailed = "acemq.set_aside.failed" // a retry, dead letter or park could not be published
+	// MetricRegistryUnavailable counts lookups of a writer schema that met
+	// a registry that did not answer; the message was held, not parked.
+	MetricRegistryUnavailable = "acemq.registry.unavailable"
 )
 
 type metrics struct {
 	handled, retried, rungMissing, deadLettered, parked, setAsideFailed metric.Int64Counter
+	registryUnavailable                                                 metric.Int64Counter
 }
 
 func newMetrics(mp metric.MeterProvider) *metrics {
@@ -39,6 +43,8 @@ func newMetrics(mp metric.MeterProvider) *metrics {
 		deadLettered:   counter(MetricDeadLettered, "messages published to q.dlq"),
 		parked:         counter(MetricParked, "messages published to q.parked"),
 		setAsideFailed: counter(MetricSetAsideFailed, "retries, dead letters or parks whose publish was returned or refused"),
+		registryUnavailable: counter(MetricRegistryUnavailable,
+			"writer schema lookups that met an unavailable registry; the message was held"),
 	}
 }
 

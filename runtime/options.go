@@ -71,7 +71,9 @@ func WithTracerProvider(tp trace.TracerProvider) DialOption {
 }
 
 // WithSchemaRegistry sets the registry Avro types register and look up
-// writer schemas in (default: one in-memory registry shared by the process).
+// writer schemas in. It wins over a type's own (the manifest's registry:);
+// without either, the process's default FingerprintRegistry, whose ids are
+// derived from the schemas and so agree between processes.
 func WithSchemaRegistry(r SchemaRegistry) DialOption {
 	return dialOptionFunc(func(c *dialConfig) { c.registry = r })
 }
@@ -105,6 +107,7 @@ type consumeConfig struct {
 	noDeclare        bool
 	requeueOnFailure bool
 	bodyInLogs       int
+	maxBody          int
 }
 
 // WithBodyInLogs adds the body, cut at maxBytes, to the consumer's outcome
@@ -141,6 +144,15 @@ func WithoutDeclare() ConsumeOption {
 // are local and brief.
 func WithRequeueOnFailure() ConsumeOption {
 	return consumeOptionFunc(func(c *consumeConfig) { c.requeueOnFailure = true })
+}
+
+// WithMaxBodySize sets the largest body the consumer decodes (default
+// DefaultMaxBodySize, 1 MiB). A larger body is parked unread, with
+// "could not be decoded: acemq: body too large: …"; the Avro decoder's
+// limits on one string, bytes or array value are set to the same size, so
+// no forged length inside an accepted body allocates more than it.
+func WithMaxBodySize(n int) ConsumeOption {
+	return consumeOptionFunc(func(c *consumeConfig) { c.maxBody = n })
 }
 
 // PublishOption configures one publish.

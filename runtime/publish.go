@@ -31,10 +31,11 @@ func Publish[T any](ctx context.Context, c *Connection, mt *MessageType[T], exch
 // joins one error per failed message, each naming its index (errors.Is and
 // errors.As work through it); nil means every message was confirmed.
 func PublishAll[T any](ctx context.Context, c *Connection, mt *MessageType[T], exchange string, vs []T, opts ...PublishOption) error {
-	codec, err := mt.Codec(c.registry)
+	codec, err := mt.codecFor(c)
 	if err != nil {
 		return err
 	}
+	fp, _ := codec.(interface{ schemaFingerprint() string })
 	cfg := publishConfig{}
 	for _, o := range opts {
 		o.applyPublish(&cfg)
@@ -53,6 +54,9 @@ func PublishAll[T any](ctx context.Context, c *Connection, mt *MessageType[T], e
 			key:       cfg.routingKey,
 			mandatory: !cfg.noMandatory,
 			msg:       c.newPublishing(mt.name, codec.ContentType(), body, cfg),
+		}
+		if fp != nil {
+			out[i].msg.Headers[HeaderSchemaFingerprint] = fp.schemaFingerprint()
 		}
 		injectTrace(ctx, out[i].msg.Headers)
 	}

@@ -2,71 +2,151 @@ package runtime_test
 
 import (
 	"context"
-	"fmt"
-	"sync/atomic"
+	"encoding/binary"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/acemq/acemq-go/internal/brokertest"
+	"github.com/acemq/acemq-go/internal/confluenttest"
 	"github.com/acemq/acemq-go/runtime"
+	amqp "github.com/rabbitmq/amqp091-go"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 )
 
-// downRegistry answers Schema with ErrRegistryUnavailable its first times.
-type downRegistry struct {
-	*runtime.MemoryRegistry
-	failures atomic.Int32
-}
+const (
+	outageV1 = `{"type":"record","name":"Order","fields":[{"name":"id","type":"string"}]}`
+	outageV2 = `{"type":"record","name":"Order","fields":[{"name":"id","type":"string"},
+		{"name":"currency","type":"string","default":"EUR"}]}`
+)
 
-func (r *downRegistry) Schema(ctx context.Context, id int) (string, error) {
-	if r.failures.Add(-1) >= 0 {
-		return "", fmt.Errorf("registry.example: connection refused: %w", runtime.ErrRegistryUnavailable)
-	}
-	return r.MemoryRegistry.Schema(ctx, id)
-}
-
-type outageOrder struct {
+type outageOrderV1 struct {
 	ID string `avro:"id"`
 }
 
-// A registry outage is not the body's fault: the message goes back to its
-// queue and is handled once the registry answers, never parked.
-func TestRegistryOutageReturnsTheMessageInsteadOfParking(t *testing.T) {
+type outageOrderV2 struct {
+	ID       string `avro:"id"`
+	Currency string `avro:"currency"`
+}
+
+func httpReg(t *testing.T, url string) *runtime.HTTPRegistry {
+	t.Helper()
+	r, err := runtime.NewHTTPRegistry(runtime.HTTPRegistryConfig{URL: url, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// The registry goes away under a running consumer with 100 messages in
+// flight: none is parked, the outage is counted, and all 100 are handled
+// once the registry is back, with nothing done by hand.
+func TestRegistryOutageParksNothingAndRecovers(t *testing.T) {
 	t.Parallel()
-	ctx := ctxFor(t, 30*time.Second)
-	shared := runtime.NewMemoryRegistry()
-	down := &downRegistry{MemoryRegistry: shared}
-	down.failures.Store(2)
-	pub := dial(t, runtime.WithSchemaRegistry(shared))
-	sub := dial(t, runtime.WithSchemaRegistry(down))
+	ctx := ctxFor(t, 90*time.Second)
+	srv := confluenttest.Start(t)
+	pubReg := httpReg(t, srv.URL)
+	if _, err := pubReg.Register(ctx, "outage-orders", outageV1); err != nil { // the v1 producer's id, cached
+		t.Fatal(err)
+	}
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	pub := dial(t, runtime.WithSchemaRegistry(pubReg))
+	sub := dial(t, runtime.WithSchemaRegistry(httpReg(t, srv.URL)), runtime.WithMeterProvider(mp))
 
 	q := brokertest.Queue(t, "regdown")
 	declare(t, pub, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
-	mt := runtime.AvroType[outageOrder]("outage.order.v1", "outage-orders",
-		`{"type":"record","name":"Order","fields":[{"name":"id","type":"string"}]}`)
-	got := make(chan string, 1)
+	v1 := runtime.AvroType[outageOrderV1]("outage.order", "outage-orders", outageV1)
+	v2 := runtime.AvroType[outageOrderV2]("outage.order", "outage-orders", outageV2)
+	var mu sync.Mutex
+	handled := map[string]string{}
+	redelivered := 0
 	if _, err := runtime.Consume(ctx, sub, runtime.ConsumerSpec{Queue: q, Routes: []runtime.Route{
-		runtime.Handle(mt, func(ctx context.Context, m *runtime.Message[outageOrder]) runtime.Ack {
-			got <- m.Payload.ID
+		runtime.Handle(v2, func(ctx context.Context, m *runtime.Message[outageOrderV2]) runtime.Ack {
+			mu.Lock()
+			handled[m.Payload.ID] = m.Payload.Currency
+			if m.Redelivered {
+				redelivered++
+			}
+			mu.Unlock()
 			return runtime.Accept()
 		}),
+	}}, runtime.WithPrefetch(100), runtime.WithConcurrency(4)); err != nil {
+		t.Fatal(err)
+	}
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(handled) }
+
+	srv.Stop() // connection refused from now on
+	msgs := make([]outageOrderV1, 100)
+	for i := range msgs {
+		msgs[i] = outageOrderV1{ID: "A-" + string(rune('0'+i/10)) + string(rune('0'+i%10))}
+	}
+	if err := runtime.PublishAll(ctx, pub, v1, "", msgs, runtime.WithRoutingKey(q)); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(wait)
+	for counter(t, reader, runtime.MetricRegistryUnavailable) < 100 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n := counter(t, reader, runtime.MetricRegistryUnavailable); n < 100 {
+		t.Fatalf("%s = %v after the outage began, want ≥ 100 (one per message at least)", runtime.MetricRegistryUnavailable, n)
+	}
+	time.Sleep(2 * time.Second) // an outage long enough for several tries each
+	if n := count(); n != 0 {
+		t.Fatalf("%d messages handled while the registry was down", n)
+	}
+	if d := depth(t, runtime.ParkedQueue(q)); d != 0 {
+		t.Fatalf("%s holds %d during the outage, want 0", runtime.ParkedQueue(q), d)
+	}
+
+	srv.Restart()
+	deadline = time.Now().Add(45 * time.Second)
+	for count() < 100 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(handled) != 100 {
+		t.Fatalf("%d of 100 handled after the registry came back", len(handled))
+	}
+	if redelivered != 0 {
+		t.Fatalf("%d messages came back redelivered: the outage was waited out by nacking, which spends a quorum queue's delivery limit", redelivered)
+	}
+	for id, cur := range handled {
+		if cur != "EUR" {
+			t.Fatalf("%s decoded with currency %q, want the v2 default EUR", id, cur)
+		}
+	}
+	for _, name := range []string{runtime.ParkedQueue(q), runtime.DeadLetterQueue(q)} {
+		if d := depth(t, name); d != 0 {
+			t.Fatalf("%s holds %d, want 0", name, d)
+		}
+	}
+}
+
+// A writer id the registry answers 404 for is the body's fault: parked, the
+// reason naming the id.
+func TestRegistryUnknownWriterIDIsParked(t *testing.T) {
+	t.Parallel()
+	ctx := ctxFor(t, 30*time.Second)
+	srv := confluenttest.Start(t)
+	sub := dial(t, runtime.WithSchemaRegistry(httpReg(t, srv.URL)))
+	q := brokertest.Queue(t, "reg404")
+	declare(t, sub, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
+	v2 := runtime.AvroType[outageOrderV2]("outage.order", "outage-orders", outageV2)
+	if _, err := runtime.Consume(ctx, sub, runtime.ConsumerSpec{Queue: q, Routes: []runtime.Route{
+		runtime.Handle(v2, func(context.Context, *runtime.Message[outageOrderV2]) runtime.Ack { return runtime.Accept() }),
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := runtime.Publish(ctx, pub, mt, "", outageOrder{ID: "A-1"}, runtime.WithRoutingKey(q)); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case id := <-got:
-		if id != "A-1" {
-			t.Fatalf("handled %q, want A-1", id)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("the message was not handled once the registry answered")
-	}
-	if left := down.failures.Load(); left > 0 {
-		t.Fatalf("the registry still had %d failures to give: the outage was never met", left)
-	}
-	if n, err := sub.MessageCount(ctx, runtime.ParkedQueue(q)); err != nil || n != 0 {
-		t.Fatalf("%s holds %d (%v), want 0: an outage parks nothing", runtime.ParkedQueue(q), n, err)
+	body := []byte{0, 0, 0, 0, 0, 2, 'x'}
+	binary.BigEndian.PutUint32(body[1:5], 4242)
+	rawPublish(t, q, amqp.Publishing{Type: "outage.order", ContentType: runtime.ContentTypeAvro, Body: body})
+	d := getOne(t, runtime.ParkedQueue(q), wait)
+	want := "could not be decoded: look up the writer schema: schema id 4242: schema registry " + srv.URL +
+		": HTTP 404, error code 40403: Schema 4242 not found (acemq: schema not found)"
+	if got := headerString(t, d, "x-acemq-error"); got != want {
+		t.Fatalf("x-acemq-error:\n got %q\nwant %q", got, want)
 	}
 }

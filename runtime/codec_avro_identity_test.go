@@ -1,0 +1,95 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// Two processes each with a registry numbering from 1: the publisher's id 1
+// is Order v1, the consumer's id 1 is another schema. The fingerprint header
+// tells them apart: the body is refused, never decoded with the wrong
+// schema, and the reason names the id and both fingerprints.
+func TestAvroCodecAnIDThatMeansAnotherSchemaNeverDecodes(t *testing.T) {
+	ctx := context.Background()
+	pubReg, subReg := NewMemoryRegistry(), NewMemoryRegistry()
+	// Same record name and a field of the same name and type: hamba's name
+	// check alone would decode it.
+	other := `{"type":"record","name":"Order","fields":[{"name":"id","type":"string"},{"name":"note","type":"string"}]}`
+	if id, _ := subReg.Register(ctx, "other", other); id != 1 {
+		t.Fatalf("setup: id %d", id)
+	}
+	pub := codecMustAvro(t, pubReg, "orders", codecOrderV1)
+	sub := codecMustAvro(t, subReg, "orders", codecOrderV2)
+	body, err := pub.Encode(ctx, codecOrderV1Go{ID: "A-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := pub.(*avroCodec).schemaFingerprint()
+	var got codecOrderV2Go
+	err = sub.Decode(withDecodeInfo(ctx, decodeInfo{fingerprint: fp}), body, &got)
+	otherFP, _ := SchemaFingerprint(other)
+	want := fmt.Sprintf("writer schema 1: acemq: the registry's schema is not the writer's: the registry's schema 1 has fingerprint %s, the message's x-acemq-schema-fingerprint header says %s", otherFP, fp)
+	if !errors.Is(err, ErrSchemaMismatch) || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("decode with a colliding id:\n got %v\nwant %s", err, want)
+	}
+}
+
+// A body whose header names the reader schema itself decodes without asking
+// the registry, whatever the id: no lookup can go wrong.
+func TestAvroCodecHeaderOfTheReaderSchemaNeedsNoLookup(t *testing.T) {
+	ctx := context.Background()
+	pub := codecMustAvro(t, NewMemoryRegistry(), "orders", codecOrderV1)
+	sub := codecMustAvro(t, &codecCountingRegistry{SchemaRegistry: NewMemoryRegistry()}, "orders", codecOrderV1)
+	body, _ := pub.Encode(ctx, codecOrderV1Go{ID: "A-1"})
+	var got codecOrderV1Go
+	if err := sub.Decode(withDecodeInfo(ctx, decodeInfo{fingerprint: pub.(*avroCodec).schemaFingerprint()}), body, &got); err != nil || got.ID != "A-1" {
+		t.Fatalf("decode: %+v, %v", got, err)
+	}
+	if n := sub.(*avroCodec).reg.(*codecCountingRegistry).lookups; n != 0 {
+		t.Fatalf("%d registry lookups, want 0", n)
+	}
+	// Without the header the (empty) registry is asked, and says not found.
+	if err := sub.Decode(ctx, body, &got); !errors.Is(err, ErrSchemaNotFound) ||
+		!strings.HasPrefix(err.Error(), "look up the writer schema: schema id 1: acemq: schema not found") {
+		t.Fatalf("decode without the header: %v", err)
+	}
+}
+
+type codecCountingRegistry struct {
+	SchemaRegistry
+	lookups int
+}
+
+func (r *codecCountingRegistry) Schema(ctx context.Context, id int) (string, error) {
+	r.lookups++
+	return r.SchemaRegistry.Schema(ctx, id)
+}
+
+// A body over the limit is refused before it is read; hamba's string limit
+// follows the consumer's limit.
+func TestAvroCodecBodyLimits(t *testing.T) {
+	ctx := context.Background()
+	reg := NewMemoryRegistry()
+	c := codecMustAvro(t, reg, "orders", codecOrderV1)
+	body, err := c.Encode(ctx, codecOrderV1Go{ID: strings.Repeat("x", 2000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got codecOrderV1Go
+	err = c.Decode(withDecodeInfo(ctx, decodeInfo{maxBody: 1000}), body, &got)
+	if !errors.Is(err, ErrBodyTooLarge) || !strings.Contains(err.Error(), fmt.Sprintf("the body is %d bytes, over the consumer's limit of 1000 bytes", len(body))) {
+		t.Fatalf("over the limit: %v", err)
+	}
+	if err := c.Decode(withDecodeInfo(ctx, decodeInfo{maxBody: 4000}), body, &got); err != nil || len(got.ID) != 2000 {
+		t.Fatalf("under the limit: %v", err)
+	}
+	// A forged string length far beyond the body: refused by hamba's
+	// MaxByteSliceSize (set to the body limit), not allocated.
+	forged := []byte{0, 0, 0, 0, 1, 0xfe, 0xff, 0xff, 0xff, 0x0f} // length ≈ 2^31
+	if err := c.Decode(ctx, forged, &got); err == nil || !strings.Contains(err.Error(), "MaxByteSliceSize") {
+		t.Fatalf("forged length: %v", err)
+	}
+}
