@@ -45,8 +45,8 @@ func (cs *Consumer) process(s *session, d amqp.Delivery, h *heldLookup) {
 		cs.registryBack()
 	}
 	if err != nil && transient(err) {
-		// Not the body's fault: the registry did not answer, or the
-		// consumer is being stopped. The message goes back, not to parked.
+		// Not the body's fault: the consumer is being stopped (a cancelled
+		// or expired context). The message goes back, not to parked.
 		cs.outcome("unavailable")
 		cs.log.Warn("acemq: could not decode for now; returning the message to its queue", "err", err, "id", d.MessageId)
 		cs.returnLater(s, d)
