@@ -4,8 +4,10 @@
 // against a real RabbitMQ, through the code acemq-gen generated from
 // acemq.yaml: two orders are published; A-1 is retried while the warehouse
 // is down until its attempts run out and it is dead-lettered, A-2 has no
-// customer id and is rejected at once; then the dead letters are read with
-// Pull and put back.
+// customer id and is rejected at once; the dead letters are read with Pull
+// and put back; then the warehouse comes back and runtime.Replay moves the
+// dead letters it caused to orders.new, where A-1 is reserved on attempt 1:
+// "moved 1, skipped 1 (drained)". A-2 stays on orders.new.dlq.
 //
 //	make demo   # or: go run ./examples/orders
 //
@@ -19,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -79,7 +82,21 @@ func run(ctx context.Context, url string, w io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "dead letters: %d\n", n)
-	return showDeadLetters(ctx, conn, dlq, out)
+	if err := showDeadLetters(ctx, conn, dlq, out); err != nil {
+		return err
+	}
+
+	// The warehouse is back: put back what it failed, and only that. A-2
+	// would only be rejected again (it will not acquire a customer id).
+	wh.setDown(false)
+	res, err := runtime.Replay(ctx, conn, dlq, runtime.ReplayOptions{
+		Filter: func(e runtime.Envelope, _ []byte) bool { return strings.Contains(e.Error, "warehouse") },
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, res)
+	return wh.waitReserved(ctx, "A-1", 30*time.Second)
 }
 
 // warehouse is the service's handler: it prints each attempt, rejects an
@@ -87,9 +104,37 @@ func run(ctx context.Context, url string, w io.Writer) error {
 type warehouse struct {
 	out io.Writer
 	mu  sync.Mutex
-	// down is true for the whole demo; the tutorial brings the warehouse
-	// back before it replays the dead letters, which the demo cannot do yet.
-	down bool
+	// down is true until the demo brings the warehouse back, before it
+	// replays the dead letters.
+	down     bool
+	reserved map[string]bool
+}
+
+func (wh *warehouse) setDown(down bool) {
+	wh.mu.Lock()
+	wh.down = down
+	wh.mu.Unlock()
+}
+
+// waitReserved waits until the order id was reserved.
+func (wh *warehouse) waitReserved(ctx context.Context, id string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		wh.mu.Lock()
+		done := wh.reserved[id]
+		wh.mu.Unlock()
+		if done {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s was not reserved within %s of the replay", id, limit)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 func (wh *warehouse) HandleOrderPlaced(_ context.Context, m *runtime.Message[OrderPlaced]) runtime.Ack {
@@ -105,6 +150,12 @@ func (wh *warehouse) HandleOrderPlaced(_ context.Context, m *runtime.Message[Ord
 		return runtime.Retry(errors.New("the warehouse is not answering"))
 	}
 	fmt.Fprintf(wh.out, "%s: reserved\n", id)
+	wh.mu.Lock()
+	if wh.reserved == nil {
+		wh.reserved = map[string]bool{}
+	}
+	wh.reserved[id] = true
+	wh.mu.Unlock()
 	return runtime.Accept()
 }
 
