@@ -341,7 +341,11 @@ func (e *env) summary(q, by string, f where.Filter) error {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", g.count, stamp(g.oldest), stamp(g.newest), dash(g.key))
 	}
 	tw.Flush()
-	fmt.Fprintf(e.stdout, "%d messages in %s, %d groups; all left in place\n", matched, q, len(list))
+	groupsWord := "groups"
+	if len(list) == 1 {
+		groupsWord = "group"
+	}
+	fmt.Fprintf(e.stdout, "%d messages in %s, %d %s; all left in place\n", matched, q, len(list), groupsWord)
 	_ = read
 	return nil
 }

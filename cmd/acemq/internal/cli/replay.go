@@ -146,6 +146,9 @@ func (e *env) replay(src string, opts runtime.ReplayOptions, f where.Filter) err
 	}
 	fmt.Fprintln(e.stdout, res)
 	if res.Failed > 0 {
+		if res.Failed == 1 {
+			return &exitError{ExitFail, fmt.Errorf("1 message could not be moved; it is still on %s", src)}
+		}
 		return &exitError{ExitFail, fmt.Errorf("%d messages could not be moved; they are still on %s", res.Failed, src)}
 	}
 	return nil

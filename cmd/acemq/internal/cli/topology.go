@@ -36,7 +36,11 @@ arguments; it never deletes.`,
 				return nil
 			}
 			fmt.Fprint(e.stdout, topo.Lines(diffs))
-			return &exitError{ExitFail, fmt.Errorf("%d differences between %s and the broker", len(diffs), file)}
+			word := "differences"
+			if len(diffs) == 1 {
+				word = "difference"
+			}
+			return &exitError{ExitFail, fmt.Errorf("%d %s between %s and the broker", len(diffs), word, file)}
 		},
 	}
 	diff.Flags().StringVarP(&file, "file", "f", "", "the manifest (acemq.yaml)")
