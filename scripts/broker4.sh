@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# RabbitMQ 4.0 (Debian trixie's rabbitmq-server) as node rmq4@localhost,
+# beside the machine's own broker, in a trixie chroot (scripts/rmq4lib.sh):
+# AMQP 127.0.0.1:5674, management 127.0.0.1:15674, distribution 25674.
+#   broker4.sh up      build the chroot if missing, start the node, wait
+#                      until AMQP and the management API answer (idempotent)
+#   broker4.sh down    stop the node (the chroot stays for the next run)
+#   broker4.sh status  say whether it runs; rabbitmqctl status
+#   broker4.sh ctl ... rabbitmqctl -n rmq4@localhost ... (or rabbitmq-queues …)
+set -euo pipefail
+. "$(dirname "$0")/rmq4lib.sh"
+
+node=rmq4
+case ${1:-up} in
+  up)
+    t0=$SECONDS
+    with_lock
+    ensure_root
+    if node_running $node; then
+      wait_node $node 120
+      log "$node@localhost already running: amqp://guest:guest@127.0.0.1:5674/ http://127.0.0.1:15674"
+      exit 0
+    fi
+    start_node $node
+    wait_node $node 180
+    log "$node@localhost ($(ctl $node version 2>/dev/null || echo '?')) answering in $((SECONDS - t0)) s: amqp://guest:guest@127.0.0.1:5674/ http://127.0.0.1:15674"
+    ;;
+  down)
+    with_lock
+    stop_node $node
+    any_node_running || umount_proc
+    log "$node@localhost stopped"
+    ;;
+  status)
+    if node_running $node; then
+      log "$node@localhost running (pid $(node_pid $node))"
+      ctl $node status
+    else
+      log "$node@localhost not running"; exit 3
+    fi
+    ;;
+  ctl) shift; ctl $node "$@" ;;
+  *) die "usage: $0 up|down|status|ctl ..." ;;
+esac
