@@ -26,11 +26,13 @@ type address struct {
 	secret   string // the password, for scrubbing texts that quote it
 }
 
-// addressList splits rawURL (one URL, or several separated by commas) and
-// appends extra. A comma only separates URLs where the next one starts with
-// amqp:// or amqps://, so a comma inside a password is kept.
-var urlSeparator = regexp.MustCompile(`,\s*(?i:amqps?://)`)
+// urlSeparator is a comma that starts another URL: a comma only separates
+// where a scheme:// follows, so a comma inside a password is kept (and a
+// second URL with a wrong scheme is refused rather than read as a vhost).
+var urlSeparator = regexp.MustCompile(`,\s*[A-Za-z][A-Za-z0-9+.-]*://`)
 
+// parseAddresses splits rawURL (one URL, or several separated by commas),
+// appends extra, and checks each.
 func parseAddresses(rawURL string, extra []string) ([]address, error) {
 	var raws []string
 	if strings.TrimSpace(rawURL) != "" {

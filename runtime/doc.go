@@ -8,7 +8,8 @@
 // Ruby, Java and Python: the same queue names (q.dlq, q.parked,
 // q.retry.<N>s), the same headers (x-acemq-id, x-acemq-attempt, …) and the
 // same retry arithmetic, so a message can move between services written
-// with any of them.
+// with any of them. docs/design.md in the repository is that contract in
+// full: names, headers, reason texts, the retry arithmetic, the rules.
 //
 // # Handlers and acks
 //
@@ -18,8 +19,27 @@
 // is left it goes to q.dlq with "gave up after N attempts: <reason>".
 // Reject goes straight to q.dlq, Park to q.parked. A body the codec cannot
 // decode never reaches a handler: it is parked with
-// "could not be decoded: <why>". A panic is a Retry; an error wrapped with
-// Fatal is a Reject wherever it is returned.
+// "could not be decoded: <why>". A panic is a Retry carrying a
+// *PanicError (its reason names the value and the file:line that raised
+// it; the stack is logged at Error); an error wrapped with Fatal is a
+// Reject wherever it is returned.
+//
+// # Connecting
+//
+// Dial waits for a broker that is not there yet, with a capped backoff
+// until its ctx is done, and fails at once on what retrying cannot fix
+// (ErrAuth, ErrInvalidURL). Its errors are *DialError, which keep their
+// cause for errors.Is and errors.As and never show the password. Several
+// broker URLs, comma-separated or through WithAddresses, are tried in turn
+// on the first dial and on every reconnect.
+//
+// # Logs
+//
+// Through WithLogger: one line per outcome that is not Accept (Info for a
+// retry, Warn for a dead letter or a park, with queue, type, id, attempt
+// and reason), a panic's stack at Error (at most once per 10s per
+// consumer), each failed Dial attempt at Warn. Never the body unless
+// WithBodyInLogs, never a password.
 //
 // # Design
 //

@@ -1,0 +1,167 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+func TestParseAddresses(t *testing.T) {
+	cases := []struct {
+		raw   string
+		extra []string
+		want  []string // redacted
+	}{
+		{"amqp://u:p@a:5672/", nil, []string{"amqp://u:xxxxx@a:5672/"}},
+		{"amqp://u:p@a/, amqps://u:p@b/,AMQP://c/", nil, []string{"amqp://u:xxxxx@a/", "amqps://u:xxxxx@b/", "amqp://c/"}},
+		// A comma inside a password is not a separator.
+		{"amqp://u:p,q@a/,amqp://u:r@b/", nil, []string{"amqp://u:xxxxx@a/", "amqp://u:xxxxx@b/"}},
+		{"", []string{"amqp://a/", " amqp://b/ "}, []string{"amqp://a/", "amqp://b/"}},
+		{"amqp://a/", []string{"amqp://b/"}, []string{"amqp://a/", "amqp://b/"}},
+	}
+	for _, tc := range cases {
+		addrs, err := parseAddresses(tc.raw, tc.extra)
+		if err != nil {
+			t.Errorf("parseAddresses(%q, %q): %v", tc.raw, tc.extra, err)
+			continue
+		}
+		var got []string
+		for _, a := range addrs {
+			got = append(got, a.redacted)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("parseAddresses(%q, %q) = %q, want %q", tc.raw, tc.extra, got, tc.want)
+		}
+	}
+	if addrs, _ := parseAddresses("amqp://u:p,q@a/", nil); len(addrs) != 1 || addrs[0].secret != "p,q" {
+		t.Errorf("password with a comma: %+v", addrs)
+	}
+	for _, bad := range []string{"", "  ", "http://a/", "amqp://a/,http://b/", "amqp://u:p@a:port/"} {
+		if _, err := parseAddresses(bad, nil); !errors.Is(err, ErrInvalidURL) {
+			t.Errorf("parseAddresses(%q) = %v, want ErrInvalidURL", bad, err)
+		}
+	}
+}
+
+func TestRedactURLThatDoesNotParse(t *testing.T) {
+	for raw, want := range map[string]string{
+		"amqp://guest:s3cr3t@host:port/":  "amqp://guest:xxxxx@host:port/",
+		"amqp://guest:s/cr@t@host:bad/vh": "amqp://guest:xxxxx@host:bad/vh",
+		"amqp://host:bad/":                "amqp://host:bad/",
+		"not a url at all %zz":            "not a url at all %zz",
+	} {
+		if got := redactURL(raw); got != want {
+			t.Errorf("redactURL(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}
+
+func TestDialErrorScrubs(t *testing.T) {
+	raw := "amqp://guest:guest@127.0.0.1:port/"
+	e := &DialError{Address: redactURL(raw), Kind: ErrInvalidURL, Err: fmt.Errorf("parse %q: invalid port; password guest", raw),
+		secrets: []string{raw, "guest"}}
+	got := e.Error()
+	if strings.Contains(got, ":guest@") || strings.Contains(got, "password guest") {
+		t.Errorf("DialError shows the password: %s", got)
+	}
+	// The user name of the redacted URL survives scrubbing a password equal
+	// to it.
+	if !strings.Contains(got, `"amqp://guest:xxxxx@127.0.0.1:port/"`) {
+		t.Errorf("DialError = %s; want the URL redacted in place", got)
+	}
+}
+
+func TestClassifyDial(t *testing.T) {
+	cases := []struct {
+		err   error
+		kind  error
+		again bool
+	}{
+		{amqp.ErrCredentials, ErrAuth, false},
+		{&amqp.Error{Code: amqp.NotAllowed, Reason: "vhost x not found", Server: true}, ErrAuth, false},
+		{&amqp.Error{Code: amqp.ConnectionForced, Reason: "shutdown", Server: true}, ErrUnreachable, true},
+		{&amqp.Error{Code: amqp.FrameError}, nil, false},
+		{&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, ErrUnreachable, true},
+		{&net.DNSError{Err: "no such host", Name: "x", IsNotFound: true}, ErrUnreachable, true},
+		{io.EOF, ErrUnreachable, true},
+		{errors.New("something else"), nil, false},
+	}
+	for _, tc := range cases {
+		kind, again := classifyDial(fmt.Errorf("wrapped: %w", tc.err))
+		if kind != tc.kind || again != tc.again {
+			t.Errorf("classifyDial(%v) = %v, %v; want %v, %v", tc.err, kind, again, tc.kind, tc.again)
+		}
+	}
+}
+
+// startOk builds a connection.start-ok frame whose client-properties hold
+// a capabilities table, as amqp091-go writes it.
+func startOk(caps []byte) []byte {
+	table := func(entries ...[]byte) []byte {
+		body := bytes.Join(entries, nil)
+		return binary.BigEndian.AppendUint32(nil, uint32(len(body))) // then body
+	}
+	shortstr := func(s string) []byte { return append([]byte{byte(len(s))}, s...) }
+	longstr := func(s string) []byte { return append(binary.BigEndian.AppendUint32(nil, uint32(len(s))), s...) }
+	product := append(shortstr("product"), append([]byte{'S'}, longstr("acemq")...)...)
+	capsEntry := append(shortstr("capabilities"), 'F')
+	capsEntry = append(capsEntry, table(caps)...)
+	capsEntry = append(capsEntry, caps...)
+	props := append(product, capsEntry...)
+	payload := []byte{0, 10, 0, 11}
+	payload = append(payload, table(props)...)
+	payload = append(payload, props...)
+	payload = append(payload, shortstr("PLAIN")...)
+	payload = append(payload, longstr("\x00guest\x00guest")...)
+	payload = append(payload, shortstr("en_US")...)
+	frame := []byte{1, 0, 0}
+	frame = binary.BigEndian.AppendUint32(frame, uint32(len(payload)))
+	frame = append(frame, payload...)
+	return append(frame, 0xCE)
+}
+
+func TestCapabilityConnRewritesStartOk(t *testing.T) {
+	basicNack := append([]byte{byte(len("basic.nack"))}, append([]byte("basic.nack"), 't', 1)...)
+	in := startOk(basicNack)
+	want := startOk(append(append([]byte{}, authFailureClose...), basicNack...))
+	var out bytes.Buffer
+	c := &capabilityConn{Conn: fakeConn{&out}}
+	// The protocol header, then start-ok in two writes, then a later frame.
+	later := []byte{1, 0, 0, 0, 0, 0, 4, 0, 10, 0, 31, 0xCE}
+	for _, w := range [][]byte{[]byte("AMQP\x00\x00\x09\x01"), in[:20], in[20:], later} {
+		if n, err := c.Write(w); err != nil || n != len(w) {
+			t.Fatalf("Write = %d, %v", n, err)
+		}
+	}
+	wantAll := append(append([]byte("AMQP\x00\x00\x09\x01"), want...), later...)
+	if !bytes.Equal(out.Bytes(), wantAll) {
+		t.Errorf("written:\n% x\nwant:\n% x", out.Bytes(), wantAll)
+	}
+	// Not AMQP underneath (TLS): everything passes through untouched.
+	out.Reset()
+	c = &capabilityConn{Conn: fakeConn{&out}}
+	hello := []byte{0x16, 0x03, 0x01, 0x02, 0x00, 0x01}
+	if _, err := c.Write(hello); err != nil || !bytes.Equal(out.Bytes(), hello) {
+		t.Errorf("TLS bytes: wrote % x, %v", out.Bytes(), err)
+	}
+}
+
+type fakeConn struct{ w *bytes.Buffer }
+
+func (f fakeConn) Write(p []byte) (int, error)    { return f.w.Write(p) }
+func (fakeConn) Read([]byte) (int, error)         { return 0, io.EOF }
+func (fakeConn) Close() error                     { return nil }
+func (fakeConn) LocalAddr() net.Addr              { return nil }
+func (fakeConn) RemoteAddr() net.Addr             { return nil }
+func (fakeConn) SetDeadline(time.Time) error      { return nil }
+func (fakeConn) SetReadDeadline(time.Time) error  { return nil }
+func (fakeConn) SetWriteDeadline(time.Time) error { return nil }
