@@ -131,6 +131,14 @@ func Dial(ctx context.Context, rawURL string, opts ...DialOption) (*Connection, 
 	return c, nil
 }
 
+// Address is the broker URL, password redacted, of the live connection,
+// or of the one last connected to: with several addresses, the node in use.
+func (c *Connection) Address() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.addrs[c.current].redacted
+}
+
 // Origin is what the connection writes in x-acemq-origin.
 func (c *Connection) Origin() string { return c.cfg.origin }
 

@@ -358,6 +358,9 @@ func TestDialSeveralAddresses(t *testing.T) {
 		if a.accepted.Load() != 1 || b.accepted.Load() != 0 {
 			t.Fatalf("connections through a, b = %d, %d; want the first address", a.accepted.Load(), b.accepted.Load())
 		}
+		if got, want := c.Address(), redacted(urlAt(t, a.ln.Addr().String())); got != want {
+			t.Errorf("Address() = %s, want %s", got, want)
+		}
 		a.Close() // the node in use goes away
 		deadline := time.Now().Add(wait)
 		for {
@@ -374,6 +377,9 @@ func TestDialSeveralAddresses(t *testing.T) {
 		}
 		if b.accepted.Load() != 1 {
 			t.Errorf("%d connections through the second address, want 1", b.accepted.Load())
+		}
+		if got, want := c.Address(), redacted(urlAt(t, b.ln.Addr().String())); got != want {
+			t.Errorf("Address() after the reconnect = %s, want %s", got, want)
 		}
 		if got := string(getOne(t, q, wait).Body); got != "via b" {
 			t.Errorf("body %q", got)

@@ -1,5 +1,5 @@
-// Package doccheck holds the test that every Go snippet in README.md and
-// docs/*.md compiles.
+// Package doccheck holds the test that every Go snippet in README.md,
+// docs/*.md and examples/*/README.md compiles.
 //
 // Each fenced ```go block is built as a file of its own package under
 // testdata/build (removed afterwards), with a //line directive so that a

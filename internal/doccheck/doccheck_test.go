@@ -222,15 +222,20 @@ func moduleRoot(t *testing.T) string {
 	}
 }
 
-// Every ```go block of README.md and docs/*.md compiles.
+// Every ```go block of README.md, docs/*.md and examples/*/README.md
+// compiles.
 func TestMarkdownSnippetsCompile(t *testing.T) {
 	root := moduleRoot(t)
 	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	examples, err := filepath.Glob(filepath.Join(root, "examples", "*", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	files := []string{"README.md"}
-	for _, d := range docs {
+	for _, d := range append(docs, examples...) {
 		rel, _ := filepath.Rel(root, d)
 		files = append(files, filepath.ToSlash(rel))
 	}
