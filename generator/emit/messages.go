@@ -14,27 +14,61 @@ func messagesFile(m *model.Model, source string) *jen.File {
 	f.Comment("This code and the runtime it calls must agree: a runtime that")
 	f.Comment("dropped this version stops the package compiling.")
 	f.Const().Id("_").Op("=").Add(rt("SupportPackageIsVersion1"))
+	if m.Registry != nil {
+		f.Line()
+		registryVar(f, m.Registry)
+	}
 	for _, msg := range m.Messages {
 		f.Line()
 		// const orderPlacedSchema = "{...}"
 		doc(f.Comment, "%s is the schema of %s, from %q.", msg.SchemaConst, msg.GoName, msg.SchemaPath)
 		f.Const().Id(msg.SchemaConst).Op("=").Lit(msg.SchemaText)
 		f.Line()
-		messageTypeVar(f, msg)
+		messageTypeVar(f, msg, m.Registry)
 	}
 	return f
+}
+
+// registryVar emits
+//
+//	var SchemaRegistry = runtime.ConfiguredRegistry(runtime.RegistryConfig{Directory: "schemas/registry"})
+func registryVar(f *jen.File, r *model.Registry) {
+	fields := jen.Dict{}
+	for key, v := range map[string]string{"Directory": r.Directory, "URL": r.URL,
+		"UsernameEnv": r.UsernameEnv, "PasswordEnv": r.PasswordEnv, "TokenEnv": r.TokenEnv} {
+		if v != "" {
+			fields[jen.Id(key)] = jen.Lit(v)
+		}
+	}
+	if r.Timeout > 0 {
+		fields[jen.Id("Timeout")] = duration(r.Timeout)
+	}
+	if r.LookupOnly {
+		fields[jen.Id("LookupOnly")] = jen.True()
+	}
+	where := "the directory " + r.Directory
+	if r.URL != "" {
+		where = "the Confluent-compatible registry at " + r.URL
+	}
+	doc(f.Comment, "%s is the manifest's registry: %s. The Avro message types use it unless the connection was dialled with runtime.WithSchemaRegistry; it opens on first use, and a consumer opens it before subscribing.",
+		r.GoName, where)
+	f.Var().Id(r.GoName).Op("=").Add(rt("ConfiguredRegistry").Call(rt("RegistryConfig").Values(fields)))
 }
 
 // messageTypeVar emits
 //
 //	var OrderPlacedType = runtime.AvroType[OrderPlaced]("order.placed.v2", "orders", orderPlacedSchema)
-func messageTypeVar(f *jen.File, msg *model.Message) {
+func messageTypeVar(f *jen.File, msg *model.Message, reg *model.Registry) {
 	var ctor *jen.Statement
 	switch msg.Format {
 	case schema.Avro:
 		doc(f.Comment, "%s is the message type %q, payload %s: Avro in the Confluent wire format, its schema registered under the subject %q.",
 			msg.VarName, msg.Type, msg.GoName, msg.Subject)
-		ctor = rt("AvroType").Types(jen.Id(msg.GoName)).Call(jen.Lit(msg.Type), jen.Lit(msg.Subject), jen.Id(msg.SchemaConst))
+		args := []jen.Code{jen.Lit(msg.Type), jen.Lit(msg.Subject), jen.Id(msg.SchemaConst)}
+		if reg != nil {
+			args = append(args, rt("TypeRegistry").Call(jen.Id(reg.GoName)))
+		}
+		ctor = rt("AvroType").Types(jen.Id(msg.GoName)).Call(args...)
 	default:
 		doc(f.Comment, "%s is the message type %q, payload %s: JSON, validated against its JSON Schema on publish and on consume.",
 			msg.VarName, msg.Type, msg.GoName)

@@ -12,6 +12,15 @@ type File struct {
 	Queues     []*Queue
 	Publishers []*Publisher
 	Exports    []*Export
+	Registry   *Registry
+}
+
+// Registry is the registry: block, the schema registry of the Avro types.
+type Registry struct {
+	Pos                                         Pos // the key's
+	Directory, URL                              *Str
+	UsernameEnv, PasswordEnv, TokenEnv, Timeout *Str
+	LookupOnly                                  *Bool
 }
 
 // Str is a string and where it was written.

@@ -44,9 +44,34 @@ func decodeFile(path string, root *yaml.Node) *File {
 			for _, n := range resolveAlias(kv.val).Content {
 				f.Exports = append(f.Exports, decodeExport(resolveAlias(n)))
 			}
+		case "registry":
+			f.Registry = decodeRegistry(kv)
 		}
 	}
 	return f
+}
+
+func decodeRegistry(e pair) *Registry {
+	r := &Registry{Pos: posOf(e.key)}
+	for _, kv := range pairs(e.val) {
+		switch kv.key.Value {
+		case "directory":
+			r.Directory = strPtr(kv.val)
+		case "url":
+			r.URL = strPtr(kv.val)
+		case "username_env":
+			r.UsernameEnv = strPtr(kv.val)
+		case "password_env":
+			r.PasswordEnv = strPtr(kv.val)
+		case "token_env":
+			r.TokenEnv = strPtr(kv.val)
+		case "timeout":
+			r.Timeout = strPtr(kv.val)
+		case "lookup_only":
+			r.LookupOnly = boolPtr(kv.val)
+		}
+	}
+	return r
 }
 
 func decodePolicy(e pair) *Policy {

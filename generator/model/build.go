@@ -14,6 +14,7 @@ func Build(f *manifest.File, dir string) (*Model, error) {
 	b.ns = &namespace{b: b, taken: map[string]claim{}}
 	b.ns.claim("Topology", "the Topology function", manifest.Pos{})
 	b.checkPackage()
+	b.registry()
 	b.policies()
 	b.messages()
 	b.exchanges()

@@ -18,7 +18,17 @@ type Model struct {
 	Queues     []*Queue
 	Publishers []*Publisher
 	Exports    []*Export        // exports:, in manifest order
+	Registry   *Registry        // registry:, nil when absent
 	Types      *schema.Universe // every Go type the messages need
+}
+
+// Registry is the manifest's registry: block.
+type Registry struct {
+	GoName                             string // the package variable, SchemaRegistry
+	Directory, URL                     string // one of them is set
+	UsernameEnv, PasswordEnv, TokenEnv string
+	Timeout                            time.Duration
+	LookupOnly                         bool
 }
 
 // PolicyKind is the shape of a retry policy.

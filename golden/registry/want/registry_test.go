@@ -1,0 +1,56 @@
+package registry_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/acemq/acemq-go/golden/goldentest"
+	registry "github.com/acemq/acemq-go/golden/registry/want"
+	"github.com/acemq/acemq-go/runtime"
+)
+
+type handler struct{ got chan string }
+
+func (h handler) HandleOrderPlaced(_ context.Context, m *runtime.Message[registry.OrderPlaced]) runtime.Ack {
+	h.got <- m.Payload.Id
+	return runtime.Accept()
+}
+
+// The generated types use the manifest's registry: the schema lands in the
+// directory ${ACEMQ_GOLDEN_REGISTRY} names, under its subject, with the id
+// derived from it, and a message round-trips through it.
+func TestTheManifestRegistryIsUsed(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("ACEMQ_GOLDEN_REGISTRY", dir)
+	ctx, conn := goldentest.Connect(t, registry.Topology())
+	h := handler{got: make(chan string, 1)}
+	consumer, err := registry.ConsumeGoldenRegistry(ctx, conn, h)
+	if err != nil {
+		t.Fatalf("ConsumeGoldenRegistry: %v", err)
+	}
+	defer consumer.Close(context.Background())
+	if err := registry.NewDirectPublisher(conn).PublishOrderPlaced(ctx, registry.OrderPlaced{Id: "A-1"}); err != nil {
+		t.Fatalf("publish: %v", err)
+	}
+	select {
+	case id := <-h.got:
+		if id != "A-1" {
+			t.Fatalf("handled %q", id)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("not handled")
+	}
+	reg, err := runtime.NewDirectoryRegistry(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := reg.Index()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := runtime.SchemaID(registry.OrderPlacedType.Schema())
+	if len(entries) != 1 || entries[0].Subject != "golden-registry-orders" || entries[0].ID != want || entries[0].Version != 1 {
+		t.Fatalf("the registry directory's index: %+v, want subject golden-registry-orders version 1 id %d", entries, want)
+	}
+}
