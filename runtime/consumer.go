@@ -31,8 +31,10 @@ type Consumer struct {
 	policy  RetryPolicy
 	cfg     consumeConfig
 	requeue bool
-	log     *slog.Logger
-	panics  panicLimiter
+	// requeues counts requeues where the broker counts none (classic).
+	requeues requeueCounts
+	log      *slog.Logger
+	panics   panicLimiter
 
 	// handlerCtx is what handlers get; it is cancelled when Close's
 	// drain deadline passes.
@@ -63,6 +65,39 @@ type session struct {
 	ch         *amqp.Channel
 	tag        string
 	deliveries <-chan amqp.Delivery
+
+	mu sync.Mutex
+	// taken is when the consumer took each unsettled delivery: a copy that
+	// cannot be published holds its delivery only inside the broker's
+	// consumer timeout.
+	taken map[uint64]time.Time
+}
+
+// take records that the consumer took the delivery tag now.
+func (s *session) take(tag uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.taken == nil {
+		s.taken = map[uint64]time.Time{}
+	}
+	s.taken[tag] = time.Now()
+}
+
+// takenAt is when the consumer took the delivery tag (now if unknown).
+func (s *session) takenAt(tag uint64) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t, ok := s.taken[tag]; ok {
+		return t
+	}
+	return time.Now()
+}
+
+// settled forgets the delivery tag: acked or nacked.
+func (s *session) settled(tag uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.taken, tag)
 }
 
 // Consume subscribes to spec.Queue and runs the routes' handlers on what
@@ -75,7 +110,8 @@ type session struct {
 // context carrying ctx's values that is cancelled when Close gives up
 // waiting for them.
 func Consume(ctx context.Context, c *Connection, spec ConsumerSpec, opts ...ConsumeOption) (*Consumer, error) {
-	cfg := consumeConfig{prefetch: 20, concurrency: 1, maxBody: DefaultMaxBodySize}
+	cfg := consumeConfig{prefetch: 20, concurrency: 1, maxBody: DefaultMaxBodySize,
+		setAside: setAsideTiming{backoff: setAsideBackoff, backoffMax: setAsideBackoffMax, hold: setAsideHold}}
 	for _, o := range opts {
 		o.applyConsume(&cfg)
 	}
@@ -222,6 +258,7 @@ func (cs *Consumer) serve(s *session) {
 			// Left unsettled: it returns to the queue when the channel closes.
 			continue
 		}
+		s.take(d.DeliveryTag)
 		work <- d
 	}
 	close(work)

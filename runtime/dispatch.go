@@ -18,6 +18,17 @@ func (cs *Consumer) process(s *session, d amqp.Delivery, h *heldLookup) {
 	ctx, span := cs.startProcess(&d)
 	defer span.End()
 	env := envelopeOf(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType)
+	if cs.requeue {
+		key := requeueKey(d, env)
+		env.Attempt = cs.requeueAttempt(d, env)
+		before := cs.requeues.count(key)
+		defer func() {
+			// Settled another way than by a requeue: forget its count.
+			if cs.requeues.count(key) == before {
+				cs.requeues.forget(key)
+			}
+		}()
+	}
 	route, ok := cs.route(d.Type)
 	if !ok {
 		cs.outcome("decode")
@@ -102,6 +113,7 @@ func (cs *Consumer) outcome(o string) {
 
 // settle acks d once its copy (if any) is safe.
 func (cs *Consumer) settle(s *session, d amqp.Delivery) {
+	s.settled(d.DeliveryTag)
 	if err := s.ch.Ack(d.DeliveryTag, false); err != nil {
 		cs.log.Warn("acemq: ack failed; the broker will redeliver", "err", err, "id", d.MessageId)
 	}

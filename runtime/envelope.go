@@ -2,9 +2,12 @@ package runtime
 
 import (
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // Header names of the wire contract shared with the sibling libraries.
@@ -40,9 +43,15 @@ type Envelope struct {
 	Origin        string    // x-acemq-origin
 	FirstSeen     time.Time // x-acemq-first-seen; zero when absent
 	Attempt       int       // x-acemq-attempt, 1-based
-	Error         string    // x-acemq-error: the last failure's reason
-	ContentType   string
-	Queue         string // x-acemq-queue: where a dead letter came from
+	// Error is x-acemq-error, the last failure's reason. A message the
+	// broker dead-lettered on its own (no x-acemq-queue, an x-death) reads
+	// "dead-lettered by the broker: <reason>", e.g. delivery_limit, with
+	// any earlier x-acemq-error after it as "(last failure: …)".
+	Error       string
+	ContentType string
+	// Queue is x-acemq-queue, where a dead letter or parked message came
+	// from; for one the broker dead-lettered, the queue it left (x-death).
+	Queue string
 
 	ReplayedFrom string    // acemq-replayed-from
 	ReplayedAt   time.Time // acemq-replayed-at
@@ -66,6 +75,9 @@ func envelopeOf(headers map[string]any, messageID, correlationID, typ, contentTy
 	}
 	if e.ID == "" {
 		e.ID = messageID
+	}
+	if e.Queue == "" {
+		e.brokerDeath(headers)
 	}
 	e.FirstSeen = headerTime(headers, HeaderFirstSeen)
 	e.ReplayedAt = headerTime(headers, HeaderReplayedAt)
@@ -178,4 +190,56 @@ func appHeaders(h map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// Death is what the broker wrote when it dead-lettered a message on its
+// own: past a quorum queue's delivery limit (delivery_limit), a TTL
+// (expired), a length limit (maxlen) or a nack without requeue from
+// outside the library (rejected).
+type Death struct {
+	Queue  string // the queue it was dead-lettered from
+	Reason string // delivery_limit, expired, maxlen or rejected
+	Count  int    // how often it died this way from that queue
+}
+
+// BrokerDeath reads the broker's latest dead-lettering from a message's
+// headers: x-last-death-* (RabbitMQ 4), else the first entry of x-death
+// (the most recent, on 3.10 and 4), else x-first-death-*. ok is false when
+// the broker never dead-lettered the message. The runtime drops these
+// headers on every republish, so what is left is the broker's own word
+// since the library last handled the message. Tools that read or replay
+// dead letters use it to say why a message without x-acemq-error is there.
+func BrokerDeath(headers map[string]any) (d Death, ok bool) {
+	if deaths, isList := headers["x-death"].([]any); isList && len(deaths) > 0 {
+		if t, isTable := deaths[0].(amqp.Table); isTable {
+			d = Death{Queue: headerString(t, "queue"), Reason: headerString(t, "reason"), Count: int(positiveInt(t["count"], 1))}
+		}
+	}
+	for _, prefix := range []string{"x-last-death-", "x-first-death-"} {
+		if d.Reason == "" {
+			d.Queue, d.Reason = headerString(headers, prefix+"queue"), headerString(headers, prefix+"reason")
+			d.Count = 1
+		}
+	}
+	return d, d.Reason != ""
+}
+
+// rungName matches the retry rungs of the wire contract, q.retry.<N>s.
+var rungName = regexp.MustCompile(`\.retry\.[0-9]+s$`)
+
+// brokerDeath fills Error and Queue for a message the broker dead-lettered
+// on its own (no x-acemq-queue: the library writes one on everything it
+// sets aside): "dead-lettered by the broker: delivery_limit", so it reads
+// clearly when pulled or replayed. A rung's expiry is the ladder working,
+// not a death: it is left alone.
+func (e *Envelope) brokerDeath(headers map[string]any) {
+	d, ok := BrokerDeath(headers)
+	if !ok || d.Reason == "expired" && rungName.MatchString(d.Queue) {
+		return
+	}
+	why := "dead-lettered by the broker: " + d.Reason
+	if e.Error != "" {
+		why += " (last failure: " + e.Error + ")"
+	}
+	e.Error, e.Queue = capReason(why), d.Queue
 }

@@ -108,6 +108,7 @@ type consumeConfig struct {
 	requeueOnFailure bool
 	bodyInLogs       int
 	maxBody          int
+	setAside         setAsideTiming
 }
 
 // WithBodyInLogs adds the body, cut at maxBytes, to the consumer's outcome

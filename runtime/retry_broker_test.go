@@ -393,40 +393,6 @@ func TestRungTwiceThenDeadLetterHasNoXDeath(t *testing.T) {
 	}
 }
 
-func TestSetAsideFailureReturnsMessage(t *testing.T) {
-	t.Parallel()
-	// The consumer may not declare q.dlq, and nobody else did: the dead
-	// letter is returned, so the original must go back to its queue after
-	// a pause — never acked (lost), never a hot loop.
-	q := brokertest.Queue(t, "setaside")
-	rawQueue(t, q, nil)
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
-	c := dial(t, runtime.WithMeterProvider(mp))
-	cs, rec := consume(t, c, q, nil, func(seen) runtime.Ack {
-		return runtime.Reject(errors.New("nowhere to go"))
-	}, runtime.WithoutDeclare())
-	publishText(t, c, q, "homeless")
-	calls := rec.waitN(t, 2, wait)
-	if !calls[1].Redelivered || calls[1].Envelope.ID != calls[0].Envelope.ID {
-		t.Errorf("second delivery: redelivered %v id %q; want the same message back (%q)", calls[1].Redelivered, calls[1].Envelope.ID, calls[0].Envelope.ID)
-	}
-	if gap := calls[1].At.Sub(calls[0].At); gap < 500*time.Millisecond {
-		t.Errorf("the message came back after %s: a failed set-aside pauses before returning it (no hot loop)", gap)
-	}
-	if n := counter(t, reader, "acemq.set_aside.failed"); n < 1 {
-		t.Errorf("acemq.set_aside.failed = %v, want ≥ 1", n)
-	}
-	if err := cs.Close(ctxFor(t, 10*time.Second)); err != nil {
-		t.Fatalf("Close: %v", err)
-	}
-	waitDepth(t, q, 1, 5*time.Second) // nothing lost
-	if got := queuesUnder(t, q); !slices.Equal(got, []string{q}) {
-		t.Errorf("queues = %v: WithoutDeclare declared something", got)
-	}
-}
-
 func TestCloseRepublishesEveryHeldRetry(t *testing.T) {
 	t.Parallel()
 	const n = 30

@@ -12,12 +12,31 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 )
 
-// setAsidePause is how long a delivery whose copy could not be published
-// waits before it is nacked back to its queue: never a hot loop.
+// setAsidePause is how long a delivery that could not be decoded for now
+// (the registry did not answer) waits before it is nacked back to its
+// queue: never a hot loop.
 var setAsidePause = time.Second
 
 // setAsideTimeout bounds one republish and its confirm.
 const setAsideTimeout = 30 * time.Second
+
+// A copy that could not be published (returned: the target queue is
+// missing; refused; no confirm) is tried again on a timer, the delivery
+// held meanwhile: nacking it back would spend one of a quorum queue's
+// deliveries every time. The waits double from setAsideBackoff to
+// setAsideBackoffMax. A delivery is held at most setAsideHold from when the
+// consumer took it, inside the broker's consumer timeout (30m by default,
+// after which the broker closes the channel and returns every unacked
+// delivery on it); then it is nacked back to its queue, once.
+const (
+	setAsideBackoff    = time.Second
+	setAsideBackoffMax = 30 * time.Second
+	setAsideHold       = 25 * time.Minute
+)
+
+// setAsideTiming is the backoff and the bound above, per consumer, so that
+// tests can shorten them.
+type setAsideTiming struct{ backoff, backoffMax, hold time.Duration }
 
 // retry spends the next attempt, or gives up.
 func (cs *Consumer) retry(s *session, d amqp.Delivery, env Envelope, why string) {
@@ -31,21 +50,24 @@ func (cs *Consumer) retry(s *session, d amqp.Delivery, env Envelope, why string)
 		return
 	}
 	if cs.requeue {
-		if err := s.ch.Nack(d.DeliveryTag, false, true); err != nil {
-			cs.log.Warn("acemq: requeue failed", "err", err)
-			return
+		cs.requeues.add(requeueKey(d, env))
+		if cs.nack(s, d, "acemq: requeue failed") {
+			cs.logRetry(d, env, why, "requeue", 0)
 		}
-		cs.logRetry(d, env, why, "requeue", 0)
 		return
 	}
 	delay := p.Delay(env.Attempt)
 	if p.InBroker(delay) {
 		rung := RungQueue(cs.queue, delay)
-		err := cs.republish(rung, d, env.Attempt+1, why, "")
-		switch {
-		case err == nil:
+		msg := copyOf(d, env.Attempt+1, why, "")
+		retried := func() {
 			cs.c.metrics.add(cs.c.metrics.retried, cs.queue, attribute.String("acemq.wait", "broker"))
 			cs.logRetry(d, env, why, "broker", delay)
+		}
+		err := cs.publishCopy(rung, msg)
+		switch {
+		case err == nil:
+			retried()
 			cs.settle(s, d)
 			return
 		case errors.Is(err, ErrUnroutable):
@@ -55,7 +77,7 @@ func (cs *Consumer) retry(s *session, d amqp.Delivery, env Envelope, why string)
 			// closes the channel: never hold one longer than the cap.
 			delay = min(delay, MaxMemoryThreshold)
 		default:
-			cs.setAsideFailed(s, d, err)
+			cs.setAsideFailed(&heldRetry{s: s, d: d, target: rung, msg: msg, done: retried}, err)
 			return
 		}
 	} else {
@@ -63,7 +85,7 @@ func (cs *Consumer) retry(s *session, d amqp.Delivery, env Envelope, why string)
 	}
 	cs.c.metrics.add(cs.c.metrics.retried, cs.queue, attribute.String("acemq.wait", "memory"))
 	cs.logRetry(d, env, why, "memory", delay)
-	cs.holdInMemory(s, d, env, why, delay)
+	cs.hold(&heldRetry{s: s, d: d, target: cs.queue, msg: copyOf(d, env.Attempt+1, why, "")}, delay)
 }
 
 func (cs *Consumer) deadLetter(s *session, d amqp.Delivery, env Envelope, why string) {
@@ -77,52 +99,77 @@ func (cs *Consumer) park(s *session, d amqp.Delivery, env Envelope, why string) 
 // moveTo publishes a copy of d to target with the reason and the queue it
 // came from, then acks d. The attempt count is kept as it was.
 func (cs *Consumer) moveTo(s *session, d amqp.Delivery, env Envelope, target, why string) {
-	if err := cs.republish(target, d, env.Attempt, why, cs.queue); err != nil {
-		cs.setAsideFailed(s, d, err)
-		return
-	}
+	counter, what := cs.c.metrics.parked, "acemq: parked"
 	if target == DeadLetterQueue(cs.queue) {
-		cs.c.metrics.add(cs.c.metrics.deadLettered, cs.queue)
-		cs.log.Warn("acemq: dead-lettered", cs.outcomeAttrs(d, env, why, "to", target)...)
-	} else {
-		cs.c.metrics.add(cs.c.metrics.parked, cs.queue)
-		cs.log.Warn("acemq: parked", cs.outcomeAttrs(d, env, why, "to", target)...)
+		counter, what = cs.c.metrics.deadLettered, "acemq: dead-lettered"
 	}
-	cs.settle(s, d)
+	done := func() {
+		cs.c.metrics.add(counter, cs.queue)
+		cs.log.Warn(what, cs.outcomeAttrs(d, env, why, "to", target)...)
+	}
+	cs.publishHeld(&heldRetry{s: s, d: d, target: target, msg: copyOf(d, env.Attempt, why, cs.queue), done: done})
 }
 
-// republish sends a copy of d to queue by name through the default
-// exchange, mandatory, and waits for the confirm.
-func (cs *Consumer) republish(queue string, d amqp.Delivery, attempt int, why, from string) error {
+// publishCopy sends msg to queue by name through the default exchange,
+// mandatory, and waits for the confirm.
+func (cs *Consumer) publishCopy(queue string, msg amqp.Publishing) error {
 	ctx, cancel := context.WithTimeout(context.Background(), setAsideTimeout)
 	defer cancel()
-	return cs.c.setAside(ctx, outgoing{key: queue, mandatory: true, msg: copyOf(d, attempt, why, from)})
+	return cs.c.setAside(ctx, outgoing{key: queue, mandatory: true, msg: msg})
 }
 
-// setAsideFailed handles a copy that was returned or refused: the original
-// goes back to its queue after a pause, and the failure is counted.
-func (cs *Consumer) setAsideFailed(s *session, d amqp.Delivery, err error) {
+// setAsideFailed handles a copy that was returned or refused: it is counted
+// and tried again after a backoff, the delivery held meanwhile (never an
+// ack before the copy is confirmed). Past the hold bound, or when the
+// consumer is closing, the delivery is nacked back to its queue, once.
+func (cs *Consumer) setAsideFailed(h *heldRetry, err error) {
 	cs.c.metrics.add(cs.c.metrics.setAsideFailed, cs.queue)
-	cs.log.Error("acemq: could not set the message aside; returning it to its queue", "err", err, "id", d.MessageId)
-	cs.returnLater(s, d)
+	t := cs.cfg.setAside
+	wait := t.backoff << min(h.failures, 16)
+	wait = min(max(wait, t.backoff), t.backoffMax)
+	held := time.Since(h.s.takenAt(h.d.DeliveryTag))
+	switch {
+	case h.s.ch.IsClosed():
+		// Its session is gone: the delivery can no longer be settled here,
+		// and the broker redelivers it.
+		cs.log.Warn("acemq: could not set the message aside, and its channel closed; the broker redelivers it", "err", err, "id", h.d.MessageId, "to", h.target)
+	case cs.isClosing() || held+wait > t.hold:
+		cs.log.Error("acemq: could not set the message aside; returning it to its queue", "err", err, "id", h.d.MessageId, "to", h.target, "held", held.Round(time.Millisecond), "tries", h.failures+1)
+		cs.nack(h.s, h.d, "acemq: nack failed; the broker will redeliver")
+	default:
+		if h.failures == 0 {
+			cs.log.Error("acemq: could not set the message aside; holding it and trying again", "err", err, "id", h.d.MessageId, "to", h.target, "next_in", wait)
+		} else {
+			cs.log.Debug("acemq: could not set the message aside yet", "err", err, "id", h.d.MessageId, "to", h.target, "next_in", wait, "tries", h.failures+1)
+		}
+		cs.hold(&heldRetry{s: h.s, d: h.d, target: h.target, msg: h.msg, done: h.done, failures: h.failures + 1}, wait)
+	}
 }
 
 // returnLater nacks d back to its queue after a pause: never a hot loop.
 // The worker is free meanwhile; the delivery keeps its prefetch slot.
 func (cs *Consumer) returnLater(s *session, d amqp.Delivery) {
-	time.AfterFunc(setAsidePause, func() {
-		if err := s.ch.Nack(d.DeliveryTag, false, true); err != nil {
-			cs.log.Warn("acemq: nack failed; the broker will redeliver", "err", err)
-		}
-	})
+	time.AfterFunc(setAsidePause, func() { cs.nack(s, d, "acemq: nack failed; the broker will redeliver") })
+}
+
+// nack puts d back on its queue (a quorum queue counts it as a delivery),
+// logging failed when the nack cannot be sent.
+func (cs *Consumer) nack(s *session, d amqp.Delivery, failed string) bool {
+	s.settled(d.DeliveryTag)
+	if err := s.ch.Nack(d.DeliveryTag, false, true); err != nil {
+		cs.log.Warn(failed, "err", err, "id", d.MessageId)
+		return false
+	}
+	return true
 }
 
 // copyOf is d as republished: the body byte for byte, the properties kept,
-// the broker's x-death bookkeeping dropped, the envelope updated.
+// the broker's bookkeeping (x-death, x-*-death-*, a quorum queue's
+// x-delivery-count) dropped, the envelope updated.
 func copyOf(d amqp.Delivery, attempt int, why, from string) amqp.Publishing {
 	h := amqp.Table{}
 	for k, v := range d.Headers {
-		if k == "x-death" || strings.HasPrefix(k, "x-first-death-") || strings.HasPrefix(k, "x-last-death-") {
+		if k == "x-death" || k == headerDeliveryCount || strings.HasPrefix(k, "x-first-death-") || strings.HasPrefix(k, "x-last-death-") {
 			continue
 		}
 		h[k] = v
@@ -165,15 +212,19 @@ func copyOf(d amqp.Delivery, attempt int, why, from string) amqp.Publishing {
 	}
 }
 
-// heldRetry is a delivery waiting in memory for its next attempt. It keeps
-// its prefetch slot; the worker that handled it is free.
+// heldRetry is a delivery kept unsettled while its copy waits on a timer:
+// a retry waiting in memory for its delay (failures 0), or a copy that
+// could not be published, tried again after a backoff. It keeps its
+// prefetch slot; the worker that handled it is free.
 type heldRetry struct {
-	s       *session
-	d       amqp.Delivery
-	attempt int // the attempt the republished copy carries
-	why     string
-	timer   *time.Timer
-	once    sync.Once
+	s        *session
+	d        amqp.Delivery
+	target   string          // the queue the copy goes to
+	msg      amqp.Publishing // the copy
+	done     func()          // counts the outcome once the copy is confirmed; may be nil
+	failures int             // publishes of the copy that failed so far
+	timer    *time.Timer
+	once     sync.Once
 }
 
 // claim makes sure a held retry is settled once, by the timer, Close or
@@ -184,8 +235,9 @@ func (h *heldRetry) claim() bool {
 	return won
 }
 
-func (cs *Consumer) holdInMemory(s *session, d amqp.Delivery, env Envelope, why string, delay time.Duration) {
-	h := &heldRetry{s: s, d: d, attempt: env.Attempt + 1, why: why}
+// hold publishes h's copy after delay, or at once when the consumer is
+// closing (rule 4: no count is lost).
+func (cs *Consumer) hold(h *heldRetry, delay time.Duration) {
 	cs.mu.Lock()
 	if cs.closing {
 		cs.mu.Unlock()
@@ -198,7 +250,7 @@ func (cs *Consumer) holdInMemory(s *session, d amqp.Delivery, env Envelope, why 
 		defer cs.releasing.Done()
 		if h.claim() {
 			cs.forgetHeld(h)
-			cs.republishHeld(h)
+			cs.publishHeld(h)
 		}
 	})
 	cs.mu.Unlock()
@@ -206,14 +258,19 @@ func (cs *Consumer) holdInMemory(s *session, d amqp.Delivery, env Envelope, why 
 
 func (cs *Consumer) release(h *heldRetry) {
 	if h.claim() {
-		cs.republishHeld(h)
+		cs.publishHeld(h)
 	}
 }
 
-func (cs *Consumer) republishHeld(h *heldRetry) {
-	if err := cs.republish(cs.queue, h.d, h.attempt, h.why, ""); err != nil {
-		cs.setAsideFailed(h.s, h.d, err)
+// publishHeld publishes h's copy and acks the original once it is
+// confirmed; a failure holds it again (setAsideFailed).
+func (cs *Consumer) publishHeld(h *heldRetry) {
+	if err := cs.publishCopy(h.target, h.msg); err != nil {
+		cs.setAsideFailed(h, err)
 		return
+	}
+	if h.done != nil {
+		h.done()
 	}
 	cs.settle(h.s, h.d)
 }
