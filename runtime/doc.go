@@ -48,8 +48,19 @@
 // the mandatory flag and a publisher confirm, and only then an ack of the
 // original. A process that dies in between leaves a duplicate, never a
 // loss. A copy that is returned (the queue is missing) or refused is
-// counted as acemq.set_aside.failed and the original is nacked back to its
-// queue after a pause, never in a hot loop.
+// counted as acemq.set_aside.failed and published again on a timer with
+// backoff, the original held unacked meanwhile: nacking it back would spend
+// one of a quorum queue's deliveries each time, and past the queue's
+// delivery limit the broker dead-letters (or drops) it. Only a hold that
+// nears the broker's consumer timeout nacks the original back, once.
+//
+// Quorum queues: the topology gives each an explicit x-delivery-limit
+// (DefaultDeliveryLimit unless told) and a dead-letter target, and no path
+// of the runtime puts a delivery back unboundedly; WithRequeueOnFailure
+// counts its requeues with the broker's x-delivery-count and dead-letters
+// through the runtime after the policy's attempts. What the broker
+// dead-letters on its own reads "dead-lettered by the broker: <reason>" in
+// Envelope.Error (BrokerDeath).
 //
 // Waits below the policy's broker threshold (30s by default) are held in
 // memory on a timer: the worker is free, only the prefetch slot is spent.

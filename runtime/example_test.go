@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acemq/acemq-go/runtime"
+	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // Five attempts, one second doubling, capped at a minute: four waits, the
@@ -235,4 +236,27 @@ func ExampleReplayResult() {
 	// Output:
 	// moved 12, skipped 0 (drained)
 	// moved 2, skipped 1, failed 1 (limit)
+}
+
+// BrokerDeath reads why the broker dead-lettered a message on its own — here
+// past a quorum queue's delivery limit, as RabbitMQ writes it — for a tool
+// that lists or replays q.dlq. Envelope.Error reads the same for Pull and
+// handlers: "dead-lettered by the broker: delivery_limit".
+func ExampleBrokerDeath() {
+	headers := map[string]any{
+		"x-death": []any{amqp.Table{
+			"queue": "orders.new", "reason": "delivery_limit", "count": int64(1),
+			"exchange": "", "routing-keys": []any{"orders.new"},
+		}},
+		"x-first-death-queue":  "orders.new",
+		"x-first-death-reason": "delivery_limit",
+	}
+	if d, ok := runtime.BrokerDeath(headers); ok {
+		fmt.Printf("%s from %s (%d time)\n", d.Reason, d.Queue, d.Count)
+	}
+	_, ok := runtime.BrokerDeath(map[string]any{runtime.HeaderError: "gave up after 4 attempts: down"})
+	fmt.Println(ok)
+	// Output:
+	// delivery_limit from orders.new (1 time)
+	// false
 }

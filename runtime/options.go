@@ -139,10 +139,15 @@ func WithoutDeclare() ConsumeOption {
 
 // WithRequeueOnFailure nacks a failed delivery (Retry) back to the head of
 // its queue instead of climbing the retry ladder, while the policy has
-// attempts left; the attempt count does not advance on a requeue, so under
-// NoRetry (one attempt) the failure is dead-lettered as usual. Against a
-// downstream that is down this is a hot loop: use it only for failures that
-// are local and brief.
+// attempts left; after the last one it is dead-lettered as usual ("gave up
+// after N attempts: …", x-acemq-queue), so under NoRetry (one attempt) at
+// once. A requeue cannot rewrite x-acemq-attempt, so the attempt (as
+// Envelope.Attempt shows it) is x-acemq-attempt plus the broker's
+// x-delivery-count on a quorum queue, or plus this consumer's own count of
+// its requeues where the broker keeps none (a classic queue: each consumer
+// of a fleet counts its own, and a restart forgets). Against a downstream
+// that is down this is a hot loop, bounded by the attempts: use it only
+// for failures that are local and brief.
 func WithRequeueOnFailure() ConsumeOption {
 	return consumeOptionFunc(func(c *consumeConfig) { c.requeueOnFailure = true })
 }

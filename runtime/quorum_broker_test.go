@@ -266,3 +266,49 @@ func TestBrokerDeadLetterReadsClearly(t *testing.T) {
 		t.Errorf("BrokerDeath = %+v, %v; want delivery_limit from %s", death, ok, q)
 	}
 }
+
+// Quorum rungs (x-dead-letter-strategy: at-least-once, x-overflow:
+// reject-publish) carry a retry through the broker and back: the wait is
+// the rung's TTL, the message comes back with the rung's x-death (read as
+// the ladder working, not as a death), and after the policy's attempts it
+// goes to q.dlq. At-least-once dead-lettering needs RabbitMQ 3.10 or later.
+func TestQuorumRungsCarryTheRetry(t *testing.T) {
+	t.Parallel()
+	q := brokertest.Queue(t, "qrungs.flow")
+	policy := runtime.Fixed(3, time.Second).WaitInBrokerFrom(time.Second)
+	c := dial(t)
+	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q, Type: runtime.Quorum, DeadLetter: true,
+		QuorumRungs: true, Retry: policy}))
+	rung := runtime.RungQueue(q, time.Second)
+	info := brokertest.QueueDetails(t, rung)
+	if info.Type != "quorum" {
+		t.Fatalf("%s: type %q, want quorum", rung, info.Type)
+	}
+	wantArg(t, rung, info.Arguments, "x-dead-letter-strategy", "at-least-once")
+	wantArg(t, rung, info.Arguments, "x-overflow", "reject-publish")
+
+	_, rec := consume(t, c, q, &policy, func(seen) runtime.Ack { return runtime.Retry(errors.New("down")) })
+	publishText(t, c, q, "patient")
+	dl := getOne(t, runtime.DeadLetterQueue(q), 3*wait)
+	if got := headerString(t, dl, runtime.HeaderError); got != "gave up after 3 attempts: down" {
+		t.Errorf("x-acemq-error %q, want gave up after 3 attempts: down", got)
+	}
+	calls := rec.all()
+	if len(calls) != 3 {
+		t.Fatalf("handler called %d times, want 3: %s", len(calls), describe(calls))
+	}
+	for i := 1; i < len(calls); i++ {
+		if gap := calls[i].At.Sub(calls[i-1].At); gap < 900*time.Millisecond {
+			t.Errorf("attempt %d came %s after the previous, want the rung's 1s", i+1, gap)
+		}
+		death, ok := runtime.BrokerDeath(calls[i].Headers)
+		if !ok || death.Queue != rung || death.Reason != "expired" {
+			t.Errorf("attempt %d: BrokerDeath %+v %v, want expired from %s (it waited in the quorum rung)", i+1, death, ok, rung)
+		}
+		if calls[i].Envelope.Error != "down" || calls[i].Envelope.Queue != "" || calls[i].Envelope.Attempt != i+1 {
+			t.Errorf("attempt %d: envelope error %q queue %q attempt %d, want the plain reason, no queue, attempt %d (a rung's expiry is not a death)",
+				i+1, calls[i].Envelope.Error, calls[i].Envelope.Queue, calls[i].Envelope.Attempt, i+1)
+		}
+	}
+	waitDepth(t, rung, 0, wait)
+}

@@ -13,7 +13,7 @@ import (
 )
 
 // setAsidePause is how long a delivery that could not be decoded for now
-// (the registry did not answer) waits before it is nacked back to its
+// (the consumer is being stopped) waits before it is nacked back to its
 // queue: never a hot loop.
 var setAsidePause = time.Second
 

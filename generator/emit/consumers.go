@@ -59,7 +59,7 @@ func consumeFunc(f *jen.File, q *model.Queue) {
 		text += " The manifest gives the queue no retry policy: failures follow the runtime.WithRetry of opts, else the connection's, else runtime.NoRetry()."
 	}
 	if q.RequeueOnFailure {
-		text += " The manifest sets requeue_on_failure: a failed delivery goes back to the head of the queue instead of climbing the retry ladder, a hot loop against a downstream that is down."
+		text += " The manifest sets requeue_on_failure: a failed delivery goes back to the head of the queue instead of climbing the retry ladder (each time an attempt of its policy), a hot loop against a downstream that is down."
 	}
 	doc(f.Comment, "%s", text)
 	f.Comment("")

@@ -55,7 +55,8 @@ type UrgentHandler interface {
 // no method for is parked. Failures are retried by QuickPolicy unless opts
 // carry runtime.WithRetry. The manifest sets requeue_on_failure: a failed
 // delivery goes back to the head of the queue instead of climbing the retry
-// ladder, a hot loop against a downstream that is down.
+// ladder (each time an attempt of its policy), a hot loop against a downstream
+// that is down.
 //
 // The consumer declares the queue's .dlq and .parked queues before it
 // subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only;

@@ -96,7 +96,7 @@ func (h *urgentHandler) HandleShipmentRequested(_ context.Context, m *runtime.Me
 }
 
 // requeue_on_failure reaches the consumer: the failed delivery comes back
-// redelivered, on the same attempt. A WithRoutingKey given to the publish
+// redelivered, as the next attempt (a requeue counts as one). A WithRoutingKey given to the publish
 // method wins over the manifest's routing key.
 func TestRequeueOnFailureAndRoutingKeyOverride(t *testing.T) {
 	ctx, conn := goldentest.Connect(t, shipping.Topology())
@@ -116,8 +116,8 @@ func TestRequeueOnFailureAndRoutingKeyOverride(t *testing.T) {
 	if first.RoutingKey != "golden.shipping.urgent" || first.Redelivered {
 		t.Errorf("first delivery: routing key %q redelivered %v", first.RoutingKey, first.Redelivered)
 	}
-	if !second.Redelivered || second.Envelope.Attempt != 1 || second.Envelope.ID != first.Envelope.ID {
-		t.Errorf("second delivery: redelivered %v attempt %d id %q; want a redelivery of %q on attempt 1",
+	if !second.Redelivered || second.Envelope.Attempt != 2 || second.Envelope.ID != first.Envelope.ID {
+		t.Errorf("second delivery: redelivered %v attempt %d id %q; want a redelivery of %q on attempt 2",
 			second.Redelivered, second.Envelope.Attempt, second.Envelope.ID, first.Envelope.ID)
 	}
 }
