@@ -32,6 +32,7 @@ type corpusOutcome struct {
 	file    string
 	types   int
 	refusal string
+	second  string // what the second implementation (avsc, ajv) said
 }
 
 // TestCorpus generates every corpus schema as a message type, one package
@@ -74,7 +75,18 @@ func TestCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	pkgs["rtall/roundtrip_test.go"] = string(rt)
+	avscTest, err := os.ReadFile("testdata/corpusrt/avsc_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkgs["rtall/avsc_test.go"] = string(avscTest)
 	pkgs["rtall/cases_test.go"] = corpusCases(cases)
+	cross := crosscheckDir(t)
+	avscOut := t.TempDir()
+	if cross != "" {
+		t.Setenv("ACEMQ_CROSSCHECK_DIR", cross)
+		t.Setenv("ACEMQ_CROSSCHECK_OUT", avscOut)
+	}
 	dir := writeModule(t, pkgs)
 	if keep := os.Getenv("ACEMQ_CORPUS_KEEP"); keep != "" {
 		t.Logf("corpus module kept in %s", keep)
@@ -90,6 +102,32 @@ func TestCorpus(t *testing.T) {
 	// configuration of its own, as the runtime's) and through JSON.
 	if out, err := goCmd(dir, "test", "-count=1", "./rtall"); err != nil {
 		t.Fatalf("Avro corpus round trip: %v\n%s", err, out)
+	}
+	// The second implementations: avsc's results were written by the
+	// corpus module's TestCorpusAvsc; ajv runs here, on the schema text
+	// the generated code holds.
+	results := map[string]avscResult{}
+	if cross != "" {
+		results = readAvscResults(t, avscOut)
+	}
+	for i, o := range outcomes {
+		switch {
+		case o.refusal != "":
+		case cross == "":
+			outcomes[i].second = "not checked"
+		case strings.HasSuffix(o.file, ".avsc"):
+			r, ok := results[o.file]
+			if !ok {
+				t.Errorf("%s: no avsc result", o.file)
+			}
+			outcomes[i].second = avscOutcome(t, r, ok)
+		default:
+			outcomes[i].second = ajvCheck(t, cross, o.file)
+		}
+	}
+	if cross == "" {
+		t.Log("docs/corpus.md not compared: the cross-check did not run")
+		return
 	}
 	checkCorpusDoc(t, outcomes)
 }
@@ -107,6 +145,10 @@ func corpusCases(cases []corpusCase) string {
 	b.WriteString(")\n\nfunc TestCorpusRoundTrip(t *testing.T) {\n")
 	for _, c := range cases {
 		fmt.Fprintf(&b, "\tt.Run(%q, func(t *testing.T) { roundTrip[%s.%s](t, %s) })\n", c.file, c.pkg, c.root, strconv.Quote(c.text))
+	}
+	b.WriteString("}\n\nfunc TestCorpusAvsc(t *testing.T) {\n")
+	for _, c := range cases {
+		fmt.Fprintf(&b, "\tt.Run(%q, func(t *testing.T) { avscCheck[%s.%s](t, %q, %s) })\n", c.file, c.pkg, c.root, c.file, strconv.Quote(c.text))
 	}
 	b.WriteString("}\n")
 	return b.String()
@@ -238,13 +280,21 @@ func corpusDoc(outcomes []corpusOutcome) string {
 		with := corpusCompanions[comp]
 		fmt.Fprintf(&b, "`%s` is built together with %s, as a manifest naming both would: it refers to it by `$id`.\n\n", comp, "`"+strings.Join(with, "`, `")+"`")
 	}
-	fmt.Fprintf(&b, "| file | outcome |\n| --- | --- |\n")
+	fmt.Fprintf(&b, "## Against a second implementation\n\n")
+	fmt.Fprintf(&b, "Each Avro file that maps is also checked against Node's avsc (`internal/crosscheck`, installed by `make crosscheck`): %d values the generated Go encodes (random values of the schema, decoded into the generated type and encoded from it) must be decoded by avsc to an equal value and re-encoded by avsc to the same bytes, and %d values of avsc's `Type.random()` (each map cut to one entry, so that byte order is defined) must be decoded by the generated Go and re-encoded to the same bytes. Values are compared in a neutral form: longs as decimal strings, floats by their IEEE bits, bytes and fixed as hex, decimals by their unscaled integer, unions by branch index; other logical types by their Avro value. avsc reads longs as BigInt and decimals through a logical type of the test's own (it has none built in).\n\n", 8, 8)
+	fmt.Fprintf(&b, "Each JSON Schema file that maps is validated, as the generated code holds it (bundled by the model), by the runtime's validator (santhosh-tekuri/jsonschema, formats asserted) and by ajv (the draft its `$schema` names, 2020-12 when none, as the runtime; ajv-formats for formats) on the same instances: eight fixed ones (`{}`, `[]`, `\"\"`, `0`, `1.5`, `true`, `null`, an object with an unknown property), six that json-schema-faker generates from the schema, and mutations of each meant to break it (the root or a property of another type, a property removed, an unknown property added, the same one level down). The verdicts must agree.\n\n")
+	fmt.Fprintf(&b, "A disagreement fails the test unless it is listed, with its reason, in `knownAvsc` or `knownAjv` (`generator/schema/crosscheck_test.go`); a listed one that no longer happens fails it too.\n\n")
+	fmt.Fprintf(&b, "| file | outcome | second implementation |\n| --- | --- | --- |\n")
 	for _, o := range outcomes {
 		out := fmt.Sprintf("ok: %d Go types", o.types)
 		if o.refusal != "" {
 			out = "refused: " + strings.ReplaceAll(o.refusal, "|", "\\|")
 		}
-		fmt.Fprintf(&b, "| `%s` | %s |\n", o.file, out)
+		second := o.second
+		if o.refusal != "" {
+			second = "—"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", o.file, out, strings.ReplaceAll(strings.ReplaceAll(second, "|", "\\|"), "\n", " "))
 	}
 	return b.String()
 }
