@@ -3,16 +3,19 @@ SHELL := /bin/bash
 GO ?= go
 export ACEMQ_TEST_URL ?= amqp://guest:guest@localhost:5672/
 
-.PHONY: help test check broker broker4 broker4-down test-rmq4 fmt-check vet generated-check bench generate golden demo lint
+.PHONY: help test check broker crosscheck broker4 broker4-down test-rmq4 fmt-check vet generated-check bench generate golden demo lint
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
-test: broker fmt-check vet generated-check ## everything: broker, gofmt, vet, generated code current, every test (with -race)
+test: broker crosscheck fmt-check vet generated-check ## everything: broker, npm packages, gofmt, vet, generated code current, every test (with -race)
 	$(GO) test -race -count=1 -timeout 12m ./...
 
 broker: ## make sure a RabbitMQ with the management plugin answers at ACEMQ_TEST_URL
 	@bash scripts/broker.sh
+
+crosscheck: ## install avsc and ajv (the corpus tests' second implementations) into internal/crosscheck (npm ci)
+	@bash scripts/crosscheck.sh
 
 broker4: ## RabbitMQ 4.0 beside the machine's broker: node rmq4@localhost, 127.0.0.1:5674, management :15674 (trixie chroot in /var/cache/acemq; root)
 	@bash scripts/broker4.sh up
