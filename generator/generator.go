@@ -38,22 +38,33 @@ type File struct {
 // every problem; the output is deterministic: the same inputs give the
 // same bytes.
 func Generate(opts Options) ([]File, error) {
-	data, err := os.ReadFile(opts.Manifest)
+	m, err := Load(opts.Manifest)
+	if err != nil {
+		return nil, err
+	}
+	return Render(m, Source(opts))
+}
+
+// Load reads the manifest at path and builds its model (schema paths are
+// relative to the manifest's directory); a bad manifest is a
+// manifest.Errors listing every problem.
+func Load(path string) (*model.Model, error) {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("acemq-gen: %w", err)
 	}
-	f, shapeErr := manifest.Parse(opts.Manifest, data)
+	f, shapeErr := manifest.Parse(path, data)
 	if f == nil {
 		return nil, shapeErr
 	}
-	m, err := model.Build(f, filepath.Dir(opts.Manifest))
+	m, err := model.Build(f, filepath.Dir(path))
 	if shapeErr != nil {
 		return nil, merge(shapeErr, err)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return Render(m, Source(opts))
+	return m, nil
 }
 
 // merge adds to the errors of a manifest's shape those of its meaning that

@@ -28,6 +28,10 @@ const usage = `usage:
   acemq-gen compat -f acemq.yaml --against DIR|git:REF
                                            exit 0 when every schema change is compatible,
                                            1 with one line per change that breaks a reader
+  acemq-gen registry -f acemq.yaml [-dir DIR] [-check]
+                                           register every Avro schema in the directory
+                                           registry DIR (index.json); -check: exit 1 when
+                                           one is missing, writing nothing
 -o defaults to the manifest's directory. Exit 2: a bad manifest or a usage error.
 `
 
@@ -35,6 +39,9 @@ const usage = `usage:
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "compat" {
 		return runCompat(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "registry" {
+		return runRegistry(args[1:], stdout, stderr)
 	}
 	check := len(args) > 0 && args[0] == "check"
 	if check {
