@@ -3,13 +3,16 @@ SHELL := /bin/bash
 GO ?= go
 export ACEMQ_TEST_URL ?= amqp://guest:guest@localhost:5672/
 
-.PHONY: help test check broker crosscheck broker4 broker4-down test-rmq4 fmt-check vet generated-check bench generate golden demo lint
+.PHONY: help test check broker crosscheck broker4 broker4-down test-rmq4 fmt-check vet generated-check bench generate golden demo lint tools
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
-test: broker crosscheck fmt-check vet generated-check ## everything: broker, npm packages, gofmt, vet, generated code current, every test (with -race)
+test: broker crosscheck tools fmt-check vet generated-check ## everything: broker, npm packages, Graphviz, gofmt, vet, generated code current, every test (with -race)
 	$(GO) test -race -count=1 -timeout 12m ./...
+
+tools: ## Graphviz (apt, as root) and the AsyncAPI npm packages (npm ci) that generator/export's tests use
+	@bash scripts/artifact-tools.sh
 
 broker: ## make sure a RabbitMQ with the management plugin answers at ACEMQ_TEST_URL
 	@bash scripts/broker.sh

@@ -1,6 +1,8 @@
 // Package generator is acemq-gen's pipeline: manifest (YAML → positioned
 // tree) → model (resolved, validated, every error at once) → emit (Go with
-// jennifer, one file per concern) → gofmt. Generate returns the files; it
+// jennifer, one file per concern) → gofmt, and export (the artifacts the
+// manifest's exports: lists: definitions, AsyncAPI, diagrams, a summary;
+// see generator/export). Generate returns the files; it
 // writes nothing, so a caller writes them only when the whole run
 // succeeded.
 package generator
@@ -14,6 +16,7 @@ import (
 	"slices"
 
 	"github.com/acemq/acemq-go/generator/emit"
+	"github.com/acemq/acemq-go/generator/export"
 	"github.com/acemq/acemq-go/generator/manifest"
 	"github.com/acemq/acemq-go/generator/model"
 )
@@ -31,7 +34,7 @@ type Options struct {
 // File is one generated file.
 type File struct {
 	Path    string // relative to the output directory
-	Content []byte // gofmt'd
+	Content []byte // gofmt'd Go, or an export (see Exports)
 }
 
 // Generate runs the pipeline. A bad manifest is a manifest.Errors listing
@@ -42,7 +45,15 @@ func Generate(opts Options) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Render(m, Source(opts))
+	files, err := Render(m, Source(opts))
+	if err != nil {
+		return nil, err
+	}
+	exports, err := Exports(m, opts)
+	if err != nil {
+		return nil, err
+	}
+	return append(files, exports...), nil
 }
 
 // Load reads the manifest at path and builds its model (schema paths are
@@ -65,6 +76,40 @@ func Load(path string) (*model.Model, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// Exports renders the artifacts the manifest's exports: lists (see
+// generator/export), each with its Path relative to the output directory
+// (the manifest names it relative to its own directory). Each artifact's
+// header names the manifest relative to the artifact's directory.
+func Exports(m *model.Model, opts Options) ([]File, error) {
+	out := opts.OutDir
+	if out == "" {
+		out = filepath.Dir(opts.Manifest)
+	}
+	absOut, err := filepath.Abs(out)
+	if err != nil {
+		return nil, fmt.Errorf("acemq-gen: %w", err)
+	}
+	absDir, err := filepath.Abs(filepath.Dir(opts.Manifest))
+	if err != nil {
+		return nil, fmt.Errorf("acemq-gen: %w", err)
+	}
+	var files []File
+	for _, x := range m.Exports {
+		target := filepath.Join(absDir, filepath.FromSlash(x.Path))
+		rel, err := filepath.Rel(absOut, target)
+		if err != nil {
+			return nil, fmt.Errorf("acemq-gen: exports: %s: %w", x.Path, err)
+		}
+		src := Source(Options{Manifest: opts.Manifest, OutDir: filepath.Dir(target)})
+		content, err := export.Render(m, x.Format, export.Options{Source: src, Vhost: x.Vhost})
+		if err != nil {
+			return nil, fmt.Errorf("acemq-gen: exports: %s: %w", x.Path, err)
+		}
+		files = append(files, File{Path: filepath.ToSlash(rel), Content: content})
+	}
+	return files, nil
 }
 
 // merge adds to the errors of a manifest's shape those of its meaning that

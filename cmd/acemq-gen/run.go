@@ -32,6 +32,9 @@ const usage = `usage:
                                            register every Avro schema in the directory
                                            registry DIR (index.json); -check: exit 1 when
                                            one is missing, writing nothing
+  acemq-gen export -f acemq.yaml --format F [-o FILE] [--vhost V]
+                                           write the topology as F: definitions (RabbitMQ),
+                                           asyncapi (3.0), mermaid, dot or markdown; stdout without -o
 -o defaults to the manifest's directory. Exit 2: a bad manifest or a usage error.
 `
 
@@ -42,6 +45,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(args) > 0 && args[0] == "registry" {
 		return runRegistry(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "export" {
+		return runExport(args[1:], stdout, stderr)
 	}
 	check := len(args) > 0 && args[0] == "check"
 	if check {
@@ -101,6 +107,9 @@ func writeFiles(dir string, files []generator.File, stderr io.Writer) int {
 func writeFile(path string, content []byte) error {
 	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, content) {
 		return nil // unchanged: keep the modification time
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err // an export may go to a directory of its own
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".acemq-gen-*")
 	if err != nil {

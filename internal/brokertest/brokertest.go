@@ -6,10 +6,12 @@
 package brokertest
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -227,6 +229,36 @@ func Bindings(tb testing.TB, queue string) []map[string]any {
 		tb.Fatalf("bindings of %s: %v", queue, err)
 	}
 	return bs
+}
+
+// ManagementSend sends body (JSON-encoded; nil for none) with method to
+// the management API path (relative to /api/, {vhost} as in Management):
+// PUT vhosts/x, POST definitions/x, DELETE ... Any answer but a 2xx is an
+// error carrying the broker's reason.
+func ManagementSend(method, path string, body any) error {
+	req, err := mgmtRequest(method, path)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(b))
+		req.ContentLength = int64(len(b))
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("management API at %s: %w", MgmtURL(), err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		return fmt.Errorf("management API %s %s: %s %s", method, path, resp.Status, strings.TrimSpace(string(msg)))
+	}
+	return nil
 }
 
 func managementDo(method, path string) error {
