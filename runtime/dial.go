@@ -128,7 +128,10 @@ func (c *Connection) dialAddresses(ctx context.Context, persist bool) (*amqp.Con
 				c.mu.Unlock()
 				return conn, nil
 			}
-			if ctx.Err() != nil {
+			if ctxEnded(ctx) {
+				// The attempt was cut short by ctx (its error may be the
+				// dialer's own timeout at ctx's deadline): the cause worth
+				// reporting is the last attempt that ran its course.
 				return nil, c.gaveUp(ctx, last, err, a, attempt, began)
 			}
 			kind, again := classifyDial(err)
@@ -161,16 +164,29 @@ func (c *Connection) dialAddresses(ctx context.Context, persist bool) (*amqp.Con
 	}
 }
 
+// ctxEnded reports a ctx that is done or whose deadline has passed (the
+// dialer's timeout at the deadline can come a moment before ctx.Done).
+func ctxEnded(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
+}
+
 // gaveUp is the error of a dial whose ctx ended: it matches ctx's error,
 // ErrUnreachable, and the last attempt's cause.
 func (c *Connection) gaveUp(ctx context.Context, last *DialError, err error, a address, attempts int, began time.Time) error {
 	cause := ctx.Err()
+	if cause == nil {
+		cause = context.DeadlineExceeded
+	}
 	secrets := []string{a.raw, a.secret}
 	if last != nil {
 		secrets = append(secrets, last.secrets...)
-		cause = fmt.Errorf("%w after %d attempts in %s; last error: %w", ctx.Err(), attempts, time.Since(began).Round(time.Millisecond), last.Err)
-	} else if err != nil && !errors.Is(err, ctx.Err()) {
-		cause = fmt.Errorf("%w: %w", ctx.Err(), err)
+		cause = fmt.Errorf("%w after %d attempts in %s; last error: %w", cause, attempts, time.Since(began).Round(time.Millisecond), last.Err)
+	} else if err != nil && !errors.Is(err, cause) {
+		cause = fmt.Errorf("%w: %w", cause, err)
 	}
 	addr := a.redacted
 	if len(c.addrs) > 1 {

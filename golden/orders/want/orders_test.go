@@ -78,14 +78,15 @@ func TestPublishAndConsumeBothTypes(t *testing.T) {
 func TestTopologyOnTheBroker(t *testing.T) {
 	goldentest.Connect(t, orders.Topology())
 	q := brokertest.QueueDetails(t, "golden.orders.new")
-	if q.Type != "quorum" || q.Arguments["x-dead-letter-exchange"] != "acemq.dlx" || q.Arguments["x-max-length"] != float64(10000) {
-		t.Errorf("golden.orders.new: type %q arguments %v, want quorum, acemq.dlx, x-max-length 10000", q.Type, q.Arguments)
+	if q.Type != "quorum" || q.Arguments["x-dead-letter-exchange"] != "acemq.dlx" || q.Arguments["x-max-length"] != float64(10000) ||
+		q.Arguments["x-delivery-limit"] != float64(30) {
+		t.Errorf("golden.orders.new: type %q arguments %v, want quorum, acemq.dlx, x-max-length 10000, x-delivery-limit 30 (delivery_limit)", q.Type, q.Arguments)
 	}
 	// exponential(6, 10s, 300s): waits 10s 20s 40s 80s 160s; rungs from 30s.
 	for _, rung := range []string{"golden.orders.new.retry.40s", "golden.orders.new.retry.80s", "golden.orders.new.retry.160s"} {
 		r := brokertest.QueueDetails(t, rung)
-		if r.Type != "quorum" || r.Arguments["x-dead-letter-strategy"] != "at-least-once" {
-			t.Errorf("%s: type %q arguments %v, want a quorum rung with at-least-once dead-lettering", rung, r.Type, r.Arguments)
+		if r.Type != "quorum" || r.Arguments["x-dead-letter-strategy"] != "at-least-once" || r.Arguments["x-overflow"] != "reject-publish" {
+			t.Errorf("%s: type %q arguments %v, want a quorum rung with at-least-once dead-lettering and reject-publish", rung, r.Type, r.Arguments)
 		}
 	}
 	if n := len(brokertest.Bindings(t, "golden.orders.new")); n != 3 { // the default exchange's and two
