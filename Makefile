@@ -28,8 +28,9 @@ broker4-down: ## stop the RabbitMQ 4.0 node (the chroot stays for the next run)
 
 RMQ4_ENV := ACEMQ_TEST_URL=amqp://guest:guest@127.0.0.1:5674/ ACEMQ_TEST_MGMT_URL=http://127.0.0.1:15674
 
-test-rmq4: broker4 ## every test (with -race) against RabbitMQ 4.0 (make broker4)
+test-rmq4: broker4 ## every test (with -race) against RabbitMQ 4.0 (make broker4), then: no deprecated feature used
 	$(RMQ4_ENV) $(GO) test -race -count=1 -timeout 12m ./...
+	@bash scripts/broker4.sh deprecated
 
 fmt-check: ## fail when gofmt would change a file
 	@out=$$(gofmt -l $$(git ls-files '*.go' ; git ls-files --others --exclude-standard '*.go')); \

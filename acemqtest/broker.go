@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -87,12 +88,41 @@ func dialURL(tb testing.TB, u string, opts ...runtime.DialOption) *runtime.Conne
 	if err != nil {
 		tb.Fatalf("acemqtest: %v", err)
 	}
-	tb.Cleanup(func() {
+	closeIt := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = c.Close(ctx)
+	}
+	dialed.Lock()
+	dialed.closers[tb] = append(dialed.closers[tb], closeIt)
+	dialed.Unlock()
+	tb.Cleanup(func() {
+		closeIt()
+		dialed.Lock()
+		delete(dialed.closers, tb)
+		dialed.Unlock()
 	})
 	return c
+}
+
+// dialed holds the Close of every connection Dial opened, by test, so that
+// Queue's cleanup can close them before it deletes the queues: cleanups run
+// last-registered first, and a consumer still open when its queue goes
+// resubscribes, declaring q.dlq and q.parked again (seen on RabbitMQ 4.0).
+var dialed = struct {
+	sync.Mutex
+	closers map[testing.TB][]func()
+}{closers: map[testing.TB][]func(){}}
+
+// closeDialed closes the connections Dial opened for tb (Close is
+// idempotent, so their own cleanup closing them again is harmless).
+func closeDialed(tb testing.TB) {
+	dialed.Lock()
+	fs := dialed.closers[tb]
+	dialed.Unlock()
+	for _, f := range fs {
+		f()
+	}
 }
 
 // Name is a unique name with the given prefix, safe for a queue, an
@@ -105,12 +135,17 @@ func Name(prefix string) string {
 
 // Queue is a queue name of the test's own. When the test ends, the queue
 // and every queue named after it (q.dlq, q.parked, q.retry.<N>s) are
-// deleted; the rungs are found through the management API when it answers.
+// deleted (after the connections Dial opened for the test are closed, so no
+// consumer of theirs declares them again); the rungs are found through the
+// management API when it answers.
 func Queue(tb testing.TB, prefix string) string {
 	tb.Helper()
 	u := Require(tb)
 	q := Name(prefix)
-	tb.Cleanup(func() { deleteQueues(u, q) })
+	tb.Cleanup(func() {
+		closeDialed(tb)
+		deleteQueues(u, q)
+	})
 	return q
 }
 

@@ -24,13 +24,15 @@ import (
 // benchBody is the message both sides publish.
 var benchBody = "order A-1 placed for customer C-9: " + strings.Repeat("x", 200)
 
-// benchQueue declares a transient queue that keeps at most 10000 messages,
-// so a long run does not fill the broker and confirms do not wait for the
-// broker's disk: what is left to compare is the client side.
+// benchQueue declares a queue that keeps at most 10000 messages, so a long
+// run does not fill the broker: what is left to compare is the client side.
+// It is durable, as every queue the library declares: RabbitMQ 4.3 denies
+// transient non-exclusive queues by default (deprecated feature
+// transient_nonexcl_queues).
 func benchQueue(b *testing.B) string {
 	q := brokertest.Queue(b, "bench")
 	_, ch := brokertest.Raw(b)
-	if _, err := ch.QueueDeclare(q, false, false, false, false, amqp.Table{"x-max-length": int32(10000)}); err != nil {
+	if _, err := ch.QueueDeclare(q, true, false, false, false, amqp.Table{"x-max-length": int32(10000)}); err != nil {
 		b.Fatalf("declare %s: %v", q, err)
 	}
 	return q
@@ -165,7 +167,7 @@ func BenchmarkReplay(b *testing.B) {
 	dlq := runtime.DeadLetterQueue(q)
 	_, ch := brokertest.Raw(b)
 	for _, name := range []string{q, dlq} {
-		if _, err := ch.QueueDeclare(name, false, false, false, false, nil); err != nil {
+		if _, err := ch.QueueDeclare(name, true, false, false, false, nil); err != nil { // durable: see benchQueue
 			b.Fatalf("declare %s: %v", name, err)
 		}
 	}

@@ -7,6 +7,9 @@
 #   broker4.sh down    stop the node (the chroot stays for the next run)
 #   broker4.sh status  say whether it runs; rabbitmqctl status
 #   broker4.sh ctl ... rabbitmqctl -n rmq4@localhost ... (or rabbitmq-queues …)
+#   broker4.sh deprecated  fail when the node saw a deprecated feature used
+#                      (a run of the suite must use none: RabbitMQ 4.x
+#                      removes them one by one)
 set -euo pipefail
 . "$(dirname "$0")/rmq4lib.sh"
 
@@ -40,5 +43,11 @@ case ${1:-up} in
     fi
     ;;
   ctl) shift; ctl $node "$@" ;;
-  *) die "usage: $0 up|down|status|ctl ..." ;;
+  deprecated)
+    used=$(curl -fsS -u guest:guest http://127.0.0.1:15674/api/deprecated-features/used) ||
+      die "the management API of $node@localhost did not answer"
+    if [ "$used" != "[]" ]; then die "deprecated features used on $node@localhost: $used"; fi
+    log "no deprecated feature used on $node@localhost since it started"
+    ;;
+  *) die "usage: $0 up|down|status|deprecated|ctl ..." ;;
 esac
