@@ -131,9 +131,14 @@ var replayBatch = 256
 // source while it runs (a consumer rejected it again) is recognised by its
 // x-acemq-id, remembered for the pass, and by its stamps (replayed from
 // this source at this pass's start time, which every copy of the pass
-// carries): it is declined, counted as skipped. The held messages are
+// carries): it is declined, counted as skipped (so is a duplicate that was
+// on the source already, with an id the pass moved). The held messages are
 // bounded by MaxReplayPass (inside the broker's consumer timeout) and by a
 // cap on their number.
+//
+// Declined messages go back with a nack (requeue): on a quorum source
+// queue each such return counts against its delivery limit, so replay from
+// classic queues (q.dlq and q.parked are) or filter little.
 //
 // The pass ends when the source has nothing it has not seen (drained),
 // after opts.Limit moves (limit), at opts.Deadline (deadline) or when ctx
@@ -172,11 +177,13 @@ func Replay(ctx context.Context, c *Connection, from string, opts ReplayOptions)
 	if !opts.Deadline.IsZero() && opts.Deadline.Before(p.deadline) {
 		p.deadline = opts.Deadline
 	}
+	// Closing the channel returns whatever it still holds, also when a
+	// filter panics.
+	defer ch.Close()
 	err = p.run(ctx, &res)
 	if rerr := p.returnHeld(); rerr != nil && err == nil {
 		err = rerr
 	}
-	ch.Close()
 	return res, err
 }
 

@@ -53,6 +53,7 @@ func TestScripts(t *testing.T) {
 			"depth":      cmdDepth,
 			"expand":     cmdExpand,
 			"header":     cmdHeader,
+			"reject":     cmdReject,
 		},
 	})
 }
@@ -118,6 +119,10 @@ func cmdDeadLetter(ts *testscript.TestScript, neg bool, args []string) {
 	h := amqp.Table{
 		runtime.HeaderID: args[1], runtime.HeaderAttempt: int64(attempt), runtime.HeaderFirstSeen: "2026-11-30T09:00:00.000Z",
 		runtime.HeaderOrigin: "shop@host", runtime.HeaderError: args[5], runtime.HeaderQueue: args[2],
+	}
+	if args[5] == "" {
+		delete(h, runtime.HeaderError)
+		delete(h, runtime.HeaderQueue)
 	}
 	for i, a := range args[6:] {
 		if k, v, ok := strings.Cut(a, "="); ok {
@@ -192,6 +197,20 @@ func cmdHeader(ts *testscript.TestScript, neg bool, args []string) {
 	if got != args[2] {
 		ts.Fatalf("%s: header %s is %s, want %s", args[0], args[1], got, args[2])
 	}
+}
+
+// reject QUEUE: take the first message of QUEUE and reject it without
+// requeue, so that the broker dead-letters it (x-death) as a consumer
+// outside the library would make it.
+func cmdReject(ts *testscript.TestScript, neg bool, args []string) {
+	conn, ch := channel(ts)
+	defer conn.Close()
+	d, ok, err := ch.Get(args[0], false)
+	ts.Check(err)
+	if !ok {
+		ts.Fatalf("%s is empty", args[0])
+	}
+	ts.Check(d.Reject(false))
 }
 
 // expand FILE: replace $VARS in FILE with the script's environment.

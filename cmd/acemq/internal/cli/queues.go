@@ -37,6 +37,7 @@ func (e *env) queueCommand(use string, name func(string) string, suffix, what st
 		Long: "Read the " + what + " of a queue (q" + suffix + ") without consuming them: everything\n" +
 			"read is returned to the queue, in its order, when the look is over.\n" +
 			"QUEUE is the source queue (orders.new) or q" + suffix + " itself.",
+		Example: "  acemq " + use + " count orders.new\n  acemq " + use + " summary orders.new --by type\n  acemq " + use + " peek orders.new" + suffix + " -n 5 --json",
 	}
 	cmd.AddCommand(&cobra.Command{
 		Use:     "count QUEUE",

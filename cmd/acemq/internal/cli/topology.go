@@ -19,6 +19,7 @@ argument fails at declare time. Run it before the deploy. It reads through
 the management API (--mgmt-url). topology apply declares what is missing and
 refuses, naming the queue and the argument, when something exists with other
 arguments; it never deletes.`,
+		Example: "  acemq topology diff -f acemq.yaml\n  acemq topology apply -f acemq.yaml",
 	}
 	var file string
 	diff := &cobra.Command{
