@@ -260,3 +260,23 @@ func ExampleBrokerDeath() {
 	// delivery_limit from orders.new (1 time)
 	// false
 }
+
+// Count the dead letters of orders.new by reason without taking them: every
+// message read goes back to its place when Browse returns.
+func ExampleConnection_Browse() {
+	ctx := context.Background()
+	conn, err := runtime.Dial(ctx, "amqp://guest:guest@localhost:5672/")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	reasons := map[string]int{}
+	n, err := conn.Browse(ctx, runtime.DeadLetterQueue("orders.new"), 0, func(d *runtime.Delivery) error {
+		reasons[d.Envelope.Error]++
+		return nil
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(n, reasons)
+}

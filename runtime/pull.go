@@ -22,8 +22,9 @@ type Delivery struct {
 	ContentType string
 	Type        string
 
-	ch  *amqp.Channel
-	tag uint64
+	ch    *amqp.Channel
+	tag   uint64
+	acked bool // by Ack, for Browse's count of what it returns
 }
 
 // Ack settles the delivery: the broker forgets it. ctx is not consulted by
@@ -36,6 +37,7 @@ func (d *Delivery) Ack(ctx context.Context) error {
 	if err := d.ch.Ack(d.tag, false); err != nil {
 		return fmt.Errorf("ack: %w", err)
 	}
+	d.acked = true
 	return nil
 }
 

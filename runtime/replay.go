@@ -378,7 +378,7 @@ func (p *replayPass) publish(ctx context.Context, batch []move, res *ReplayResul
 // returnHeld gives back every held message at once: one nack (multiple,
 // requeue) up to the last held tag, which covers exactly the held ones
 // since every other delivery of the channel is acked. The broker puts them
-// back in their places.
+// back in their places; the pass ends when it counts them back.
 func (p *replayPass) returnHeld() error {
 	if p.held == 0 || p.ch.IsClosed() {
 		return nil
@@ -386,5 +386,6 @@ func (p *replayPass) returnHeld() error {
 	if err := p.ch.Nack(p.lastHeld, true, true); err != nil {
 		return fmt.Errorf("replay: return %d declined messages to %s (they return when the channel closes): %w", p.held, p.from, err)
 	}
+	waitReturned(p.ch, p.from, p.held)
 	return nil
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/acemq/acemq-go/cmd/acemq/internal/browse"
 	"github.com/acemq/acemq-go/cmd/acemq/internal/where"
 	"github.com/acemq/acemq-go/runtime"
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -198,7 +197,10 @@ func (e *env) peek(q string, n int, asJSON bool, f where.Filter) error {
 	var rows []row
 	enc := json.NewEncoder(e.stdout)
 	bar := e.progress(e.errTTY, total, "reading "+q)
-	read, err := browse.Each(ctx, c, q, 0, func(d *runtime.Delivery) error {
+	seen := 0
+	read, err := c.Browse(ctx, q, 0, func(d *runtime.Delivery) error {
+		seen++
+		bar.step(seen)
 		if !f.Match(whereMessage(d), now) || (n > 0 && len(rows) >= n) {
 			return nil
 		}
@@ -217,10 +219,10 @@ func (e *env) peek(q string, n int, asJSON bool, f where.Filter) error {
 		}
 		rows = append(rows, r)
 		return nil
-	}, bar.step)
+	})
 	bar.done()
 	if err != nil {
-		return failed(fmt.Errorf("reading %s (everything read was returned): %w", q, err))
+		return failed(fmt.Errorf("reading %s (everything read goes back): %w", q, err))
 	}
 	if asJSON {
 		for _, r := range rows {
@@ -292,7 +294,10 @@ func (e *env) summary(q, by string, f where.Filter) error {
 	groups := map[string]*group{}
 	matched := 0
 	bar := e.progress(e.errTTY, total, "reading "+q)
-	read, err := browse.Each(ctx, c, q, 0, func(d *runtime.Delivery) error {
+	seen := 0
+	read, err := c.Browse(ctx, q, 0, func(d *runtime.Delivery) error {
+		seen++
+		bar.step(seen)
 		if !f.Match(whereMessage(d), now) {
 			return nil
 		}
@@ -321,10 +326,10 @@ func (e *env) summary(q, by string, f where.Filter) error {
 			}
 		}
 		return nil
-	}, bar.step)
+	})
 	bar.done()
 	if err != nil {
-		return failed(fmt.Errorf("reading %s (everything read was returned): %w", q, err))
+		return failed(fmt.Errorf("reading %s (everything read goes back): %w", q, err))
 	}
 	list := make([]*group, 0, len(groups))
 	for _, g := range groups {

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/acemq/acemq-go/cmd/acemq/internal/browse"
 	"github.com/acemq/acemq-go/cmd/acemq/internal/where"
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/spf13/cobra"
@@ -168,7 +167,7 @@ func (e *env) dryRun(src string, opts runtime.ReplayOptions, f where.Filter) err
 	}
 	now := time.Now()
 	var move, skip, fail int
-	_, err = browse.Each(ctx, c, src, 0, func(d *runtime.Delivery) error {
+	_, err = c.Browse(ctx, src, 0, func(d *runtime.Delivery) error {
 		id := dash(d.Envelope.ID)
 		if !f.Match(whereMessage(d), now) {
 			skip++
@@ -197,7 +196,7 @@ func (e *env) dryRun(src string, opts runtime.ReplayOptions, f where.Filter) err
 			fmt.Fprintf(e.stdout, "move %s (%s) to %s: %s\n", id, dash(d.Envelope.Type), target, dash(Reason(d)))
 		}
 		return nil
-	}, nil)
+	})
 	if err != nil && err != errStop {
 		return failed(err)
 	}
