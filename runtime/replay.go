@@ -117,7 +117,8 @@ var replayBatch = 256
 // loss. The copy keeps the body byte for byte and the identity (x-acemq-id,
 // correlation id, first seen, type, content type, application headers);
 // it restarts at attempt 1 with the error cleared unless opts.KeepAttempts;
-// it drops the broker's x-death and x-first-death-* headers; and it is
+// it drops x-acemq-queue (it is no longer a dead letter) and the broker's
+// x-death and x-first-death-* headers; and it is
 // stamped acemq-replayed-from, acemq-replayed-at and acemq-replay-count
 // (one more than it carried).
 //
@@ -339,6 +340,10 @@ func (p *replayPass) copy(d amqp.Delivery) amqp.Publishing {
 	} else {
 		delete(h, HeaderError)
 	}
+	// The copy is no longer a dead letter: x-acemq-queue goes, so that if
+	// the broker dead-letters it later its envelope reads the broker's
+	// reason rather than this stale one.
+	delete(h, HeaderQueue)
 	h[HeaderReplayedFrom] = p.from
 	h[HeaderReplayedAt] = p.stamp
 	h[HeaderReplayCount] = positiveInt(d.Headers[HeaderReplayCount], 0) + 1

@@ -165,6 +165,9 @@ func TestReplayKeepsIdentityAndStamps(t *testing.T) {
 	if v, ok := got.Headers[runtime.HeaderError]; ok {
 		t.Errorf("error kept: %v", v)
 	}
+	if v, ok := got.Headers[runtime.HeaderQueue]; ok {
+		t.Errorf("x-acemq-queue kept on a message that is no longer a dead letter: %v", v)
+	}
 	if v := got.Headers[runtime.HeaderReplayCount]; v != int64(3) {
 		t.Errorf("replay count %v (%T), want 3", v, v)
 	}

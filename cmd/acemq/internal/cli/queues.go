@@ -13,7 +13,6 @@ import (
 
 	"github.com/acemq/acemq-go/cmd/acemq/internal/where"
 	"github.com/acemq/acemq-go/runtime"
-	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/spf13/cobra"
 )
 
@@ -121,20 +120,14 @@ func exactArgs(n int, names string) cobra.PositionalArgs {
 }
 
 // Reason is the text that says why a message is where it is: its
-// x-acemq-error, else what the broker says it dead-lettered it for.
+// envelope's error (x-acemq-error, or what the broker says it dead-lettered
+// it for), else the broker's reason when the library's text hides it.
 func Reason(d *runtime.Delivery) string {
 	if d.Envelope.Error != "" {
 		return d.Envelope.Error
 	}
-	if deaths, ok := d.Headers["x-death"].([]any); ok && len(deaths) > 0 {
-		if t, ok := deaths[0].(amqp.Table); ok {
-			if r, ok := t["reason"].(string); ok {
-				return "dead-lettered by the broker: " + r
-			}
-		}
-	}
-	if r, ok := d.Headers["x-first-death-reason"].(string); ok {
-		return "dead-lettered by the broker: " + r
+	if death, ok := runtime.BrokerDeath(d.Headers); ok {
+		return "dead-lettered by the broker: " + death.Reason
 	}
 	return ""
 }
