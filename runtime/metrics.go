@@ -42,7 +42,7 @@ func newMetrics(mp metric.MeterProvider) *metrics {
 		rungMissing:    counter(MetricRungMissing, "broker waits held in memory because the rung queue was missing"),
 		deadLettered:   counter(MetricDeadLettered, "messages published to q.dlq"),
 		parked:         counter(MetricParked, "messages published to q.parked"),
-		setAsideFailed: counter(MetricSetAsideFailed, "retries, dead letters or parks whose publish was returned or refused"),
+		setAsideFailed: counter(MetricSetAsideFailed, "publishes of a retry, dead letter or park that were returned or refused (each try; the delivery is held and the copy tried again)"),
 		registryUnavailable: counter(MetricRegistryUnavailable,
 			"writer schema lookups that met an unavailable registry; the message was held"),
 	}

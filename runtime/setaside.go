@@ -127,7 +127,11 @@ func (cs *Consumer) setAsideFailed(h *heldRetry, err error) {
 	t := cs.cfg.setAside
 	wait := t.backoff << min(h.failures, 16)
 	wait = min(max(wait, t.backoff), t.backoffMax)
-	held := time.Since(h.s.takenAt(h.d.DeliveryTag))
+	since := h.since
+	if since.IsZero() {
+		since = h.s.takenAt(h.d.DeliveryTag)
+	}
+	held := time.Since(since)
 	switch {
 	case h.s.ch.IsClosed():
 		// Its session is gone: the delivery can no longer be settled here,
@@ -142,7 +146,7 @@ func (cs *Consumer) setAsideFailed(h *heldRetry, err error) {
 		} else {
 			cs.log.Debug("acemq: could not set the message aside yet", "err", err, "id", h.d.MessageId, "to", h.target, "next_in", wait, "tries", h.failures+1)
 		}
-		cs.hold(&heldRetry{s: h.s, d: h.d, target: h.target, msg: h.msg, done: h.done, failures: h.failures + 1}, wait)
+		cs.hold(&heldRetry{s: h.s, d: h.d, target: h.target, msg: h.msg, done: h.done, failures: h.failures + 1, since: since}, wait)
 	}
 }
 
@@ -223,6 +227,7 @@ type heldRetry struct {
 	msg      amqp.Publishing // the copy
 	done     func()          // counts the outcome once the copy is confirmed; may be nil
 	failures int             // publishes of the copy that failed so far
+	since    time.Time       // when the consumer took d, once a copy failed
 	timer    *time.Timer
 	once     sync.Once
 }
