@@ -50,7 +50,7 @@ func ExampleWithAddresses() {
 // What a Dial error keeps: where it tried (password redacted), what kind
 // of failure, and the cause.
 func ExampleDialError() {
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	quiet := runtime.WithLogger(slog.New(slog.DiscardHandler)) // no Warn per attempt here
 	_, err := runtime.Dial(ctx, "amqp://guest:s3cret@127.0.0.1:1/", quiet)
