@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 export ACEMQ_TEST_URL ?= amqp://guest:guest@localhost:5672/
 
-.PHONY: help test check broker crosscheck broker4 broker4-down test-rmq4 fmt-check vet generated-check bench generate golden demo lint tools
+.PHONY: help test check broker crosscheck broker4 broker4-down test-rmq4 fmt-check vet generated-check bench fuzz generate golden demo lint tools
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -43,6 +43,12 @@ generated-check: ## fail when goldens or the examples' generated code are stale
 	@if [ -d generator ]; then $(GO) test -count=1 -run 'TestGolden' ./generator/...; fi
 	@for m in $$(ls examples/*/acemq.yaml 2>/dev/null); do \
 	  d=$$(dirname $$m); (cd $$d && $(GO) run github.com/acemq/acemq-go/cmd/acemq-gen check -f acemq.yaml) || exit 1; \
+	done
+
+FUZZTIME ?= 1m
+fuzz: ## run each decode-path fuzz target (JSON, Avro, Confluent header) for FUZZTIME (1m); their seeds run in make test
+	@for f in FuzzJSONDecode FuzzAvroDecode FuzzConfluentHeader; do \
+	  echo "== $$f"; $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) ./runtime/ || exit 1; \
 	done
 
 bench: broker ## benchmarks, each printed as a ratio against its baseline in the same run
