@@ -64,3 +64,17 @@ demo: broker ## play the orders example against the broker
 	$(GO) run ./examples/orders
 
 lint: fmt-check vet ## gofmt and go vet
+
+.PHONY: faults faultnode faultnode-down
+faults: ## the fault suite on a RabbitMQ node of its own (5673; never the shared one), started and stopped here; one line per fault
+	@bash scripts/faultnode.sh up
+	@log=$$(mktemp); trap 'bash scripts/faultnode.sh down; rm -f "$$log"' EXIT; \
+	set -o pipefail; \
+	$(GO) test -tags faults -count=1 -timeout 15m -v ./internal/faults/ 2>&1 | tee "$$log" | grep -E '^(--- |FAIL|ok|panic|    )' ; rc=$$?; \
+	echo "# make faults: the fault table"; grep -h '^fault=' "$$log"; exit $$rc
+
+faultnode: ## start the fault suite's own node (acemqfaults@localhost on 5673) and leave it running
+	@bash scripts/faultnode.sh up
+
+faultnode-down: ## stop the fault suite's own node
+	@bash scripts/faultnode.sh down

@@ -53,6 +53,13 @@ type Connection struct {
 	pulls map[string]*amqp.Channel
 	// consumers are closed by Close.
 	consumers map[*Consumer]struct{}
+	// blocked is set while the broker has blocked conn (connection.blocked:
+	// a memory or disk alarm), with the broker's reason.
+	blocked       bool
+	blockedReason string
+	// up is closed, and replaced, each time a dial succeeds: consumers
+	// waiting to resubscribe wake at once instead of at their next backoff.
+	up chan struct{}
 
 	done chan struct{} // closed by Close
 }
@@ -84,7 +91,7 @@ var sharedRegistry = NewFingerprintRegistry()
 // syscall.ECONNREFUSED), context.DeadlineExceeded). Logs never show a
 // password either.
 func Dial(ctx context.Context, rawURL string, opts ...DialOption) (*Connection, error) {
-	cfg := dialConfig{reconnectMin: 100 * time.Millisecond, reconnectMax: 10 * time.Second}
+	cfg := dialConfig{reconnectMin: 100 * time.Millisecond, reconnectMax: 2 * time.Second, heartbeat: 10 * time.Second}
 	for _, o := range opts {
 		o.applyDial(&cfg)
 	}
@@ -96,7 +103,7 @@ func Dial(ctx context.Context, rawURL string, opts ...DialOption) (*Connection, 
 	for i, a := range addrs {
 		shown[i] = a.redacted
 	}
-	c := &Connection{addrs: addrs, redacted: strings.Join(shown, ","), cfg: cfg, done: make(chan struct{})}
+	c := &Connection{addrs: addrs, redacted: strings.Join(shown, ","), cfg: cfg, done: make(chan struct{}), up: make(chan struct{})}
 	if c.cfg.reconnectMin <= 0 {
 		c.cfg.reconnectMin = 100 * time.Millisecond
 	}
@@ -147,10 +154,12 @@ func (c *Connection) Origin() string { return c.cfg.origin }
 // its own TypeRegistry uses that one on a connection without the option).
 func (c *Connection) Registry() SchemaRegistry { return c.registry }
 
-// Close closes the connection. Consumers still running are closed first
-// (see Consumer.Close), each bounded by ctx; unsettled deliveries go back to
-// their queues. Closing the AMQP connection waits for the broker's reply
-// until ctx's deadline (5s without one).
+// Close closes the connection. Consumers still running are closed first,
+// together (see Consumer.Close), bounded by ctx; unsettled deliveries go
+// back to their queues. Closing the AMQP connection waits for the broker's
+// reply until ctx's deadline (5s without one). Close returns by that
+// deadline even when the broker does not answer (a memory alarm blocks the
+// whole connection): it then closes the socket and says so in its error.
 func (c *Connection) Close(ctx context.Context) error {
 	c.mu.Lock()
 	c.closing = true
@@ -159,11 +168,15 @@ func (c *Connection) Close(ctx context.Context) error {
 		consumers = append(consumers, cs)
 	}
 	c.mu.Unlock()
-	var errs []error
-	for _, cs := range consumers {
-		errs = append(errs, cs.Close(ctx))
+	errs := make([]error, len(consumers))
+	var wg sync.WaitGroup
+	for i, cs := range consumers {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = cs.Close(ctx) }()
 	}
-	if err := errors.Join(errs...); err != nil {
+	wg.Wait()
+	err := errors.Join(errs...)
+	if err != nil {
 		c.log.Warn("acemq: closing consumers", "err", err)
 	}
 
@@ -178,12 +191,105 @@ func (c *Connection) Close(ctx context.Context) error {
 	c.conn, c.pub, c.side, c.pulls, c.exchanges = nil, nil, nil, nil, nil
 	c.mu.Unlock()
 	if conn == nil || conn.IsClosed() {
+		return err
+	}
+	note := c.blockedNote()
+	if cerr := conn.CloseDeadline(deadlineOf(ctx)); cerr != nil && !errors.Is(cerr, amqp.ErrClosed) {
+		if ctx.Err() != nil {
+			cerr = fmt.Errorf("the broker did not answer in time%s; closed the socket: %w (%w)", note, ctx.Err(), cerr)
+		}
+		err = errors.Join(err, fmt.Errorf("close %s: %w", c.redacted, cerr))
+	}
+	return err
+}
+
+// blockedNote is ", connection blocked by the broker: <reason>" while the
+// broker blocks the connection, else "": for error texts.
+func (c *Connection) blockedNote() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.blocked {
+		return ""
+	}
+	return " (connection blocked by the broker: " + c.blockedReason + ")"
+}
+
+// blockedErr is the error of a publish refused at once while the broker
+// blocks the connection, or nil.
+func (c *Connection) blockedErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.blocked {
 		return nil
 	}
-	if err := conn.CloseDeadline(deadlineOf(ctx)); err != nil && !errors.Is(err, amqp.ErrClosed) {
-		return fmt.Errorf("close %s: %w", c.redacted, err)
+	return &blockedError{reason: c.blockedReason}
+}
+
+// watchBlocked follows connection.blocked/unblocked for conn; it ends when
+// conn is closed (amqp091-go closes the channel).
+func (c *Connection) watchBlocked(conn *amqp.Connection) {
+	blocks := conn.NotifyBlocked(make(chan amqp.Blocking, 4))
+	go func() {
+		for b := range blocks {
+			c.mu.Lock()
+			if c.conn == conn {
+				c.blocked, c.blockedReason = b.Active, b.Reason
+				if c.blocked && c.blockedReason == "" {
+					c.blockedReason = "no reason given"
+				}
+			}
+			c.mu.Unlock()
+			if b.Active {
+				c.log.Warn("acemq: the broker blocked the connection; publishes fail with ErrBlocked until it unblocks", "reason", b.Reason)
+			} else {
+				c.log.Info("acemq: the broker unblocked the connection")
+			}
+		}
+	}()
+}
+
+// upSignal is closed when the next dial succeeds.
+func (c *Connection) upSignal() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.up
+}
+
+// abandon closes conn's socket without waiting for the broker: for a
+// connection the broker stopped reading (blocked by an alarm) or that did
+// not answer in time. Every call waiting on it returns with an error, and
+// the next call dials a fresh connection.
+func (c *Connection) abandon(conn *amqp.Connection) {
+	if conn == nil {
+		return
 	}
-	return nil
+	c.mu.Lock()
+	if c.conn == conn {
+		c.conn, c.pub, c.side, c.pulls, c.exchanges = nil, nil, nil, nil, nil
+		c.blocked, c.blockedReason = false, ""
+	}
+	c.mu.Unlock()
+	// A deadline in the past fails any read or write in progress at once,
+	// so the close does not wait for a broker that does not read.
+	_ = conn.CloseDeadline(time.Now())
+}
+
+// bounded runs f (a call that waits for the broker's reply on conn) and
+// returns its error, or, when ctx ends first, abandons conn (which makes f
+// return) and returns an error matching ctx's that says what was waited
+// for.
+func (c *Connection) bounded(ctx context.Context, conn *amqp.Connection, what string, f func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	note := c.blockedNote()
+	c.abandon(conn)
+	<-done
+	return fmt.Errorf("the broker did not answer %s in time%s; closed the connection: %w", what, note, ctx.Err())
 }
 
 func (c *Connection) track(cs *Consumer) error {
@@ -253,17 +359,30 @@ func (c *Connection) connect(ctx context.Context, persist bool) (*amqp.Connectio
 		if err == nil {
 			c.conn, c.pub, c.side, c.exchanges = conn, nil, nil, nil
 			c.pulls = nil
+			c.blocked, c.blockedReason = false, ""
+			close(c.up)
+			c.up = make(chan struct{})
 		}
 		c.mu.Unlock()
+		if err == nil {
+			c.watchBlocked(conn)
+		}
 		return conn, err
 	}
 }
 
 // channel opens a fresh channel on the live connection.
 func (c *Connection) channel(ctx context.Context) (*amqp.Channel, error) {
+	ch, _, err := c.channelOn(ctx)
+	return ch, err
+}
+
+// channelOn opens a fresh channel on the live connection and says which
+// connection it is on.
+func (c *Connection) channelOn(ctx context.Context) (*amqp.Channel, *amqp.Connection, error) {
 	conn, err := c.amqpConn(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ch, err := conn.Channel()
 	if err != nil {
@@ -275,13 +394,13 @@ func (c *Connection) channel(ctx context.Context) (*amqp.Channel, error) {
 		c.mu.Unlock()
 		conn.Close()
 		if conn, err = c.amqpConn(ctx); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if ch, err = conn.Channel(); err != nil {
-			return nil, fmt.Errorf("open channel on %s: %w", c.redacted, err)
+			return nil, nil, fmt.Errorf("open channel on %s: %w", c.redacted, err)
 		}
 	}
-	return ch, nil
+	return ch, conn, nil
 }
 
 func defaultOrigin() string {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,16 +56,26 @@ type Consumer struct {
 	registryDown atomic.Bool
 	// releasing counts held retries being republished right now.
 	releasing sync.WaitGroup
-	quit      chan struct{} // closed when Close starts
-	stopped   chan struct{} // closed when the run loop has ended
+	// handlers counts handlers running, of every session: those of a dead
+	// session finish in the background while the next session serves.
+	handlers sync.WaitGroup
+	quit     chan struct{} // closed when Close starts
+	stopped  chan struct{} // closed when the run loop has ended
 }
 
 // session is one subscription on one channel. Its deliveries can only be
 // settled on that channel.
 type session struct {
 	ch         *amqp.Channel
+	conn       *amqp.Connection
 	tag        string
 	deliveries <-chan amqp.Delivery
+	// closed is closed by amqp091-go when the channel closes.
+	closed <-chan *amqp.Error
+	// dead is set (under Consumer.mu) the moment the session is known to
+	// have died: nothing it handles is set aside or settled any more, and
+	// its held retries are dropped (the broker redelivers them).
+	dead atomic.Bool
 
 	mu sync.Mutex
 	// taken is when the consumer took each unsettled delivery: a copy that
@@ -189,7 +200,7 @@ func (cs *Consumer) Queue() string { return cs.queue }
 func (cs *Consumer) Policy() RetryPolicy { return cs.policy }
 
 func (cs *Consumer) subscribe(ctx context.Context) (*session, error) {
-	ch, err := cs.c.channel(ctx)
+	ch, conn, err := cs.c.channelOn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("consume %q: %w", cs.queue, err)
 	}
@@ -214,7 +225,8 @@ func (cs *Consumer) subscribe(ctx context.Context) (*session, error) {
 		}
 		return nil, fmt.Errorf("consume %q: %w", cs.queue, err)
 	}
-	return &session{ch: ch, tag: tag, deliveries: deliveries}, nil
+	return &session{ch: ch, conn: conn, tag: tag, deliveries: deliveries,
+		closed: ch.NotifyClose(make(chan *amqp.Error, 1))}, nil
 }
 
 // run serves sessions until Close, resubscribing after a lost channel.
@@ -226,12 +238,13 @@ func (cs *Consumer) run(s *session) {
 			return
 		}
 		// The subscription ended under us (connection lost, or the broker
-		// cancelled it: queue deleted, node failover). Held retries of the
-		// session are dropped and its channel closed, so the broker
-		// redelivers their messages instead of stranding them.
-		cs.dropHeld(s)
-		cs.dropLookups(s)
-		_ = s.ch.Close()
+		// cancelled it: queue deleted, node failover). The session is dead:
+		// its held retries are dropped and its channel closed, so the
+		// broker redelivers their messages instead of stranding them. Its
+		// handlers still running finish in the background; what they
+		// decide is discarded. The next session starts at once.
+		cs.sessionDied(s)
+		cs.closeChannel(s)
 		cs.log.Warn("acemq: consumer lost its channel; resubscribing")
 		if s = cs.resubscribe(); s == nil {
 			return
@@ -239,37 +252,84 @@ func (cs *Consumer) run(s *session) {
 	}
 }
 
+// serve hands the session's deliveries to the workers until the
+// subscription ends. It does not wait for the handlers: those of a dead
+// session must not hold up the next one.
 func (cs *Consumer) serve(s *session) {
 	work := make(chan amqp.Delivery)
-	var wg sync.WaitGroup
 	for range cs.cfg.concurrency {
-		wg.Add(1)
 		go func() {
-			defer wg.Done()
 			for d := range work {
 				cs.slots <- struct{}{}
 				cs.handle(s, d)
 				<-cs.slots
+				cs.handlers.Done()
 			}
 		}()
 	}
+	defer close(work)
+	// The moment the channel closes the session is dead, even while every
+	// worker is busy and the loop below waits for one.
+	watched := make(chan struct{})
+	defer close(watched)
+	go func() {
+		select {
+		case <-s.closed:
+			cs.sessionDied(s)
+		case <-watched:
+		}
+	}()
 	for d := range s.deliveries {
-		if cs.isClosing() {
+		if cs.isClosing() || s.dead.Load() {
 			// Left unsettled: it returns to the queue when the channel closes.
 			continue
 		}
 		s.take(d.DeliveryTag)
-		work <- d
+		cs.handlers.Add(1)
+		select {
+		case work <- d:
+		case <-s.closed:
+			cs.handlers.Done()
+			cs.sessionDied(s)
+		}
 	}
-	close(work)
-	wg.Wait()
+}
+
+// sessionDied marks s dead and drops its held retries, at once.
+func (cs *Consumer) sessionDied(s *session) {
+	cs.mu.Lock()
+	s.dead.Store(true)
+	cs.mu.Unlock()
+	cs.dropHeld(s)
+	cs.dropLookups(s)
+}
+
+// closeChannel closes a dead session's channel without waiting on a
+// broker that does not answer.
+func (cs *Consumer) closeChannel(s *session) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = cs.c.bounded(ctx, s.conn, "channel.close", s.ch.Close)
+}
+
+// backoff is wait jittered down to between half and all of it, so that the
+// consumers of a fleet do not reconnect in step.
+func backoff(wait time.Duration) time.Duration {
+	if wait <= 1 {
+		return wait
+	}
+	return wait/2 + rand.N(wait/2+1)
 }
 
 func (cs *Consumer) resubscribe() *session {
 	wait := cs.c.cfg.reconnectMin
+	next := backoff(wait)
 	for {
+		up := cs.c.upSignal()
 		select {
-		case <-time.After(wait):
+		case <-time.After(next):
+		case <-up:
+			// Another call of the connection reconnected: try now.
 		case <-cs.quit:
 			return nil
 		}
@@ -294,8 +354,9 @@ func (cs *Consumer) resubscribe() *session {
 		if errors.Is(err, ErrClosed) {
 			return nil
 		}
-		cs.log.Warn("acemq: resubscribe failed", "err", err, "next_in", wait)
 		wait = min(wait*2, cs.c.cfg.reconnectMax)
+		next = backoff(wait)
+		cs.log.Warn("acemq: resubscribe failed", "err", err, "next_in", next)
 	}
 }
 
@@ -308,9 +369,12 @@ func (cs *Consumer) isClosing() bool {
 // Close stops the consumer: no new deliveries are taken, in-flight handlers
 // finish, and retries held in memory are republished at once with their
 // attempt advanced, so no count is lost. Deliveries prefetched but not
-// started go back to the queue. ctx bounds the wait for handlers; when it
-// expires their context is cancelled and Close returns ctx's error after
-// settling what it can.
+// started go back to the queue. ctx bounds the whole of Close: when it
+// expires, handlers still running get their context cancelled, held
+// retries not yet republished are left to the broker (it redelivers them),
+// and Close returns an error matching ctx's. When the broker does not
+// answer in time (a memory alarm blocks the connection) Close closes the
+// connection's socket rather than wait, and its error says so.
 func (cs *Consumer) Close(ctx context.Context) error {
 	cs.mu.Lock()
 	if cs.closing {
@@ -328,21 +392,40 @@ func (cs *Consumer) Close(ctx context.Context) error {
 	cs.mu.Unlock()
 	defer cs.c.untrack(cs)
 
-	if err := s.ch.Cancel(s.tag, false); err != nil {
-		cs.log.Debug("acemq: cancel", "err", err)
-	}
 	var err error
+	if cerr := cs.c.bounded(ctx, s.conn, "basic.cancel", func() error { return s.ch.Cancel(s.tag, false) }); cerr != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("close consumer %q: %w", cs.queue, cerr)
+		} else {
+			cs.log.Debug("acemq: cancel", "err", cerr)
+		}
+	}
+	// The run loop ends once the subscription has (cancel-ok, or the
+	// channel closed); it does not wait for handlers. Then no handler
+	// starts any more, and Close waits for those running.
 	select {
 	case <-cs.stopped:
+		handlersDone := make(chan struct{})
+		go func() { cs.handlers.Wait(); close(handlersDone) }()
+		select {
+		case <-handlersDone:
+		case <-ctx.Done():
+			cs.hardStop()
+			if err == nil {
+				err = fmt.Errorf("close consumer %q: handlers still running: %w", cs.queue, ctx.Err())
+			}
+		}
 	case <-ctx.Done():
 		cs.hardStop()
-		err = fmt.Errorf("close consumer %q: handlers still running: %w", cs.queue, ctx.Err())
+		if err == nil {
+			err = fmt.Errorf("close consumer %q: the subscription did not end in time: %w", cs.queue, ctx.Err())
+		}
 	}
 	cs.flushHeld(ctx)
 	cs.returnLookups()
 	cs.waitReleases(ctx)
 	cs.hardStop()
-	if cerr := s.ch.Close(); cerr != nil && !errors.Is(cerr, amqp.ErrClosed) && err == nil {
+	if cerr := cs.c.bounded(ctx, s.conn, "channel.close", s.ch.Close); cerr != nil && !errors.Is(cerr, amqp.ErrClosed) && err == nil {
 		err = fmt.Errorf("close consumer %q: %w", cs.queue, cerr)
 	}
 	return err

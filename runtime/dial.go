@@ -202,7 +202,7 @@ func (c *Connection) dialOne(ctx context.Context, a address) (*amqp.Connection, 
 	cfg := amqp.Config{
 		Properties:      props,
 		TLSClientConfig: c.cfg.tls,
-		Heartbeat:       10 * time.Second,
+		Heartbeat:       c.cfg.heartbeat,
 		Locale:          "en_US",
 		Dial:            contextDialer(ctx, !strings.HasPrefix(strings.ToLower(a.raw), "amqps:")),
 	}

@@ -83,8 +83,19 @@
 // Reconnection uses fresh connections and fresh channels, never
 // amqp091-go's Config.Recovery: a recovered channel restarts delivery tags
 // at 1, so an ack of a delivery held across the reconnect would ack a
-// different message. Retries held in memory by a dead session are dropped;
-// the broker redelivers those messages.
+// different message. A consumer resubscribes at once after its session died,
+// without waiting for the dead session's handlers, whose settlement is
+// discarded; retries held in memory by the dead session are dropped the
+// moment it dies. The broker redelivers those messages.
+//
+// # Outages and alarms
+//
+// A publish that fails because the broker is down, restarting or cut off
+// matches ErrUnavailable: a window, not a state; retry it with backoff.
+// While the broker blocks the connection (a memory or disk alarm) publishes
+// fail at once with ErrBlocked, which carries the broker's reason. Every call
+// that takes a ctx returns by its deadline, Close included: a Close the
+// broker does not answer in time closes the socket.
 //
 // # Replay
 //

@@ -55,6 +55,19 @@ var (
 	// ErrInvalidURL is matched by a Dial error for a URL that does not
 	// parse or whose scheme is not amqp:// or amqps://.
 	ErrInvalidURL = errors.New("acemq: invalid broker URL")
+	// ErrUnavailable is matched by the error of a call that failed because
+	// the broker could not be reached or its connection was lost: an outage,
+	// a restart, a connection cut or blocked. It is a window, not a state:
+	// try again later (with backoff), do not stop for good. A publish that
+	// fails with it may or may not have reached the broker when the failure
+	// came after the write. It is matched alongside the cause (a DialError
+	// matching ErrUnreachable, ErrBlocked, amqp091-go's error).
+	ErrUnavailable = errors.New("acemq: broker unavailable")
+	// ErrBlocked is matched by a publish refused at once because the broker
+	// has blocked the connection (connection.blocked: a memory or disk
+	// alarm). Its text carries the broker's reason; it also matches
+	// ErrUnavailable. Nothing was sent.
+	ErrBlocked = errors.New("acemq: connection blocked by the broker")
 )
 
 // DialError is a connection that could not be made. Its Error() names the
@@ -132,6 +145,22 @@ func (e *DialError) Unwrap() []error {
 	}
 	return out
 }
+
+// unavailableError marks err as a window of unavailability (ErrUnavailable)
+// without changing its text.
+type unavailableError struct{ err error }
+
+func (e *unavailableError) Error() string   { return e.err.Error() }
+func (e *unavailableError) Unwrap() []error { return []error{ErrUnavailable, e.err} }
+
+// blockedError is a publish refused because the broker blocked the
+// connection; it matches ErrBlocked and ErrUnavailable.
+type blockedError struct{ reason string }
+
+func (e *blockedError) Error() string {
+	return "connection blocked by the broker (" + e.reason + "); nothing was sent"
+}
+func (e *blockedError) Unwrap() []error { return []error{ErrBlocked, ErrUnavailable} }
 
 // PublishError is a publish that failed, with where it was going.
 type PublishError struct {

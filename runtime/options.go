@@ -27,6 +27,7 @@ type dialConfig struct {
 	reconnectMin   time.Duration
 	reconnectMax   time.Duration
 	addresses      []string
+	heartbeat      time.Duration
 }
 
 // WithOrigin sets x-acemq-origin on what the connection publishes
@@ -88,9 +89,20 @@ func WithAddresses(urls ...string) DialOption {
 
 // WithReconnectBackoff sets the bounds of the backoff between reconnection
 // attempts, on the first Dial and when consumers resubscribe (default
-// 100ms doubling to 10s).
+// 100ms doubling to 2s). A consumer's waits are jittered down to between
+// half and all of each, so that a fleet does not reconnect in step, and a
+// consumer tries at once when any other call of the connection has
+// reconnected.
 func WithReconnectBackoff(min, max time.Duration) DialOption {
 	return dialOptionFunc(func(c *dialConfig) { c.reconnectMin, c.reconnectMax = min, max })
+}
+
+// WithHeartbeat sets the AMQP heartbeat the connection asks for (default
+// 10s). A connection that stalls silently (a network that drops packets
+// without a reset) is detected after about two heartbeats without a frame
+// from the broker, and the runtime reconnects.
+func WithHeartbeat(d time.Duration) DialOption {
+	return dialOptionFunc(func(c *dialConfig) { c.heartbeat = d })
 }
 
 // ConsumeOption configures a Consumer.

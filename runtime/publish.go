@@ -16,11 +16,12 @@ import (
 // matching ErrUnroutable. A message that breaks its schema is an error
 // matching ErrInvalidMessage and is never sent.
 //
-// ctx bounds any registry call of the codec, a reconnect when the
-// connection was lost, and the wait for the confirm (cancelling it then
-// does not unsend the message: it may still have reached the broker). It is
-// checked just before the write but does not interrupt a write under way,
-// which a broker memory or disk alarm can block until the alarm clears.
+// ctx bounds every wait: a dial, the send slot, the write and the confirm,
+// and any registry call of the codec. Cancelling it does not unsend a
+// message already written (it may still reach the broker). While the broker
+// blocks the connection (a memory or disk alarm) Publish fails at once with
+// an error matching ErrBlocked, nothing sent; during an outage it fails with
+// one matching ErrUnavailable: retry later, it is a window, not a state.
 func Publish[T any](ctx context.Context, c *Connection, mt *MessageType[T], exchange string, v T, opts ...PublishOption) error {
 	return PublishAll(ctx, c, mt, exchange, []T{v}, opts...)
 }

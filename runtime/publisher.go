@@ -2,8 +2,12 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"sync"
+	"syscall"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -26,13 +30,20 @@ import (
 type publisher struct {
 	ch *amqp.Channel
 
-	sendMu sync.Mutex // serialises tag allocation and the write
+	// slot serialises tag allocation and the write. It is a channel, not a
+	// mutex, so that a publish queued behind a write the broker does not
+	// read (a memory alarm) gives up when its ctx does.
+	slot chan struct{}
 
 	mu      sync.Mutex
 	pending map[uint64]*inflight
 	byKey   map[returnKey][]uint64 // tags in flight, oldest first
 	dead    error                  // set once the channel is gone
 }
+
+// errChannelLost is the failure of publishes in flight when their channel
+// closes before the broker confirmed them.
+var errChannelLost = errors.New("the publishing channel closed before the broker confirmed")
 
 // returnKey is what a basic.return says of the message it returns.
 type returnKey struct{ id, exchange, routingKey string }
@@ -48,7 +59,7 @@ func newPublisher(ch *amqp.Channel) (*publisher, error) {
 		ch.Close()
 		return nil, fmt.Errorf("confirm mode: %w", err)
 	}
-	p := &publisher{ch: ch, pending: map[uint64]*inflight{}, byKey: map[returnKey][]uint64{}}
+	p := &publisher{ch: ch, slot: make(chan struct{}, 1), pending: map[uint64]*inflight{}, byKey: map[returnKey][]uint64{}}
 	returns := ch.NotifyReturn(make(chan amqp.Return))
 	confirms := ch.NotifyPublish(make(chan amqp.Confirmation))
 	closes := ch.NotifyClose(make(chan *amqp.Error, 1))
@@ -71,7 +82,7 @@ func (p *publisher) loop(returns <-chan amqp.Return, confirms <-chan amqp.Confir
 				if e, ok := <-closes; ok && e != nil {
 					err = e
 				}
-				p.fail(fmt.Errorf("the publishing channel closed before the broker confirmed (the message may have arrived): %w", err))
+				p.fail(fmt.Errorf("%w (the message may have arrived): %w", errChannelLost, err))
 				return
 			}
 			p.resolve(cf)
@@ -148,28 +159,53 @@ func (p *publisher) alive() bool {
 }
 
 // send writes one message and returns the channel its outcome arrives on.
+// It waits for the send slot and for the write within ctx: a write the
+// broker does not read (a memory alarm blocks the connection) keeps the
+// slot until the socket takes it or closes, but the caller returns at ctx's
+// end (the message may still be sent).
 func (p *publisher) send(ctx context.Context, exchange, key string, mandatory bool, msg amqp.Publishing) (<-chan error, error) {
 	f := &inflight{key: returnKey{msg.MessageId, exchange, key}, done: make(chan error, 1)}
-	p.sendMu.Lock()
-	defer p.sendMu.Unlock()
+	select {
+	case p.slot <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting to write behind an earlier publish the broker has not read: %w", ctx.Err())
+	}
+	if err := ctx.Err(); err != nil {
+		<-p.slot
+		return nil, err
+	}
 	tag := p.ch.GetNextPublishSeqNo()
 	p.mu.Lock()
 	if p.dead != nil {
 		err := p.dead
 		p.mu.Unlock()
+		<-p.slot
 		return nil, err
 	}
 	p.pending[tag] = f
 	p.byKey[f.key] = append(p.byKey[f.key], tag)
 	p.mu.Unlock()
-	if err := p.ch.PublishWithContext(ctx, exchange, key, mandatory, false, msg); err != nil {
-		p.mu.Lock()
-		delete(p.pending, tag)
-		p.forget(f.key, tag)
-		p.mu.Unlock()
-		return nil, err
+	written := make(chan error, 1)
+	go func() {
+		defer func() { <-p.slot }()
+		err := p.ch.Publish(exchange, key, mandatory, false, msg)
+		if err != nil {
+			p.mu.Lock()
+			delete(p.pending, tag)
+			p.forget(f.key, tag)
+			p.mu.Unlock()
+		}
+		written <- err
+	}()
+	select {
+	case err := <-written:
+		if err != nil {
+			return nil, err
+		}
+		return f.done, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("the write did not finish (the broker is not reading; the message may still be sent): %w", ctx.Err())
 	}
-	return f.done, nil
 }
 
 // publisher returns the session's confirm channel of the given kind (the
@@ -266,6 +302,11 @@ func (c *Connection) publishAll(ctx context.Context, side bool, out []outgoing) 
 	}
 	for i, o := range out {
 		if err == nil {
+			// While the broker blocks the connection, fail at once with its
+			// reason rather than write what it will not read.
+			err = c.blockedErr()
+		}
+		if err == nil {
 			waits[i], err = p.send(ctx, o.exchange, o.key, o.mandatory, o.msg)
 		}
 		if err != nil {
@@ -295,5 +336,34 @@ func (c *Connection) setAside(ctx context.Context, o outgoing) error {
 }
 
 func (c *Connection) publishError(o outgoing, err error) error {
+	if connectionLost(err) {
+		err = &unavailableError{err: err}
+	}
 	return &PublishError{Exchange: o.exchange, RoutingKey: o.key, Err: err}
+}
+
+// connectionLost reports an error that comes from the connection, not
+// from the message: the broker could not be reached, or the connection or
+// channel went away. Such a publish may succeed if tried again.
+func connectionLost(err error) bool {
+	if errors.Is(err, ErrUnavailable) {
+		return false // already marked
+	}
+	if errors.Is(err, ErrClosed) || errors.Is(err, ErrExchangeNotFound) || errors.Is(err, ErrNacked) || errors.Is(err, ErrUnroutable) {
+		return false
+	}
+	if errors.Is(err, ErrUnreachable) || errors.Is(err, amqp.ErrClosed) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, errChannelLost) {
+		return true
+	}
+	var ae *amqp.Error
+	if errors.As(err, &ae) {
+		switch ae.Code {
+		case amqp.ConnectionForced, amqp.ChannelError, amqp.FrameError, amqp.UnexpectedFrame, amqp.InternalError, amqp.ResourceError:
+			return true
+		}
+		return false
+	}
+	var ne net.Error
+	return errors.As(err, &ne)
 }

@@ -40,6 +40,9 @@ type setAsideTiming struct{ backoff, backoffMax, hold time.Duration }
 
 // retry spends the next attempt, or gives up.
 func (cs *Consumer) retry(s *session, d amqp.Delivery, env Envelope, why string) {
+	if cs.discarded(s, d) {
+		return
+	}
 	p := cs.policy
 	if age := p.GiveUpAge(); age > 0 && !env.FirstSeen.IsZero() && time.Since(env.FirstSeen) > age {
 		cs.deadLetter(s, d, env, fmt.Sprintf("gave up after %d attempts (older than %s): %s", env.Attempt, age, why))
@@ -64,7 +67,7 @@ func (cs *Consumer) retry(s *session, d amqp.Delivery, env Envelope, why string)
 			cs.c.metrics.add(cs.c.metrics.retried, cs.queue, attribute.String("acemq.wait", "broker"))
 			cs.logRetry(d, env, why, "broker", delay)
 		}
-		err := cs.publishCopy(rung, msg)
+		err := cs.publishCopy(context.Background(), rung, msg)
 		switch {
 		case err == nil:
 			retried()
@@ -99,6 +102,9 @@ func (cs *Consumer) park(s *session, d amqp.Delivery, env Envelope, why string) 
 // moveTo publishes a copy of d to target with the reason and the queue it
 // came from, then acks d. The attempt count is kept as it was.
 func (cs *Consumer) moveTo(s *session, d amqp.Delivery, env Envelope, target, why string) {
+	if cs.discarded(s, d) {
+		return
+	}
 	counter, what := cs.c.metrics.parked, "acemq: parked"
 	if target == DeadLetterQueue(cs.queue) {
 		counter, what = cs.c.metrics.deadLettered, "acemq: dead-lettered"
@@ -107,13 +113,24 @@ func (cs *Consumer) moveTo(s *session, d amqp.Delivery, env Envelope, target, wh
 		cs.c.metrics.add(counter, cs.queue)
 		cs.log.Warn(what, cs.outcomeAttrs(d, env, why, "to", target)...)
 	}
-	cs.publishHeld(&heldRetry{s: s, d: d, target: target, msg: copyOf(d, env.Attempt, why, cs.queue), done: done})
+	cs.publishHeld(context.Background(), &heldRetry{s: s, d: d, target: target, msg: copyOf(d, env.Attempt, why, cs.queue), done: done})
+}
+
+// discarded reports (and logs) a delivery of a dead session: what its
+// handler decided is not carried out, since its ack can no longer reach the
+// broker, which redelivers the message to the next session anyway.
+func (cs *Consumer) discarded(s *session, d amqp.Delivery) bool {
+	if !s.dead.Load() {
+		return false
+	}
+	cs.log.Debug("acemq: the session of this delivery died; its settlement is discarded (the broker redelivers it)", "id", d.MessageId)
+	return true
 }
 
 // publishCopy sends msg to queue by name through the default exchange,
-// mandatory, and waits for the confirm.
-func (cs *Consumer) publishCopy(queue string, msg amqp.Publishing) error {
-	ctx, cancel := context.WithTimeout(context.Background(), setAsideTimeout)
+// mandatory, and waits for the confirm, within ctx and setAsideTimeout.
+func (cs *Consumer) publishCopy(ctx context.Context, queue string, msg amqp.Publishing) error {
+	ctx, cancel := context.WithTimeout(ctx, setAsideTimeout)
 	defer cancel()
 	return cs.c.setAside(ctx, outgoing{key: queue, mandatory: true, msg: msg})
 }
@@ -244,9 +261,15 @@ func (h *heldRetry) claim() bool {
 // closing (rule 4: no count is lost).
 func (cs *Consumer) hold(h *heldRetry, delay time.Duration) {
 	cs.mu.Lock()
+	if h.s.dead.Load() {
+		// The session died while the handler ran: dropHeld has been, so
+		// nothing would drop this one. The broker redelivers the message.
+		cs.mu.Unlock()
+		return
+	}
 	if cs.closing {
 		cs.mu.Unlock()
-		cs.release(h)
+		cs.release(context.Background(), h)
 		return
 	}
 	cs.held[h] = struct{}{}
@@ -255,22 +278,25 @@ func (cs *Consumer) hold(h *heldRetry, delay time.Duration) {
 		defer cs.releasing.Done()
 		if h.claim() {
 			cs.forgetHeld(h)
-			cs.publishHeld(h)
+			cs.publishHeld(context.Background(), h)
 		}
 	})
 	cs.mu.Unlock()
 }
 
-func (cs *Consumer) release(h *heldRetry) {
+func (cs *Consumer) release(ctx context.Context, h *heldRetry) {
 	if h.claim() {
-		cs.publishHeld(h)
+		cs.publishHeld(ctx, h)
 	}
 }
 
 // publishHeld publishes h's copy and acks the original once it is
 // confirmed; a failure holds it again (setAsideFailed).
-func (cs *Consumer) publishHeld(h *heldRetry) {
-	if err := cs.publishCopy(h.target, h.msg); err != nil {
+func (cs *Consumer) publishHeld(ctx context.Context, h *heldRetry) {
+	if cs.discarded(h.s, h.d) {
+		return
+	}
+	if err := cs.publishCopy(ctx, h.target, h.msg); err != nil {
 		cs.setAsideFailed(h, err)
 		return
 	}
@@ -299,15 +325,21 @@ func (cs *Consumer) takeHeld(match func(*heldRetry) bool) []*heldRetry {
 	return out
 }
 
-// flushHeld republishes every held retry now, attempt advanced (rule 4).
+// flushHeld republishes every held retry now, attempt advanced (rule 4),
+// within ctx. Once ctx has ended they are left unsettled instead: the
+// broker redelivers them when the channel closes.
 func (cs *Consumer) flushHeld(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, h := range cs.takeHeld(func(*heldRetry) bool { return true }) {
 		if h.timer.Stop() {
 			cs.releasing.Done()
 		}
+		if ctx.Err() != nil {
+			h.claim()
+			continue
+		}
 		wg.Add(1)
-		go func() { defer wg.Done(); cs.release(h) }()
+		go func() { defer wg.Done(); cs.release(ctx, h) }()
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
