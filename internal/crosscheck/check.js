@@ -11,7 +11,9 @@
 //     are meant to break the schema), and validates each with ajv (the
 //     draft the schema's $schema names; ajv-formats for formats).
 //
-// Everything is seeded: the same request gives the same answer.
+// An array of requests gets an array of answers, in order (one process
+// for a whole corpus). Everything is seeded: the same requests give the
+// same answers.
 'use strict';
 
 // A seeded Math.random, set before the libraries load (avsc seeds its
@@ -30,7 +32,9 @@ process.stdin.on('end', () => {
   let out;
   try {
     const req = JSON.parse(input);
-    out = mode === 'avro' ? avro(req) : mode === 'json' ? json(req) : { error: 'mode must be avro or json' };
+    const one = (r) => (mode === 'avro' ? avro(r) : mode === 'json' ? json(r) : { error: 'mode must be avro or json' });
+    // An array of requests is answered by an array, in order.
+    out = Array.isArray(req) ? req.map((r) => { try { return one(r); } catch (e) { return { error: String(e && e.stack || e) }; } }) : one(req);
   } catch (e) {
     out = { error: String(e && e.stack || e) };
   }
@@ -222,7 +226,7 @@ function trimMaps(t, v, depth) {
 function json(req) {
   const schema = JSON.parse(req.schema);
   const draft = draftOf(schema);
-  let validate;
+  let validate, explain;
   try {
     const Ajv = draft === '2020-12' ? require('ajv/dist/2020').default
       : draft === '2019-09' ? require('ajv/dist/2019').default
@@ -231,6 +235,9 @@ function json(req) {
     const ajv = new Ajv({ strict: false, validateSchema: false, allErrors: false, logger: false });
     require('ajv-formats').default(ajv);
     validate = ajv.compile(schema);
+    const all = new Ajv({ strict: false, validateSchema: false, allErrors: true, logger: false });
+    require('ajv-formats').default(all);
+    explain = all.compile(schema);
   } catch (e) {
     return { draft, error: 'ajv refuses the schema: ' + e.message };
   }
@@ -257,9 +264,86 @@ function json(req) {
       break;
     }
     add('generated', v);
-    for (const [how, m] of mutations(v)) add('mutated: ' + how, m);
+    // json-schema-faker breaks some schemas' rules (additionalProperties
+    // in a oneOf, exclusive bounds, uri-template, enums under allOf):
+    // repair what ajv names, so that the mutations start from a valid one.
+    const fixed = repair(explain, v);
+    if (fixed !== undefined) add('generated, repaired', fixed);
+    const base = fixed !== undefined ? fixed : v;
+    for (const [how, m] of mutations(base)) add('mutated: ' + how, m);
   }
   return { draft, generatorError: genError, instances: instances.map(({ kind, value, ajv }) => ({ kind, value, ajv })) };
+}
+
+// repair changes v where explain's errors say (an additional property
+// removed, an enum's first value, a value inside a bound, a sample of a
+// format, a value of the wanted type), up to 20 rounds; the repaired copy
+// when it validates, else undefined.
+function repair(explain, v) {
+  let x = JSON.parse(JSON.stringify(v));
+  for (let round = 0; round < 20; round++) {
+    if (explain(x)) return round === 0 ? undefined : x;
+    let changed = false;
+    for (const e of explain.errors) {
+      const p = e.params || {};
+      let to;
+      switch (e.keyword) {
+        case 'additionalProperties': changed = del(x, e.instancePath + '/' + esc(p.additionalProperty)) || changed; continue;
+        case 'enum': to = p.allowedValues[0]; break;
+        case 'const': to = p.allowedValue; break;
+        case 'format': to = FORMAT_SAMPLES[p.format]; break;
+        case 'type': to = TYPE_SAMPLES[String(p.type).split(',')[0]]; break;
+        case 'minimum': case 'exclusiveMinimum': case 'maximum': case 'exclusiveMaximum':
+          to = p.limit + ({ '>': 1, '<': -1, '>=': 0, '<=': 0 })[p.comparison];
+          break;
+        default: continue;
+      }
+      if (to !== undefined) {
+        const r = set(x, e.instancePath, to);
+        if (r !== undefined) { x = r; changed = true; }
+      }
+    }
+    if (!changed) return undefined;
+  }
+  return explain(x) ? x : undefined;
+}
+
+const FORMAT_SAMPLES = {
+  'date-time': '2026-01-02T03:04:05Z', date: '2026-01-02', time: '03:04:05Z', duration: 'P1D',
+  email: 'a@example.com', 'idn-email': 'a@example.com', hostname: 'example.com', 'idn-hostname': 'example.com',
+  ipv4: '192.0.2.1', ipv6: '2001:db8::1', uri: 'https://example.com/a', 'uri-reference': '/a',
+  iri: 'https://example.com/a', 'iri-reference': '/a', 'uri-template': 'https://example.com/{id}',
+  uuid: '6f1c8e2a-0b7d-4c5e-9a3f-2d1e0c9b8a7f', 'json-pointer': '/a', 'relative-json-pointer': '0', regex: '^a$',
+};
+const TYPE_SAMPLES = { string: 'x', integer: 1, number: 1.5, boolean: true, object: {}, array: [], null: null };
+
+function esc(k) { return String(k).replace(/~/g, '~0').replace(/\//g, '~1'); }
+function parts(ptr) { return ptr === '' ? [] : ptr.slice(1).split('/').map((k) => k.replace(/~1/g, '/').replace(/~0/g, '~')); }
+
+// set puts value at ptr in root and returns the new root (undefined when
+// the path does not exist).
+function set(root, ptr, value) {
+  const ks = parts(ptr);
+  if (ks.length === 0) return value;
+  let o = root;
+  for (const k of ks.slice(0, -1)) {
+    if (o === null || typeof o !== 'object' || !(k in o)) return undefined;
+    o = o[k];
+  }
+  if (o === null || typeof o !== 'object') return undefined;
+  o[ks[ks.length - 1]] = value;
+  return root;
+}
+
+function del(root, ptr) {
+  const ks = parts(ptr);
+  let o = root;
+  for (const k of ks.slice(0, -1)) {
+    if (o === null || typeof o !== 'object' || !(k in o)) return false;
+    o = o[k];
+  }
+  if (o === null || typeof o !== 'object' || Array.isArray(o)) return false;
+  return delete o[ks[ks.length - 1]];
 }
 
 function draftOf(schema) {
