@@ -36,9 +36,7 @@ func TestScripts(t *testing.T) {
 			q := brokertest.Name("cli")
 			env.Setenv("Q", q)
 			env.Setenv("ACEMQ_URL", url)
-			if m := os.Getenv("ACEMQ_TEST_MGMT_URL"); m != "" {
-				env.Setenv("ACEMQ_MGMT_URL", m)
-			}
+			env.Setenv("ACEMQ_MGMT_URL", brokertest.MgmtURL())
 			env.Defer(func() {
 				brokertest.DeleteQueues(t, q)
 				deleteExchange(q + ".ex")

@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/url"
 	"os"
 	"os/signal"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -94,7 +96,8 @@ them back (replay), and compares a manifest's topology with the live broker.
 
 The broker is --url, else $ACEMQ_URL, else ` + DefaultURL + `
 The management API (topology) is --mgmt-url, else $ACEMQ_MGMT_URL, else
-derived from the broker URL (same host and credentials, port 15672).
+derived from the broker URL (same host and credentials, the AMQP port plus
+10000: 15672 for 5672).
 Passwords are never printed.
 
 Exit status: 0 done; 1 the command found a problem (differences, messages
@@ -176,11 +179,7 @@ func (e *env) management() (*rabbithole.Client, string, error) {
 	}
 	endpoint := e.mgmtURL
 	if endpoint == "" {
-		scheme, port := "http", "15672"
-		if u.Scheme == "amqps" {
-			scheme, port = "https", "15671"
-		}
-		endpoint = scheme + "://" + u.Hostname() + ":" + port
+		endpoint = derivedManagement(u)
 	} else {
 		m, err := url.Parse(endpoint)
 		if err != nil || (m.Scheme != "http" && m.Scheme != "https") || m.Host == "" {
@@ -200,6 +199,20 @@ func (e *env) management() (*rabbithole.Client, string, error) {
 		return nil, "", failed(fmt.Errorf("management API %s: %w", endpoint, err))
 	}
 	return c, vhost, nil
+}
+
+// derivedManagement is the management API beside the broker at u: the
+// same host, on the AMQP port plus 10000 (5672 → 15672, 5671 → 15671 for
+// amqps, 5674 → 15674), the convention of RabbitMQ's defaults.
+func derivedManagement(u *url.URL) string {
+	scheme, amqpPort := "http", 5672
+	if u.Scheme == "amqps" {
+		scheme, amqpPort = "https", 5671
+	}
+	if p, err := strconv.Atoi(u.Port()); err == nil && p > 0 && p+10000 <= 65535 {
+		amqpPort = p
+	}
+	return scheme + "://" + net.JoinHostPort(u.Hostname(), strconv.Itoa(amqpPort+10000))
 }
 
 // signalContext is cancelled by Ctrl-C or SIGTERM: a replay stops cleanly.
