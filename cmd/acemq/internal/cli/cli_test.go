@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acemq/acemq-go/runtime"
+)
+
+func TestQueueNames(t *testing.T) {
+	for in, want := range map[string][2]string{
+		"orders.new":        {"orders.new.dlq", "orders.new.parked"},
+		"orders.new.dlq":    {"orders.new.dlq", "orders.new.parked"},
+		"orders.new.parked": {"orders.new.dlq", "orders.new.parked"},
+	} {
+		if got := queueName(in, runtime.DeadLetterQueue); got != want[0] {
+			t.Errorf("dlq %s: %s, want %s", in, got, want[0])
+		}
+		if got := queueName(in, runtime.ParkedQueue); got != want[1] {
+			t.Errorf("parked %s: %s, want %s", in, got, want[1])
+		}
+	}
+	for in, want := range map[string]string{"orders.new": "orders.new.dlq", "orders.new.dlq": "orders.new.dlq", "orders.new.parked": "orders.new.parked"} {
+		if got := replaySource(in); got != want {
+			t.Errorf("replay %s reads %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestDerivedManagement(t *testing.T) {
+	for in, want := range map[string]string{
+		"amqp://guest:guest@localhost:5672/":  "http://localhost:15672",
+		"amqp://rabbit.internal/orders":       "http://rabbit.internal:15672",
+		"amqps://u:p@rabbit.internal/":        "https://rabbit.internal:15671",
+		"amqp://guest:guest@127.0.0.1:5674/":  "http://127.0.0.1:15674",
+		"amqp://guest:guest@127.0.0.1:60000/": "http://127.0.0.1:15672",
+	} {
+		u, _ := url.Parse(in)
+		if got := derivedManagement(u); got != want {
+			t.Errorf("%s: %s, want %s", in, got, want)
+		}
+	}
+}
+
+// Whatever is written, a password of a URL given never shows; a user name
+// equal to the password stays readable.
+func TestScrubber(t *testing.T) {
+	var b strings.Builder
+	s := scrubber{&b, passwords([]string{"--url", "amqp://ops:s3cr%40t@h:5672/", "--mgmt-url=http://guest:guest@h:15672"})}
+	_, _ = s.Write([]byte("dial amqp://ops:s3cr%40t@h:5672/: s3cr@t refused; http://guest:guest@h:15672 guest"))
+	got := b.String()
+	if strings.Contains(got, "s3cr") || !strings.Contains(got, "http://guest:xxxxx@h:15672 guest") {
+		t.Errorf("scrubbed: %s", got)
+	}
+	if r := redact("amqp://u:pw@[bad"); r != "amqp://u:xxxxx@[bad" {
+		t.Errorf("redact: %s", r)
+	}
+}
+
+func TestAge(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		-time.Second: "0s", 9 * time.Second: "9s", 3*time.Minute + 10*time.Second: "3m",
+		26 * time.Hour: "26h0m", 72 * time.Hour: "3d",
+	} {
+		if got := age(d); got != want {
+			t.Errorf("age(%s) = %s, want %s", d, got, want)
+		}
+	}
+}
