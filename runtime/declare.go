@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -191,6 +192,12 @@ func declareError(kind, name string, err error) error {
 		if m := inequivalentArg.FindStringSubmatch(ae.Reason); m != nil {
 			de.Argument = m[1]
 		}
+		if quorumSafety[de.Argument] && strings.Contains(ae.Reason, "current is none") {
+			de.hint = "; the queue was declared without it (before every quorum queue got a delivery limit and a dead-letter target), and queue arguments cannot change in place: drain it and declare it again, or move to a new queue name; meanwhile a policy with delivery-limit and dead-letter-exchange covers it (docs/reliability.md, \"Upgrading\")"
+		}
 	}
 	return de
 }
+
+// quorumSafety are the arguments every quorum queue now declares.
+var quorumSafety = map[string]bool{"x-delivery-limit": true, "x-dead-letter-exchange": true, "x-dead-letter-routing-key": true}

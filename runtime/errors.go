@@ -186,11 +186,12 @@ type DeclareError struct {
 	Name     string
 	Argument string // the argument that differs, when the broker named one
 	Err      error
+	hint     string // what to do, when the library knows
 }
 
 func (e *DeclareError) Error() string {
 	if e.Argument != "" {
-		return fmt.Sprintf("declare %s %q: argument %s differs from the one on the broker: %v", e.Kind, e.Name, e.Argument, e.Err)
+		return fmt.Sprintf("declare %s %q: argument %s differs from the one on the broker: %v%s", e.Kind, e.Name, e.Argument, e.Err, e.hint)
 	}
 	return fmt.Sprintf("declare %s %q: %v", e.Kind, e.Name, e.Err)
 }

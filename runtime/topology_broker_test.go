@@ -241,3 +241,26 @@ func TestDeclareRefusesQuorumThatCouldDrop(t *testing.T) {
 		t.Errorf("a refused topology declared %v", names)
 	}
 }
+
+// A quorum queue declared before quorum queues got a delivery limit and a
+// dead-letter target (by an older version, or by hand) cannot be changed in
+// place: Declare says which argument and what to do.
+func TestDeclareOverAnOlderQuorumQueue(t *testing.T) {
+	t.Parallel()
+	q := brokertest.Queue(t, "topo.olderquorum")
+	rawQueue(t, q, amqp.Table{"x-queue-type": "quorum"})
+	c := dial(t)
+	err := c.Declare(ctxFor(t, 10*time.Second), runtime.NewTopology().Queue(runtime.Queue{Name: q, Type: runtime.Quorum, DeadLetter: true}))
+	var de *runtime.DeclareError
+	if !errors.As(err, &de) {
+		t.Fatalf("Declare over an older quorum queue = %v, want a *DeclareError", err)
+	}
+	switch de.Argument {
+	case "x-delivery-limit", "x-dead-letter-exchange", "x-dead-letter-routing-key":
+	default:
+		t.Errorf("DeclareError.Argument %q, want the delivery limit or a dead-letter argument", de.Argument)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "drain it and declare it again, or move to a new queue name") || !strings.Contains(msg, q) {
+		t.Errorf("error %q must name the queue and say what to do", msg)
+	}
+}
