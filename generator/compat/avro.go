@@ -31,6 +31,7 @@ func CheckAvro(message, oldText, newText string, mode Mode) ([]Problem, error) {
 		c := &avroChecker{dir: d, sc: avro.NewSchemaCompatibility(), seen: map[[2][32]byte]bool{}}
 		err := c.sc.Compatible(r, w)
 		if err == nil {
+			out = append(out, place(message, d, c.logicalRule(r, w))...)
 			continue
 		}
 		fs := c.where(r, w)

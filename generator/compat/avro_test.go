@@ -53,6 +53,13 @@ func TestAvroRules(t *testing.T) {
 		{"deep", rec(`{"name":"lines","type":{"type":"array","items":{"type":"record","name":"L","fields":[{"name":"q","type":"int"}]}}}`),
 			rec(`{"name":"lines","type":{"type":"array","items":{"type":"record","name":"L","fields":[{"name":"q","type":"string"}]}}}`),
 			[]string{"backward $.lines[].q type-changed", "forward $.lines[].q type-changed"}},
+		{"timestamp unit", rec(`{"name":"at","type":{"type":"long","logicalType":"timestamp-millis"}}`), rec(`{"name":"at","type":{"type":"long","logicalType":"timestamp-micros"}}`),
+			[]string{"backward $.at logical-type-changed", "forward $.at logical-type-changed"}},
+		{"decimal scale in a nullable union", rec(`{"name":"p","type":["null",{"type":"bytes","logicalType":"decimal","precision":9,"scale":2}]}`),
+			rec(`{"name":"p","type":["null",{"type":"bytes","logicalType":"decimal","precision":9,"scale":3}]}`),
+			[]string{"backward $.p logical-type-changed", "forward $.p logical-type-changed"}},
+		{"logical type added", rec(`{"name":"d","type":"int"}`), rec(`{"name":"d","type":{"type":"int","logicalType":"date"}}`),
+			[]string{"backward $.d logical-type-changed", "forward $.d logical-type-changed"}},
 		{"map values", rec(`{"name":"m","type":{"type":"map","values":"long"}}`), rec(`{"name":"m","type":{"type":"map","values":"int"}}`),
 			[]string{"backward $.m.* type-changed"}},
 	} {
