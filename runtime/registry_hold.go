@@ -64,7 +64,11 @@ func (cs *Consumer) holdForRegistry(s *session, d amqp.Delivery, prev *heldLooku
 		return
 	}
 	cs.lookups[h] = struct{}{}
+	// Close waits (waitReleases) for a hold whose timer fired and whose
+	// delivery is being decoded and handled again.
+	cs.releasing.Add(1)
 	h.timer = time.AfterFunc(h.wait, func() {
+		defer cs.releasing.Done()
 		if !h.claim() {
 			return
 		}
@@ -103,7 +107,9 @@ func (cs *Consumer) takeLookups(match func(*heldLookup) bool) []*heldLookup {
 	var out []*heldLookup
 	for h := range cs.lookups {
 		if match(h) && h.claim() {
-			h.timer.Stop()
+			if h.timer.Stop() {
+				cs.releasing.Done() // its callback will not run
+			}
 			out = append(out, h)
 		}
 		if match(h) {
