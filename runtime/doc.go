@@ -97,6 +97,25 @@
 // that takes a ctx returns by its deadline, Close included: a Close the
 // broker does not answer in time closes the socket.
 //
+// # Schema registries
+//
+// An Avro type looks writer schemas up in a SchemaRegistry: the connection's
+// WithSchemaRegistry, else the type's TypeRegistry (generated from the
+// manifest's registry:), else the process default, a FingerprintRegistry
+// whose ids are derived from each schema's canonical form (SchemaID), so
+// two services built from the same manifest agree on ids with nothing
+// configured. DirectoryRegistry (schema files and an index, safe for
+// several processes) and HTTPRegistry (a Confluent-compatible registry
+// through hamba/avro's client) are for a v1 producer and a v2 consumer.
+// Publish writes x-acemq-schema-fingerprint beside the id; a body whose
+// fingerprint is not the registry's schema for its id is parked, never
+// decoded with another schema. A registry that does not answer
+// (ErrRegistryUnavailable) holds the delivery, counted as
+// acemq.registry.unavailable, and decodes it again when the registry is
+// back: never parked, and not nacked for ten minutes (each nack spends a
+// quorum queue's delivery limit). A body over WithMaxBodySize (1 MiB by
+// default) is parked unread.
+//
 // # Replay
 //
 // Replay moves dead letters (or parked messages) back: each to its own

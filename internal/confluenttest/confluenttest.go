@@ -73,16 +73,34 @@ type stored struct {
 // Start starts a server; it is stopped when the test ends.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{byPrint: map[[32]byte]int{}, subjects: map[string][]int{}, t: t}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	s, err := New()
 	if err != nil {
 		t.Fatalf("confluenttest: %v", err)
+	}
+	s.t = t
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// New starts a server outside a test (an Example); Stop it when done.
+func New() (*Server, error) {
+	s := &Server{byPrint: map[[32]byte]int{}, subjects: map[string][]int{}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
 	}
 	s.addr = ln.Addr().String()
 	s.URL = "http://" + s.addr
 	s.serve(ln)
-	t.Cleanup(s.Stop)
-	return s
+	return s, nil
+}
+
+func (s *Server) fatalf(format string, args ...any) {
+	if s.t == nil {
+		panic(fmt.Sprintf(format, args...))
+	}
+	s.t.Helper()
+	s.t.Fatalf(format, args...)
 }
 
 func (s *Server) serve(ln net.Listener) {
@@ -102,11 +120,10 @@ func (s *Server) Stop() {
 
 // Restart listens again on the same address, with the same contents.
 func (s *Server) Restart() {
-	s.t.Helper()
 	s.Stop()
 	ln, err := net.Listen("tcp", s.addr)
 	if err != nil {
-		s.t.Fatalf("confluenttest: listen again on %s: %v", s.addr, err)
+		s.fatalf("confluenttest: listen again on %s: %v", s.addr, err)
 	}
 	s.serve(ln)
 }
@@ -120,10 +137,9 @@ func (s *Server) Calls() int64 { return s.calls.Load() }
 // Register stores schema under subject directly, as another service would,
 // and returns its id.
 func (s *Server) Register(subject, schema string) int {
-	s.t.Helper()
 	id, code, msg := s.register(subject, schema)
 	if code != 0 {
-		s.t.Fatalf("confluenttest: register: %d %s", code, msg)
+		s.fatalf("confluenttest: register: %d %s", code, msg)
 	}
 	return id
 }
