@@ -40,6 +40,7 @@ func Compare(prev, cur *model.Model) (*Report, error) {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: compat none, not checked", m.Name))
 			continue
 		}
+		rep.Problems = append(rep.Problems, typeProperty(old, m, mode)...)
 		ps, err := compareMessage(old, m, mode)
 		if err != nil {
 			return nil, fmt.Errorf("message %q: %w", m.Name, err)
@@ -52,6 +53,23 @@ func Compare(prev, cur *model.Model) (*Report, error) {
 		}
 	}
 	return rep, nil
+}
+
+// typeProperty: a consumer dispatches on the AMQP type property and parks
+// a type it has no handler for, so a message whose type changed is parked
+// by old consumers (new messages) and by new ones (old messages, replayed).
+//
+//	amqp-type-changed: both directions
+func typeProperty(old, cur *model.Message, mode Mode) []Problem {
+	if old.Type == cur.Type {
+		return nil
+	}
+	var out []Problem
+	for _, d := range mode.directions() {
+		out = append(out, Problem{Message: cur.Name, Path: "$", Rule: "amqp-type-changed", Direction: d,
+			Detail: fmt.Sprintf("the type property was %q, is %q; a consumer parks a type it has no handler for (declare the new type as a message of its own and keep the old one while both are in flight)", old.Type, cur.Type)})
+	}
+	return out
 }
 
 // compareMessage compares one message's two schemas.

@@ -217,3 +217,19 @@ func TestAbsoluteRefBundled(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// compat: is full unless the manifest says otherwise.
+func TestMessageCompat(t *testing.T) {
+	m, err := build(t, "version: 1\npackage: p\nmessages:\n  A: {type: a, schema: a.json}\n  B: {type: b, schema: a.json, compat: backward}\n  C: {type: c, schema: a.json, compat: none}\n",
+		map[string]string{"a.json": object})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []CompatMode
+	for _, msg := range m.Messages {
+		got = append(got, msg.Compat)
+	}
+	if want := []CompatMode{CompatFull, CompatBackward, CompatNone}; !slices.Equal(got, want) {
+		t.Errorf("compat %v, want %v", got, want)
+	}
+}
