@@ -11,9 +11,9 @@ import (
 
 // Browse reads queue without consuming it: it calls fn for each message in
 // queue order, the first max of them (every one when max <= 0), holding
-// each unsettled on a channel of its own, and when the look is over it
-// returns all of them with one nack (multiple, requeue), which the broker
-// applies at once: each message goes back to its place, and whoever reads
+// each unsettled on a consumer of its own (as many as the queue held when
+// the look began), and when the look is over it returns all of them with
+// one nack (multiple, requeue), which the broker applies at once: each message goes back to its place, and whoever reads
 // the queue next sees it as it was. (Returned one at a time, a message
 // would be the next one read, for ever.) It waits until the broker counts
 // them back before it returns (the broker puts a large batch back
@@ -30,47 +30,79 @@ func (c *Connection) Browse(ctx context.Context, queue string, max int, fn func(
 		return 0, fmt.Errorf("browse %q: %w", queue, err)
 	}
 	defer ch.Close()
+	q, err := ch.QueueDeclarePassive(queue, false, false, false, false, nil)
+	if err != nil {
+		return 0, fmt.Errorf("browse %q: %w", queue, notFound(err))
+	}
+	want := q.Messages
+	if max > 0 && max < want {
+		want = max
+	}
+	if want == 0 {
+		return 0, nil
+	}
+	// A consumer of its own with no prefetch limit: the broker pushes the
+	// messages without a round trip each (basic.get costs one), and none is
+	// acked, so the channel may hold them all.
+	tag := "acemq-browse-" + newID()
+	deliveries, err := ch.Consume(queue, tag, false, false, false, false, nil)
+	if err != nil {
+		return 0, fmt.Errorf("browse %q: %w", queue, notFound(err))
+	}
 	var n, acked int
-	var last uint64
-	for max <= 0 || n < max {
-		if err = ctx.Err(); err != nil {
-			break
-		}
-		d, ok, gerr := ch.Get(queue, false)
-		if gerr != nil {
-			err = fmt.Errorf("browse %q: %w", queue, notFound(gerr))
-			break
-		}
-		if !ok {
-			break
-		}
-		n++
-		last = d.DeliveryTag
-		del := &Delivery{
-			Body: d.Body, Headers: d.Headers,
-			Envelope: envelopeOf(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType),
-			Exchange: d.Exchange, RoutingKey: d.RoutingKey, Redelivered: d.Redelivered,
-			ContentType: d.ContentType, Type: d.Type, ch: ch, tag: d.DeliveryTag,
-		}
-		err = fn(del)
-		if del.acked {
-			acked++
-		}
-		if err != nil {
-			break
+	idle := time.NewTimer(browseIdle)
+	defer idle.Stop()
+read:
+	for n < want {
+		select {
+		case d, ok := <-deliveries:
+			if !ok {
+				break read
+			}
+			n++
+			del := &Delivery{
+				Body: d.Body, Headers: d.Headers,
+				Envelope: envelopeOf(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType),
+				Exchange: d.Exchange, RoutingKey: d.RoutingKey, Redelivered: d.Redelivered,
+				ContentType: d.ContentType, Type: d.Type, ch: ch, tag: d.DeliveryTag,
+			}
+			err = fn(del)
+			if del.acked {
+				acked++
+			}
+			if err != nil {
+				break read
+			}
+			idle.Reset(browseIdle)
+		case <-idle.C:
+			break read // someone else took the rest
+		case <-ctx.Done():
+			err = ctx.Err()
+			break read
 		}
 	}
-	if last > 0 && !ch.IsClosed() {
-		if nerr := ch.Nack(last, true, true); nerr != nil {
-			return n, errors.Join(err, fmt.Errorf("browse %q: return what was read (it returns when the channel closes): %w", queue, nerr))
-		}
-		waitReturned(ch, queue, n-acked)
+	if ch.IsClosed() {
+		return n, errors.Join(err, fmt.Errorf("browse %q: the channel closed (what was read returns to the queue)", queue))
 	}
+	// Stop the pushes, then return everything outstanding on the channel —
+	// what fn saw and what was pushed after — with one nack (tag 0,
+	// multiple: all of them).
+	if cerr := ch.Cancel(tag, false); cerr != nil {
+		return n, errors.Join(err, fmt.Errorf("browse %q: cancel: %w", queue, cerr))
+	}
+	if nerr := ch.Nack(0, true, true); nerr != nil {
+		return n, errors.Join(err, fmt.Errorf("browse %q: return what was read (it returns when the channel closes): %w", queue, nerr))
+	}
+	waitReturned(ch, queue, q.Messages-acked)
 	return n, err
 }
 
+// browseIdle is how long Browse waits for the next message before it
+// takes the queue as read (another consumer took the rest).
+const browseIdle = 5 * time.Second
+
 // waitReturned waits until queue counts at least n ready messages again
-// after a nack that returned n: the broker puts a large batch back
+// after a nack that returned them: the broker puts a large batch back
 // gradually (2000 persistent messages took seconds on a busy 3.10), and a
 // reader right after should find the queue whole. It gives up when the
 // count stops growing for 2s, or after 30s (someone else is consuming).
