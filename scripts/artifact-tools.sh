@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what generator/export's tests need: Graphviz's dot (Debian's
 # graphviz) to render the DOT export, and the npm packages of
-# generator/export/testdata/asyncapi (the official AsyncAPI 3.0 JSON Schema
-# and parser) with npm ci from its package-lock.json. Run by make test
+# generator/export/testdata/node (the official AsyncAPI 3.0 JSON Schema
+# and parser, Mermaid's parser on jsdom) with npm ci from its
+# package-lock.json. Run by make test
 # (make tools); does nothing when all is in place.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +19,7 @@ apt_install() {
 command -v dot >/dev/null || apt_install graphviz
 command -v npm >/dev/null || apt_install nodejs npm
 
-dir=generator/export/testdata/asyncapi
+dir=generator/export/testdata/node
 if command -v npm >/dev/null; then
   # npm ci rewrites node_modules: only when it was made from another lock
   # file (a stamp in node_modules keeps the lock file's hash).

@@ -13,7 +13,7 @@ import (
 )
 
 // npmDir is where make tools (scripts/artifact-tools.sh) runs npm ci.
-const npmDir = "testdata/asyncapi"
+const npmDir = "testdata/node"
 
 // missing fails the test under CI=true, where everything a test needs is
 // installed by the project's own files, and skips it elsewhere.
@@ -26,7 +26,7 @@ func missing(t *testing.T, format string, args ...any) {
 }
 
 // exampleNames are the files the examples' exports: write.
-var exampleNames = map[string]string{"asyncapi": "asyncapi.json", "dot": "topology.dot"}
+var exampleNames = map[string]string{"asyncapi": "asyncapi.json", "dot": "topology.dot", "mermaid": "topology.mmd"}
 
 // goldenFiles are the golden exports of format, one per case, and the
 // examples' exports of it.
@@ -87,7 +87,7 @@ func TestAsyncAPISchema(t *testing.T) {
 }
 
 // TestAsyncAPIParser parses every golden AsyncAPI document with the
-// official @asyncapi/parser (testdata/asyncapi/check.mjs) and wants no
+// official @asyncapi/parser (testdata/node/asyncapi.mjs) and wants no
 // error diagnostic.
 func TestAsyncAPIParser(t *testing.T) {
 	t.Parallel() // node and the parser take seconds to start
@@ -104,7 +104,7 @@ func TestAsyncAPIParser(t *testing.T) {
 		abs, _ := filepath.Abs(f)
 		args = append(args, abs)
 	}
-	cmd := exec.Command(node, append([]string{"check.mjs"}, args...)...)
+	cmd := exec.Command(node, append([]string{"asyncapi.mjs"}, args...)...)
 	cmd.Dir = npmDir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -115,6 +115,34 @@ func TestAsyncAPIParser(t *testing.T) {
 	}
 	if strings.Contains(string(out), ": error: ") {
 		t.Errorf("the parser reported errors:\n%s", out)
+	}
+}
+
+// TestMermaidParses parses every golden Mermaid export with Mermaid's own
+// parser (testdata/node/mermaid.mjs: mermaid.parse on a jsdom window).
+func TestMermaidParses(t *testing.T) {
+	t.Parallel() // node and mermaid take seconds to start
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing(t, "node: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(npmDir, "node_modules", "mermaid")); err != nil {
+		missing(t, "mermaid: %v", err)
+	}
+	files := goldenFiles(t, "mermaid")
+	var args []string
+	for _, f := range files {
+		abs, _ := filepath.Abs(f)
+		args = append(args, abs)
+	}
+	cmd := exec.Command(node, append([]string{"mermaid.mjs"}, args...)...)
+	cmd.Dir = npmDir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("mermaid.parse: %v\n%s", err, out)
+	}
+	if n := strings.Count(string(out), ": ok flowchart"); n != len(files) {
+		t.Errorf("%d of %d diagrams parsed as flowcharts:\n%s", n, len(files), out)
 	}
 }
 
