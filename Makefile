@@ -32,6 +32,16 @@ test-rmq4: broker4 ## every test (with -race) against RabbitMQ 4.0 (make broker4
 	$(RMQ4_ENV) $(GO) test -race -count=1 -timeout 12m ./...
 	@bash scripts/broker4.sh deprecated
 
+cluster: ## three clustered RabbitMQ 4.0 nodes rmqc1..3@localhost, 127.0.0.1:5691-5693, management :15691-15693 (same chroot; root)
+	@bash scripts/cluster.sh up
+
+cluster-down: ## stop the three cluster nodes and remove their data
+	@bash scripts/cluster.sh down
+
+test-cluster: cluster ## the cluster tests (build tag cluster): leader stopped, rolling restart; one fault= line each; bounded
+	$(GO) vet -tags cluster ./internal/clustertest/
+	$(GO) test -tags cluster -race -count=1 -timeout 15m -v -run 'TestLeaderStopped|TestRollingRestart' ./internal/clustertest/ 2>&1 | grep -v '^20[0-9][0-9]/' ; test $${PIPESTATUS[0]} -eq 0
+
 fmt-check: ## fail when gofmt would change a file
 	@out=$$(gofmt -l $$(git ls-files '*.go' ; git ls-files --others --exclude-standard '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
