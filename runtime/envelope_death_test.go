@@ -1,0 +1,96 @@
+package runtime
+
+import (
+	"fmt"
+	"testing"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// What the broker writes when it dead-letters, as 3.10 and 4.0 write it,
+// and how the envelope reads it.
+func TestEnvelopeReadsTheBrokersDeadLettering(t *testing.T) {
+	death := func(queue, reason string) amqp.Table {
+		return amqp.Table{"queue": queue, "reason": reason, "count": int64(1), "exchange": ""}
+	}
+	for _, c := range []struct {
+		name         string
+		headers      map[string]any
+		error, queue string
+	}{
+		{"3.10 delivery limit", map[string]any{
+			"x-death":              []any{death("orders.new", "delivery_limit")},
+			"x-first-death-queue":  "orders.new",
+			"x-first-death-reason": "delivery_limit",
+		}, "dead-lettered by the broker: delivery_limit", "orders.new"},
+		{"4.0: the last death wins over the first", map[string]any{
+			"x-death":              []any{death("orders.new", "delivery_limit"), death("orders.new.retry.40s", "expired")},
+			"x-first-death-queue":  "orders.new.retry.40s",
+			"x-first-death-reason": "expired",
+			"x-last-death-queue":   "orders.new",
+			"x-last-death-reason":  "delivery_limit",
+		}, "dead-lettered by the broker: delivery_limit", "orders.new"},
+		{"3.10: x-death's head is the latest", map[string]any{
+			"x-death":              []any{death("orders.new", "delivery_limit"), death("orders.new.retry.40s", "expired")},
+			"x-first-death-queue":  "orders.new.retry.40s",
+			"x-first-death-reason": "expired",
+		}, "dead-lettered by the broker: delivery_limit", "orders.new"},
+		{"only x-first-death-*", map[string]any{
+			"x-first-death-queue": "orders.new", "x-first-death-reason": "maxlen",
+		}, "dead-lettered by the broker: maxlen", "orders.new"},
+		{"a mid-ladder reason is kept after the broker's", map[string]any{
+			"x-death":   []any{death("orders.new", "delivery_limit")},
+			HeaderError: "timeout",
+			HeaderID:    "m-1",
+		}, "dead-lettered by the broker: delivery_limit (last failure: timeout)", "orders.new"},
+		{"back from a rung: the ladder, not a death", map[string]any{
+			"x-death":   []any{death("orders.new.retry.40s", "expired")},
+			HeaderError: "timeout",
+		}, "timeout", ""},
+		{"a TTL of the queue itself is a death", map[string]any{
+			"x-death": []any{death("orders.new", "expired")},
+		}, "dead-lettered by the broker: expired", "orders.new"},
+		{"the runtime's own dead letter is left alone", map[string]any{
+			"x-death":   []any{death("orders.new", "rejected")},
+			HeaderError: "gave up after 4 attempts: down",
+			HeaderQueue: "orders.new",
+		}, "gave up after 4 attempts: down", "orders.new"},
+		{"no death", map[string]any{HeaderError: "timeout"}, "timeout", ""},
+		{"garbled x-death", map[string]any{"x-death": "nonsense"}, "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := envelopeOf(c.headers, "id", "", "t", "")
+			if e.Error != c.error || e.Queue != c.queue {
+				t.Errorf("Error %q Queue %q, want %q %q", e.Error, e.Queue, c.error, c.queue)
+			}
+		})
+	}
+}
+
+// The consumer's own count of requeues, where the broker keeps none, stays
+// bounded however many messages it sees, and forgets what was settled.
+func TestRequeueCountsStayBounded(t *testing.T) {
+	var r requeueCounts
+	for i := range maxRequeueCounts + 500 {
+		r.add(fmt.Sprint(i))
+	}
+	if n := len(r.n); n > maxRequeueCounts {
+		t.Fatalf("%d counts kept, want at most %d", n, maxRequeueCounts)
+	}
+	if r.count("0") != 0 || r.count(fmt.Sprint(maxRequeueCounts+499)) != 1 {
+		t.Errorf("the oldest count must go first: count(0) = %d, newest = %d", r.count("0"), r.count(fmt.Sprint(maxRequeueCounts+499)))
+	}
+	r.add("x")
+	r.add("x")
+	if r.count("x") != 2 {
+		t.Errorf("count(x) = %d, want 2", r.count("x"))
+	}
+	for i := range 3 * maxRequeueCounts { // churn: added and settled
+		k := fmt.Sprint("churn", i)
+		r.add(k)
+		r.forget(k)
+	}
+	if len(r.order) > 2*len(r.n)+64 {
+		t.Errorf("order holds %d keys for %d counts: forgotten keys are not compacted", len(r.order), len(r.n))
+	}
+}
