@@ -72,19 +72,20 @@ func runCompat(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, p)
 	}
 	if !rep.Compatible() {
-		fmt.Fprintf(stderr, "acemq-gen compat: %s break readers\n", count(rep))
+		fmt.Fprintf(stderr, "acemq-gen compat: %s\n", count(rep))
 		return exitIncompatible
 	}
 	return exitOK
 }
 
-// count is "2 changes in 1 message".
+// count is "1 change breaks readers (in 1 message)" or "3 changes break
+// readers (in 2 messages)".
 func count(rep *compat.Report) string {
 	msgs := map[string]bool{}
 	for _, p := range rep.Problems {
 		msgs[p.Message] = true
 	}
-	return fmt.Sprintf("%d %s in %d %s", len(rep.Problems), plural(len(rep.Problems), "change", "changes"),
+	return fmt.Sprintf("%d %s readers (in %d %s)", len(rep.Problems), plural(len(rep.Problems), "change breaks", "changes break"),
 		len(msgs), plural(len(msgs), "message", "messages"))
 }
 
