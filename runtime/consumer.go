@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -210,9 +211,25 @@ func (cs *Consumer) subscribe(ctx context.Context) (*session, error) {
 	}
 	if !cs.cfg.noDeclare {
 		for _, q := range []string{DeadLetterQueue(cs.queue), ParkedQueue(cs.queue)} {
-			if _, err := ch.QueueDeclare(q, true, false, false, false, nil); err != nil {
-				ch.Close()
+			_, err := ch.QueueDeclare(q, true, false, false, false, nil)
+			if err == nil {
+				continue
+			}
+			ch.Close()
+			if !setAsideQueueThere(err) {
 				return nil, fmt.Errorf("consume %q: %w", cs.queue, declareError("queue", q, err))
+			}
+			// q exists but is down (a classic queue whose cluster node is
+			// stopped) or declared otherwise (an operator's quorum q.dlq):
+			// subscribe anyway; a copy it cannot take is held and tried
+			// again until it can.
+			cs.log.Warn("acemq: could not declare a set-aside queue; consuming anyway (copies into it are held until it takes them)", "set_aside_queue", q, "err", err)
+			if ch, conn, err = cs.c.channelOn(ctx); err != nil {
+				return nil, fmt.Errorf("consume %q: %w", cs.queue, err)
+			}
+			if err := ch.Qos(cs.cfg.prefetch, 0, false); err != nil {
+				ch.Close()
+				return nil, fmt.Errorf("consume %q: prefetch: %w", cs.queue, err)
 			}
 		}
 	}
@@ -227,6 +244,18 @@ func (cs *Consumer) subscribe(ctx context.Context) (*session, error) {
 	}
 	return &session{ch: ch, conn: conn, tag: tag, deliveries: deliveries,
 		closed: ch.NotifyClose(make(chan *amqp.Error, 1))}, nil
+}
+
+// setAsideQueueThere reports a declare of q.dlq or q.parked that failed
+// although the queue exists: its process is down (404 on a queue whose
+// node is stopped) or it was declared with other arguments (406).
+func setAsideQueueThere(err error) bool {
+	var ae *amqp.Error
+	if !errors.As(err, &ae) {
+		return false
+	}
+	return ae.Code == amqp.PreconditionFailed ||
+		ae.Code == amqp.NotFound && (strings.Contains(ae.Reason, "stopped") || strings.Contains(ae.Reason, "down"))
 }
 
 // run serves sessions until Close, resubscribing after a lost channel.

@@ -314,3 +314,30 @@ func TestQuorumRungsCarryTheRetry(t *testing.T) {
 	}
 	waitDepth(t, rung, 0, wait)
 }
+
+// A set-aside queue that exists with other arguments — here an operator's
+// quorum q.dlq, which RabbitMQ 4 refuses to redeclare without its type —
+// does not stop the consumer: it subscribes anyway, and a dead letter still
+// lands in that q.dlq. (In a cluster the same path lets a consumer
+// subscribe while the node of a classic q.dlq is stopped: 404 "process is
+// stopped by supervisor".)
+func TestConsumeWithAnOperatorsQuorumDLQ(t *testing.T) {
+	t.Parallel()
+	q := brokertest.Queue(t, "qdlq.operator")
+	quorumQueue(t, q, 10)
+	rawQueue(t, runtime.DeadLetterQueue(q), amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": 1000})
+	c := dial(t)
+	_, rec := consume(t, c, q, nil, func(seen) runtime.Ack { return runtime.Reject(errors.New("no")) })
+	publishText(t, c, q, "to the quorum dlq")
+	rec.waitN(t, 1, wait)
+	dl := getOne(t, runtime.DeadLetterQueue(q), wait)
+	if got := headerString(t, dl, runtime.HeaderError); got != "rejected by the handler: no" {
+		t.Errorf("x-acemq-error %q", got)
+	}
+	if info := brokertest.QueueDetails(t, runtime.DeadLetterQueue(q)); info.Type != "quorum" {
+		t.Errorf("%s.dlq: type %q, want the operator's quorum queue left as it was", q, info.Type)
+	}
+	if got := queuesUnder(t, q); len(got) != 3 { // q, q.dlq, q.parked
+		t.Errorf("queues %v, want q, q.dlq and q.parked", got)
+	}
+}
