@@ -121,6 +121,7 @@ type consumeConfig struct {
 	bodyInLogs       int
 	maxBody          int
 	setAside         setAsideTiming
+	registryWaits    registryWaits // zero: the defaults (registry_hold.go)
 }
 
 // WithBodyInLogs adds the body, cut at maxBytes, to the consumer's outcome

@@ -13,11 +13,27 @@ import (
 // to its queue (one delivery of a quorum queue's limit spent per
 // registryHoldMax of outage) so that no delivery is held near the broker's
 // consumer timeout (30 minutes by default).
-var (
+const (
 	registryWaitMin = 500 * time.Millisecond
 	registryWaitMax = 30 * time.Second
 	registryHoldMax = 10 * time.Minute
 )
+
+// registryWaits are a consumer's hold bounds; the zero value means the
+// defaults above.
+type registryWaits struct{ min, max, hold time.Duration }
+
+func (w registryWaits) orDefaults() registryWaits {
+	if w.min <= 0 {
+		w = registryWaits{min: registryWaitMin, max: registryWaitMax, hold: registryHoldMax}
+	}
+	return w
+}
+
+// withRegistryWaits sets the hold bounds (for tests: export_test.go).
+func withRegistryWaits(min, max, hold time.Duration) ConsumeOption {
+	return consumeOptionFunc(func(c *consumeConfig) { c.registryWaits = registryWaits{min, max, hold} })
+}
 
 // heldLookup is a delivery waiting for the schema registry. It keeps its
 // prefetch slot; the worker that met the outage is free.
@@ -41,11 +57,12 @@ func (h *heldLookup) claim() bool {
 // has been held registryHoldMax.
 func (cs *Consumer) holdForRegistry(s *session, d amqp.Delivery, prev *heldLookup, err error) {
 	cs.c.metrics.add(cs.c.metrics.registryUnavailable, cs.queue)
-	h := &heldLookup{s: s, d: d, since: time.Now(), wait: registryWaitMin}
+	waits := cs.cfg.registryWaits.orDefaults()
+	h := &heldLookup{s: s, d: d, since: time.Now(), wait: waits.min}
 	if prev != nil {
-		h.since, h.wait = prev.since, min(prev.wait*2, registryWaitMax)
+		h.since, h.wait = prev.since, min(prev.wait*2, waits.max)
 	}
-	if time.Since(h.since) >= registryHoldMax {
+	if time.Since(h.since) >= waits.hold {
 		cs.log.Warn("acemq: the schema registry is still unavailable; returning the message to its queue",
 			"err", err, "id", d.MessageId, "held", time.Since(h.since).Round(time.Second))
 		cs.nackBack(s, d)

@@ -56,7 +56,10 @@ func TestRegistryOutageParksNothingAndRecovers(t *testing.T) {
 	sub := dial(t, runtime.WithSchemaRegistry(httpReg(t, srv.URL)), runtime.WithMeterProvider(mp))
 
 	q := brokertest.Queue(t, "regdown")
-	declare(t, pub, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
+	// A quorum queue with a delivery limit of 2: a consumer that waited the
+	// outage out by nacking would have the broker dead-letter the messages
+	// (on RabbitMQ 4, where every requeue counts) within two tries.
+	declare(t, pub, runtime.NewTopology().Queue(runtime.Queue{Name: q, Type: runtime.Quorum, DeadLetter: true, DeliveryLimit: 2}))
 	v1 := runtime.AvroType[outageOrderV1]("outage.order", "outage-orders", outageV1)
 	v2 := runtime.AvroType[outageOrderV2]("outage.order", "outage-orders", outageV2)
 	var mu sync.Mutex
@@ -149,4 +152,91 @@ func TestRegistryUnknownWriterIDIsParked(t *testing.T) {
 	if got := headerString(t, d, "x-acemq-error"); got != want {
 		t.Fatalf("x-acemq-error:\n got %q\nwant %q", got, want)
 	}
+}
+
+// A hold is bounded: past its longest hold (1s here, 10 minutes by
+// default) the delivery is nacked back once and held again, so nothing is
+// held near the broker's consumer timeout. Close returns held deliveries to
+// their queue at once: nothing is lost, nothing parked.
+func TestRegistryOutageHoldIsBoundedAndCloseReturnsHeld(t *testing.T) {
+	t.Parallel()
+	ctx := ctxFor(t, 60*time.Second)
+	srv := confluenttest.Start(t)
+	pubReg := httpReg(t, srv.URL)
+	if _, err := pubReg.Register(ctx, "outage-orders", outageV1); err != nil {
+		t.Fatal(err)
+	}
+	pub := dial(t, runtime.WithSchemaRegistry(pubReg))
+	v1 := runtime.AvroType[outageOrderV1]("outage.order", "outage-orders", outageV1)
+	v2 := runtime.AvroType[outageOrderV2]("outage.order", "outage-orders", outageV2)
+	waits := runtime.WithRegistryWaitsForTest(100*time.Millisecond, 200*time.Millisecond, time.Second)
+
+	t.Run("bounded", func(t *testing.T) {
+		q := brokertest.Queue(t, "reghold")
+		declare(t, pub, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
+		sub := dial(t, runtime.WithSchemaRegistry(httpReg(t, srv.URL)))
+		got := make(chan bool, 1)
+		if _, err := runtime.Consume(ctx, sub, runtime.ConsumerSpec{Queue: q, Routes: []runtime.Route{
+			runtime.Handle(v2, func(_ context.Context, m *runtime.Message[outageOrderV2]) runtime.Ack {
+				got <- m.Redelivered
+				return runtime.Accept()
+			}),
+		}}, waits); err != nil {
+			t.Fatal(err)
+		}
+		srv.Stop()
+		if err := runtime.Publish(ctx, pub, v1, "", outageOrderV1{ID: "A-1"}, runtime.WithRoutingKey(q)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2500 * time.Millisecond) // more than two holds
+		srv.Restart()
+		select {
+		case redelivered := <-got:
+			if !redelivered {
+				t.Fatal("handled without having been nacked back: the hold was not bounded")
+			}
+		case <-time.After(wait):
+			t.Fatal("not handled after the registry came back")
+		}
+		if d := depth(t, runtime.ParkedQueue(q)); d != 0 {
+			t.Fatalf("%s holds %d, want 0", runtime.ParkedQueue(q), d)
+		}
+	})
+
+	t.Run("close", func(t *testing.T) {
+		q := brokertest.Queue(t, "regclose")
+		declare(t, pub, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
+		reader := sdkmetric.NewManualReader()
+		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+		t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+		sub := dial(t, runtime.WithSchemaRegistry(httpReg(t, srv.URL)), runtime.WithMeterProvider(mp))
+		cs, err := runtime.Consume(ctx, sub, runtime.ConsumerSpec{Queue: q, Routes: []runtime.Route{
+			runtime.Handle(v2, func(context.Context, *runtime.Message[outageOrderV2]) runtime.Ack { return runtime.Accept() }),
+		}}, runtime.WithRegistryWaitsForTest(time.Minute, time.Minute, time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.Stop()
+		defer srv.Restart()
+		if err := runtime.PublishAll(ctx, pub, v1, "", []outageOrderV1{{ID: "A"}, {ID: "B"}, {ID: "C"}}, runtime.WithRoutingKey(q)); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(wait)
+		for counter(t, reader, runtime.MetricRegistryUnavailable) < 3 && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		start := time.Now()
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := cs.Close(cctx); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		if took := time.Since(start); took > 5*time.Second {
+			t.Fatalf("Close took %v with deliveries held for a minute: it waited for them", took)
+		}
+		waitDepth(t, q, 3, wait)
+		if d := depth(t, runtime.ParkedQueue(q)); d != 0 {
+			t.Fatalf("%s holds %d, want 0", runtime.ParkedQueue(q), d)
+		}
+	})
 }
