@@ -52,6 +52,7 @@ func TestScripts(t *testing.T) {
 			"expand":     cmdExpand,
 			"header":     cmdHeader,
 			"reject":     cmdReject,
+			"bind":       cmdBind,
 		},
 	})
 }
@@ -209,6 +210,15 @@ func cmdReject(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("%s is empty", args[0])
 	}
 	ts.Check(d.Reject(false))
+}
+
+// bind QUEUE EXCHANGE KEY: declare EXCHANGE (direct, durable) and bind
+// QUEUE to it with KEY.
+func cmdBind(ts *testscript.TestScript, neg bool, args []string) {
+	conn, ch := channel(ts)
+	defer conn.Close()
+	ts.Check(ch.ExchangeDeclare(args[1], amqp.ExchangeDirect, true, false, false, false, nil))
+	ts.Check(ch.QueueBind(args[0], args[2], args[1], false, nil))
 }
 
 // expand FILE: replace $VARS in FILE with the script's environment.
