@@ -71,12 +71,14 @@ func compare(b *testing.B, perOp int, rt, raw func(b *testing.B)) {
 		raw(b)
 		rawNs = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 		b.ReportMetric(rawNs/float64(perOp), "ns/msg")
+		b.ReportMetric(float64(perOp)*1e9/rawNs, "msg/s")
 	})
 	b.Run("runtime", func(b *testing.B) {
 		b.ReportAllocs()
 		rt(b)
 		ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 		b.ReportMetric(ns/float64(perOp), "ns/msg")
+		b.ReportMetric(float64(perOp)*1e9/ns, "msg/s")
 		if rawNs > 0 {
 			b.ReportMetric(rawNs, "raw-ns/op")
 			b.ReportMetric(ns/rawNs, "runtime/raw")
