@@ -97,6 +97,23 @@ func TestDelivered(t *testing.T) {
 	}
 }
 
+type shipment struct {
+	ID    string `avro:"id"`
+	Items int    `avro:"items"`
+}
+
+var shipped = runtime.AvroType[shipment]("shipment.sent.v1", "shipments",
+	`{"type":"record","name":"Shipment","fields":[{"name":"id","type":"string"},{"name":"items","type":"int"}]}`)
+
+// Delivered goes through the Avro codec too: the Confluent wire format and
+// back, with nothing configured.
+func TestDeliveredAvro(t *testing.T) {
+	m := acemqtest.Delivered(t, shipped, shipment{ID: "S-1", Items: 3})
+	if m.Payload != (shipment{ID: "S-1", Items: 3}) || m.Envelope.ContentType != runtime.ContentTypeAvro || m.Envelope.Type != "shipment.sent.v1" {
+		t.Errorf("Delivered = %+v", m)
+	}
+}
+
 func TestAssertions(t *testing.T) {
 	ctx := context.Background()
 	customer := "C-9"
