@@ -26,7 +26,8 @@ func ExampleWithBodyInLogs() {
 		Queue: "payments",
 		Routes: []runtime.Route{runtime.Handle(paymentReceived,
 			func(ctx context.Context, m *runtime.Message[Payment]) runtime.Ack {
-				// {"level":"WARN","msg":"acemq: parked","queue":"payments",
+				// {"level":"WARN","msg":"acemq: parked",
+				//  "broker":"amqp://guest:xxxxx@localhost:5672/","queue":"payments",
 				//  "type":"payment.received.v1","id":"…","attempt":1,
 				//  "reason":"parked by the handler: unknown account","to":"payments.parked",
 				//  "body":"{\"id\":\"P-1\",…}"}
