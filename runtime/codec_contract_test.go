@@ -7,7 +7,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -15,8 +14,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/acemq/acemq-go/internal/confluenttest"
-	"github.com/hamba/avro/v2"
 )
 
 // codecContractCodec is one codec under the shared suite.
@@ -265,174 +262,6 @@ func codecContractConcurrent(t *testing.T, cc codecContractCodec) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
-	}
-}
-
-// codecContractRegistry is one SchemaRegistry under the shared suite.
-type codecContractRegistry struct {
-	name string
-	// newRegistry returns an empty registry.
-	newRegistry func(t testing.TB) SchemaRegistry
-}
-
-func codecContractRegistries() []codecContractRegistry {
-	return []codecContractRegistry{
-		{name: "memory", newRegistry: func(testing.TB) SchemaRegistry { return NewMemoryRegistry() }},
-		{name: "fingerprint", newRegistry: func(testing.TB) SchemaRegistry { return NewFingerprintRegistry() }},
-		{name: "directory", newRegistry: func(t testing.TB) SchemaRegistry {
-			r, err := NewDirectoryRegistry(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return r
-		}},
-		{name: "http", newRegistry: func(t testing.TB) SchemaRegistry {
-			r, err := NewHTTPRegistry(HTTPRegistryConfig{URL: confluenttest.Start(t).URL})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return r
-		}},
-	}
-}
-
-func TestRegistryContract(t *testing.T) {
-	for _, rc := range codecContractRegistries() {
-		t.Run(rc.name, func(t *testing.T) {
-			t.Run("SameSchemaSameID", func(t *testing.T) { codecRegistrySameID(t, rc) })
-			t.Run("SchemaByID", func(t *testing.T) { codecRegistrySchemaByID(t, rc) })
-			t.Run("UnknownID", func(t *testing.T) { codecRegistryUnknownID(t, rc) })
-			t.Run("Cancelled", func(t *testing.T) { codecRegistryCancelled(t, rc) })
-			t.Run("Concurrent", func(t *testing.T) { codecRegistryConcurrent(t, rc) })
-			t.Run("ServesTheAvroCodec", func(t *testing.T) { codecRegistryServesAvro(t, rc) })
-		})
-	}
-}
-
-func codecRegistrySameID(t *testing.T, rc codecContractRegistry) {
-	ctx := context.Background()
-	r := rc.newRegistry(t)
-	id1, err := r.Register(ctx, "orders", codecOrderV1)
-	if err != nil || id1 < 1 {
-		t.Fatalf("Register v1: %d, %v", id1, err)
-	}
-	again, err := r.Register(ctx, "orders", codecOrderV1)
-	if err != nil || again != id1 {
-		t.Fatalf("Register v1 again: %d, %v; want %d", again, err, id1)
-	}
-	respelled := "{\n  \"type\": \"record\", \"name\": \"Order\",\n  \"fields\": [{\"name\": \"id\", \"type\": \"string\"}]\n}"
-	if id, err := r.Register(ctx, "orders", respelled); err != nil || id != id1 {
-		t.Fatalf("Register v1 respelled: %d, %v; want %d", id, err, id1)
-	}
-	id2, err := r.Register(ctx, "orders", codecOrderV2)
-	if err != nil || id2 < 1 || id2 == id1 {
-		t.Fatalf("Register v2: %d, %v (v1 is %d)", id2, err, id1)
-	}
-}
-
-func codecRegistrySchemaByID(t *testing.T, rc codecContractRegistry) {
-	ctx := context.Background()
-	r := rc.newRegistry(t)
-	for _, schema := range []string{codecOrderV1, codecOrderV2, codecLogicalSchema} {
-		id, err := r.Register(ctx, "s", schema)
-		if err != nil {
-			t.Fatal(err)
-		}
-		text, err := r.Schema(ctx, id)
-		if err != nil {
-			t.Fatalf("Schema(%d): %v", id, err)
-		}
-		// The same schema comes back (a registry may reformat the text).
-		got, err1 := avro.Parse(text)
-		want, err2 := avro.Parse(schema)
-		if err1 != nil || err2 != nil || got.Fingerprint() != want.Fingerprint() {
-			t.Fatalf("Schema(%d) = %s, want %s (%v, %v)", id, text, schema, err1, err2)
-		}
-	}
-}
-
-func codecRegistryUnknownID(t *testing.T, rc codecContractRegistry) {
-	ctx := context.Background()
-	r := rc.newRegistry(t)
-	if _, err := r.Register(ctx, "s", codecOrderV1); err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range []int{0, -1, 424242} {
-		if s, err := r.Schema(ctx, id); !errors.Is(err, ErrSchemaNotFound) {
-			t.Errorf("Schema(%d) = %q, %v; want ErrSchemaNotFound", id, s, err)
-		}
-	}
-}
-
-func codecRegistryCancelled(t *testing.T, rc codecContractRegistry) {
-	r := rc.newRegistry(t)
-	id, err := r.Register(context.Background(), "s", codecOrderV1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := r.Register(ctx, "s", codecOrderV2); !errors.Is(err, context.Canceled) {
-		t.Errorf("Register under a cancelled ctx: %v", err)
-	}
-	if _, err := r.Schema(ctx, id); !errors.Is(err, context.Canceled) {
-		t.Errorf("Schema under a cancelled ctx: %v", err)
-	}
-}
-
-func codecRegistryConcurrent(t *testing.T, rc codecContractRegistry) {
-	ctx := context.Background()
-	r := rc.newRegistry(t)
-	schemas := []string{codecOrderV1, codecOrderV2, codecLogicalSchema, codecContractAvroSchema}
-	const workers = 16
-	ids := make([][]int, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for i := range schemas {
-				s := schemas[(i+w)%len(schemas)]
-				id, err := r.Register(ctx, "s", s)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				if _, err := r.Schema(ctx, id); err != nil {
-					t.Error(err)
-				}
-				ids[w] = append(ids[w], id)
-			}
-			// Back into schema order for comparison.
-			k := len(schemas) - w%len(schemas)
-			ids[w] = append(ids[w][k:], ids[w][:k]...)
-		})
-	}
-	wg.Wait()
-	seen := map[int]bool{}
-	for w := range workers {
-		if !reflect.DeepEqual(ids[w], ids[0]) {
-			t.Fatalf("worker %d got ids %v, worker 0 %v", w, ids[w], ids[0])
-		}
-	}
-	for _, id := range ids[0] {
-		if seen[id] {
-			t.Fatalf("two schemas share id %d: %v", id, ids[0])
-		}
-		seen[id] = true
-	}
-}
-
-func codecRegistryServesAvro(t *testing.T, rc codecContractRegistry) {
-	ctx := context.Background()
-	r := rc.newRegistry(t)
-	w := codecMustAvro(t, r, "orders", codecOrderV1)
-	rd := codecMustAvro(t, r, "orders", codecOrderV2)
-	body, err := w.Encode(ctx, codecOrderV1Go{ID: "A-1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got codecOrderV2Go
-	if err := rd.Decode(ctx, body, &got); err != nil || got != (codecOrderV2Go{ID: "A-1", Currency: "EUR"}) {
-		t.Fatalf("v1 body read as v2 through %s: %+v, %v", rc.name, got, err)
 	}
 }
 
