@@ -38,7 +38,7 @@ const (
 	EdgePublish          = "publish"            // publisher → exchange
 	EdgeRoute            = "route"              // exchange → queue (a binding)
 	EdgeConsume          = "consume"            // queue → handler
-	EdgeRetryMemory      = "retry-memory"       // handler → handler: waits held in memory
+	EdgeRetryMemory      = "retry-memory"       // handler → queue: waits held in memory, then a republish
 	EdgeRetryRung        = "retry-rung"         // handler → rung: a wait the broker holds
 	EdgeRungReturn       = "rung-return"        // rung → queue, when the wait expires
 	EdgeRequeue          = "requeue"            // handler → queue (requeue_on_failure)

@@ -118,11 +118,14 @@ func data(m *model.Model, opts Options) *templates.Data {
 				}
 			}
 			if len(memory) > 0 {
-				l := "retry in memory" + line + "after " + strings.Join(dedupe(memory), ", ")
+				// The consumer holds the delivery on a timer, then
+				// republishes it to the queue with the attempt advanced.
+				l := "retry: wait " + strings.Join(dedupe(memory), ", ")
 				if p.Jitter != "" {
 					l += " " + p.Jitter
 				}
-				edge(from, from, l, templates.EdgeRetryMemory)
+				l += line + "in memory"
+				edge(from, id, l, templates.EdgeRetryMemory)
 			}
 		}
 		for j, r := range tq.Rungs {
