@@ -65,6 +65,17 @@ type avroCodec struct {
 	id atomic.Int64 // the reader schema's id once registered, else 0
 
 	writers sync.Map // writer schema id (int) → *avroWriter
+
+	lookMu  sync.Mutex
+	lookups map[int]*avroLookup // registry lookups in flight, by writer id
+}
+
+// avroLookup is one registry lookup of a writer id, which concurrent
+// decodes of the same new id wait for instead of each asking the registry.
+type avroLookup struct {
+	done chan struct{}
+	w    *avroWriter
+	err  error
 }
 
 // avroWriter is what the codec learned about one writer schema id.
@@ -254,13 +265,37 @@ func (c *avroCodec) writer(ctx context.Context, id int) (*avroWriter, error) {
 	if w, ok := c.writers.Load(id); ok {
 		return w.(*avroWriter), nil
 	}
+	c.lookMu.Lock()
+	if l, ok := c.lookups[id]; ok {
+		c.lookMu.Unlock()
+		select {
+		case <-l.done:
+			return l.w, l.err
+		case <-ctx.Done():
+			return nil, fmt.Errorf("look up the writer schema: schema %d: %w", id, ctx.Err())
+		}
+	}
+	l := &avroLookup{done: make(chan struct{})}
+	if c.lookups == nil {
+		c.lookups = map[int]*avroLookup{}
+	}
+	c.lookups[id] = l
+	c.lookMu.Unlock()
+	defer func() {
+		c.lookMu.Lock()
+		delete(c.lookups, id)
+		c.lookMu.Unlock()
+		close(l.done)
+	}()
 	text, err := c.reg.Schema(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("look up the writer schema: %w", err)
+		l.err = fmt.Errorf("look up the writer schema: %w", err)
+		return nil, l.err
 	}
 	w := c.resolve(id, text)
 	actual, _ := c.writers.LoadOrStore(id, w)
-	return actual.(*avroWriter), nil
+	l.w = actual.(*avroWriter)
+	return l.w, nil
 }
 
 // resolve works out how to read what writer schema id wrote.

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // Two processes each with a registry numbering from 1: the publisher's id 1
@@ -91,5 +93,45 @@ func TestAvroCodecBodyLimits(t *testing.T) {
 	forged := []byte{0, 0, 0, 0, 1, 0xfe, 0xff, 0xff, 0xff, 0x0f} // length ≈ 2^31
 	if err := c.Decode(ctx, forged, &got); err == nil || !strings.Contains(err.Error(), "MaxByteSliceSize") {
 		t.Fatalf("forged length: %v", err)
+	}
+}
+
+// slowRegistry answers Schema after a pause, counting the calls.
+type slowRegistry struct {
+	SchemaRegistry
+	mu    sync.Mutex
+	calls int
+}
+
+func (r *slowRegistry) Schema(ctx context.Context, id int) (string, error) {
+	r.mu.Lock()
+	r.calls++
+	r.mu.Unlock()
+	time.Sleep(50 * time.Millisecond)
+	return r.SchemaRegistry.Schema(ctx, id)
+}
+
+// Sixteen decodes of one new writer id at once make one registry lookup.
+func TestAvroCodecOneLookupPerNewWriterID(t *testing.T) {
+	ctx := context.Background()
+	reg := &slowRegistry{SchemaRegistry: NewMemoryRegistry()}
+	pub := codecMustAvro(t, reg, "orders", codecOrderV1)
+	sub := codecMustAvro(t, reg, "orders", codecOrderV2)
+	body, err := pub.Encode(ctx, codecOrderV1Go{ID: "A-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			var got codecOrderV2Go
+			if err := sub.Decode(ctx, body, &got); err != nil || got.Currency != "EUR" {
+				t.Errorf("decode: %+v, %v", got, err)
+			}
+		})
+	}
+	wg.Wait()
+	if reg.calls != 1 {
+		t.Fatalf("%d registry lookups for one writer id, want 1", reg.calls)
 	}
 }

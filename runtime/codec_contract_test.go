@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
 )
 
 // codecContractCodec is one codec under the shared suite.
