@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,36 +15,21 @@ import (
 	"github.com/acemq/acemq-go/runtime"
 )
 
-var avroproc struct {
-	once sync.Once
-	path string
-	err  error
-	out  []byte
-}
-
-// avroprocBinary builds testdata/avroproc once per test binary.
-func avroprocBinary(t *testing.T) string {
+// buildAvroproc builds testdata/avroproc into a directory removed when the
+// test ends.
+func buildAvroproc(t *testing.T) string {
 	t.Helper()
-	avroproc.once.Do(func() {
-		dir, err := os.MkdirTemp("", "avroproc")
-		if err != nil {
-			avroproc.err = err
-			return
-		}
-		avroproc.path = filepath.Join(dir, "avroproc")
-		cmd := exec.Command("go", "build", "-o", avroproc.path, "./testdata/avroproc")
-		avroproc.out, avroproc.err = cmd.CombinedOutput()
-	})
-	if avroproc.err != nil {
-		t.Fatalf("build testdata/avroproc: %v\n%s", avroproc.err, avroproc.out)
+	path := filepath.Join(t.TempDir(), "avroproc")
+	if out, err := exec.Command("go", "build", "-buildvcs=false", "-o", path, "./testdata/avroproc").CombinedOutput(); err != nil {
+		t.Fatalf("build testdata/avroproc: %v\n%s", err, out)
 	}
-	return avroproc.path
+	return path
 }
 
-// proc starts avroproc with args; wait returns its stdout.
-func proc(t *testing.T, args ...string) (wait func() string) {
+// proc starts the avroproc binary with args; wait returns its stdout.
+func proc(t *testing.T, bin string, args ...string) (wait func() string) {
 	t.Helper()
-	cmd := exec.Command(avroprocBinary(t), append([]string{"-url", brokertest.Require(t)}, args...)...)
+	cmd := exec.Command(bin, append([]string{"-url", brokertest.Require(t)}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
@@ -74,11 +58,12 @@ func proc(t *testing.T, args ...string) (wait func() string) {
 func TestAvroBetweenTwoProcesses(t *testing.T) {
 	t.Parallel()
 	c := dial(t)
+	bin := buildAvroproc(t)
 	t.Run("same schema, nothing configured", func(t *testing.T) {
 		q := brokertest.Queue(t, "xproc")
 		declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
-		consumer := proc(t, "-role", "consume", "-queue", q, "-schema", "v1", "-n", "3")
-		proc(t, "-role", "publish", "-queue", q, "-schema", "v1", "-n", "3")()
+		consumer := proc(t, bin, "-role", "consume", "-queue", q, "-schema", "v1", "-n", "3")
+		proc(t, bin, "-role", "publish", "-queue", q, "-schema", "v1", "-n", "3")()
 		got := consumer()
 		want := "{\"id\":\"A-1\"}\n{\"id\":\"A-2\"}\n{\"id\":\"A-3\"}\n"
 		if got != want {
@@ -92,8 +77,8 @@ func TestAvroBetweenTwoProcesses(t *testing.T) {
 		q := brokertest.Queue(t, "xproc12")
 		declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
 		dir := t.TempDir()
-		consumer := proc(t, "-role", "consume", "-queue", q, "-schema", "v2", "-registry", dir, "-n", "2")
-		proc(t, "-role", "publish", "-queue", q, "-schema", "v1", "-registry", dir, "-n", "2")()
+		consumer := proc(t, bin, "-role", "consume", "-queue", q, "-schema", "v2", "-registry", dir, "-n", "2")
+		proc(t, bin, "-role", "publish", "-queue", q, "-schema", "v1", "-registry", dir, "-n", "2")()
 		got := consumer()
 		want := "{\"id\":\"A-1\",\"currency\":\"EUR\"}\n{\"id\":\"A-2\",\"currency\":\"EUR\"}\n"
 		if got != want {
@@ -123,7 +108,7 @@ func TestAvroBetweenTwoProcesses(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer cs.Close(ctx)
-		proc(t, "-role", "publish", "-queue", q, "-schema", "v1", "-n", "1")()
+		proc(t, bin, "-role", "publish", "-queue", q, "-schema", "v1", "-n", "1")()
 		d := getOne(t, runtime.ParkedQueue(q), wait)
 		want := "could not be decoded: look up the writer schema: schema id " + strconv.Itoa(id) + ": acemq: schema not found (the default registry knows only the schemas of this program: share a directory or HTTP registry between the publisher and the consumer)"
 		if got := headerString(t, d, "x-acemq-error"); got != want {
