@@ -158,9 +158,11 @@ func WithoutDeclare() ConsumeOption {
 // Envelope.Attempt shows it) is x-acemq-attempt plus the broker's
 // x-delivery-count on a quorum queue, or plus this consumer's own count of
 // its requeues where the broker keeps none (a classic queue: each consumer
-// of a fleet counts its own, and a restart forgets). Against a downstream
-// that is down this is a hot loop, bounded by the attempts: use it only
-// for failures that are local and brief.
+// of a fleet counts its own, and a restart forgets). On a quorum queue keep
+// the delivery limit at or above the attempts (the generator checks it),
+// or the broker dead-letters first, without the runtime's reason. Against a
+// downstream that is down this is a hot loop, bounded by the attempts: use
+// it only for failures that are local and brief.
 func WithRequeueOnFailure() ConsumeOption {
 	return consumeOptionFunc(func(c *consumeConfig) { c.requeueOnFailure = true })
 }
