@@ -108,10 +108,11 @@ func mgmt(path string, v any) error {
 }
 
 type queueInfo struct {
-	Leader  string   `json:"leader"`
-	Members []string `json:"members"`
-	Online  []string `json:"online"`
-	Type    string   `json:"type"`
+	Messages int      `json:"messages"`
+	Leader   string   `json:"leader"`
+	Members  []string `json:"members"`
+	Online   []string `json:"online"`
+	Type     string   `json:"type"`
 }
 
 func queueOf(t *testing.T, q string) queueInfo {
@@ -447,6 +448,9 @@ func (s *scenario) run(pace time.Duration, at float64, fault func(s *scenario)) 
 
 // stopNode stops n and reports when it is down.
 func (s *scenario) stopNode(n string) {
+	rung := runtime.RungQueue(s.q, time.Second)
+	r := queueOf(s.t, rung)
+	s.t.Logf("stopping %s; quorum rung %s: leader %s, %d messages waiting in it", n, rung, r.Leader, r.Messages)
 	s.mu.Lock()
 	if s.faultFrom.IsZero() {
 		s.faultFrom = time.Now()
