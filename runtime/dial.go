@@ -202,9 +202,9 @@ func (c *Connection) dialOne(ctx context.Context, a address) (*amqp.Connection, 
 	cfg := amqp.Config{
 		Properties:      props,
 		TLSClientConfig: c.cfg.tls,
-		Heartbeat:       c.cfg.heartbeat,
+		Heartbeat:       effectiveHeartbeat(c.cfg.heartbeat),
 		Locale:          "en_US",
-		Dial:            contextDialer(ctx, !strings.HasPrefix(strings.ToLower(a.raw), "amqps:")),
+		Dial:            contextDialer(ctx, !strings.HasPrefix(strings.ToLower(a.raw), "amqps:"), effectiveHeartbeat(c.cfg.heartbeat)),
 	}
 	type result struct {
 		conn *amqp.Connection
@@ -233,7 +233,8 @@ func (c *Connection) dialOne(ctx context.Context, a address) (*amqp.Connection, 
 const handshakeTimeout = 30 * time.Second
 
 // contextDialer is amqp091-go's DefaultDial made to stop when ctx does.
-func contextDialer(ctx context.Context, plain bool) func(network, addr string) (net.Conn, error) {
+// A connection silent for two heartbeats is closed (silenceConn).
+func contextDialer(ctx context.Context, plain bool, heartbeat time.Duration) func(network, addr string) (net.Conn, error) {
 	return func(network, addr string) (net.Conn, error) {
 		d := net.Dialer{Timeout: handshakeTimeout}
 		conn, err := d.DialContext(ctx, network, addr)
@@ -249,6 +250,7 @@ func contextDialer(ctx context.Context, plain bool) func(network, addr string) (
 			conn.Close()
 			return nil, err
 		}
+		conn = watchSilence(conn, heartbeat)
 		if !plain {
 			// amqps: amqp091-go runs TLS over this conn; the frames are
 			// not readable here.

@@ -98,9 +98,10 @@ func WithReconnectBackoff(min, max time.Duration) DialOption {
 }
 
 // WithHeartbeat sets the AMQP heartbeat the connection asks for (default
-// 10s). A connection that stalls silently (a network that drops packets
-// without a reset) is detected after about two heartbeats without a frame
-// from the broker, and the runtime reconnects.
+// 10s; whole seconds, at least 1s; 0 switches heartbeats off, which
+// RabbitMQ advises against). A connection that stalls silently (a network
+// that drops packets without a reset) is closed after two heartbeats
+// without a byte from the broker, and the runtime reconnects.
 func WithHeartbeat(d time.Duration) DialOption {
 	return dialOptionFunc(func(c *dialConfig) { c.heartbeat = d })
 }

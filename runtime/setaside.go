@@ -144,6 +144,12 @@ func (cs *Consumer) setAsideFailed(h *heldRetry, err error) {
 	t := cs.cfg.setAside
 	wait := t.backoff << min(h.failures, 16)
 	wait = min(max(wait, t.backoff), t.backoffMax)
+	if errors.Is(err, ErrBlocked) {
+		// An alarm is cleared by the operator, not by waiting longer: try
+		// again at the shortest pause, so the copy goes out as soon as the
+		// broker unblocks the connection.
+		wait = t.backoff
+	}
 	since := h.since
 	if since.IsZero() {
 		since = h.s.takenAt(h.d.DeliveryTag)
