@@ -533,4 +533,3 @@ func testProxy(t *testing.T, name string, fault func(*Proxy) int, within time.Du
 	closeAll(t, cs, c, pub)
 	px.Close()
 }
-
