@@ -56,8 +56,8 @@ generated-check: ## fail when goldens or the examples' generated code are stale
 	done
 
 FUZZTIME ?= 1m
-fuzz: ## run each decode-path fuzz target (JSON, Avro, Confluent header) for FUZZTIME (1m); their seeds run in make test
-	@for f in FuzzJSONDecode FuzzAvroDecode FuzzConfluentHeader; do \
+fuzz: ## run each decode-path fuzz target (JSON, Avro, Confluent header, envelope headers) for FUZZTIME (1m); their seeds run in make test
+	@for f in FuzzJSONDecode FuzzAvroDecode FuzzConfluentHeader FuzzEnvelopeHeaders; do \
 	  echo "== $$f"; $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) ./runtime/ || exit 1; \
 	done
 

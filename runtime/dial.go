@@ -69,9 +69,11 @@ func parseAddresses(rawURL string, extra []string) ([]address, error) {
 // redactURL is raw with its password replaced by xxxxx, also when raw does
 // not parse as a URL.
 func redactURL(raw string) string {
-	if u, err := url.Parse(raw); err == nil {
+	if u, err := url.Parse(raw); err == nil && (u.User != nil || !strings.Contains(raw, "@")) {
 		return u.Redacted()
 	}
+	// Not a URL, or one whose userinfo url.Parse did not see (amqp//u:p@h
+	// parses as a path): find user:password by hand.
 	user, pass, ok := userinfo(raw)
 	if !ok || pass == "" {
 		return raw
@@ -88,11 +90,14 @@ func passwordOf(raw string) string {
 // userinfo finds user:password in scheme://user:password@host/... The
 // userinfo ends at the last '@', so a password holding '/' or '@' is found.
 func userinfo(raw string) (user, pass string, ok bool) {
-	i := strings.Index(raw, "://")
-	if i < 0 {
-		return "", "", false
+	// After scheme://, else after any //, else from the start: a URL with
+	// a mistyped scheme still hides its password.
+	rest := raw
+	if i := strings.Index(raw, "://"); i >= 0 {
+		rest = raw[i+3:]
+	} else if i := strings.Index(raw, "//"); i >= 0 {
+		rest = raw[i+2:]
 	}
-	rest := raw[i+3:]
 	at := strings.LastIndex(rest, "@")
 	if at < 0 {
 		return "", "", false

@@ -29,6 +29,9 @@ func (cs *Consumer) process(s *session, d amqp.Delivery, h *heldLookup) {
 			}
 		}()
 	}
+	if h == nil && cs.poisoned(s, d, env) {
+		return
+	}
 	route, ok := cs.route(d.Type)
 	if !ok {
 		cs.outcome("decode")

@@ -123,6 +123,7 @@ type consumeConfig struct {
 	maxBody          int
 	setAside         setAsideTiming
 	registryWaits    registryWaits // zero: the defaults (registry_hold.go)
+	redeliveryLimit  int
 }
 
 // WithBodyInLogs adds the body, cut at maxBytes, to the consumer's outcome
@@ -166,6 +167,21 @@ func WithoutDeclare() ConsumeOption {
 // it only for failures that are local and brief.
 func WithRequeueOnFailure() ConsumeOption {
 	return consumeOptionFunc(func(c *consumeConfig) { c.requeueOnFailure = true })
+}
+
+// WithRedeliveryLimit parks a message that came back unsettled more than
+// n times — a poison message that kills the process handling it, or cuts
+// its connection, every time — with "could not be handled: redelivered N
+// times without being settled (…)", instead of letting the broker
+// redeliver it for ever (a classic queue has no limit of its own). The
+// count is the broker's x-delivery-count on a quorum queue; on a classic
+// queue the runtime keeps it in x-acemq-redeliveries: a redelivered message
+// is replaced by a copy carrying the count (published with a confirm, then
+// the original acked) before any handler sees it, so the copy goes to the
+// back of the queue and reaches the handler with Redelivered false. Off
+// (0) by default.
+func WithRedeliveryLimit(n int) ConsumeOption {
+	return consumeOptionFunc(func(c *consumeConfig) { c.redeliveryLimit = n })
 }
 
 // WithMaxBodySize sets the largest body the consumer decodes (default

@@ -1,0 +1,55 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// HeaderRedeliveries counts how many times a message came back unsettled
+// (Redelivered) to a consumer with WithRedeliveryLimit: the runtime stamps
+// it on the copy it puts back in place of the redelivered original.
+const HeaderRedeliveries = "x-acemq-redeliveries"
+
+// redeliveries is how many times d came back unsettled: the broker's
+// x-delivery-count on a quorum queue, else the count the runtime stamped,
+// plus this redelivery.
+func redeliveries(d amqp.Delivery) int {
+	if v, ok := d.Headers[headerDeliveryCount]; ok {
+		if n := int(positiveInt(v, 0)); n > 0 {
+			return n
+		}
+	}
+	return int(positiveInt(d.Headers[HeaderRedeliveries], 0)) + 1
+}
+
+// poisoned handles a redelivered delivery under WithRedeliveryLimit and
+// reports whether it did: past the limit it is parked with a reason; below
+// it, on a classic queue, a copy carrying the count is published to the
+// queue (with a confirm) and the original acked, so that the count
+// survives the crash of the process that handles the copy next. It returns
+// false for a delivery that is to be handled now.
+func (cs *Consumer) poisoned(s *session, d amqp.Delivery, env Envelope) bool {
+	limit := cs.cfg.redeliveryLimit
+	if limit <= 0 || !d.Redelivered {
+		return false
+	}
+	n := redeliveries(d)
+	if n > limit {
+		cs.outcome("poison")
+		cs.park(s, d, env, fmt.Sprintf("could not be handled: redelivered %d times without being settled (a consumer crashed or was cut off on it each time)", n))
+		return true
+	}
+	if _, quorum := d.Headers[headerDeliveryCount]; quorum {
+		return false // the broker counts; nothing to stamp
+	}
+	msg := copyOf(d, env.Attempt, "", "")
+	msg.Headers[HeaderRedeliveries] = int64(n)
+	if err := cs.publishCopy(context.Background(), cs.queue, msg); err != nil {
+		cs.log.Warn("acemq: could not stamp the redelivery count; handling the message as it is", "err", err, "id", d.MessageId)
+		return false
+	}
+	cs.settle(s, d)
+	return true
+}
