@@ -72,7 +72,7 @@ func run(ctx context.Context, url string, w io.Writer) error {
 	defer consumer.Close(context.Background())
 
 	customer := "C-9"
-	orders := []OrderPlaced{{OrderId: "A-1", CustomerId: &customer}, {OrderId: "A-2"}} // no customer
+	orders := []OrderPlaced{{OrderID: "A-1", CustomerID: &customer}, {OrderID: "A-2"}} // no customer
 	if err := NewOrdersPublisher(conn).PublishOrderPlacedBatch(ctx, orders); err != nil {
 		return err
 	}
@@ -138,9 +138,9 @@ func (wh *warehouse) waitReserved(ctx context.Context, id string, limit time.Dur
 }
 
 func (wh *warehouse) HandleOrderPlaced(_ context.Context, m *runtime.Message[OrderPlaced]) runtime.Ack {
-	id := m.Payload.OrderId
+	id := m.Payload.OrderID
 	fmt.Fprintf(wh.out, "%s: attempt %d\n", id, m.Envelope.Attempt)
-	if m.Payload.CustomerId == nil {
+	if m.Payload.CustomerID == nil {
 		return runtime.Reject(errors.New("no customer id"))
 	}
 	wh.mu.Lock()

@@ -8,7 +8,7 @@ package main
 // An order a customer placed.
 type OrderPlaced struct {
 	// The order's id, e.g. A-1.
-	OrderId string `json:"order_id"`
+	OrderID string `json:"order_id"`
 	// Who placed it; an order without one is refused.
-	CustomerId *string `json:"customer_id,omitempty"`
+	CustomerID *string `json:"customer_id,omitempty"`
 }

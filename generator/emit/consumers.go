@@ -36,8 +36,8 @@ func handlerInterface(f *jen.File, q *model.Queue) {
 			if i > 0 {
 				g.Line()
 			}
-			doc(g.Comment, "Handle%s handles a message of the type %q.", msg.GoName, msg.Type)
-			g.Id("Handle"+msg.GoName).Params(
+			doc(g.Comment, "%s handles a message of the type %q.", msg.HandlerMethod, msg.Type)
+			g.Id(msg.HandlerMethod).Params(
 				jen.Id("ctx").Qual(contextPkg, "Context"),
 				jen.Id("m").Op("*").Add(rt("Message")).Types(jen.Id(msg.GoName)),
 			).Add(rt("Ack"))
@@ -90,7 +90,7 @@ func consumerSpec(q *model.Queue) jen.Code {
 		}
 		field("Routes", jen.Index().Add(rt("Route")).ValuesFunc(func(r *jen.Group) {
 			for _, msg := range q.Consumes {
-				r.Line().Add(rt("Handle").Call(jen.Id(msg.VarName), jen.Id("h").Dot("Handle"+msg.GoName)))
+				r.Line().Add(rt("Handle").Call(jen.Id(msg.VarName), jen.Id("h").Dot(msg.HandlerMethod)))
 			}
 			r.Line()
 		}))

@@ -156,12 +156,12 @@ func typAvroSources(f *jen.File, u *schema.Universe) {
 		return
 	}
 	for _, src := range u.AvroSources {
-		f.Comment(src.Ident + "Text is the Avro schema some union branches are re-encoded with.")
-		f.Const().Id(src.Ident + "Text").Op("=").Lit(src.Text)
+		f.Comment(src.TextIdent + " is the Avro schema some union branches are re-encoded with.")
+		f.Const().Id(src.TextIdent).Op("=").Lit(src.Text)
 		f.Comment(src.Ident + " parses it once, on first use.")
 		f.Var().Id(src.Ident).Op("=").Qual("sync", "OnceValues").Call(
 			jen.Func().Params().Params(jen.Qual(typAvroPkg, "Schema"), jen.Error()).Block(
-				jen.Return(jen.Qual(typAvroPkg, "ParseWithCache").Call(jen.Id(src.Ident+"Text"), jen.Lit(""), jen.Op("&").Qual(typAvroPkg, "SchemaCache").Values())),
+				jen.Return(jen.Qual(typAvroPkg, "ParseWithCache").Call(jen.Id(src.TextIdent), jen.Lit(""), jen.Op("&").Qual(typAvroPkg, "SchemaCache").Values())),
 			),
 		)
 	}

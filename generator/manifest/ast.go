@@ -13,6 +13,14 @@ type File struct {
 	Publishers []*Publisher
 	Exports    []*Export
 	Registry   *Registry
+	Names      *Names
+}
+
+// Names is the names: block, how Go names are made.
+type Names struct {
+	Pos         Pos   // the key's
+	Initialisms *Bool // nil: Go's initialisms are on
+	Add         []Str // a team's own initialisms
 }
 
 // Registry is the registry: block, the schema registry of the Avro types.

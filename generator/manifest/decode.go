@@ -46,9 +46,26 @@ func decodeFile(path string, root *yaml.Node) *File {
 			}
 		case "registry":
 			f.Registry = decodeRegistry(kv)
+		case "names":
+			f.Names = decodeNames(kv)
 		}
 	}
 	return f
+}
+
+func decodeNames(e pair) *Names {
+	n := &Names{Pos: posOf(e.key)}
+	for _, kv := range pairs(e.val) {
+		switch kv.key.Value {
+		case "initialisms":
+			n.Initialisms = boolPtr(kv.val)
+		case "add":
+			for _, w := range resolveAlias(kv.val).Content {
+				n.Add = append(n.Add, strOf(resolveAlias(w)))
+			}
+		}
+	}
+	return n
 }
 
 func decodeRegistry(e pair) *Registry {

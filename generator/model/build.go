@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/acemq/acemq-go/generator/internal/names"
 	"github.com/acemq/acemq-go/generator/manifest"
 )
 
 // Build resolves f; dir is the directory schema paths are relative to (the
 // manifest's). Every problem is returned at once as manifest.Errors.
 func Build(f *manifest.File, dir string) (*Model, error) {
-	b := &builder{file: f, dir: dir, m: &Model{Source: f.Path, Package: f.Package.Value}}
+	b := &builder{file: f, dir: dir, m: &Model{Source: f.Path, Package: f.Package.Value}, names: nameRules(f.Names)}
 	b.ns = &namespace{b: b, taken: map[string]claim{}}
 	b.ns.claim("Topology", "the Topology function", manifest.Pos{})
 	b.checkPackage()
@@ -42,7 +43,9 @@ type builder struct {
 	dir  string
 	m    *Model
 	ns   *namespace
-	errs manifest.Errors
+	// names makes every Go name of the model and of its types.
+	names *names.Rules
+	errs  manifest.Errors
 
 	policyByName   map[string]*Policy
 	messageByName  map[string]*Message

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/acemq/acemq-go/generator/internal/names"
 	"github.com/acemq/acemq-go/generator/manifest"
 	"github.com/acemq/acemq-go/generator/schema"
 )
@@ -30,7 +31,8 @@ func (b *builder) messages() {
 		}
 		if m.GoName = b.baseName(who, mm.Name, mm.GoName); m.GoName != "" {
 			m.VarName = m.GoName + "Type"
-			m.SchemaConst = lowerFirst(m.GoName) + "Schema"
+			m.SchemaConst = names.LowerFirst(m.GoName) + "Schema"
+			m.HandlerMethod = "Handle" + m.GoName
 			_ = b.ns.claim(m.GoName, who, mm.Name.Pos) &&
 				b.ns.claim(m.VarName, who+" (its message type variable)", mm.Name.Pos) &&
 				b.ns.claim(m.SchemaConst, who+" (its schema constant)", mm.Name.Pos)
@@ -208,7 +210,7 @@ func (b *builder) types() {
 			reserved = append(reserved, n)
 		}
 	}
-	u, err := schema.Build(inputs, reserved)
+	u, err := schema.Build(inputs, reserved, schema.WithNames(b.names))
 	b.m.Types = u
 	for _, e := range flatten(err) {
 		var se *schema.Error

@@ -61,17 +61,20 @@ type Policy struct {
 
 // Message is a message type of the manifest.
 type Message struct {
-	Name        string        // manifest name
-	GoName      string        // the payload type, e.g. OrderPlaced
-	VarName     string        // the *runtime.MessageType variable, e.g. OrderPlacedType
-	SchemaConst string        // the schema text constant, e.g. orderPlacedSchema
-	Type        string        // AMQP type property
-	Format      schema.Format // Avro or JSONSchema
-	Subject     string        // registry subject (Avro)
-	Compat      CompatMode    // what acemq-gen compat checks (default CompatFull)
-	SchemaPath  string        // as written in the manifest
-	SchemaText  string        // the schema file, compacted
-	Root        *schema.Type  // the payload type in Types
+	Name        string // manifest name
+	GoName      string // the payload type, e.g. OrderPlaced
+	VarName     string // the *runtime.MessageType variable, e.g. OrderPlacedType
+	SchemaConst string // the schema text constant, e.g. orderPlacedSchema
+	// HandlerMethod is the method of a queue's handler interface that
+	// takes this message, e.g. HandleOrderPlaced.
+	HandlerMethod string
+	Type          string        // AMQP type property
+	Format        schema.Format // Avro or JSONSchema
+	Subject       string        // registry subject (Avro)
+	Compat        CompatMode    // what acemq-gen compat checks (default CompatFull)
+	SchemaPath    string        // as written in the manifest
+	SchemaText    string        // the schema file, compacted
+	Root          *schema.Type  // the payload type in Types
 
 	schemaData []byte // the file as read
 }

@@ -16,9 +16,10 @@ func TestGoName(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"orders.new", "OrdersNew"}, {"order-placed", "OrderPlaced"}, {"OrderPlaced", "OrderPlaced"},
 		{"type", "Type"}, {"2fa-code", "X2faCode"}, {"café-crème", "CaféCrème"}, {"订单", "X订单"},
-		{"golden.names.select-1", "GoldenNamesSelect1"}, {"__x__", "X"}, {"a..b", "AB"}, {"...", ""},
+		{"golden.names.select-1", "GoldenNamesSelect1"}, {"__x__", "X"}, {"a..b", "AB"}, {"...", ""}, {"\xff", ""},
+		{"order_id", "OrderID"}, {"html_url", "HTMLURL"},
 	} {
-		if got := GoName(c.in); got != c.want {
+		if got := nameRules(nil).GoName(c.in); got != c.want {
 			t.Errorf("GoName(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}

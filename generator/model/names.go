@@ -1,60 +1,20 @@
 package model
 
 import (
-	"fmt"
-	"go/token"
-	"strings"
-	"unicode"
-	"unicode/utf8"
-
+	"github.com/acemq/acemq-go/generator/internal/names"
 	"github.com/acemq/acemq-go/generator/manifest"
 )
 
-// GoName derives an exported Go identifier from a manifest name: it splits
-// name at every rune that is neither a letter nor a digit and upper-cases
-// the first rune of each part; a result that does not start with an
-// upper-case letter gets an X in front. It returns "" when name holds no
-// letter or digit at all.
-func GoName(name string) string {
-	var b strings.Builder
-	upNext := true
-	for _, r := range name {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			upNext = true
-			continue
-		}
-		if upNext {
-			r = unicode.ToUpper(r)
-			upNext = false
-		}
-		b.WriteRune(r)
+// nameRules is the names: block as naming rules.
+func nameRules(n *manifest.Names) *names.Rules {
+	if n == nil {
+		return names.Default()
 	}
-	s := b.String()
-	if s == "" {
-		return ""
+	var extra []string
+	for _, w := range n.Add {
+		extra = append(extra, w.Value)
 	}
-	if r, _ := utf8.DecodeRuneInString(s); !unicode.IsUpper(r) {
-		s = "X" + s
-	}
-	return s
-}
-
-// lowerFirst is name with its first rune in lower case, for unexported
-// identifiers derived from exported ones.
-func lowerFirst(name string) string {
-	r, n := utf8.DecodeRuneInString(name)
-	return string(unicode.ToLower(r)) + name[n:]
-}
-
-// validGoName reports why s cannot be a go_name, or "" when it can.
-func validGoName(s string) string {
-	switch {
-	case !token.IsIdentifier(s):
-		return fmt.Sprintf("go_name %q is not a Go identifier", s)
-	case !token.IsExported(s):
-		return fmt.Sprintf("go_name %q is not exported: start it with an upper-case letter", s)
-	}
-	return ""
+	return names.New(n.Initialisms == nil || n.Initialisms.Value, extra)
 }
 
 // claim is who took a package-level identifier.
@@ -87,16 +47,16 @@ func (n *namespace) claim(ident, who string, pos manifest.Pos) bool {
 }
 
 // baseName is the Go base name of an entity: its go_name when set (and
-// valid), else GoName(name).
+// valid), else the name's Go name by the manifest's names: rules.
 func (b *builder) baseName(who string, name manifest.Str, goName *manifest.Str) string {
 	if goName != nil {
-		if why := validGoName(goName.Value); why != "" {
+		if why := names.CheckGoName(goName.Value); why != "" {
 			b.errorf(goName.Pos, "%s: %s", who, why)
 			return ""
 		}
 		return goName.Value
 	}
-	g := GoName(name.Value)
+	g := b.names.GoName(name.Value)
 	if g == "" {
 		b.errorf(name.Pos, "%s has no letter or digit to make a Go name of; set go_name", who)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/acemq/acemq-go/generator/internal/names"
 	"github.com/hamba/avro/v2"
 )
 
@@ -209,8 +210,8 @@ func (l *avroLoader) remember(s avro.NamedSchema, r *TypeRef) {
 
 // typeNameCandidates are the Go names a named Avro type may take, best
 // first: its short name, then its full name.
-func typeNameCandidates(s avro.NamedSchema) []string {
-	return []string{GoName(s.Name()), GoName(s.FullName())}
+func (l *avroLoader) typeNameCandidates(s avro.NamedSchema) []string {
+	return []string{l.b.names.Ident(s.Name()), l.b.names.Ident(s.FullName())}
 }
 
 func (l *avroLoader) record(s *avro.RecordSchema, ptr string, t *Type) *TypeRef {
@@ -218,7 +219,7 @@ func (l *avroLoader) record(s *avro.RecordSchema, ptr string, t *Type) *TypeRef 
 		if r := l.lookup(s); r != nil {
 			return r
 		}
-		t = l.b.newType(Struct, "record "+s.FullName(), typeNameCandidates(s)...)
+		t = l.b.newType(Struct, "record "+s.FullName(), l.typeNameCandidates(s)...)
 	}
 	ref := named(t)
 	l.remember(s, ref)
@@ -232,10 +233,10 @@ func (l *avroLoader) record(s *avro.RecordSchema, ptr string, t *Type) *TypeRef 
 	}
 	l.busy[t] = true
 	defer delete(l.busy, t)
-	fields := newNamer()
+	fields := names.NewScope()
 	for i, f := range s.Fields() {
 		fptr := fmt.Sprintf("%s/fields/%d/type", ptr, i)
-		gn := fields.take(GoName(f.Name()))
+		gn := fields.Take(l.b.names.Ident(f.Name()))
 		ft := l.typeOf(f.Type(), fptr, t.Name+gn)
 		if ft == nil {
 			continue
@@ -281,7 +282,7 @@ func (l *avroLoader) enum(s *avro.EnumSchema, t *Type) *TypeRef {
 		if r := l.lookup(s); r != nil {
 			return r
 		}
-		t = l.b.newType(Enum, "enum "+s.FullName(), typeNameCandidates(s)...)
+		t = l.b.newType(Enum, "enum "+s.FullName(), l.typeNameCandidates(s)...)
 	}
 	ref := named(t)
 	l.remember(s, ref)
@@ -293,7 +294,7 @@ func (l *avroLoader) enum(s *avro.EnumSchema, t *Type) *TypeRef {
 		t.Doc = append(t.Doc, docLine(fmt.Sprintf("A reader meeting an unknown symbol reads %s.", s.Default())))
 	}
 	for _, sym := range s.Symbols() {
-		t.Values = append(t.Values, &Symbol{GoName: l.b.pkg.take(t.Name + EnumName(sym)), Value: sym})
+		t.Values = append(t.Values, &Symbol{GoName: l.b.pkg.Take(t.Name + l.b.names.EnumSymbol(sym)), Value: sym})
 	}
 	return ref
 }
@@ -310,7 +311,7 @@ func (l *avroLoader) fixed(s *avro.FixedSchema) *TypeRef {
 	if r := l.lookup(s); r != nil {
 		return r
 	}
-	t := l.b.newType(Alias, "fixed "+s.FullName(), typeNameCandidates(s)...)
+	t := l.b.newType(Alias, "fixed "+s.FullName(), l.typeNameCandidates(s)...)
 	t.Doc = []string{fmt.Sprintf("%s is the Avro fixed %s (%d bytes).", t.Name, s.FullName(), s.Size())}
 	t.Target = array(s.Size(), builtin("byte"))
 	ref := named(t)
@@ -337,16 +338,16 @@ func avroTypeName(s avro.Schema) string {
 // avroBranchNames gives a union branch its Go field name (a named type's
 // short name, Array, Map, the logical type, or the primitive) and its key
 // in Avro's JSON encoding of unions (full name, or type name).
-func avroBranchNames(s avro.Schema) (goName, jsonKey string) {
+func (l *avroLoader) avroBranchNames(s avro.Schema) (goName, jsonKey string) {
 	if r, ok := s.(*avro.RefSchema); ok {
 		s = r.Schema()
 	}
 	if n, ok := s.(avro.NamedSchema); ok {
-		return GoName(n.Name()), n.FullName()
+		return l.b.names.Ident(n.Name()), n.FullName()
 	}
 	key := string(s.Type())
 	if ls, ok := s.(avro.LogicalTypeSchema); ok && ls.Logical() != nil {
-		return GoName(string(ls.Logical().Type())), key
+		return l.b.names.Ident(string(ls.Logical().Type())), key
 	}
-	return GoName(key), key
+	return l.b.names.Ident(key), key
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/acemq/acemq-go/generator/internal/names"
 	"github.com/hamba/avro/v2"
 )
 
@@ -48,8 +49,8 @@ func (l *avroLoader) unionRef(s *avro.UnionSchema, ptr, hint string) *TypeRef {
 func (l *avroLoader) union(s *avro.UnionSchema, ptr, hint string) *TypeRef {
 	t := l.b.newType(Union, "union", hint)
 	ref := pointer(named(t))
-	fields := newNamer("ToAny", "FromAny")
-	var names []string
+	fields := names.NewScope("ToAny", "FromAny")
+	var branches []string
 	decoded := map[string]string{} // Go type a typed branch decodes to → branch
 	keys := map[string]bool{}      // JSON keys taken
 	for i, br := range s.Types() {
@@ -59,7 +60,7 @@ func (l *avroLoader) union(s *avro.UnionSchema, ptr, hint string) *TypeRef {
 		}
 		bptr := fmt.Sprintf("%s/%d", ptr, i)
 		rn := avroTypeName(br)
-		gt := l.typeOf(br, bptr, t.Name+GoName(rn))
+		gt := l.typeOf(br, bptr, t.Name+l.b.names.Ident(rn))
 		if gt == nil {
 			continue
 		}
@@ -67,13 +68,13 @@ func (l *avroLoader) union(s *avro.UnionSchema, ptr, hint string) *TypeRef {
 			l.b.fail(l.in.Path, bptr, "union branch "+rn, fmt.Sprintf("a union branch of type %s (Go %s) cannot be told apart by hamba/avro; make the union [\"null\", %s] or move the branch into its own field", rn, gt, rn))
 			continue
 		}
-		gn, key := avroBranchNames(br)
+		gn, key := l.avroBranchNames(br)
 		if keys[key] {
 			key = rn // two branches of one Avro type (hamba allows it)
 		}
 		keys[key] = true
 		f := &Field{
-			GoName:   fields.take(gn, GoName(rn)),
+			GoName:   fields.Take(gn, l.b.names.Ident(rn)),
 			WireName: key,
 			Type:     pointer(gt),
 			Tags:     Tags{JSON: true, OmitEmpty: true},
@@ -88,10 +89,10 @@ func (l *avroLoader) union(s *avro.UnionSchema, ptr, hint string) *TypeRef {
 			decoded[f.Value.String()] = rn
 		}
 		t.Fields = append(t.Fields, f)
-		names = append(names, rn)
+		branches = append(branches, rn)
 	}
 	t.Doc = []string{
-		fmt.Sprintf("%s is an Avro union of %s: exactly one field is set.", t.Name, strings.Join(names, ", ")),
+		fmt.Sprintf("%s is an Avro union of %s: exactly one field is set.", t.Name, strings.Join(branches, ", ")),
 	}
 	if t.Nullable {
 		t.Doc = append(t.Doc, "A nil pointer to it is the union's null.")
@@ -130,7 +131,8 @@ func (l *avroLoader) branchConversion(f *Field, br avro.Schema, gt *TypeRef, pat
 // code for the union branches that need re-encoding.
 func (l *avroLoader) source() *AvroSource {
 	if l.src == nil {
-		l.src = &AvroSource{Text: string(l.in.Data), Ident: fmt.Sprintf("acemqAvroSchema%d", len(l.b.u.AvroSources))}
+		id := fmt.Sprintf("acemqAvroSchema%d", len(l.b.u.AvroSources))
+		l.src = &AvroSource{Text: string(l.in.Data), Ident: id, TextIdent: id + "Text"}
 		l.b.u.AvroSources = append(l.b.u.AvroSources, l.src)
 	}
 	return l.src

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acemq/acemq-go/generator/internal/names"
 	"github.com/acemq/acemq-go/generator/schema"
 )
 
@@ -24,7 +25,7 @@ func BenchmarkCorpus(b *testing.B) {
 			if strings.HasSuffix(f, ".json") {
 				format = schema.JSONSchema
 			}
-			name := schema.GoName(strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)))
+			name := names.Default().Ident(strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)))
 			inputs = append(inputs, []schema.Input{{Message: name, GoName: name, Path: f, Dir: filepath.Dir(f), Data: data, Format: format}})
 		}
 	}

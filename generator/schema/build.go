@@ -3,22 +3,27 @@ package schema
 import (
 	"errors"
 	"fmt"
+
+	"github.com/acemq/acemq-go/generator/internal/names"
 )
 
 // Build maps every input. reserved are Go identifiers already used by the
 // model (publishers, handlers, policies...) that no type may take. All
 // problems are returned at once, joined with errors.Join, each an *Error.
 // The Universe is returned even on error, holding what did map.
-func Build(inputs []Input, reserved []string) (*Universe, error) {
+func Build(inputs []Input, reserved []string, opts ...Option) (*Universe, error) {
 	b := newBuilder(reserved)
+	for _, o := range opts {
+		o(b)
+	}
 	// Roots first: each gets exactly its GoName, before any nested type
 	// can take it.
 	for _, in := range inputs {
-		if b.pkg.has(in.GoName) {
+		if b.pkg.Has(in.GoName) {
 			b.fail(in.Path, "#", "name", fmt.Sprintf("the Go name %q of message %q is already taken by another declaration; choose another go_name", in.GoName, in.Message))
 			continue
 		}
-		b.pkg.take(in.GoName)
+		b.pkg.Take(in.GoName)
 	}
 	b.preloadJSON(inputs)
 	for _, in := range inputs {
@@ -27,12 +32,26 @@ func Build(inputs []Input, reserved []string) (*Universe, error) {
 	return b.u, errors.Join(b.errs...)
 }
 
+// Option changes how Build maps.
+type Option func(*builder)
+
+// WithNames makes every name by r (default: names.Default, Go's
+// initialisms).
+func WithNames(r *names.Rules) Option {
+	return func(b *builder) {
+		if r != nil {
+			b.names = r
+		}
+	}
+}
+
 // builder holds the state shared by every input: the package-level names
 // and the types built so far.
 type builder struct {
-	pkg  *namer
-	u    *Universe
-	errs []error
+	pkg   *names.Scope
+	names *names.Rules
+	u     *Universe
+	errs  []error
 
 	avroNamed      map[string]*avroNamed   // Avro full name → type, across inputs
 	jsonDocs       map[string]*jsonDoc     // JSON Schema documents by $id and by "file:"+path
@@ -43,7 +62,8 @@ type builder struct {
 
 func newBuilder(reserved []string) *builder {
 	return &builder{
-		pkg:            newNamer(reserved...),
+		pkg:            names.NewScope(reserved...),
+		names:          names.Default(),
 		u:              &Universe{Roots: map[string]*Type{}},
 		avroNamed:      map[string]*avroNamed{},
 		jsonDocs:       map[string]*jsonDoc{},
@@ -59,7 +79,7 @@ func (b *builder) fail(path, pointer, construct, msg string) {
 
 // newType declares a type under the first free name among candidates.
 func (b *builder) newType(kind Kind, origin string, candidates ...string) *Type {
-	t := &Type{Kind: kind, Origin: origin, Name: b.pkg.take(candidates...)}
+	t := &Type{Kind: kind, Origin: origin, Name: b.pkg.Take(candidates...)}
 	b.u.Types = append(b.u.Types, t)
 	return t
 }

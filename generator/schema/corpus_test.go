@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acemq/acemq-go/generator/internal/names"
 	"github.com/acemq/acemq-go/generator/schema"
 )
 
@@ -65,7 +66,7 @@ func TestCorpus(t *testing.T) {
 		oc.types = len(u.Types)
 		if strings.HasSuffix(file, ".avsc") {
 			data, _ := os.ReadFile(filepath.Join(corpusDir, file))
-			root := u.Roots[schema.GoName(strings.TrimSuffix(filepath.Base(file), ".avsc"))]
+			root := u.Roots[names.Default().Ident(strings.TrimSuffix(filepath.Base(file), ".avsc"))]
 			cases = append(cases, corpusCase{file: file, pkg: pkg, root: root.Name, text: string(data)})
 		}
 		outcomes = append(outcomes, oc)
@@ -197,7 +198,7 @@ func buildCorpusFile(t *testing.T, file string) (*schema.Universe, error) {
 		if strings.HasSuffix(f, ".json") {
 			format = schema.JSONSchema
 		}
-		name := schema.GoName(strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)))
+		name := names.Default().Ident(strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)))
 		inputs = append(inputs, schema.Input{Message: name, GoName: name, Path: f, Dir: filepath.Dir(filepath.Join(corpusDir, f)), Data: data, Format: format})
 	}
 	type result struct {

@@ -99,7 +99,7 @@ func (l *jsonLoader) refType(n *jvalue, ref string, d *jsonDoc, ptr, hint string
 	if i := strings.LastIndex(tptr, "/"); i >= 0 && tptr != "#" {
 		tok := strings.NewReplacer("~1", "/", "~0", "~").Replace(tptr[i+1:])
 		if tok != "items" && tok != "additionalProperties" && !isIndex(tok) {
-			name = GoName(tok)
+			name = l.b.names.Ident(tok)
 		}
 	}
 	return l.typeOf(target, td, tptr, name)
@@ -293,7 +293,7 @@ func (l *jsonLoader) enumType(n, e *jvalue, d *jsonDoc, ptr, hint string) *jsonR
 			continue
 		}
 		seen[v.str] = true
-		t.Values = append(t.Values, &Symbol{GoName: l.b.pkg.take(t.Name + EnumName(v.str)), Value: v.str})
+		t.Values = append(t.Values, &Symbol{GoName: l.b.pkg.Take(t.Name + l.b.names.EnumSymbol(v.str)), Value: v.str})
 	}
 	r := &jsonResult{ref: named(t), nullable: null}
 	l.b.jsonTypes[n] = r

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+
+	"github.com/acemq/acemq-go/generator/internal/names"
 )
 
 // propSet is the properties an object schema describes, merged from its
@@ -149,7 +151,7 @@ func (l *jsonLoader) fillStruct(t *Type, n *jvalue, d *jsonDoc, ptr string) {
 	}
 	l.b.jsonStructBusy[t] = true
 	defer delete(l.b.jsonStructBusy, t)
-	fields := newNamer()
+	fields := names.NewScope()
 	for _, name := range ps.order {
 		p := ps.props[name]
 		if len(p.alts) == 0 && ps.closed {
@@ -166,7 +168,7 @@ func (l *jsonLoader) fillStruct(t *Type, n *jvalue, d *jsonDoc, ptr string) {
 		if len(p.alts) == 0 {
 			// Required, but no schema describes it: any value.
 			t.Fields = append(t.Fields, &Field{
-				GoName: fields.take(GoName(name)), WireName: name, Type: rawJSON(),
+				GoName: fields.Take(l.b.names.Ident(name)), WireName: name, Type: rawJSON(),
 				Doc:  []string{"Required; the schema does not describe it, so it is kept raw."},
 				Tags: Tags{JSON: true},
 			})
@@ -178,8 +180,8 @@ func (l *jsonLoader) fillStruct(t *Type, n *jvalue, d *jsonDoc, ptr string) {
 }
 
 // field maps one property.
-func (l *jsonLoader) field(t *Type, fields *namer, name string, p *propInfo) *Field {
-	gn := fields.take(GoName(name))
+func (l *jsonLoader) field(t *Type, fields *names.Scope, name string, p *propInfo) *Field {
+	gn := fields.Take(l.b.names.Ident(name))
 	alts := p.alts
 	for _, a := range alts {
 		if a.always {
@@ -259,7 +261,7 @@ func (l *jsonLoader) propType(hint string, alts []propAlt) (r *jsonResult, same 
 			t.Doc = []string{fmt.Sprintf("%s is the values of %s in its variants.", t.Name, Printable(first.ptr))}
 		}
 		for _, v := range vals {
-			t.Values = append(t.Values, &Symbol{GoName: l.b.pkg.take(t.Name + EnumName(v)), Value: v})
+			t.Values = append(t.Values, &Symbol{GoName: l.b.pkg.Take(t.Name + l.b.names.EnumSymbol(v)), Value: v})
 		}
 		return &jsonResult{ref: named(t), nullable: null, note: "Its values across the variants."}, false
 	}

@@ -109,8 +109,9 @@ type Field struct {
 // AvroSource is the text of an Avro schema file, embedded in the generated
 // code under Ident (an unexported identifier) for union conversion.
 type AvroSource struct {
-	Ident string
-	Text  string
+	Ident     string // the func returning the parsed schema
+	TextIdent string // the const holding Text
+	Text      string
 }
 
 // Tags says which struct tags a field carries.

@@ -261,7 +261,7 @@ func TestMarkdownSnippetsCompile(t *testing.T) {
 func TestBrokenSnippetIsCaught(t *testing.T) {
 	root := moduleRoot(t)
 	dir := t.TempDir()
-	md := "# x\n\n<!-- snippet: in golden/orders/want -->\n```go\nfunc f(m *runtime.Message[OrderPlaced]) bool {\n\treturn m.Payload.CustomerId == \"\"\n}\n```\n"
+	md := "# x\n\n<!-- snippet: in golden/orders/want -->\n```go\nfunc f(m *runtime.Message[OrderPlaced]) bool {\n\treturn m.Payload.CustomerID == \"\"\n}\n```\n"
 	if err := os.WriteFile(filepath.Join(dir, "broken.md"), []byte(md), 0o644); err != nil {
 		t.Fatal(err)
 	}

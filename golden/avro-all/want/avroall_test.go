@@ -41,13 +41,13 @@ func TestEveryAvroConstructRoundTrips(t *testing.T) {
 		Nickname:  &nick,
 		Address:   &avroall.Address{Street: "1 Quay St", City: "Lyon"},
 		Addresses: []avroall.Address{{Street: "2 Main St", City: "Oslo"}},
-		IdOrName:  &avroall.EverythingIdOrName{Long: &long},
+		IDOrName:  &avroall.EverythingIDOrName{Long: &long},
 		Chain:     avroall.Node{Value: 1, Next: &avroall.Node{Value: 2}},
 		At:        at,
 		AtMicros:  time.Date(2026, 11, 30, 9, 15, 1, 123_456_000, time.UTC),
 		Day:       time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC),
 		Price:     big.NewRat(1999, 100),
-		RequestId: "0b7c6a51-4f5e-4c1a-9d57-5d2f4b0b2a11",
+		RequestID: "0b7c6a51-4f5e-4c1a-9d57-5d2f4b0b2a11",
 		MaybeAt:   &at,
 	}
 	if err := avroall.NewDirectPublisher(conn).PublishEverything(ctx, want); err != nil {

@@ -31,13 +31,13 @@ type Everything struct {
 	Address   *Address  `avro:"address" json:"address"`
 	Addresses []Address `avro:"addresses" json:"addresses"`
 	// A union of two non-null branches.
-	IdOrName  *EverythingIdOrName `avro:"id_or_name" json:"id_or_name"`
+	IDOrName  *EverythingIDOrName `avro:"id_or_name" json:"id_or_name"`
 	Chain     Node                `avro:"chain" json:"chain"`
 	At        time.Time           `avro:"at" json:"at"`
 	AtMicros  time.Time           `avro:"at_micros" json:"at_micros"`
 	Day       time.Time           `avro:"day" json:"day"`
 	Price     *big.Rat            `avro:"price" json:"price"`
-	RequestId string              `avro:"request_id" json:"request_id"`
+	RequestID string              `avro:"request_id" json:"request_id"`
 	// Default: null.
 	MaybeAt *time.Time `avro:"maybe_at" json:"maybe_at"`
 }
@@ -63,47 +63,47 @@ type Address struct {
 	City   string `avro:"city" json:"city"`
 }
 
-// EverythingIdOrName is an Avro union of string, long: exactly one field is set.
-type EverythingIdOrName struct {
+// EverythingIDOrName is an Avro union of string, long: exactly one field is set.
+type EverythingIDOrName struct {
 	String *string `json:"string,omitempty"`
 	Long   *int64  `json:"long,omitempty"`
 }
 
 // ToAny returns the branch that is set, keyed by its Avro name, for hamba/avro.
-func (u *EverythingIdOrName) ToAny() (any, error) {
+func (u *EverythingIDOrName) ToAny() (any, error) {
 	if u.String != nil {
 		return &map[string]any{"string": *u.String}, nil
 	}
 	if u.Long != nil {
 		return &map[string]any{"long": *u.Long}, nil
 	}
-	return nil, errors.New("EverythingIdOrName: no branch of the union is set")
+	return nil, errors.New("EverythingIDOrName: no branch of the union is set")
 }
 
 // FromAny sets the branch a decoded value belongs to, for hamba/avro.
-func (u *EverythingIdOrName) FromAny(payload any) error {
-	*u = EverythingIdOrName{}
+func (u *EverythingIDOrName) FromAny(payload any) error {
+	*u = EverythingIDOrName{}
 	switch v := payload.(type) {
 	case map[string]any:
 		if len(v) != 1 {
-			return fmt.Errorf("EverythingIdOrName: a union value with %d branches", len(v))
+			return fmt.Errorf("EverythingIDOrName: a union value with %d branches", len(v))
 		}
 		for name, g := range v {
 			switch name {
 			case "string":
 				x, ok := g.(string)
 				if !ok {
-					return fmt.Errorf("EverythingIdOrName: branch %s holds %T", name, g)
+					return fmt.Errorf("EverythingIDOrName: branch %s holds %T", name, g)
 				}
 				u.String = &x
 			case "long":
 				x, ok := g.(int64)
 				if !ok {
-					return fmt.Errorf("EverythingIdOrName: branch %s holds %T", name, g)
+					return fmt.Errorf("EverythingIDOrName: branch %s holds %T", name, g)
 				}
 				u.Long = &x
 			default:
-				return fmt.Errorf("EverythingIdOrName: unknown union branch %q", name)
+				return fmt.Errorf("EverythingIDOrName: unknown union branch %q", name)
 			}
 		}
 	case string:
@@ -111,7 +111,7 @@ func (u *EverythingIdOrName) FromAny(payload any) error {
 	case int64:
 		u.Long = &v
 	default:
-		return fmt.Errorf("EverythingIdOrName: unexpected union value of type %T", payload)
+		return fmt.Errorf("EverythingIDOrName: unexpected union value of type %T", payload)
 	}
 	return nil
 }

@@ -35,7 +35,7 @@ func TestEveryJSONSchemaConstructRoundTrips(t *testing.T) {
 	note, street, qty := "hello", "1 Quay St", int64(3)
 	updated := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	want := jsonschemaall.Everything{
-		Id: "0b7c6a51-4f5e-4c1a-9d57-5d2f4b0b2a11", Count: 3, Ratio: 0.25, Active: true,
+		ID: "0b7c6a51-4f5e-4c1a-9d57-5d2f4b0b2a11", Count: 3, Ratio: 0.25, Active: true,
 		Status:    jsonschemaall.EverythingStatusLive,
 		Tags:      []string{"a", "b"},
 		Address:   jsonschemaall.Address{City: "Lyon"},

@@ -10,7 +10,7 @@ import "time"
 // One property per JSON Schema construct.
 type Everything struct {
 	// Required: a value.
-	Id     string  `json:"id"`
+	ID     string  `json:"id"`
 	Count  int64   `json:"count"`
 	Ratio  float64 `json:"ratio"`
 	Active bool    `json:"active"`

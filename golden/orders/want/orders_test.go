@@ -44,7 +44,7 @@ func TestPublishAndConsumeBothTypes(t *testing.T) {
 
 	customer := "C-9"
 	placed := orders.OrderPlaced{
-		OrderId: "A-1", CustomerId: &customer, AmountCents: 1250, Currency: "EUR",
+		OrderID: "A-1", CustomerID: &customer, AmountCents: 1250, Currency: "EUR",
 		Lines: []orders.OrderLine{{Sku: "SKU-1", Quantity: 2}, {Sku: "SKU-2", Quantity: 1}},
 	}
 	if err := pub.PublishOrderPlaced(ctx, placed); err != nil {
@@ -60,7 +60,7 @@ func TestPublishAndConsumeBothTypes(t *testing.T) {
 	}
 
 	note := "changed my mind"
-	cancelled := orders.OrderCancelled{OrderId: "A-1", Reason: orders.OrderCancelledReasonCustomer, Note: &note}
+	cancelled := orders.OrderCancelled{OrderID: "A-1", Reason: orders.OrderCancelledReasonCustomer, Note: &note}
 	if err := pub.PublishOrderCancelled(ctx, cancelled); err != nil {
 		t.Fatalf("PublishOrderCancelled: %v", err)
 	}

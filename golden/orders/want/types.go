@@ -6,10 +6,10 @@ package orders
 // An order a customer placed.
 type OrderPlaced struct {
 	// The order's id, e.g. A-1.
-	OrderId string `avro:"order_id" json:"order_id"`
+	OrderID string `avro:"order_id" json:"order_id"`
 	// Who placed it; null for a guest.
 	// Default: null.
-	CustomerId  *string `avro:"customer_id" json:"customer_id"`
+	CustomerID  *string `avro:"customer_id" json:"customer_id"`
 	AmountCents int64   `avro:"amount_cents" json:"amount_cents"`
 	// Default: "EUR".
 	Currency string      `avro:"currency" json:"currency"`
@@ -27,7 +27,7 @@ type OrderLine struct {
 // An order cancelled before it shipped.
 type OrderCancelled struct {
 	// The order's id.
-	OrderId string               `json:"order_id"`
+	OrderID string               `json:"order_id"`
 	Reason  OrderCancelledReason `json:"reason"`
 	Note    *string              `json:"note,omitempty"`
 }

@@ -13,7 +13,7 @@ import (
 type handler struct{ got chan string }
 
 func (h handler) HandleOrderPlaced(_ context.Context, m *runtime.Message[registry.OrderPlaced]) runtime.Ack {
-	h.got <- m.Payload.Id
+	h.got <- m.Payload.ID
 	return runtime.Accept()
 }
 
@@ -30,7 +30,7 @@ func TestTheManifestRegistryIsUsed(t *testing.T) {
 		t.Fatalf("ConsumeGoldenRegistry: %v", err)
 	}
 	defer consumer.Close(context.Background())
-	if err := registry.NewDirectPublisher(conn).PublishOrderPlaced(ctx, registry.OrderPlaced{Id: "A-1"}); err != nil {
+	if err := registry.NewDirectPublisher(conn).PublishOrderPlaced(ctx, registry.OrderPlaced{ID: "A-1"}); err != nil {
 		t.Fatalf("publish: %v", err)
 	}
 	select {

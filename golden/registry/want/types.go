@@ -5,5 +5,5 @@ package registry
 
 // An order, registered in the manifest's registry.
 type OrderPlaced struct {
-	Id string `avro:"id" json:"id"`
+	ID string `avro:"id" json:"id"`
 }

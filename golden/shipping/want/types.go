@@ -9,7 +9,7 @@ import "time"
 //
 // A warehouse is asked to ship an order.
 type ShipmentRequested struct {
-	OrderId     string    `json:"order_id"`
+	OrderID     string    `json:"order_id"`
 	Address     Address   `json:"address"`
 	RequestedAt time.Time `json:"requested_at"`
 	Express     *bool     `json:"express,omitempty"`

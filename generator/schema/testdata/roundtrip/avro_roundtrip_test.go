@@ -79,7 +79,7 @@ func TestOrderRoundTrip(t *testing.T) {
 	ms := time.UnixMilli(1_700_000_000_123).UTC()
 	line := Line{Sku: "A-1", Qty: 2}
 	child := Order{
-		Id: "c", Placed: ms, PlacedMicros: ms, LocalPlaced: ms, Day: time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC),
+		ID: "c", Placed: ms, PlacedMicros: ms, LocalPlaced: ms, Day: time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC),
 		Amount: big.NewRat(1, 4), FixedAmount: big.NewRat(-3, 2), Suit: SuitHearts,
 		RequiredChoice: &OrderRequiredChoice{Boolean: ptr(false)},
 		// hamba/avro decodes an empty array or map as empty, not nil.
@@ -87,7 +87,7 @@ func TestOrderRoundTrip(t *testing.T) {
 		ByName: map[string]Line{}, Choices: []*OrderChoicesItem{}, Raw: []byte{},
 	}
 	v := Order{
-		Id:             "6f1c8e2a-0b7d-4c5e-9a3f-2d1e0c9b8a7f",
+		ID:             "6f1c8e2a-0b7d-4c5e-9a3f-2d1e0c9b8a7f",
 		Placed:         ms,
 		PlacedMicros:   time.UnixMicro(1_700_000_000_123_456).UTC(),
 		LocalPlaced:    ms,

@@ -27,7 +27,7 @@ func TestRuntimeAvroCodec(t *testing.T) {
 	ms := time.UnixMilli(1_700_000_000_123).UTC()
 	line := Line{Sku: "A-1", Qty: 2}
 	v := Order{
-		Id: "x", Placed: ms, PlacedMicros: ms, LocalPlaced: ms, Day: time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC),
+		ID: "x", Placed: ms, PlacedMicros: ms, LocalPlaced: ms, Day: time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC),
 		Amount: big.NewRat(1, 4), FixedAmount: big.NewRat(-3, 2), Suit: SuitHearts,
 		Tags: []string{}, Attrs: map[string]int64{}, Lines: []Line{line}, Children: []Order{},
 		ByName: map[string]Line{}, Raw: []byte{},

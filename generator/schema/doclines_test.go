@@ -1,53 +1,12 @@
 package schema_test
 
 import (
-	"go/token"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/acemq/acemq-go/generator/schema"
 )
-
-func TestGoName(t *testing.T) {
-	for in, want := range map[string]string{
-		"orders.new":  "OrdersNew",
-		"type":        "Type",
-		"func":        "Func",
-		"map":         "Map",
-		"9lives":      "X9lives",
-		"first-name":  "FirstName",
-		"first_name":  "FirstName",
-		"名前":          "X名前",
-		"ünïcode":     "Ünïcode",
-		"":            "X",
-		"-":           "X",
-		"$schema":     "Schema",
-		"orderID":     "OrderID",
-		"a b\tc\nd":   "ABCD",
-		"com.acme.V2": "ComAcmeV2",
-		"\xff\xfeok":  "Ok",
-	} {
-		got := schema.GoName(in)
-		if got != want {
-			t.Errorf("GoName(%q) = %q, want %q", in, got, want)
-		}
-		if !token.IsIdentifier(got) || !token.IsExported(got) || token.IsKeyword(got) {
-			t.Errorf("GoName(%q) = %q is not an exported identifier", in, got)
-		}
-	}
-}
-
-func TestEnumName(t *testing.T) {
-	for in, want := range map[string]string{
-		"SPADES": "Spades", "IN_PROGRESS": "InProgress", "in-progress": "InProgress",
-		"camelCase": "CamelCase", "HTTP2": "Http2", "9": "X9", "": "X", "*/": "X", "名前": "X名前",
-	} {
-		if got := schema.EnumName(in); got != want {
-			t.Errorf("EnumName(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
 
 func TestDocLines(t *testing.T) {
 	got := schema.DocLines("\n first\r\nends */ here\rgo:generate rm -rf /\n  //go:build x\n/* open\nline 1\nbell\a\u2028tab\there\n\n")
