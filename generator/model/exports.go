@@ -10,7 +10,7 @@ import (
 type Export struct {
 	Format string // definitions, asyncapi, mermaid, dot or markdown
 	Path   string // relative to the manifest's directory, forward slashes, cleaned
-	Vhost  string // definitions: the vhost the file names ("" is /)
+	Vhost  string // definitions, asyncapi: the vhost the file names ("" is /)
 }
 
 func (b *builder) exports() {
@@ -35,8 +35,8 @@ func (b *builder) exports() {
 		seen[clean] = true
 		x.Path = clean
 		if me.Vhost != nil {
-			if x.Format != "definitions" {
-				b.errorf(me.Vhost.Pos, "%s: vhost applies to format definitions only; remove it", who)
+			if x.Format != "definitions" && x.Format != "asyncapi" {
+				b.errorf(me.Vhost.Pos, "%s: vhost applies to formats definitions and asyncapi only (the vhost they name); remove it", who)
 			}
 			x.Vhost = me.Vhost.Value
 		}

@@ -37,7 +37,7 @@ func TestExportErrors(t *testing.T) {
 		{`  - {format: dot, path: /tmp/t.dot}`, `acemq.yaml:4:25: exports: dot: path "/tmp/t.dot" is absolute; write it relative to the manifest's directory`},
 		{`  - {format: dot, path: topology.go}`, `acemq.yaml:4:25: exports: dot: path "topology.go" ends in .go; an artifact is not Go code (name it topology.dot)`},
 		{"  - {format: dot, path: t.dot}\n  - {format: mermaid, path: ./t.dot}", `acemq.yaml:5:29: exports: mermaid: path "./t.dot" is written by another entry of exports:; give each its own file`},
-		{`  - {format: dot, path: t.dot, vhost: x}`, `acemq.yaml:4:39: exports: dot: vhost applies to format definitions only; remove it`},
+		{`  - {format: dot, path: t.dot, vhost: x}`, `acemq.yaml:4:39: exports: dot: vhost applies to formats definitions and asyncapi only (the vhost they name); remove it`},
 		{`  - {format: dot}`, `acemq.yaml:4:`},
 	} {
 		f, perr := manifest.Parse("acemq.yaml", []byte(exportsBase+c.src+"\n"))
