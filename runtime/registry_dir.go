@@ -23,7 +23,7 @@ const DirectoryIndexFile = "index.json"
 // and id, and the schema's fingerprint:
 //
 //	{"schemas": [
-//	  {"subject": "orders", "version": 1, "id": 1393406219, "fingerprint": "sha256:…"}
+//	  {"subject": "orders", "version": 1, "id": 1169958963, "fingerprint": "sha256:…"}
 //	]}
 //
 // Ids are those SchemaID derives from the canonical form, so a
