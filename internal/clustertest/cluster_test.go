@@ -366,13 +366,12 @@ func (s *scenario) run(pace time.Duration, at float64, fault func(s *scenario)) 
 	}
 	waitAllOnline(t, s.q)
 	p := policy
-	// WithoutDeclare: the consumer's subscribe declares q.dlq and q.parked,
-	// classic queues that live on the declaring node only; while that node
-	// is down the declare fails (404 "process is stopped by supervisor")
-	// and the consumer could not resubscribe at all. The topology is
-	// declared above. See /work/notes/rmq4-lanes.md and docs/reliability.md.
+	// The consumer declares q.dlq and q.parked as it subscribes: classic
+	// queues, on the declaring node only; while that node is down the
+	// declare's 404 ("process is stopped") is tolerated and it consumes
+	// anyway (docs/reliability.md).
 	consumer, err := runtime.Consume(ctx, cc, runtime.ConsumerSpec{Queue: s.q, Retry: &p,
-		Routes: []runtime.Route{runtime.Handle(text, s.handle)}}, runtime.WithoutDeclare())
+		Routes: []runtime.Route{runtime.Handle(text, s.handle)}})
 	if err != nil {
 		t.Fatalf("consume: %v", err)
 	}
