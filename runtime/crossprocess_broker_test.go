@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acemq/acemq-go/internal/brokertest"
+	"github.com/acemq/acemq-go/internal/confluenttest"
 	"github.com/acemq/acemq-go/runtime"
 )
 
@@ -86,6 +87,22 @@ func TestAvroBetweenTwoProcesses(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(dir, runtime.DirectoryIndexFile)); err != nil {
 			t.Fatalf("the shared registry has no index: %v", err)
+		}
+	})
+	t.Run("v1 producer, v2 consumer, HTTP registry", func(t *testing.T) {
+		q := brokertest.Queue(t, "xproc12http")
+		declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
+		srv := confluenttest.Start(t)
+		consumer := proc(t, bin, "-role", "consume", "-queue", q, "-schema", "v2", "-registry-url", srv.URL, "-n", "2")
+		proc(t, bin, "-role", "publish", "-queue", q, "-schema", "v1", "-registry-url", srv.URL, "-n", "2")()
+		got := consumer()
+		want := "{\"id\":\"A-1\",\"currency\":\"EUR\"}\n{\"id\":\"A-2\",\"currency\":\"EUR\"}\n"
+		if got != want {
+			t.Fatalf("the v2 consumer process got\n%s\nwant\n%s", got, want)
+		}
+		// The publisher registered v1 once; the consumer looked it up once.
+		if n := srv.Calls(); n != 2 {
+			t.Fatalf("%d registry calls, want 2 (one registration, one lookup)", n)
 		}
 	})
 	t.Run("v1 producer, v2 consumer, nothing shared", func(t *testing.T) {

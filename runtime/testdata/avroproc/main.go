@@ -4,8 +4,8 @@
 // do, with nothing shared but the broker and, when -registry is given, a
 // directory registry.
 //
-//	avroproc -role publish -url URL -queue Q -schema v1|v2 [-registry DIR] -n N
-//	avroproc -role consume -url URL -queue Q -schema v1|v2 [-registry DIR] -n N
+//	avroproc -role publish -url URL -queue Q -schema v1|v2 [-registry DIR | -registry-url URL] -n N
+//	avroproc -role consume -url URL -queue Q -schema v1|v2 [-registry DIR | -registry-url URL] -n N
 //
 // The consumer prints each payload as a JSON line and exits after N.
 package main
@@ -43,21 +43,25 @@ func main() {
 	queue := flag.String("queue", "", "queue")
 	schema := flag.String("schema", "v1", "v1 or v2")
 	dir := flag.String("registry", "", "a directory registry (default: none configured)")
+	regURL := flag.String("registry-url", "", "a Confluent-compatible registry (default: none configured)")
 	n := flag.Int("n", 1, "messages")
 	flag.Parse()
-	if err := run(*role, *url, *queue, *schema, *dir, *n); err != nil {
+	if err := run(*role, *url, *queue, *schema, *dir, *regURL, *n); err != nil {
 		fmt.Fprintln(os.Stderr, "avroproc:", err)
 		os.Exit(1)
 	}
 }
 
-func run(role, url, queue, schema, dir string, n int) error {
+func run(role, url, queue, schema, dir, regURL string, n int) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var opts []runtime.TypeOption
 	if dir != "" {
 		// As generated code does for a manifest's registry: {directory: DIR}.
 		opts = append(opts, runtime.TypeRegistry(runtime.ConfiguredRegistry(runtime.RegistryConfig{Directory: dir})))
+	}
+	if regURL != "" {
+		opts = append(opts, runtime.TypeRegistry(runtime.ConfiguredRegistry(runtime.RegistryConfig{URL: regURL})))
 	}
 	c, err := runtime.Dial(ctx, url)
 	if err != nil {
