@@ -141,10 +141,13 @@ func (r *HTTPRegistry) Register(ctx context.Context, subject, schema string) (in
 		return id.(int), nil
 	}
 	var id int
+	// hamba's client joins the subject into the path as it is: escaped
+	// here, a subject holding '/', '?', '#' or a space reaches its own
+	// endpoint.
 	if r.lookup {
-		id, _, err = r.client.IsRegistered(ctx, subject, schema)
+		id, _, err = r.client.IsRegistered(ctx, url.PathEscape(subject), schema)
 	} else {
-		id, _, err = r.client.CreateSchema(ctx, subject, schema)
+		id, _, err = r.client.CreateSchema(ctx, url.PathEscape(subject), schema)
 	}
 	if err != nil {
 		verb := "register schema under subject"
@@ -178,7 +181,7 @@ func (r *HTTPRegistry) Schema(ctx context.Context, id int) (string, error) {
 // Latest returns the id and text of the latest version under subject (GET
 // /subjects/{subject}/versions/latest), uncached.
 func (r *HTTPRegistry) Latest(ctx context.Context, subject string) (int, string, error) {
-	info, err := r.client.GetLatestSchemaInfo(ctx, subject)
+	info, err := r.client.GetLatestSchemaInfo(ctx, url.PathEscape(subject))
 	if err != nil {
 		return 0, "", r.wrap(ctx, fmt.Sprintf("latest schema of subject %q", subject), err)
 	}
@@ -189,7 +192,7 @@ func (r *HTTPRegistry) Latest(ctx context.Context, subject string) (int, string,
 // versions under subject, by the subject's compatibility level (POST
 // /compatibility/subjects/{subject}/versions), uncached.
 func (r *HTTPRegistry) Compatible(ctx context.Context, subject, schema string) (bool, error) {
-	ok, err := r.client.IsCompatible(ctx, subject, schema)
+	ok, err := r.client.IsCompatible(ctx, url.PathEscape(subject), schema)
 	if err != nil {
 		return false, r.wrap(ctx, fmt.Sprintf("compatibility of a schema with subject %q", subject), err)
 	}

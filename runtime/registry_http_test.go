@@ -239,3 +239,25 @@ func TestOpenRegistryFromConfig(t *testing.T) {
 		t.Fatalf("a registry that cannot open: %v", err)
 	}
 }
+
+// A subject with '/', '?', '#' and a space reaches its own endpoint.
+func TestHTTPRegistrySubjectIsEscaped(t *testing.T) {
+	ctx := context.Background()
+	srv := confluenttest.Start(t)
+	r := httpRegistry(t, HTTPRegistryConfig{URL: srv.URL})
+	const subject = "orders/v1 value?x#y"
+	id, err := r.Register(ctx, subject, codecOrderV1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, text, err := r.Latest(ctx, subject); err != nil || got != id || !strings.Contains(text, "Order") {
+		t.Fatalf("Latest(%q) = %d %q %v, want id %d", subject, got, text, err, id)
+	}
+	if _, _, err := r.Latest(ctx, "orders"); !errors.Is(err, ErrSchemaNotFound) {
+		t.Fatalf("the subject leaked into another path: Latest(orders) = %v", err)
+	}
+	look := httpRegistry(t, HTTPRegistryConfig{URL: srv.URL, LookupOnly: true})
+	if got, err := look.Register(ctx, subject, codecOrderV1); err != nil || got != id {
+		t.Fatalf("lookup: %d, %v", got, err)
+	}
+}
