@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"encoding/binary"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -261,4 +262,23 @@ func unavailable(t *testing.T, reader *sdkmetric.ManualReader) float64 {
 		}
 	}
 	return sum
+}
+
+// A manifest registry that cannot open (a credential missing from the
+// environment) fails Consume at its start, not every message later.
+func TestConsumeFailsOnARegistryThatCannotOpen(t *testing.T) {
+	t.Parallel()
+	ctx := ctxFor(t, 30*time.Second)
+	c := dial(t)
+	q := brokertest.Queue(t, "regopen")
+	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
+	reg := runtime.ConfiguredRegistry(runtime.RegistryConfig{URL: "https://registry.example:8081", TokenEnv: "ACEMQ_TEST_NO_SUCH_TOKEN"})
+	mt := runtime.AvroType[outageOrderV2]("outage.order", "outage-orders", outageV2, runtime.TypeRegistry(reg))
+	_, err := runtime.Consume(ctx, c, runtime.ConsumerSpec{Queue: q, Routes: []runtime.Route{
+		runtime.Handle(mt, func(context.Context, *runtime.Message[outageOrderV2]) runtime.Ack { return runtime.Accept() }),
+	}})
+	want := "schema registry https://registry.example:8081: the environment variable ACEMQ_TEST_NO_SUCH_TOKEN is empty or unset"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Consume: %v, want an error containing %q", err, want)
+	}
 }
