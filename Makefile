@@ -31,6 +31,7 @@ RMQ4_ENV := ACEMQ_TEST_URL=amqp://guest:guest@127.0.0.1:5674/ ACEMQ_TEST_MGMT_UR
 test-rmq4: broker4 ## every test (with -race) against RabbitMQ 4.0 (make broker4), then: no deprecated feature used
 	$(RMQ4_ENV) $(GO) test -race -count=1 -timeout 12m ./...
 	@bash scripts/broker4.sh deprecated
+	@bash scripts/broker4.sh leftovers
 
 cluster: ## three clustered RabbitMQ 4.0 nodes rmqc1..3@localhost, 127.0.0.1:5691-5693, management :15691-15693 (same chroot; root)
 	@bash scripts/cluster.sh up

@@ -45,11 +45,13 @@ func dial(tb testing.TB, opts ...runtime.DialOption) *runtime.Connection {
 	if err != nil {
 		tb.Fatalf("runtime.Dial: %v", err)
 	}
-	tb.Cleanup(func() {
+	closeIt := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = c.Close(ctx)
-	})
+	}
+	brokertest.CloseBeforeCleanup(tb, closeIt)
+	tb.Cleanup(closeIt)
 	return c
 }
 

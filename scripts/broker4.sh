@@ -7,6 +7,8 @@
 #   broker4.sh down    stop the node (the chroot stays for the next run)
 #   broker4.sh status  say whether it runs; rabbitmqctl status
 #   broker4.sh ctl ... rabbitmqctl -n rmq4@localhost ... (or rabbitmq-queues …)
+#   broker4.sh leftovers   say how many queues the node holds (after a run:
+#                      what the tests' cleanups left behind)
 #   broker4.sh deprecated  fail when the node saw a deprecated feature used
 #                      (a run of the suite must use none: RabbitMQ 4.x
 #                      removes them one by one)
@@ -49,5 +51,18 @@ case ${1:-up} in
     if [ "$used" != "[]" ]; then die "deprecated features used on $node@localhost: $used"; fi
     log "no deprecated feature used on $node@localhost since it started"
     ;;
-  *) die "usage: $0 up|down|status|deprecated|ctl ..." ;;
+  leftovers)
+    # Report (not fail on) the queues the suite left on the node: each test
+    # deletes its own, so anything here is a cleanup that went wrong.
+    json=$(curl -fsS -u guest:guest 'http://127.0.0.1:15674/api/queues?columns=name') ||
+      die "the management API of $node@localhost did not answer"
+    names=$(printf '%s' "$json" | grep -o '"name":"[^"]*"' | cut -d'"' -f4 || true)
+    n=$(printf '%s' "$names" | grep -c . || true)
+    if [ "$n" -gt 0 ]; then
+      log "$n queues left on $node@localhost after the run, e.g. $(printf '%s\n' "$names" | head -5 | tr '\n' ' ')"
+    else
+      log "no queue left on $node@localhost"
+    fi
+    ;;
+  *) die "usage: $0 up|down|status|deprecated|leftovers|ctl ..." ;;
 esac

@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -140,12 +141,48 @@ func Name(prefix string) string {
 }
 
 // Queue returns a unique queue name and deletes, at the end of the test,
-// every queue whose name starts with it (q, q.dlq, q.parked, q.retry.*).
+// every queue whose name starts with it (q, q.dlq, q.parked, q.retry.*),
+// after closing what the test registered with CloseBeforeCleanup.
 func Queue(tb testing.TB, prefix string) string {
 	tb.Helper()
 	q := Name(prefix)
-	tb.Cleanup(func() { DeleteQueues(tb, q) })
+	tb.Cleanup(func() {
+		closeRegistered(tb)
+		DeleteQueues(tb, q)
+	})
 	return q
+}
+
+// closers holds, by test, what CloseBeforeCleanup registered.
+var closers = struct {
+	sync.Mutex
+	m map[testing.TB][]func()
+}{m: map[testing.TB][]func(){}}
+
+// CloseBeforeCleanup registers close (idempotent: it runs again in the
+// caller's own cleanup) to run before Queue's cleanup deletes the test's
+// queues. Cleanups run last-registered first, so a connection dialled
+// before Queue was called would otherwise still be open then, and a
+// consumer on it whose queue is deleted resubscribes, declaring q.dlq and
+// q.parked again: they were left behind on the broker.
+func CloseBeforeCleanup(tb testing.TB, close func()) {
+	closers.Lock()
+	closers.m[tb] = append(closers.m[tb], close)
+	closers.Unlock()
+	tb.Cleanup(func() {
+		closers.Lock()
+		delete(closers.m, tb)
+		closers.Unlock()
+	})
+}
+
+func closeRegistered(tb testing.TB) {
+	closers.Lock()
+	fs := closers.m[tb]
+	closers.Unlock()
+	for _, f := range fs {
+		f()
+	}
 }
 
 // Raw opens a plain amqp091 connection and channel, closed at cleanup.
