@@ -135,6 +135,7 @@ func Dial(ctx context.Context, rawURL string, opts ...DialOption) (*Connection, 
 	if _, err := c.connect(ctx, true); err != nil {
 		return nil, err
 	}
+	c.metrics.observe(c)
 	return c, nil
 }
 
@@ -187,6 +188,7 @@ func (c *Connection) Close(ctx context.Context) error {
 	}
 	c.closed = true
 	close(c.done)
+	c.metrics.unobserve()
 	conn := c.conn
 	c.conn, c.pub, c.side, c.pulls, c.exchanges = nil, nil, nil, nil, nil
 	c.mu.Unlock()

@@ -37,6 +37,7 @@ type Consumer struct {
 	requeues requeueCounts
 	log      *slog.Logger
 	panics   panicLimiter
+	stats    consumerCounters
 
 	// handlerCtx is what handlers get; it is cancelled when Close's
 	// drain deadline passes.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	"go.opentelemetry.io/otel/attribute"
@@ -15,8 +16,13 @@ func (cs *Consumer) handle(s *session, d amqp.Delivery) { cs.process(s, d, nil) 
 // process is handle for a delivery that may have been held before, until
 // the schema registry answered (h, else nil).
 func (cs *Consumer) process(s *session, d amqp.Delivery, h *heldLookup) {
-	ctx, span := cs.startProcess(&d)
-	defer span.End()
+	began := time.Now()
+	cs.stats.inFlight.Add(1)
+	defer cs.stats.inFlight.Add(-1)
+	if h == nil {
+		cs.stats.lastDelivery.Store(began.UnixNano())
+		cs.c.metrics.consumedOne(cs.queue, d.Type)
+	}
 	env := envelopeOf(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType)
 	if cs.requeue {
 		key := requeueKey(d, env)
@@ -29,20 +35,27 @@ func (cs *Consumer) process(s *session, d amqp.Delivery, h *heldLookup) {
 			}
 		}()
 	}
-	if h == nil && cs.poisoned(s, d, env) {
+	ctx, span := cs.startProcess(&d, env)
+	defer span.End()
+	if h == nil && cs.poisoned(ctx, s, d, env) {
+		failSpan(span, "could not be handled: redelivered too many times without being settled")
 		return
+	}
+	undecodable := func(why string) {
+		why = "could not be decoded: " + why
+		failSpan(span, why)
+		cs.c.metrics.processed(cs.queue, d.Type, time.Since(began), "undecodable")
+		cs.park(ctx, s, d, env, why, outcomeUndecodable)
 	}
 	route, ok := cs.route(d.Type)
 	if !ok {
-		cs.outcome("decode")
-		cs.park(s, d, env, fmt.Sprintf("could not be decoded: no handler for type %q", d.Type))
+		undecodable(fmt.Sprintf("no handler for type %q", d.Type))
 		return
 	}
 	if len(d.Body) > cs.cfg.maxBody {
 		// Parked unread: no codec sees it, so nothing it holds can make
 		// the decoder allocate.
-		cs.outcome("decode")
-		cs.park(s, d, env, "could not be decoded: "+bodyTooLarge(len(d.Body), cs.cfg.maxBody).Error())
+		undecodable(bodyTooLarge(len(d.Body), cs.cfg.maxBody).Error())
 		return
 	}
 	ctx = withDecodeInfo(ctx, decodeInfo{fingerprint: headerString(d.Headers, HeaderSchemaFingerprint), maxBody: cs.cfg.maxBody})
@@ -52,6 +65,7 @@ func (cs *Consumer) process(s *session, d amqp.Delivery, h *heldLookup) {
 		// is held (its prefetch slot kept, the worker freed) and decoded
 		// again when the registry may be back; never parked, and not
 		// nacked back, which on a quorum queue spends its delivery limit.
+		span.SetAttributes(attribute.String("acemq.outcome", "registry_unavailable"))
 		cs.holdForRegistry(s, d, h, err)
 		return
 	}
@@ -61,32 +75,45 @@ func (cs *Consumer) process(s *session, d amqp.Delivery, h *heldLookup) {
 	if err != nil && transient(err) {
 		// Not the body's fault: the consumer is being stopped (a cancelled
 		// or expired context). The message goes back, not to parked.
-		cs.outcome("unavailable")
+		span.SetAttributes(attribute.String("acemq.outcome", "returned"))
 		cs.log.Warn("acemq: could not decode for now; returning the message to its queue", "err", err, "id", d.MessageId)
 		cs.returnLater(s, d)
 		return
 	}
 	if err != nil {
-		cs.outcome("decode")
-		cs.park(s, d, env, "could not be decoded: "+err.Error())
+		undecodable(err.Error())
 		return
+	}
+	kind := ack.Kind()
+	errType := ""
+	if kind != AckAccept {
+		errType = kind.String()
 	}
 	var pe *PanicError
 	if errors.As(ack.Err(), &pe) {
 		cs.logPanic(pe, d, env)
+		panicEvent(span, pe)
+		errType = "panic"
 	}
-	kind := ack.Kind()
-	cs.outcome(kind.String())
-	span.SetAttributes(attribute.String("acemq.outcome", kind.String()))
+	cs.c.metrics.processed(cs.queue, d.Type, time.Since(began), errType)
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("acemq.outcome", kind.String()))
+	}
 	switch kind {
 	case AckAccept:
 		cs.settle(s, d)
+		cs.settledAs(d, outcomeAccepted, "")
 	case AckRetry:
-		cs.retry(s, d, env, reason(ack.Err()))
+		failSpan(span, reason(ack.Err()))
+		cs.retry(ctx, s, d, env, reason(ack.Err()))
 	case AckReject:
-		cs.deadLetter(s, d, env, "rejected by the handler: "+reason(ack.Err()))
+		why := "rejected by the handler: " + reason(ack.Err())
+		failSpan(span, why)
+		cs.deadLetter(ctx, s, d, env, why, outcomeRejected)
 	case AckPark:
-		cs.park(s, d, env, "parked by the handler: "+reason(ack.Err()))
+		why := "parked by the handler: " + reason(ack.Err())
+		failSpan(span, why)
+		cs.park(ctx, s, d, env, why, outcomeParked)
 	}
 }
 
@@ -110,8 +137,11 @@ func (cs *Consumer) route(typ string) (Route, bool) {
 	return Route{}, false
 }
 
-func (cs *Consumer) outcome(o string) {
-	cs.c.metrics.add(cs.c.metrics.handled, cs.queue, attribute.String("acemq.outcome", o))
+// settledAs counts d's outcome once it is carried out; wait is where a
+// retry waits.
+func (cs *Consumer) settledAs(d amqp.Delivery, o outcome, wait string) {
+	cs.stats.outcomes[o].Add(1)
+	cs.c.metrics.settledAs(cs.queue, d.Type, o, wait)
 }
 
 // settle acks d once its copy (if any) is safe.

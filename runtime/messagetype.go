@@ -53,12 +53,14 @@ type MessageType[T any] struct {
 
 // TextType is a plain-text message type (text/plain) carrying a string.
 func TextType(name string) *MessageType[string] {
+	declareType(name)
 	return &MessageType[string]{name: name, format: FormatText}
 }
 
 // JSONType is a JSON message type validated against schema (a JSON Schema
 // document; empty means no validation) on publish and on consume.
 func JSONType[T any](name, schema string) *MessageType[T] {
+	declareType(name)
 	return &MessageType[T]{name: name, format: FormatJSON, schema: schema}
 }
 
@@ -68,6 +70,7 @@ func JSONType[T any](name, schema string) *MessageType[T] {
 // TypeRegistry option gives (the manifest's registry:), else the process's
 // default FingerprintRegistry.
 func AvroType[T any](name, subject, schema string, opts ...TypeOption) *MessageType[T] {
+	declareType(name)
 	mt := &MessageType[T]{name: name, format: FormatAvro, subject: subject, schema: schema}
 	for _, o := range opts {
 		o(&mt.registry)

@@ -2,53 +2,344 @@ package runtime
 
 import (
 	"context"
+	"errors"
+	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 )
 
-// Names of the counters the runtime records through OpenTelemetry. Each
-// carries an acemq.queue attribute.
+// Names of the instruments the runtime records through OpenTelemetry (see
+// docs/metrics.md). The messaging.* ones follow OpenTelemetry's messaging
+// semantic conventions; the acemq.* ones are the library's own. Every one
+// carries messaging.system=rabbitmq and messaging.destination.name (the
+// exchange published to, amq.default for the default exchange, or the queue
+// consumed from); those about a message carry acemq.message.type, the
+// message's type when the process declared it (a MessageType), else
+// "unknown", so that no label is unbounded.
 const (
-	MetricHandled        = "acemq.messages.handled"   // attribute acemq.outcome: accept, retry, reject, park, decode
-	MetricRetried        = "acemq.retry.scheduled"    // attribute acemq.wait: memory or broker
-	MetricRungMissing    = "acemq.retry.rung.missing" // a rung was missing: the wait was held in memory
-	MetricDeadLettered   = "acemq.dead_lettered"
-	MetricParked         = "acemq.parked"
-	MetricSetAsideFailed = "acemq.set_aside.failed" // a retry, dead letter or park could not be published
+	// MetricSent counts messages published (each one the runtime tried to
+	// send), error.type on failure; acemq.publish says whose: application,
+	// or the runtime's own copies: retry, dead_letter, park, replay.
+	MetricSent = "messaging.client.sent.messages"
+	// MetricConsumed counts deliveries handed to a consumer.
+	MetricConsumed = "messaging.client.consumed.messages"
+	// MetricProcessDuration is the time a delivery took from its start to
+	// its handler's (or the decoder's) answer, in seconds; error.type is
+	// set when the answer was not Accept.
+	MetricProcessDuration = "messaging.process.duration"
+	// MetricOperationDuration is the time a publish took until the broker
+	// confirmed it, in seconds.
+	MetricOperationDuration = "messaging.client.operation.duration"
+	// MetricOutcome counts settled deliveries by acemq.outcome: accepted,
+	// retried (with acemq.wait memory, broker or requeue), rejected,
+	// parked, dead_lettered, gave_up or undecodable. It is counted once the
+	// outcome is carried out (the copy confirmed, the retry held).
+	MetricOutcome = "acemq.outcome"
+	// MetricRungMissing counts broker waits held in memory because the
+	// rung queue was missing.
+	MetricRungMissing = "acemq.retry.rung.missing"
+	// MetricSetAsideFailed counts publishes of a retry, dead letter or park
+	// that were returned or refused (each try; the delivery is held and
+	// the copy tried again).
+	MetricSetAsideFailed = "acemq.set_aside.failed"
 	// MetricRegistryUnavailable counts lookups of a writer schema that met
 	// a registry that did not answer; the message was held, not parked.
 	MetricRegistryUnavailable = "acemq.registry.unavailable"
+	// MetricReplayMoved counts messages Replay moved (copy confirmed,
+	// original acked), by source queue (messaging.destination.name).
+	MetricReplayMoved = "acemq.replay.moved"
+	// MetricHeld is the deliveries a consumer holds unsettled while its
+	// worker is free: retries waiting in memory, copies tried again,
+	// deliveries waiting for the schema registry.
+	MetricHeld = "acemq.consumer.held"
+	// MetricInFlight is the deliveries a consumer's handlers (or decoders)
+	// are working on.
+	MetricInFlight = "acemq.consumer.in_flight"
 )
 
+// The outcomes of MetricOutcome, in Consumer.Stats order.
+type outcome uint8
+
+const (
+	outcomeAccepted outcome = iota
+	outcomeRetried
+	outcomeRejected
+	outcomeParked
+	outcomeDeadLettered
+	outcomeGaveUp
+	outcomeUndecodable
+	numOutcomes
+)
+
+var outcomeNames = [numOutcomes]string{"accepted", "retried", "rejected", "parked", "dead_lettered", "gave_up", "undecodable"}
+
+func (o outcome) String() string { return outcomeNames[o] }
+
+// durationBuckets are the boundaries the messaging conventions advise for
+// their duration histograms, in seconds.
+var durationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10}
+
 type metrics struct {
-	handled, retried, rungMissing, deadLettered, parked, setAsideFailed metric.Int64Counter
-	registryUnavailable                                                 metric.Int64Counter
+	sent, consumed                                        metric.Int64Counter
+	processDuration, operationDuration                    metric.Float64Histogram
+	outcome, rungMissing, setAsideFailed, registryUnavail metric.Int64Counter
+	replayMoved                                           metric.Int64Counter
+	held, inFlight                                        metric.Int64ObservableGauge
+	meter                                                 metric.Meter
+	mu                                                    sync.RWMutex
+	sets                                                  map[attrKey]attrOpts // measurement options by attributes, built once
+	registration                                          metric.Registration
 }
 
 func newMetrics(mp metric.MeterProvider) *metrics {
-	m := mp.Meter("github.com/acemq/acemq-go/runtime")
-	counter := func(name, desc string) metric.Int64Counter {
-		c, err := m.Int64Counter(name, metric.WithDescription(desc))
+	m := &metrics{meter: mp.Meter("github.com/acemq/acemq-go/runtime"), sets: map[attrKey]attrOpts{}}
+	counter := func(name, unit, desc string) metric.Int64Counter {
+		c, err := m.meter.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
 		if err != nil {
 			// A provider that cannot make a counter gets no counts, never a crash.
 			c, _ = metricNoop.Int64Counter(name)
 		}
 		return c
 	}
-	return &metrics{
-		handled:        counter(MetricHandled, "messages a handler or the codec settled, by outcome"),
-		retried:        counter(MetricRetried, "retries scheduled, by where the wait is held"),
-		rungMissing:    counter(MetricRungMissing, "broker waits held in memory because the rung queue was missing"),
-		deadLettered:   counter(MetricDeadLettered, "messages published to q.dlq"),
-		parked:         counter(MetricParked, "messages published to q.parked"),
-		setAsideFailed: counter(MetricSetAsideFailed, "publishes of a retry, dead letter or park that were returned or refused (each try; the delivery is held and the copy tried again)"),
-		registryUnavailable: counter(MetricRegistryUnavailable,
-			"writer schema lookups that met an unavailable registry; the message was held"),
+	histogram := func(name, desc string) metric.Float64Histogram {
+		h, err := m.meter.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc),
+			metric.WithExplicitBucketBoundaries(durationBuckets...))
+		if err != nil {
+			h, _ = metricNoop.Float64Histogram(name)
+		}
+		return h
+	}
+	m.sent = counter(MetricSent, "{message}", "Number of messages producer attempted to send to the broker.")
+	m.consumed = counter(MetricConsumed, "{message}", "Number of messages that were delivered to the application.")
+	m.processDuration = histogram(MetricProcessDuration, "Duration of processing operation.")
+	m.operationDuration = histogram(MetricOperationDuration, "Duration of messaging operation initiated by a producer or consumer client (publish until confirmed).")
+	m.outcome = counter(MetricOutcome, "{message}", "Deliveries settled, by outcome (acemq.outcome) and, for retries, where the wait is held (acemq.wait).")
+	m.rungMissing = counter(MetricRungMissing, "{message}", "Broker waits held in memory because the rung queue was missing.")
+	m.setAsideFailed = counter(MetricSetAsideFailed, "{message}", "Publishes of a retry, dead letter or park that were returned or refused (each try; the delivery is held and the copy tried again).")
+	m.registryUnavail = counter(MetricRegistryUnavailable, "{lookup}", "Writer schema lookups that met an unavailable registry; the message was held.")
+	m.replayMoved = counter(MetricReplayMoved, "{message}", "Messages Replay moved: copy confirmed, original acked.")
+	var err error
+	if m.held, err = m.meter.Int64ObservableGauge(MetricHeld, metric.WithUnit("{message}"),
+		metric.WithDescription("Deliveries a consumer holds unsettled with its worker free (retries waiting in memory, copies tried again, registry waits).")); err != nil {
+		m.held, _ = metricNoop.Int64ObservableGauge(MetricHeld)
+	}
+	if m.inFlight, err = m.meter.Int64ObservableGauge(MetricInFlight, metric.WithUnit("{message}"),
+		metric.WithDescription("Deliveries a consumer's handlers are working on.")); err != nil {
+		m.inFlight, _ = metricNoop.Int64ObservableGauge(MetricInFlight)
+	}
+	return m
+}
+
+// observe reports c's consumers in the two gauges, summed per queue, until
+// unobserve.
+func (m *metrics) observe(c *Connection) {
+	reg, err := m.meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		type counts struct{ held, inFlight int64 }
+		perQueue := map[string]counts{}
+		for _, cs := range c.trackedConsumers() {
+			n := perQueue[cs.queue]
+			st := cs.Stats()
+			n.held += int64(st.Held)
+			n.inFlight += int64(st.InFlight)
+			perQueue[cs.queue] = n
+		}
+		for q, n := range perQueue {
+			attrs := metric.WithAttributes(attrSystem, attribute.String("messaging.destination.name", q))
+			o.ObserveInt64(m.held, n.held, attrs)
+			o.ObserveInt64(m.inFlight, n.inFlight, attrs)
+		}
+		return nil
+	}, m.held, m.inFlight)
+	if err == nil {
+		m.registration = reg
 	}
 }
 
-func (m *metrics) add(c metric.Int64Counter, queue string, attrs ...attribute.KeyValue) {
-	attrs = append(attrs, attribute.String("acemq.queue", queue))
-	c.Add(context.Background(), 1, metric.WithAttributes(attrs...))
+func (m *metrics) unobserve() {
+	if m.registration != nil {
+		_ = m.registration.Unregister()
+	}
+}
+
+var attrSystem = attribute.String("messaging.system", "rabbitmq")
+
+// attrKey names one attribute set of one instrument family.
+type attrKey struct {
+	kind        uint8 // which attributes: see the kind* constants
+	dest, typ   string
+	a, b        string
+	errorType   string
+	outcomeName string
+}
+
+const (
+	kindPublish uint8 = iota
+	kindConsume
+	kindOutcome
+	kindQueue
+	kindProcess
+)
+
+// attrOpts are one attribute set as options for Add and Record, built once:
+// passing a prebuilt slice allocates nothing per measurement.
+type attrOpts struct {
+	add []metric.AddOption
+	rec []metric.RecordOption
+}
+
+// opts returns the measurement options of k, building them the first time.
+func (m *metrics) opts(k attrKey) attrOpts {
+	m.mu.RLock()
+	o, ok := m.sets[k]
+	m.mu.RUnlock()
+	if ok {
+		return o
+	}
+	attrs := []attribute.KeyValue{attrSystem, attribute.String("messaging.destination.name", k.dest)}
+	switch k.kind {
+	case kindPublish:
+		attrs = append(attrs, attribute.String("messaging.operation.name", "publish"), attribute.String("messaging.operation.type", "send"),
+			attribute.String("acemq.message.type", k.typ), attribute.String("acemq.publish", k.a))
+	case kindConsume, kindProcess:
+		attrs = append(attrs, attribute.String("messaging.operation.name", "process"), attribute.String("messaging.operation.type", "process"),
+			attribute.String("acemq.message.type", k.typ))
+	case kindOutcome:
+		attrs = append(attrs, attribute.String("acemq.outcome", k.outcomeName), attribute.String("acemq.message.type", k.typ))
+		if k.a != "" {
+			attrs = append(attrs, attribute.String("acemq.wait", k.a))
+		}
+	}
+	if k.errorType != "" {
+		attrs = append(attrs, attribute.String("error.type", k.errorType))
+	}
+	opt := metric.WithAttributeSet(attribute.NewSet(attrs...))
+	o = attrOpts{add: []metric.AddOption{opt}, rec: []metric.RecordOption{opt}}
+	m.mu.Lock()
+	if len(m.sets) < 10000 { // bounded anyway; never a leak
+		m.sets[k] = o
+	}
+	m.mu.Unlock()
+	return o
+}
+
+// add counts one on c for queue (the acemq counters without a message).
+func (m *metrics) add(c metric.Int64Counter, queue string) {
+	ctx := context.Background()
+	if !c.Enabled(ctx) {
+		return
+	}
+	c.Add(ctx, 1, m.opts(attrKey{kind: kindQueue, dest: queue}).add...)
+}
+
+// published records one publish to exchange: sent, and its duration when
+// it was confirmed or failed.
+func (m *metrics) published(exchange, typ, origin string, took time.Duration, err error) {
+	ctx := context.Background()
+	sent, timed := m.sent.Enabled(ctx), m.operationDuration.Enabled(ctx)
+	if !sent && !timed {
+		return
+	}
+	o := m.opts(attrKey{kind: kindPublish, dest: destination(exchange), typ: knownType(typ), a: publishOrigin(origin), errorType: errorType(err)})
+	if sent {
+		m.sent.Add(ctx, 1, o.add...)
+	}
+	if timed {
+		m.operationDuration.Record(ctx, took.Seconds(), o.rec...)
+	}
+}
+
+// consumedOne counts a delivery handed to a consumer of queue.
+func (m *metrics) consumedOne(queue, typ string) {
+	ctx := context.Background()
+	if !m.consumed.Enabled(ctx) {
+		return
+	}
+	m.consumed.Add(ctx, 1, m.opts(attrKey{kind: kindConsume, dest: queue, typ: knownType(typ)}).add...)
+}
+
+// processed records how long a delivery took to get its answer; errType
+// is "" for Accept.
+func (m *metrics) processed(queue, typ string, took time.Duration, errType string) {
+	ctx := context.Background()
+	if !m.processDuration.Enabled(ctx) {
+		return
+	}
+	m.processDuration.Record(ctx, took.Seconds(), m.opts(attrKey{kind: kindProcess, dest: queue, typ: knownType(typ), errorType: errType}).rec...)
+}
+
+// settledAs counts one outcome; wait is where a retry waits.
+func (m *metrics) settledAs(queue, typ string, o outcome, wait string) {
+	ctx := context.Background()
+	if !m.outcome.Enabled(ctx) {
+		return
+	}
+	m.outcome.Add(ctx, 1, m.opts(attrKey{kind: kindOutcome, dest: queue, typ: knownType(typ), outcomeName: o.String(), a: wait}).add...)
+}
+
+// publishOrigin is the acemq.publish attribute: application, or why the
+// runtime republished (retry, dead_letter, park, replay).
+func publishOrigin(origin string) string {
+	if origin == "" {
+		return "application"
+	}
+	return origin
+}
+
+// destination is the messaging.destination.name of a publish to exchange.
+func destination(exchange string) string {
+	if exchange == "" {
+		return "amq.default"
+	}
+	return exchange
+}
+
+// errorType is the error.type of a failed publish ("" for none): a small
+// fixed set, never the error's text.
+func errorType(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, ErrBlocked):
+		return "blocked"
+	case errors.Is(err, ErrUnroutable):
+		return "unroutable"
+	case errors.Is(err, ErrNacked):
+		return "nacked"
+	case errors.Is(err, ErrExchangeNotFound):
+		return "exchange_not_found"
+	case errors.Is(err, ErrClosed):
+		return "closed"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.Is(err, ErrUnavailable):
+		return "unavailable"
+	}
+	return "_OTHER"
+}
+
+// knownTypes are the names of the MessageTypes this process declared: the
+// only values acemq.message.type takes besides "unknown".
+var knownTypes = struct {
+	sync.RWMutex
+	names map[string]struct{}
+}{names: map[string]struct{}{}}
+
+func declareType(name string) {
+	knownTypes.Lock()
+	knownTypes.names[name] = struct{}{}
+	knownTypes.Unlock()
+}
+
+func knownType(name string) string {
+	knownTypes.RLock()
+	_, ok := knownTypes.names[name]
+	knownTypes.RUnlock()
+	if !ok {
+		return "unknown"
+	}
+	return name
 }

@@ -57,16 +57,18 @@ func WithLogger(l *slog.Logger) DialOption {
 // WithTLS sets the TLS configuration for amqps:// URLs.
 func WithTLS(cfg *tls.Config) DialOption { return dialOptionFunc(func(c *dialConfig) { c.tls = cfg }) }
 
-// WithMeterProvider sets where the runtime's counters go (default the
-// global OpenTelemetry provider).
+// WithMeterProvider sets where the runtime's metrics go (default the
+// global OpenTelemetry provider, a no-op until one is installed); the
+// instruments are listed in docs/metrics.md.
 func WithMeterProvider(mp metric.MeterProvider) DialOption {
 	return dialOptionFunc(func(c *dialConfig) { c.meterProvider = mp })
 }
 
-// WithTracerProvider sets the OpenTelemetry tracer provider of the
-// consumer spans (default the global provider). Publish writes the W3C
-// trace context of its ctx into the traceparent and tracestate headers;
-// each delivery's span continues it.
+// WithTracerProvider sets the OpenTelemetry tracer provider (default the
+// global provider). Every publish is a producer span, a child of ctx's,
+// whose W3C context is written into the traceparent and tracestate
+// headers; each delivery's process span is its child, and the runtime's
+// own republishes are children of the process span (docs/metrics.md).
 func WithTracerProvider(tp trace.TracerProvider) DialOption {
 	return dialOptionFunc(func(c *dialConfig) { c.tracerProvider = tp })
 }

@@ -59,7 +59,6 @@ func PublishAll[T any](ctx context.Context, c *Connection, mt *MessageType[T], e
 		if fp != nil {
 			out[i].msg.Headers[HeaderSchemaFingerprint] = fp.schemaFingerprint()
 		}
-		injectTrace(ctx, out[i].msg.Headers)
 	}
 	errs := c.publishAll(ctx, false, out)
 	if len(errs) > 1 {

@@ -8,8 +8,10 @@ import (
 	"net"
 	"sync"
 	"syscall"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // publisher is one confirm-mode channel of a connection session: one
@@ -281,6 +283,12 @@ type outgoing struct {
 	exchange, key string
 	mandatory     bool
 	msg           amqp.Publishing
+	// parent, when valid, is the trace the publish's span continues
+	// instead of ctx's (a replayed copy stays in its message's trace).
+	parent trace.SpanContext
+	// origin is why the runtime publishes it (acemq.publish): "" for the
+	// application's publish, else retry, dead_letter, park or replay.
+	origin string
 }
 
 // publishAll sends every message pipelined on the application's (or, with
@@ -290,6 +298,18 @@ type outgoing struct {
 func (c *Connection) publishAll(ctx context.Context, side bool, out []outgoing) []error {
 	errs := make([]error, len(out))
 	waits := make([]<-chan error, len(out))
+	// One producer span per message, ended when its confirm arrives; its
+	// context is what the message's headers carry.
+	start := time.Now()
+	spans := make([]trace.Span, len(out))
+	for i := range out {
+		spans[i] = c.startPublish(ctx, &out[i])
+	}
+	defer func() {
+		for i, span := range spans {
+			c.endPublish(span, &out[i], start, errs[i])
+		}
+	}()
 	var err error
 	for _, o := range out {
 		if err = c.checkExchange(ctx, o.exchange); err != nil {

@@ -30,15 +30,14 @@ func redeliveries(d amqp.Delivery) int {
 // queue (with a confirm) and the original acked, so that the count
 // survives the crash of the process that handles the copy next. It returns
 // false for a delivery that is to be handled now.
-func (cs *Consumer) poisoned(s *session, d amqp.Delivery, env Envelope) bool {
+func (cs *Consumer) poisoned(ctx context.Context, s *session, d amqp.Delivery, env Envelope) bool {
 	limit := cs.cfg.redeliveryLimit
 	if limit <= 0 || !d.Redelivered {
 		return false
 	}
 	n := redeliveries(d)
 	if n > limit {
-		cs.outcome("poison")
-		cs.park(s, d, env, fmt.Sprintf("could not be handled: redelivered %d times without being settled (a consumer crashed or was cut off on it each time)", n))
+		cs.park(ctx, s, d, env, fmt.Sprintf("could not be handled: redelivered %d times without being settled (a consumer crashed or was cut off on it each time)", n), outcomeParked)
 		return true
 	}
 	if _, quorum := d.Headers[headerDeliveryCount]; quorum {
@@ -46,7 +45,7 @@ func (cs *Consumer) poisoned(s *session, d amqp.Delivery, env Envelope) bool {
 	}
 	msg := copyOf(d, env.Attempt, "", "")
 	msg.Headers[HeaderRedeliveries] = int64(n)
-	if err := cs.publishCopy(context.Background(), cs.queue, msg); err != nil {
+	if err := cs.publishCopy(ctx, cs.queue, msg); err != nil {
 		cs.log.Warn("acemq: could not stamp the redelivery count; handling the message as it is", "err", err, "id", d.MessageId)
 		return false
 	}

@@ -56,7 +56,7 @@ func (h *heldLookup) claim() bool {
 // it came back from) until the next try, or returns it to its queue once it
 // has been held registryHoldMax.
 func (cs *Consumer) holdForRegistry(s *session, d amqp.Delivery, prev *heldLookup, err error) {
-	cs.c.metrics.add(cs.c.metrics.registryUnavailable, cs.queue)
+	cs.c.metrics.add(cs.c.metrics.registryUnavail, cs.queue)
 	waits := cs.cfg.registryWaits.orDefaults()
 	h := &heldLookup{s: s, d: d, since: time.Now(), wait: waits.min}
 	if prev != nil {

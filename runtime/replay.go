@@ -269,7 +269,7 @@ func (p *replayPass) read(ctx context.Context, res *ReplayResult) ([]move, Repla
 		}
 		msg := p.copy(d)
 		batch = append(batch, move{d: d, id: headerString(msg.Headers, HeaderID),
-			out: outgoing{exchange: p.opts.Exchange, key: key, mandatory: true, msg: msg}})
+			out: outgoing{exchange: p.opts.Exchange, key: key, mandatory: true, msg: msg, parent: traceOf(d.Headers), origin: "replay"}})
 	}
 	return batch, "", nil
 }
@@ -376,6 +376,7 @@ func (p *replayPass) publish(ctx context.Context, batch []move, res *ReplayResul
 			return fmt.Errorf("replay: ack %s after its copy was confirmed: %w", m.id, err)
 		}
 		res.Moved++
+		p.c.metrics.add(p.c.metrics.replayMoved, p.from)
 	}
 	return nil
 }

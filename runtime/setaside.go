@@ -9,7 +9,7 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // setAsidePause is how long a delivery that could not be decoded for now
@@ -39,22 +39,23 @@ const (
 type setAsideTiming struct{ backoff, backoffMax, hold time.Duration }
 
 // retry spends the next attempt, or gives up.
-func (cs *Consumer) retry(s *session, d amqp.Delivery, env Envelope, why string) {
+func (cs *Consumer) retry(ctx context.Context, s *session, d amqp.Delivery, env Envelope, why string) {
 	if cs.discarded(s, d) {
 		return
 	}
 	p := cs.policy
 	if age := p.GiveUpAge(); age > 0 && !env.FirstSeen.IsZero() && time.Since(env.FirstSeen) > age {
-		cs.deadLetter(s, d, env, fmt.Sprintf("gave up after %d attempts (older than %s): %s", env.Attempt, age, why))
+		cs.deadLetter(ctx, s, d, env, fmt.Sprintf("gave up after %d attempts (older than %s): %s", env.Attempt, age, why), outcomeGaveUp)
 		return
 	}
 	if env.Attempt >= p.Attempts() {
-		cs.deadLetter(s, d, env, fmt.Sprintf("gave up after %d attempts: %s", env.Attempt, why))
+		cs.deadLetter(ctx, s, d, env, fmt.Sprintf("gave up after %d attempts: %s", env.Attempt, why), outcomeDeadLettered)
 		return
 	}
 	if cs.requeue {
 		cs.requeues.add(requeueKey(d, env))
 		if cs.nack(s, d, "acemq: requeue failed") {
+			cs.settledAs(d, outcomeRetried, "requeue")
 			cs.logRetry(d, env, why, "requeue", 0)
 		}
 		return
@@ -64,10 +65,10 @@ func (cs *Consumer) retry(s *session, d amqp.Delivery, env Envelope, why string)
 		rung := RungQueue(cs.queue, delay)
 		msg := copyOf(d, env.Attempt+1, why, "")
 		retried := func() {
-			cs.c.metrics.add(cs.c.metrics.retried, cs.queue, attribute.String("acemq.wait", "broker"))
+			cs.settledAs(d, outcomeRetried, "broker")
 			cs.logRetry(d, env, why, "broker", delay)
 		}
-		err := cs.publishCopy(context.Background(), rung, msg)
+		err := cs.publishCopy(ctx, rung, msg)
 		switch {
 		case err == nil:
 			retried()
@@ -80,40 +81,41 @@ func (cs *Consumer) retry(s *session, d amqp.Delivery, env Envelope, why string)
 			// closes the channel: never hold one longer than the cap.
 			delay = min(delay, MaxMemoryThreshold)
 		default:
-			cs.setAsideFailed(&heldRetry{s: s, d: d, target: rung, msg: msg, done: retried}, err)
+			cs.setAsideFailed(&heldRetry{s: s, d: d, target: rung, msg: msg, done: retried, trace: trace.SpanContextFromContext(ctx)}, err)
 			return
 		}
 	} else {
 		delay = p.jittered(delay)
 	}
-	cs.c.metrics.add(cs.c.metrics.retried, cs.queue, attribute.String("acemq.wait", "memory"))
+	cs.settledAs(d, outcomeRetried, "memory")
 	cs.logRetry(d, env, why, "memory", delay)
-	cs.hold(&heldRetry{s: s, d: d, target: cs.queue, msg: copyOf(d, env.Attempt+1, why, "")}, delay)
+	cs.hold(&heldRetry{s: s, d: d, target: cs.queue, msg: copyOf(d, env.Attempt+1, why, ""), trace: trace.SpanContextFromContext(ctx)}, delay)
 }
 
-func (cs *Consumer) deadLetter(s *session, d amqp.Delivery, env Envelope, why string) {
-	cs.moveTo(s, d, env, DeadLetterQueue(cs.queue), why)
+func (cs *Consumer) deadLetter(ctx context.Context, s *session, d amqp.Delivery, env Envelope, why string, o outcome) {
+	cs.moveTo(ctx, s, d, env, DeadLetterQueue(cs.queue), why, o)
 }
 
-func (cs *Consumer) park(s *session, d amqp.Delivery, env Envelope, why string) {
-	cs.moveTo(s, d, env, ParkedQueue(cs.queue), why)
+func (cs *Consumer) park(ctx context.Context, s *session, d amqp.Delivery, env Envelope, why string, o outcome) {
+	cs.moveTo(ctx, s, d, env, ParkedQueue(cs.queue), why, o)
 }
 
 // moveTo publishes a copy of d to target with the reason and the queue it
-// came from, then acks d. The attempt count is kept as it was.
-func (cs *Consumer) moveTo(s *session, d amqp.Delivery, env Envelope, target, why string) {
+// came from, then acks d, counting o. The attempt count is kept as it was.
+func (cs *Consumer) moveTo(ctx context.Context, s *session, d amqp.Delivery, env Envelope, target, why string, o outcome) {
 	if cs.discarded(s, d) {
 		return
 	}
-	counter, what := cs.c.metrics.parked, "acemq: parked"
+	what := "acemq: parked"
 	if target == DeadLetterQueue(cs.queue) {
-		counter, what = cs.c.metrics.deadLettered, "acemq: dead-lettered"
+		what = "acemq: dead-lettered"
 	}
 	done := func() {
-		cs.c.metrics.add(counter, cs.queue)
+		cs.settledAs(d, o, "")
 		cs.log.Warn(what, cs.outcomeAttrs(d, env, why, "to", target)...)
 	}
-	cs.publishHeld(context.Background(), &heldRetry{s: s, d: d, target: target, msg: copyOf(d, env.Attempt, why, cs.queue), done: done})
+	cs.publishHeld(context.Background(), &heldRetry{s: s, d: d, target: target, msg: copyOf(d, env.Attempt, why, cs.queue), done: done,
+		trace: trace.SpanContextFromContext(ctx)})
 }
 
 // discarded reports (and logs) a delivery of a dead session: what its
@@ -129,10 +131,19 @@ func (cs *Consumer) discarded(s *session, d amqp.Delivery) bool {
 
 // publishCopy sends msg to queue by name through the default exchange,
 // mandatory, and waits for the confirm, within ctx and setAsideTimeout.
+// ctx's span (the process span that decided the copy) is the parent of the
+// copy's producer span; ctx's cancellation is not followed.
 func (cs *Consumer) publishCopy(ctx context.Context, queue string, msg amqp.Publishing) error {
-	ctx, cancel := context.WithTimeout(ctx, setAsideTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), setAsideTimeout)
 	defer cancel()
-	return cs.c.setAside(ctx, outgoing{key: queue, mandatory: true, msg: msg})
+	origin := "retry"
+	switch queue {
+	case DeadLetterQueue(cs.queue):
+		origin = "dead_letter"
+	case ParkedQueue(cs.queue):
+		origin = "park"
+	}
+	return cs.c.setAside(ctx, outgoing{key: queue, mandatory: true, msg: msg, origin: origin})
 }
 
 // setAsideFailed handles a copy that was returned or refused: it is counted
@@ -169,7 +180,7 @@ func (cs *Consumer) setAsideFailed(h *heldRetry, err error) {
 		} else {
 			cs.log.Debug("acemq: could not set the message aside yet", "err", err, "id", h.d.MessageId, "to", h.target, "next_in", wait, "tries", h.failures+1)
 		}
-		cs.hold(&heldRetry{s: h.s, d: h.d, target: h.target, msg: h.msg, done: h.done, failures: h.failures + 1, since: since}, wait)
+		cs.hold(&heldRetry{s: h.s, d: h.d, target: h.target, msg: h.msg, done: h.done, failures: h.failures + 1, since: since, trace: h.trace}, wait)
 	}
 }
 
@@ -246,11 +257,12 @@ func copyOf(d amqp.Delivery, attempt int, why, from string) amqp.Publishing {
 type heldRetry struct {
 	s        *session
 	d        amqp.Delivery
-	target   string          // the queue the copy goes to
-	msg      amqp.Publishing // the copy
-	done     func()          // counts the outcome once the copy is confirmed; may be nil
-	failures int             // publishes of the copy that failed so far
-	since    time.Time       // when the consumer took d, once a copy failed
+	target   string            // the queue the copy goes to
+	msg      amqp.Publishing   // the copy
+	done     func()            // counts the outcome once the copy is confirmed; may be nil
+	trace    trace.SpanContext // the process span that decided the copy
+	failures int               // publishes of the copy that failed so far
+	since    time.Time         // when the consumer took d, once a copy failed
 	timer    *time.Timer
 	once     sync.Once
 }
@@ -301,6 +313,9 @@ func (cs *Consumer) release(ctx context.Context, h *heldRetry) {
 func (cs *Consumer) publishHeld(ctx context.Context, h *heldRetry) {
 	if cs.discarded(h.s, h.d) {
 		return
+	}
+	if h.trace.IsValid() {
+		ctx = trace.ContextWithSpanContext(ctx, h.trace)
 	}
 	if err := cs.publishCopy(ctx, h.target, h.msg); err != nil {
 		cs.setAsideFailed(h, err)

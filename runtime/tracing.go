@@ -2,16 +2,25 @@ package runtime
 
 import (
 	"context"
+	"sync"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Trace context travels in the W3C headers traceparent and tracestate, so
-// a consumer's span continues the publisher's trace.
+// Trace context travels in the W3C headers traceparent and tracestate.
+// Every publish is a producer span ("<exchange> publish", ended when the
+// broker confirms) whose context is what the headers carry; a consumer's
+// process span is the child of the span in the delivery's headers and
+// links to it. The runtime's own republishes (a retry, a dead letter, a
+// park) are producer spans children of the process span that decided them,
+// and Replay's copies children of the dead letter's span, so one trace
+// holds a message's every attempt, its dead letter and its replay.
 var propagator = propagation.TraceContext{}
 
 type tableCarrier amqp.Table
@@ -26,12 +35,14 @@ func (t tableCarrier) Keys() []string {
 	return keys
 }
 
+const tracerName = "github.com/acemq/acemq-go/runtime"
+
 func (c *Connection) tracer() trace.Tracer {
 	tp := c.cfg.tracerProvider
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
-	return tp.Tracer("github.com/acemq/acemq-go/runtime")
+	return tp.Tracer(tracerName)
 }
 
 // injectTrace writes ctx's span context into headers.
@@ -39,19 +50,149 @@ func injectTrace(ctx context.Context, headers amqp.Table) {
 	propagator.Inject(ctx, tableCarrier(headers))
 }
 
-// startProcess starts the consumer span of one delivery, continuing the
-// publisher's trace when the headers carry one.
-func (cs *Consumer) startProcess(d *amqp.Delivery) (context.Context, trace.Span) {
+// Prebuilt start options: passing them allocates nothing per span.
+var (
+	producerStart = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindProducer)}
+	consumerStart = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}
+)
+
+// spanNames caches "<name> publish" and "<queue> process".
+var spanNames = struct {
+	sync.RWMutex
+	m map[[2]string]string
+}{m: map[[2]string]string{}}
+
+func spanName(name, op string) string {
+	k := [2]string{name, op}
+	spanNames.RLock()
+	s, ok := spanNames.m[k]
+	spanNames.RUnlock()
+	if ok {
+		return s
+	}
+	s = name + " " + op
+	spanNames.Lock()
+	if len(spanNames.m) < 10000 {
+		spanNames.m[k] = s
+	}
+	spanNames.Unlock()
+	return s
+}
+
+// startPublish starts the producer span of o and writes its context into
+// o's headers. The parent is o.parent when it is valid (a replayed copy
+// continues its message's trace, linked to ctx's span), else ctx's span.
+func (c *Connection) startPublish(ctx context.Context, o *outgoing) trace.Span {
+	parent := ctx
+	if o.parent.IsValid() {
+		parent = trace.ContextWithRemoteSpanContext(ctx, o.parent)
+	}
+	_, span := c.tracer().Start(parent, spanName(destination(o.exchange), "publish"), producerStart...)
+	if span.IsRecording() {
+		attrs := []attribute.KeyValue{
+			attrSystem,
+			attribute.String("messaging.operation.name", "publish"),
+			attribute.String("messaging.operation.type", "send"),
+			attribute.String("messaging.destination.name", destination(o.exchange)),
+			attribute.String("messaging.rabbitmq.destination.routing_key", o.key),
+			attribute.String("messaging.message.id", o.msg.MessageId),
+			attribute.Int("messaging.message.body.size", len(o.msg.Body)),
+			attribute.Int("acemq.attempt", attemptOf(o.msg.Headers)),
+			attribute.String("acemq.publish", publishOrigin(o.origin)),
+		}
+		if o.msg.CorrelationId != "" {
+			attrs = append(attrs, attribute.String("messaging.message.conversation_id", o.msg.CorrelationId))
+		}
+		if o.msg.Type != "" {
+			attrs = append(attrs, attribute.String("acemq.message.type", o.msg.Type))
+		}
+		span.SetAttributes(attrs...)
+		if o.parent.IsValid() {
+			if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+				span.AddLink(trace.Link{SpanContext: sc})
+			}
+		}
+	}
+	if o.msg.Headers == nil {
+		o.msg.Headers = amqp.Table{}
+	}
+	injectTrace(trace.ContextWithSpan(ctx, span), o.msg.Headers)
+	return span
+}
+
+// endPublish ends a producer span once the confirm arrived (or the publish
+// failed) and records the publish's metrics.
+func (c *Connection) endPublish(span trace.Span, o *outgoing, start time.Time, err error) {
+	c.metrics.published(o.exchange, o.msg.Type, o.origin, time.Since(start), err)
+	if span.IsRecording() && err != nil {
+		span.SetAttributes(attribute.String("error.type", errorType(err)))
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
+}
+
+// startProcess starts the consumer span of one delivery: the child of the
+// span its headers carry (the publish, or the runtime's republish), linked
+// to it too, as the messaging conventions ask.
+func (cs *Consumer) startProcess(d *amqp.Delivery, env Envelope) (context.Context, trace.Span) {
 	ctx := cs.handlerCtx
 	if d.Headers != nil {
 		ctx = propagator.Extract(ctx, tableCarrier(d.Headers))
 	}
-	return cs.c.tracer().Start(ctx, cs.queue+" process",
-		trace.WithSpanKind(trace.SpanKindConsumer),
-		trace.WithAttributes(
-			attribute.String("messaging.system", "rabbitmq"),
+	remote := trace.SpanContextFromContext(ctx)
+	ctx, span := cs.c.tracer().Start(ctx, spanName(cs.queue, "process"), consumerStart...)
+	if span.IsRecording() {
+		attrs := []attribute.KeyValue{
+			attrSystem,
+			attribute.String("messaging.operation.name", "process"),
+			attribute.String("messaging.operation.type", "process"),
 			attribute.String("messaging.destination.name", cs.queue),
+			attribute.String("messaging.destination.subscription.name", cs.queue),
 			attribute.String("messaging.message.id", d.MessageId),
 			attribute.String("messaging.message.type", d.Type),
-		))
+			attribute.String("acemq.message.type", knownType(d.Type)),
+			attribute.Int("messaging.message.body.size", len(d.Body)),
+			attribute.String("messaging.rabbitmq.destination.routing_key", d.RoutingKey),
+			attribute.Int("acemq.attempt", env.Attempt),
+		}
+		if d.CorrelationId != "" {
+			attrs = append(attrs, attribute.String("messaging.message.conversation_id", d.CorrelationId))
+		}
+		if d.Redelivered {
+			attrs = append(attrs, attribute.Bool("acemq.redelivered", true))
+		}
+		span.SetAttributes(attrs...)
+		if remote.IsValid() {
+			span.AddLink(trace.Link{SpanContext: remote})
+		}
+	}
+	return ctx, span
+}
+
+// failSpan marks a process span Error with the outcome's reason.
+func failSpan(span trace.Span, why string) {
+	if span.IsRecording() {
+		span.SetStatus(codes.Error, capReason(why))
+	}
+}
+
+// panicEvent records a handler's panic on its span as an exception event
+// with its stack, as the conventions name it.
+func panicEvent(span trace.Span, pe *PanicError) {
+	if !span.IsRecording() {
+		return
+	}
+	span.AddEvent("exception", trace.WithAttributes(
+		attribute.String("exception.type", "panic"),
+		attribute.String("exception.message", pe.Error()),
+		attribute.String("exception.stacktrace", string(pe.Stack)),
+	))
+}
+
+// traceOf is the span context headers carry (invalid when none).
+func traceOf(headers amqp.Table) trace.SpanContext {
+	if headers == nil {
+		return trace.SpanContext{}
+	}
+	return trace.SpanContextFromContext(propagator.Extract(context.Background(), tableCarrier(headers)))
 }
