@@ -57,6 +57,8 @@ type Connection struct {
 	// a memory or disk alarm), with the broker's reason.
 	blocked       bool
 	blockedReason string
+	// health is what State reports: since when, and the last error.
+	health connHealth
 	// up is closed, and replaced, each time a dial succeeds: consumers
 	// waiting to resubscribe wake at once instead of at their next backoff.
 	up chan struct{}
@@ -187,6 +189,7 @@ func (c *Connection) Close(ctx context.Context) error {
 		return nil
 	}
 	c.closed = true
+	c.health.since = time.Now()
 	close(c.done)
 	c.metrics.unobserve()
 	conn := c.conn
@@ -231,7 +234,9 @@ func (c *Connection) blockedErr() error {
 // conn is closed (amqp091-go closes the channel).
 func (c *Connection) watchBlocked(conn *amqp.Connection) {
 	blocks := conn.NotifyBlocked(make(chan amqp.Blocking, 4))
+	closes := conn.NotifyClose(make(chan *amqp.Error, 1))
 	go func() {
+		defer c.lost(conn, closes)
 		for b := range blocks {
 			c.mu.Lock()
 			if c.conn == conn {
@@ -239,6 +244,7 @@ func (c *Connection) watchBlocked(conn *amqp.Connection) {
 				if c.blocked && c.blockedReason == "" {
 					c.blockedReason = "no reason given"
 				}
+				c.health.since = time.Now()
 			}
 			c.mu.Unlock()
 			if b.Active {
@@ -362,8 +368,12 @@ func (c *Connection) connect(ctx context.Context, persist bool) (*amqp.Connectio
 			c.conn, c.pub, c.side, c.exchanges = conn, nil, nil, nil
 			c.pulls = nil
 			c.blocked, c.blockedReason = false, ""
+			c.health = connHealth{since: time.Now()}
 			close(c.up)
 			c.up = make(chan struct{})
+		}
+		if err != nil {
+			c.health.failed(err)
 		}
 		c.mu.Unlock()
 		if err == nil {

@@ -276,9 +276,11 @@ func (cs *Consumer) run(s *session) {
 		cs.sessionDied(s)
 		cs.closeChannel(s)
 		cs.log.Warn("acemq: consumer lost its channel; resubscribing")
+		cs.stats.resubscribing(errLostChannel)
 		if s = cs.resubscribe(); s == nil {
 			return
 		}
+		cs.stats.resubscribed()
 	}
 }
 
@@ -382,8 +384,10 @@ func (cs *Consumer) resubscribe() *session {
 			return s
 		}
 		if errors.Is(err, ErrClosed) {
+			cs.stats.stop(fmt.Errorf("consumer %q stopped: %w", cs.queue, err))
 			return nil
 		}
+		cs.stats.resubscribing(err)
 		wait = min(wait*2, cs.c.cfg.reconnectMax)
 		next = backoff(wait)
 		cs.log.Warn("acemq: resubscribe failed", "err", err, "next_in", next)

@@ -1,14 +1,29 @@
 package runtime
 
 import (
+	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 )
+
+// The states of a Consumer (ConsumerStats.State).
+const (
+	ConsumerConsuming     = "consuming"
+	ConsumerResubscribing = "resubscribing" // its channel was lost; it subscribes again with backoff
+	ConsumerStopped       = "stopped"       // Close was called, or its connection was closed
+)
+
+var errLostChannel = errors.New("the consumer lost its channel")
 
 // ConsumerStats is what a consumer has done since it started, for health
 // checks and dashboards (Consumer.Stats).
 type ConsumerStats struct {
 	Queue string `json:"queue"`
+	// State is consuming, resubscribing or stopped.
+	State string `json:"state"`
+	// LastError is why the consumer resubscribes, or why it stopped.
+	LastError string `json:"last_error,omitempty"`
 	// InFlight is the deliveries its handlers (or decoders) are working on.
 	InFlight int `json:"in_flight"`
 	// Held is the deliveries it holds unsettled with the worker free:
@@ -28,6 +43,42 @@ type consumerCounters struct {
 	inFlight     atomic.Int64
 	outcomes     [numOutcomes]atomic.Int64
 	lastDelivery atomic.Int64 // unix nanoseconds; 0 before the first
+
+	mu      sync.Mutex
+	resub   bool
+	lastErr error
+	stopErr error // why the consumer stopped for good, not by Close
+}
+
+func (c *consumerCounters) resubscribing(err error) {
+	c.mu.Lock()
+	c.resub, c.lastErr = true, err
+	c.mu.Unlock()
+}
+
+func (c *consumerCounters) resubscribed() {
+	c.mu.Lock()
+	c.resub, c.lastErr = false, nil
+	c.mu.Unlock()
+}
+
+func (c *consumerCounters) stop(err error) {
+	c.mu.Lock()
+	c.stopErr, c.lastErr = err, err
+	c.mu.Unlock()
+}
+
+// Done is closed when the consumer has stopped for good: after Close, or
+// once its connection was closed while it was resubscribing. Err says why.
+func (cs *Consumer) Done() <-chan struct{} { return cs.stopped }
+
+// Err is nil while the consumer runs and after Close; once it stopped for
+// another reason (its connection closed under it) it is that reason,
+// matching ErrClosed.
+func (cs *Consumer) Err() error {
+	cs.stats.mu.Lock()
+	defer cs.stats.mu.Unlock()
+	return cs.stats.stopErr
 }
 
 // Stats is a snapshot of what the consumer holds and has handled.
@@ -38,6 +89,20 @@ func (cs *Consumer) Stats() ConsumerStats {
 	}
 	if ns := cs.stats.lastDelivery.Load(); ns != 0 {
 		st.LastDelivery = time.Unix(0, ns)
+	}
+	st.State = ConsumerConsuming
+	cs.stats.mu.Lock()
+	if cs.stats.resub {
+		st.State = ConsumerResubscribing
+	}
+	if cs.stats.lastErr != nil {
+		st.LastError = cs.stats.lastErr.Error()
+	}
+	cs.stats.mu.Unlock()
+	select {
+	case <-cs.stopped:
+		st.State = ConsumerStopped
+	default:
 	}
 	cs.mu.Lock()
 	st.Held = len(cs.held) + len(cs.lookups)
