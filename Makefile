@@ -47,11 +47,13 @@ fmt-check: ## fail when gofmt would change a file
 	@out=$$(gofmt -l $$(git ls-files '*.go' ; git ls-files --others --exclude-standard '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-vet: ## go vet ./...
+vet: ## go vet ./... (and in bench/, its own module)
 	$(GO) vet ./...
+	cd bench && $(GO) vet ./...
 
 generated-check: ## fail when goldens or the examples' generated code are stale
 	@if [ -d generator ]; then $(GO) test -count=1 -run 'TestGolden' ./generator/...; fi
+	@$(GO) run ./cmd/acemq-gen check -f bench/orders/acemq.yaml
 	@for m in $$(ls examples/*/acemq.yaml 2>/dev/null); do \
 	  d=$$(dirname $$m); (cd $$d && $(GO) run github.com/acemq/acemq-go/cmd/acemq-gen check -f acemq.yaml) || exit 1; \
 	done
@@ -62,8 +64,11 @@ fuzz: ## run each decode-path fuzz target (JSON, Avro, Confluent header, envelop
 	  echo "== $$f"; $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) ./runtime/ || exit 1; \
 	done
 
-bench: broker ## benchmarks, each printed as a ratio against its baseline in the same run
+BENCHFLAGS ?= --n 5000 --pairs 5 --body both
+bench: broker ## the go test benchmarks, then bench/'s side-by-side program (BENCHFLAGS; docs/performance.md); every figure a ratio to a baseline in the same run
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
+	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./...
+	cd bench && $(GO) run ./cmd/acemqbench --url "$(ACEMQ_TEST_URL)" $(BENCHFLAGS)
 
 generate: ## regenerate the examples' code (go generate)
 	$(GO) generate ./examples/...

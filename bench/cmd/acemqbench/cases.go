@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/acemq/acemq-go/bench/orders"
+	"github.com/acemq/acemq-go/runtime"
+)
+
+// runFunc does one side of a case for n messages and returns how long the
+// part that counts took and how many messages it counted.
+type runFunc func(ctx context.Context, e *env, n int) (time.Duration, int, error)
+
+// benchCase is one row of the table: A / B, and the target A/B must reach
+// (0: none, the row is for reading).
+type benchCase struct {
+	name         string
+	aName, bName string
+	a, b         runFunc
+	target       float64
+	// aDiv and bDiv divide --n for a slow side (wait-each, watermill), so a
+	// run stays short; the throughput is per message either way.
+	aDiv, bDiv int
+	// format is the body the case carries: "json" or "avro".
+	format string
+}
+
+func (c benchCase) scale(n int, a bool) int {
+	d := c.bDiv
+	if a {
+		d = c.aDiv
+	}
+	if d > 1 {
+		n /= d
+	}
+	return max(n, 1)
+}
+
+// cases are every case of issue 14 that the harness runs.
+func cases() []benchCase {
+	return []benchCase{
+		{name: "P1-avro", format: "avro", target: 0.90,
+			aName: "Publish, 256 goroutines", a: typedPublish("avro", 256),
+			bName: "raw, confirm window 256", b: rawPublishWindow("avro", 256)},
+		{name: "P1-json", format: "json", target: 0.80,
+			aName: "Publish, 256 goroutines", a: typedPublish("json", 256),
+			bName: "raw, confirm window 256", b: rawPublishWindow("json", 256)},
+		{name: "P1-avro-all", format: "avro", target: 0.90,
+			aName: "PublishAll(256)", a: typedPublishAll("avro", 256),
+			bName: "raw, confirm window 256", b: rawPublishWindow("avro", 256)},
+		{name: "P1-json-all", format: "json", target: 0.80,
+			aName: "PublishAll(256)", a: typedPublishAll("json", 256),
+			bName: "raw, confirm window 256", b: rawPublishWindow("json", 256)},
+		{name: "P2", format: "json", target: 10, bDiv: 5,
+			aName: "Publish, 32 goroutines", a: typedPublish("json", 32),
+			bName: "raw, wait each confirm", b: rawPublishWaitEach("json")},
+		{name: "C1-avro", format: "avro", target: 0.90,
+			aName: "Consume+decode+ack, prefetch 256", a: typedConsume("avro"),
+			bName: "raw, prefetch 256, multiple acks", b: rawConsume("avro")},
+		{name: "C1-json", format: "json", target: 0.80,
+			aName: "Consume+decode+ack, prefetch 256", a: typedConsume("json"),
+			bName: "raw, prefetch 256, multiple acks", b: rawConsume("json")},
+		{name: "R1", format: "avro", target: 0.90,
+			aName: "healthy msg/s, 10% failing", a: typedRetrying(10),
+			bName: "no failures", b: typedRetrying(0)},
+		{name: "X1-publish", format: "json", target: 10, bDiv: 5,
+			aName: "Publish, 32 goroutines", a: typedPublish("json", 32),
+			bName: "watermill, ConfirmDelivery, 32 goroutines", b: watermillPublish(true, 32)},
+		{name: "X1-publish-noconfirm", format: "json", bDiv: 1,
+			aName: "Publish, 32 goroutines", a: typedPublish("json", 32),
+			bName: "watermill, no confirms, 32 goroutines", b: watermillPublish(false, 32)},
+		{name: "X1-consume", format: "json", target: 3,
+			aName: "Consume+decode+ack, prefetch 256", a: typedConsume("json"),
+			bName: "watermill, PrefetchCount 256", b: watermillConsume(256)},
+	}
+}
+
+// typedPublish publishes n messages with the generated publisher from g
+// goroutines, each waiting for its confirm.
+func typedPublish(format string, g int) runFunc {
+	return func(ctx context.Context, e *env, n int) (time.Duration, int, error) {
+		p := orders.NewBenchPublisher(e.conn)
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		errs := make(chan error, g)
+		start := time.Now()
+		for range g {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for next.Add(1) <= int64(n) {
+					var err error
+					if format == "avro" {
+						err = p.PublishOrderAvro(ctx, e.avroValue)
+					} else {
+						err = p.PublishOrderJSON(ctx, e.jsonValue)
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		d := time.Since(start)
+		close(errs)
+		if err := <-errs; err != nil {
+			return 0, 0, err
+		}
+		return d, n, nil
+	}
+}
+
+// typedPublishAll publishes n messages with the generated publisher's
+// batch method, batch messages a call.
+func typedPublishAll(format string, batch int) runFunc {
+	return func(ctx context.Context, e *env, n int) (time.Duration, int, error) {
+		p := orders.NewBenchPublisher(e.conn)
+		js := make([]orders.OrderJSON, batch)
+		as := make([]orders.OrderAvro, batch)
+		for i := range batch {
+			js[i], as[i] = e.jsonValue, e.avroValue
+		}
+		start := time.Now()
+		for done := 0; done < n; done += batch {
+			k := min(batch, n-done)
+			var err error
+			if format == "avro" {
+				err = p.PublishOrderAvroBatch(ctx, as[:k])
+			} else {
+				err = p.PublishOrderJSONBatch(ctx, js[:k])
+			}
+			if err != nil {
+				return 0, 0, err
+			}
+		}
+		return time.Since(start), n, nil
+	}
+}
+
+// typedConsume fills the format's queue with n messages (not timed), then
+// times the generated consumer (prefetch 256, concurrency 1) decoding and
+// acking all of them.
+func typedConsume(format string) runFunc {
+	return func(ctx context.Context, e *env, n int) (time.Duration, int, error) {
+		q := e.queueOf(format)
+		if err := e.fill(ctx, format, n); err != nil {
+			return 0, 0, err
+		}
+		h := &countingHandler{n: int64(n), done: make(chan struct{})}
+		start := time.Now()
+		var c *runtime.Consumer
+		var err error
+		if format == "avro" {
+			c, err = orders.ConsumeBenchAvro(ctx, e.conn, h, runtime.WithPrefetch(256))
+		} else {
+			c, err = orders.ConsumeBenchJSON(ctx, e.conn, h, runtime.WithPrefetch(256))
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		defer func() { _ = c.Close(context.Background()) }()
+		select {
+		case <-h.done:
+		case <-ctx.Done():
+			return 0, 0, fmt.Errorf("consume %s: %d of %d handled: %w", q, h.seen.Load(), n, ctx.Err())
+		}
+		return time.Since(start), n, nil
+	}
+}
+
+// countingHandler accepts every message and closes done at the n-th. It
+// serves the JSON, the Avro and the R1 queue.
+type countingHandler struct {
+	n       int64
+	seen    atomic.Int64
+	done    chan struct{}
+	once    sync.Once
+	failPct int // R1: this percentage of messages fail their first two attempts
+	healthy atomic.Int64
+}
+
+func (h *countingHandler) count() {
+	if h.seen.Add(1) == h.n {
+		h.once.Do(func() { close(h.done) })
+	}
+}
+
+func (h *countingHandler) HandleOrderJSON(_ context.Context, _ *runtime.Message[orders.OrderJSON]) runtime.Ack {
+	h.count()
+	return runtime.Accept()
+}
+
+func (h *countingHandler) HandleOrderAvro(_ context.Context, m *runtime.Message[orders.OrderAvro]) runtime.Ack {
+	if h.failPct > 0 && m.Payload.Note == failNote && m.Envelope.Attempt < 3 {
+		return runtime.Retry(errFailing)
+	}
+	if m.Payload.Note != failNote {
+		h.count()
+	}
+	return runtime.Accept()
+}
+
+const failNote = "fail"
+
+var errFailing = fmt.Errorf("bench: this message fails its first two attempts")
+
+// typedRetrying fills the R1 queue with n messages of which failPct percent
+// fail twice (waiting 500ms in memory, then 1s in the broker's rung, R1Policy)
+// and times the healthy ones: the throughput is healthy messages handled per
+// second until the last healthy one.
+func typedRetrying(failPct int) runFunc {
+	return func(ctx context.Context, e *env, n int) (time.Duration, int, error) {
+		failing := 0
+		msgs := make([]orders.OrderAvro, n)
+		for i := range msgs {
+			msgs[i] = e.avroValue
+			if failPct > 0 && i%(100/failPct) == 0 {
+				msgs[i].Note = failNote
+				failing++
+			}
+		}
+		for i := 0; i < n; i += 256 {
+			if err := runtime.PublishAll(ctx, e.conn, orders.OrderAvroType, "bench", msgs[i:min(i+256, n)], runtime.WithRoutingKey("r1")); err != nil {
+				return 0, 0, err
+			}
+		}
+		healthy := n - failing
+		h := &countingHandler{n: int64(healthy), done: make(chan struct{}), failPct: failPct}
+		start := time.Now()
+		c, err := orders.ConsumeBenchR1(ctx, e.conn, h, runtime.WithPrefetch(256))
+		if err != nil {
+			return 0, 0, err
+		}
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			_ = c.Close(cctx)
+		}()
+		select {
+		case <-h.done:
+		case <-ctx.Done():
+			return 0, 0, fmt.Errorf("consume bench.r1: %d of %d healthy handled: %w", h.seen.Load(), healthy, ctx.Err())
+		}
+		return time.Since(start), healthy, nil
+	}
+}

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/acemq/acemq-go/bench/orders"
+	"github.com/acemq/acemq-go/runtime"
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// The queues of bench/orders/acemq.yaml, plus watermill's own.
+const (
+	queueJSON      = "bench.json"
+	queueAvro      = "bench.avro"
+	queueR1        = "bench.r1"
+	queueWatermill = "bench.watermill"
+)
+
+// env is what every run shares: the runtime's connection, a raw one, the
+// bodies of the current size and the raw side's copy of what the runtime
+// puts on the wire.
+type env struct {
+	url  string
+	conn *runtime.Connection
+	raw  *amqp.Connection
+	ch   *amqp.Channel // purges, declares
+
+	size string // "1k" or "100"
+	// jsonValue and avroValue are the payloads of the current size; wire
+	// holds, per format, a message the runtime published, which the raw
+	// side sends as it is (new ids each time).
+	jsonValue orders.OrderJSON
+	avroValue orders.OrderAvro
+	wire      map[string]amqp.Publishing
+}
+
+func setup(ctx context.Context, url string) (*env, error) {
+	e := &env{url: url}
+	var err error
+	// The runtime's outcome log at Warn: R1's retries would fill the
+	// terminal at Info, and the logging would be timed with them.
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if e.conn, err = runtime.Dial(ctx, url, runtime.WithLogger(log)); err != nil {
+		return nil, err
+	}
+	if err := e.conn.Declare(ctx, orders.Topology()); err != nil {
+		e.close()
+		return nil, err
+	}
+	if e.raw, err = amqp.Dial(url); err != nil {
+		e.close()
+		return nil, fmt.Errorf("raw dial: %w", err)
+	}
+	if e.ch, err = e.raw.Channel(); err != nil {
+		e.close()
+		return nil, fmt.Errorf("raw channel: %w", err)
+	}
+	// watermill's queue, declared as its NewDurableQueueConfig does.
+	if _, err := e.ch.QueueDeclare(queueWatermill, true, false, false, false, nil); err != nil {
+		e.close()
+		return nil, fmt.Errorf("declare %s: %w", queueWatermill, err)
+	}
+	return e, nil
+}
+
+func (e *env) close() {
+	if e.raw != nil {
+		_ = e.raw.Close()
+	}
+	if e.conn != nil {
+		_ = e.conn.Close(context.Background())
+	}
+}
+
+// setSize builds the payloads of size and takes the wire form of each from
+// a real publish through the generated publisher.
+func (e *env) setSize(ctx context.Context, size string) error {
+	e.size = size
+	e.jsonValue, e.avroValue = orderValues(size)
+	if err := e.purge(); err != nil {
+		return err
+	}
+	p := orders.NewBenchPublisher(e.conn)
+	if err := p.PublishOrderJSON(ctx, e.jsonValue); err != nil {
+		return err
+	}
+	if err := p.PublishOrderAvro(ctx, e.avroValue); err != nil {
+		return err
+	}
+	e.wire = map[string]amqp.Publishing{}
+	for format, q := range map[string]string{"json": queueJSON, "avro": queueAvro} {
+		var d *runtime.Delivery
+		var err error
+		for range 50 {
+			if d, err = e.conn.Pull(ctx, q); err == nil && d != nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if d == nil {
+			return fmt.Errorf("pull the %s template from %s: %v", format, q, err)
+		}
+		e.wire[format] = amqp.Publishing{
+			ContentType: d.ContentType, Type: d.Type, DeliveryMode: amqp.Persistent,
+			Headers: amqp.Table(d.Headers), Body: d.Body,
+		}
+		if err := d.Ack(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bodyBytes is the size of the case's body on the wire.
+func (e *env) bodyBytes(c benchCase) int { return len(e.wire[c.format].Body) }
+
+// rawMessage is the runtime's wire message for format with a fresh id.
+func (e *env) rawMessage(format string) amqp.Publishing {
+	p := e.wire[format]
+	id := make([]byte, 16)
+	_, _ = rand.Read(id)
+	p.MessageId = hex.EncodeToString(id)
+	p.Timestamp = time.Now()
+	h := make(amqp.Table, len(p.Headers))
+	for k, v := range p.Headers {
+		h[k] = v
+	}
+	h[runtime.HeaderID] = p.MessageId
+	p.Headers = h
+	return p
+}
+
+func (e *env) queueOf(format string) string {
+	if format == "avro" {
+		return queueAvro
+	}
+	return queueJSON
+}
+
+// routingKey is the key the bench exchange routes format's queue by.
+func routingKey(format string) string { return format }
+
+// purge empties every queue a run fills, the R1 queue's rung, dead-letter
+// and parked queues included.
+func (e *env) purge() error {
+	for _, q := range []string{queueJSON, queueAvro, queueR1, runtime.RungQueue(queueR1, time.Second),
+		runtime.DeadLetterQueue(queueR1), runtime.ParkedQueue(queueR1), queueWatermill} {
+		if _, err := e.ch.QueuePurge(q, false); err != nil {
+			return fmt.Errorf("purge %s: %w", q, err)
+		}
+	}
+	return nil
+}
+
+// fill puts n messages of format in its queue with the runtime's PublishAll
+// (not timed).
+func (e *env) fill(ctx context.Context, format string, n int) error {
+	p := orders.NewBenchPublisher(e.conn)
+	const batch = 256
+	js := make([]orders.OrderJSON, batch)
+	as := make([]orders.OrderAvro, batch)
+	for i := range batch {
+		js[i], as[i] = e.jsonValue, e.avroValue
+	}
+	for done := 0; done < n; done += batch {
+		k := min(batch, n-done)
+		var err error
+		if format == "avro" {
+			err = p.PublishOrderAvroBatch(ctx, as[:k])
+		} else {
+			err = p.PublishOrderJSONBatch(ctx, js[:k])
+		}
+		if err != nil {
+			return fmt.Errorf("fill %s: %w", e.queueOf(format), err)
+		}
+	}
+	return nil
+}
+
+// orderValues are the bench's order in both formats: "1k" has 8 line items
+// (about 1 KB of JSON), "100" none (about 100 bytes of Avro).
+func orderValues(size string) (orders.OrderJSON, orders.OrderAvro) {
+	placed := time.Date(2026, 11, 30, 6, 0, 0, 123e6, time.UTC)
+	email := "ada.lovelace@example.com"
+	note := "leave at the door; ring twice, the bell is loud"
+	j := orders.OrderJSON{
+		OrderID: "6f1c2a8e-3b4d-4c5e-8f90-1a2b3c4d5e6f", CustomerID: "C-000042",
+		PlacedAt: placed, Status: orders.OrderJSONStatusPlaced, Currency: "EUR",
+		Items: []orders.OrderJSONItemsItem{},
+	}
+	a := orders.OrderAvro{
+		OrderID: j.OrderID, CustomerID: j.CustomerID, PlacedAt: placed.Format(time.RFC3339Nano),
+		Status: orders.StatusPlaced, Currency: "EUR", Items: []orders.Item{},
+	}
+	if size == "100" {
+		return j, a
+	}
+	j.Email, j.Note = &email, &note
+	a.Email, a.Note = email, note
+	for i := range 8 {
+		sku := fmt.Sprintf("SKU-%04d", 1000+i)
+		name := "line item " + strings.Repeat(string(rune('a'+i)), 40)
+		price := 3.25 * float64(i+1)
+		j.Items = append(j.Items, orders.OrderJSONItemsItem{Sku: sku, Name: name, Qty: int64(i + 1), Price: price})
+		a.Items = append(a.Items, orders.Item{Sku: sku, Name: name, Qty: int32(i + 1), Price: price})
+		j.Total += price * float64(i+1)
+	}
+	a.Total = j.Total
+	return j, a
+}

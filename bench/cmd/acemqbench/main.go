@@ -1,0 +1,202 @@
+// Command acemqbench measures acemq-go side by side with raw amqp091-go and
+// watermill-amqp against a real broker, and prints each case as a ratio of
+// two throughputs measured in the same run, interleaved (A B A B …), the
+// median of --pairs pairs with their spread, then one line per target:
+//
+//	P1-avro holds: 0.93 >= 0.90
+//	C1-json does not hold: 0.71 < 0.80
+//
+// Run it from bench/ (make bench at the repository root does):
+//
+//	go run ./cmd/acemqbench --url amqp://guest:guest@localhost:5672/ --n 5000 --pairs 5
+//
+// Every queue is durable and classic, every message persistent; the queues
+// are purged before each run. The baselines are written as each library's
+// docs recommend: raw amqp091-go with a confirm window of 256 on publish and
+// prefetch 256 with multiple acks on consume; raw publish waiting for each
+// confirm; watermill-amqp's NewDurableQueueConfig, with and without
+// ConfirmDelivery.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sort"
+	"text/tabwriter"
+	"time"
+)
+
+// options are the command line.
+type options struct {
+	url   string
+	n     int
+	pairs int
+	cases string
+	body  string
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.url, "url", envOr("ACEMQ_TEST_URL", "amqp://guest:guest@localhost:5672/"), "the broker (AMQP URL)")
+	flag.IntVar(&o.n, "n", 5000, "messages per run (P2's wait-each side and watermill without a prefetch take n/5)")
+	flag.IntVar(&o.pairs, "pairs", 5, "interleaved pairs per case (at least 5 for a median worth reading)")
+	flag.StringVar(&o.cases, "cases", "", "a regexp: run only the cases whose name matches")
+	flag.StringVar(&o.body, "body", "1k", "body size: 1k (an order with 8 line items), 100 (an order without items) or both")
+	flag.Parse()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := run(ctx, os.Stdout, o); err != nil {
+		fmt.Fprintln(os.Stderr, "acemqbench:", err)
+		os.Exit(1)
+	}
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+// result is one case measured: the throughputs of each pair.
+type result struct {
+	c      benchCase
+	size   string
+	bytes  int
+	a, b   []float64 // msg/s of each run
+	ratios []float64
+}
+
+func run(ctx context.Context, w io.Writer, o options) error {
+	if o.pairs < 1 || o.n < 1 {
+		return errors.New("--pairs and --n must be at least 1")
+	}
+	var filter *regexp.Regexp
+	if o.cases != "" {
+		var err error
+		if filter, err = regexp.Compile(o.cases); err != nil {
+			return fmt.Errorf("--cases: %w", err)
+		}
+	}
+	var sizes []string
+	switch o.body {
+	case "1k", "100":
+		sizes = []string{o.body}
+	case "both":
+		sizes = []string{"1k", "100"}
+	default:
+		return fmt.Errorf("--body %q: want 1k, 100 or both", o.body)
+	}
+	env, err := setup(ctx, o.url)
+	if err != nil {
+		return err
+	}
+	defer env.close()
+
+	var results []result
+	for _, size := range sizes {
+		if err := env.setSize(ctx, size); err != nil {
+			return err
+		}
+		for _, c := range cases() {
+			if filter != nil && !filter.MatchString(c.name) {
+				continue
+			}
+			r := result{c: c, size: size, bytes: env.bodyBytes(c)}
+			for i := 0; i < o.pairs; i++ {
+				a, err := env.measure(ctx, c.a, c.scale(o.n, true))
+				if err != nil {
+					return fmt.Errorf("%s (%s): %w", c.name, c.aName, err)
+				}
+				b, err := env.measure(ctx, c.b, c.scale(o.n, false))
+				if err != nil {
+					return fmt.Errorf("%s (%s): %w", c.name, c.bName, err)
+				}
+				r.a, r.b = append(r.a, a), append(r.b, b)
+				r.ratios = append(r.ratios, a/b)
+			}
+			results = append(results, r)
+			fmt.Fprintf(os.Stderr, "done %s (%s body)\n", c.name, size)
+		}
+	}
+	report(w, o, results)
+	return nil
+}
+
+// report prints the table and then one line per target.
+func report(w io.Writer, o options, results []result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "case\tbody\tA\tA msg/s\tB\tB msg/s\tratio A/B (min–max)\ttarget\n")
+	for _, r := range results {
+		lo, hi := minMax(r.ratios)
+		target := "—"
+		if r.c.target > 0 {
+			target = fmt.Sprintf(">= %.2f", r.c.target)
+		}
+		fmt.Fprintf(tw, "%s\t%s %dB\t%s\t%.0f\t%s\t%.0f\t%.2f (%.2f–%.2f)\t%s\n",
+			r.c.name, r.size, r.bytes, r.c.aName, median(r.a), r.c.bName, median(r.b), median(r.ratios), lo, hi, target)
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(w, "\n%d pairs per case, %d messages per run (medians; the spread is the ratios' min–max)\n", o.pairs, o.n)
+	for _, r := range results {
+		if r.c.target == 0 {
+			continue
+		}
+		m := median(r.ratios)
+		name := r.c.name
+		if o.body == "both" {
+			name += "/" + r.size
+		}
+		if m >= r.c.target {
+			fmt.Fprintf(w, "%s holds: %.2f >= %.2f\n", name, m, r.c.target)
+		} else {
+			fmt.Fprintf(w, "%s does not hold: %.2f < %.2f\n", name, m, r.c.target)
+		}
+	}
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func minMax(xs []float64) (float64, float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	lo, hi := xs[0], xs[0]
+	for _, x := range xs {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	return lo, hi
+}
+
+// measure runs f for n messages after purging every bench queue, and
+// returns its throughput in messages per second.
+func (e *env) measure(ctx context.Context, f runFunc, n int) (float64, error) {
+	if err := e.purge(); err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	d, counted, err := f(ctx, e, n)
+	if err != nil {
+		return 0, err
+	}
+	if d <= 0 {
+		return 0, errors.New("a run took no time")
+	}
+	return float64(counted) / d.Seconds(), nil
+}
