@@ -20,7 +20,12 @@ import (
 const avroHeaderLen = 5
 
 // avroAPI is the encoders' configuration (limits only bind readers).
-var avroAPI = avro.Config{}.Freeze()
+//
+// Arrays and maps are written as the Java reference and avsc write them: a
+// count before each block and no byte size (hamba's default adds the size,
+// a form the specification allows but some readers do not take: BigQuery,
+// Elixir's avro_ex — hamba/avro#264). Readers take both forms.
+var avroAPI = avro.Config{DisableBlockSizeHeader: true}.Freeze()
 
 // avroDecoding is the decoder configuration for one body limit: a string
 // or bytes value, and an array or map, of at most limit bytes or elements

@@ -42,11 +42,11 @@ type avscResult struct {
 
 const avscValues = 8
 
-// canon writes arrays and maps as avsc does, with a count and no byte
-// size before each block. hamba (and so the runtime) writes the byte size
-// too by default; the Avro specification allows both, avsc reads both (the
-// Go → avsc values are encoded with api, with sizes), and only the form
-// without sizes can be compared byte for byte with avsc's encodings.
+// canon writes arrays and maps as avsc and the runtime do, with a count
+// and no byte size before each block. hamba writes the byte size too by
+// default; the Avro specification allows both, avsc reads both (the Go →
+// avsc values are encoded with api, with sizes), and only the form without
+// sizes can be compared byte for byte with avsc's encodings.
 var canon = avro.Config{MaxByteSliceSize: 16 << 20, DisableBlockSizeHeader: true}.Freeze()
 
 func avscCheck[T any](t *testing.T, file, text string) {
