@@ -74,7 +74,7 @@ generate: ## regenerate the examples' code (go generate)
 	$(GO) generate ./examples/...
 
 golden: ## rewrite the golden files (review with git diff golden/)
-	$(GO) test ./generator/... -run TestGolden -update
+	$(GO) test ./generator ./generator/export -run TestGolden -update
 
 demo: broker ## play the orders example against the broker
 	$(GO) run ./examples/orders
