@@ -32,9 +32,9 @@ func ConsumeOrdersNew(ctx context.Context, c *runtime.Connection, h OrdersNewHan
 	}
 	return runtime.Consume(ctx, c, runtime.ConsumerSpec{
 		Queue: "orders.new",
-		Retry: &WarehousePolicy,
+		Retry: &warehousePolicy,
 		Routes: []runtime.Route{
-			runtime.Handle(OrderPlacedType, h.HandleOrderPlaced),
+			runtime.Handle(orderPlacedType, h.HandleOrderPlaced),
 		},
 	}, opts...)
 }

@@ -13,6 +13,13 @@ const _ = runtime.SupportPackageIsVersion1
 // "schemas/order_placed.json".
 const orderPlacedSchema = "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"title\":\"OrderPlaced\",\"description\":\"An order a customer placed.\",\"type\":\"object\",\"required\":[\"order_id\"],\"properties\":{\"order_id\":{\"type\":\"string\",\"description\":\"The order's id, e.g. A-1.\"},\"customer_id\":{\"type\":\"string\",\"description\":\"Who placed it; an order without one is refused.\"}}}"
 
-// OrderPlacedType is the message type "order.placed.v2", payload OrderPlaced:
+// orderPlacedType is the message type "order.placed.v2", payload OrderPlaced:
 // JSON, validated against its JSON Schema on publish and on consume.
-var OrderPlacedType = runtime.JSONType[OrderPlaced]("order.placed.v2", orderPlacedSchema)
+var orderPlacedType = runtime.JSONType[OrderPlaced]("order.placed.v2", orderPlacedSchema)
+
+// TypeOfOrderPlaced returns the message type "order.placed.v2", payload
+// OrderPlaced: JSON, validated against its JSON Schema on publish and on
+// consume.
+func TypeOfOrderPlaced() *runtime.MessageType[OrderPlaced] {
+	return orderPlacedType
+}

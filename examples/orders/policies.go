@@ -8,6 +8,13 @@ import (
 	"time"
 )
 
-// WarehousePolicy is the retry policy "warehouse": 4 attempts, waits [1s 2s
+// warehousePolicy is the retry policy "warehouse": 4 attempts, waits [1s 2s
 // 4s].
-var WarehousePolicy = runtime.Exponential(4, time.Second, 10*time.Second)
+var warehousePolicy = runtime.Exponential(4, time.Second, 10*time.Second)
+
+// WarehousePolicy returns the retry policy "warehouse" (a copy): 4 attempts,
+// waits [1s 2s 4s]. The consumers of its queues use it unless their opts carry
+// runtime.WithRetry.
+func WarehousePolicy() runtime.RetryPolicy {
+	return warehousePolicy
+}

@@ -24,7 +24,7 @@ func NewOrdersPublisher(c *runtime.Connection) *OrdersPublisher {
 // among them wins. See runtime.Publish for its errors and for what cancelling
 // ctx does.
 func (p *OrdersPublisher) PublishOrderPlaced(ctx context.Context, m OrderPlaced, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, OrderPlacedType, "orders", m, append([]runtime.PublishOption{runtime.WithRoutingKey("order.placed")}, opts...)...)
+	return runtime.Publish(ctx, p.c, orderPlacedType, "orders", m, append([]runtime.PublishOption{runtime.WithRoutingKey("order.placed")}, opts...)...)
 }
 
 // PublishOrderPlacedBatch publishes ms as "order.placed.v2" to the exchange
@@ -33,5 +33,5 @@ func (p *OrdersPublisher) PublishOrderPlaced(ctx context.Context, m OrderPlaced,
 // so a runtime.WithRoutingKey among them wins. See runtime.PublishAll for its
 // errors and for what cancelling ctx does.
 func (p *OrdersPublisher) PublishOrderPlacedBatch(ctx context.Context, ms []OrderPlaced, opts ...runtime.PublishOption) error {
-	return runtime.PublishAll(ctx, p.c, OrderPlacedType, "orders", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("order.placed")}, opts...)...)
+	return runtime.PublishAll(ctx, p.c, orderPlacedType, "orders", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("order.placed")}, opts...)...)
 }

@@ -15,7 +15,7 @@ func Topology() *runtime.Topology {
 			Name:       "orders.new",
 			Type:       runtime.Classic,
 			DeadLetter: true,
-			Retry:      WarehousePolicy,
+			Retry:      warehousePolicy,
 		}).
 		Bind("orders.new", "orders", "order.placed")
 }

@@ -83,7 +83,7 @@ func consumerSpec(q *model.Queue) jen.Code {
 		field := func(name string, v jen.Code) { g.Line().Id(name).Op(":").Add(v) }
 		field("Queue", jen.Lit(q.Name))
 		if q.Retry != nil {
-			field("Retry", jen.Op("&").Id(q.Retry.GoName))
+			field("Retry", jen.Op("&").Id(q.Retry.VarName))
 		}
 		if q.RequeueOnFailure {
 			field("RequeueOnFailure", jen.True())

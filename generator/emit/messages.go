@@ -1,6 +1,8 @@
 package emit
 
 import (
+	"fmt"
+
 	"github.com/acemq/acemq-go/generator/model"
 	"github.com/acemq/acemq-go/generator/schema"
 	"github.com/dave/jennifer/jen"
@@ -55,24 +57,31 @@ func registryVar(f *jen.File, r *model.Registry) {
 	f.Var().Id(r.GoName).Op("=").Add(rt("ConfiguredRegistry").Call(rt("RegistryConfig").Values(fields)))
 }
 
-// messageTypeVar emits
+// messageTypeVar emits an unexported variable, which the generated code
+// uses, and a func returning it, so that no code outside the package can
+// replace a message type:
 //
-//	var OrderPlacedType = runtime.AvroType[OrderPlaced]("order.placed.v2", "orders", orderPlacedSchema)
+//	var orderPlacedType = runtime.AvroType[OrderPlaced]("order.placed.v2", "orders", orderPlacedSchema)
+//
+//	func TypeOfOrderPlaced() *runtime.MessageType[OrderPlaced] { return orderPlacedType }
 func messageTypeVar(f *jen.File, msg *model.Message, reg *model.Registry) {
 	var ctor *jen.Statement
+	var what string
 	switch msg.Format {
 	case schema.Avro:
-		doc(f.Comment, "%s is the message type %q, payload %s: Avro in the Confluent wire format, its schema registered under the subject %q.",
-			msg.VarName, msg.Type, msg.GoName, msg.Subject)
+		what = fmt.Sprintf("the message type %q, payload %s: Avro in the Confluent wire format, its schema registered under the subject %q", msg.Type, msg.GoName, msg.Subject)
 		args := []jen.Code{jen.Lit(msg.Type), jen.Lit(msg.Subject), jen.Id(msg.SchemaConst)}
 		if reg != nil {
 			args = append(args, rt("TypeRegistry").Call(jen.Id(reg.GoName)))
 		}
 		ctor = rt("AvroType").Types(jen.Id(msg.GoName)).Call(args...)
 	default:
-		doc(f.Comment, "%s is the message type %q, payload %s: JSON, validated against its JSON Schema on publish and on consume.",
-			msg.VarName, msg.Type, msg.GoName)
+		what = fmt.Sprintf("the message type %q, payload %s: JSON, validated against its JSON Schema on publish and on consume", msg.Type, msg.GoName)
 		ctor = rt("JSONType").Types(jen.Id(msg.GoName)).Call(jen.Lit(msg.Type), jen.Id(msg.SchemaConst))
 	}
+	doc(f.Comment, "%s is %s.", msg.VarName, what)
 	f.Var().Id(msg.VarName).Op("=").Add(ctor)
+	f.Line()
+	doc(f.Comment, "%s returns %s.", msg.TypeFunc, what)
+	f.Func().Id(msg.TypeFunc).Params().Op("*").Add(rt("MessageType")).Types(jen.Id(msg.GoName)).Block(jen.Return(jen.Id(msg.VarName)))
 }

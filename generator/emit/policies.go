@@ -7,14 +7,21 @@ import (
 	"github.com/dave/jennifer/jen"
 )
 
-// policiesFile emits one variable per retry policy:
+// policiesFile emits, per retry policy, an unexported variable that the
+// consumers use and a func that returns a copy, so that no code outside
+// the package can change the policy of every consumer:
 //
-//	var StandardPolicy = runtime.Exponential(5, time.Second, time.Minute).GiveUpAfter(10 * time.Minute)
+//	var standardPolicy = runtime.Exponential(5, time.Second, time.Minute).GiveUpAfter(10 * time.Minute)
+//
+//	func StandardPolicy() runtime.RetryPolicy { return standardPolicy }
 func policiesFile(m *model.Model, source string) *jen.File {
 	f := newFile(m, source)
 	for _, p := range m.Policies {
-		doc(f.Comment, "%s is the retry policy %q: %s.", p.GoName, p.Name, p.Value.String())
-		f.Var().Id(p.GoName).Op("=").Add(policyExpr(p))
+		doc(f.Comment, "%s is the retry policy %q: %s.", p.VarName, p.Name, p.Value.String())
+		f.Var().Id(p.VarName).Op("=").Add(policyExpr(p))
+		f.Line()
+		doc(f.Comment, "%s returns the retry policy %q (a copy): %s. The consumers of its queues use it unless their opts carry runtime.WithRetry.", p.GoName, p.Name, p.Value.String())
+		f.Func().Id(p.GoName).Params().Add(rt("RetryPolicy")).Block(jen.Return(jen.Id(p.VarName)))
 		f.Line()
 	}
 	return f

@@ -55,7 +55,7 @@ func queueLiteral(q *model.Queue) jen.Code {
 			field("DeliveryLimit", jen.Lit(q.DeliveryLimit))
 		}
 		if q.Retry != nil {
-			field("Retry", jen.Id(q.Retry.GoName))
+			field("Retry", jen.Id(q.Retry.VarName))
 		}
 		if q.QuorumRungs {
 			field("QuorumRungs", jen.True())

@@ -30,10 +30,12 @@ func (b *builder) messages() {
 			m.Compat = CompatMode(mm.Compat.Value)
 		}
 		if m.GoName = b.baseName(who, mm.Name, mm.GoName); m.GoName != "" {
-			m.VarName = m.GoName + "Type"
+			m.VarName = names.LowerFirst(m.GoName) + "Type"
+			m.TypeFunc = "TypeOf" + m.GoName
 			m.SchemaConst = names.LowerFirst(m.GoName) + "Schema"
 			m.HandlerMethod = "Handle" + m.GoName
 			_ = b.ns.claim(m.GoName, who, mm.Name.Pos) &&
+				b.ns.claim(m.TypeFunc, who+" (its message type func)", mm.Name.Pos) &&
 				b.ns.claim(m.VarName, who+" (its message type variable)", mm.Name.Pos) &&
 				b.ns.claim(m.SchemaConst, who+" (its schema constant)", mm.Name.Pos)
 		}

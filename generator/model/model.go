@@ -43,9 +43,10 @@ const (
 
 // Policy is a retry policy of the manifest.
 type Policy struct {
-	Name   string
-	GoName string // the package variable, e.g. StandardPolicy
-	Kind   PolicyKind
+	Name    string
+	GoName  string // the exported func returning it, e.g. StandardPolicy
+	VarName string // the unexported variable holding it, e.g. standardPolicy
+	Kind    PolicyKind
 	// Attempts, Initial and Max are the constructor's arguments (Fixed
 	// uses Initial as its delay).
 	Attempts     int
@@ -61,9 +62,13 @@ type Policy struct {
 
 // Message is a message type of the manifest.
 type Message struct {
-	Name        string // manifest name
-	GoName      string // the payload type, e.g. OrderPlaced
-	VarName     string // the *runtime.MessageType variable, e.g. OrderPlacedType
+	Name    string // manifest name
+	GoName  string // the payload type, e.g. OrderPlaced
+	VarName string // the unexported *runtime.MessageType variable, e.g. orderPlacedType
+	// TypeFunc is the exported func returning VarName, e.g.
+	// TypeOfOrderPlaced: a prefix, so that no type a schema names
+	// (OrderPlacedType, the enum of OrderPlaced's type property) can want it.
+	TypeFunc    string
 	SchemaConst string // the schema text constant, e.g. orderPlacedSchema
 	// HandlerMethod is the method of a queue's handler interface that
 	// takes this message, e.g. HandleOrderPlaced.

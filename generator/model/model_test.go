@@ -95,7 +95,7 @@ func TestErrors(t *testing.T) {
 			`acemq.yaml:5:13: message "B" has the type "a" of message "A" (acemq.yaml:4:3); a consumer dispatches on the type, so give each message its own`},
 		{"keyword package", "", `acemq.yaml:2:10: package "func" is a Go keyword; choose another package name`},
 		{"schema constants that lower-casing makes equal", "messages:\n  Kelvin: {type: a, schema: a.json}\n  \"\\u212Aelvin\": {type: b, schema: a.json}\n",
-			"acemq.yaml:5:3: message \"\u212Aelvin\" (its schema constant) and message \"Kelvin\" (its schema constant) (acemq.yaml:4:3) both become the Go name kelvinSchema; set go_name on one of them"},
+			"acemq.yaml:5:3: message \"\u212Aelvin\" (its message type variable) and message \"Kelvin\" (its message type variable) (acemq.yaml:4:3) both become the Go name kelvinType; set go_name on one of them"},
 		{"give_up_after zero", "policies:\n  p:\n    fixed: {attempts: 2, delay: 1s}\n    give_up_after: 0s\n",
 			`acemq.yaml:6:20: policy "p": give_up_after 0s is no age limit to the runtime (its zero), not "give up at once"; remove give_up_after for no limit`},
 		{"rung not whole seconds", "policies:\n  p: {fixed: {attempts: 3, delay: 1500ms}, wait_in_broker_from: 1s}\n",

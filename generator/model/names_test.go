@@ -40,3 +40,87 @@ func TestNamesSection(t *testing.T) {
 		})
 	}
 }
+
+// Every name a type, field or enum constant has stays when messages are
+// reordered or added: names come from where a type is defined, and the
+// few clashes left are settled in the order of the messages' Go names.
+func TestNamesStable(t *testing.T) {
+	files := map[string]string{
+		"shipping.json": `{"type": "object", "properties": {"to": {"$ref": "#/$defs/address"}, "common": {"$ref": "common.json#/$defs/address"}},
+			"$defs": {"address": {"type": "object", "properties": {"street": {"type": "string"}}}}}`,
+		"billing.json": `{"type": "object", "properties": {"to": {"$ref": "#/$defs/address"}, "line": {"type": "object", "properties": {"sku": {"type": "string"}}}},
+			"$defs": {"address": {"type": "object", "properties": {"iban": {"type": "string"}}}}}`,
+		"common.json": `{"$defs": {"address": {"type": "object", "properties": {"zip": {"type": "string"}}}}}`,
+		"user.json":   `{"type": "object", "properties": {"type": {"enum": ["bot", "human"]}}, "required": ["type"]}`,
+		"a.avsc":      `{"type": "record", "name": "A", "fields": [{"name": "address", "type": {"type": "record", "name": "Address", "namespace": "com.a", "fields": [{"name": "x", "type": "int"}]}}]}`,
+		"b.avsc":      `{"type": "record", "name": "B", "fields": [{"name": "address", "type": {"type": "record", "name": "Address", "namespace": "com.b", "fields": [{"name": "y", "type": "int"}]}}]}`,
+		"new.json":    `{"type": "object", "properties": {"to": {"$ref": "common.json#/$defs/address"}}, "$defs": {"address": {"type": "object"}}}`,
+		"c.avsc":      `{"type": "record", "name": "C", "fields": [{"name": "address", "type": {"type": "record", "name": "Address", "namespace": "com.c", "fields": [{"name": "z", "type": "int"}]}}]}`,
+	}
+	msg := map[string]string{
+		"Shipping": "  Shipping: {type: s, schema: shipping.json}\n",
+		"Billing":  "  Billing: {type: b, schema: billing.json}\n",
+		"User":     "  User: {type: u, schema: user.json}\n",
+		"A":        "  A: {type: a, schema: a.avsc}\n",
+		"B":        "  B: {type: bb, schema: b.avsc}\n",
+		"New":      "  New: {type: n, schema: new.json}\n",
+		"C":        "  C: {type: c, schema: c.avsc}\n",
+	}
+	names := func(order ...string) map[string]string {
+		t.Helper()
+		src := "version: 1\npackage: p\nmessages:\n"
+		for _, o := range order {
+			src += msg[o]
+		}
+		m, err := build(t, src, files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, ty := range m.Types.Types {
+			key := ty.Origin
+			if key == "#" { // a root: named by its message
+				key = "root " + ty.Name
+			}
+			out["type "+key] = ty.Name
+			for _, f := range ty.Fields {
+				out["field "+key+" "+f.WireName] = f.GoName
+			}
+			for _, v := range ty.Values {
+				out["const "+key+" "+v.Value] = v.GoName
+			}
+		}
+		for _, mm := range m.Messages {
+			out["message "+mm.Name] = mm.GoName + " " + mm.TypeFunc + " " + mm.VarName
+		}
+		return out
+	}
+	base := names("Shipping", "Billing", "User", "A", "B")
+	for _, want := range []struct{ key, name string }{
+		{"type shipping.json #/$defs/address", "ShippingAddress"},
+		{"type billing.json #/$defs/address", "BillingAddress"},
+		{"type common.json #/$defs/address", "CommonAddress"},
+		{"type billing.json #/properties/line", "BillingLine"},
+		{"type user.json #/properties/type", "UserType"},
+		{"const user.json #/properties/type bot", "UserTypeBot"},
+		{"type record com.a.Address", "Address"},
+		{"type record com.b.Address", "ComBAddress"},
+		{"message User", "User TypeOfUser userType"},
+	} {
+		if got := base[want.key]; got != want.name {
+			t.Errorf("%s is named %q, want %q", want.key, got, want.name)
+		}
+	}
+	for _, order := range [][]string{
+		{"B", "A", "User", "Billing", "Shipping"},
+		{"New", "User", "Billing", "C", "Shipping", "A", "B"},
+		{"Shipping", "Billing", "User", "A", "B", "New", "C"},
+	} {
+		got := names(order...)
+		for k, v := range base {
+			if got[k] != v {
+				t.Errorf("messages %v: %s is named %q, was %q", order, k, got[k], v)
+			}
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/acemq/acemq-go/generator/internal/names"
 	"github.com/acemq/acemq-go/generator/manifest"
 	"github.com/acemq/acemq-go/runtime"
 )
@@ -19,7 +20,9 @@ func (b *builder) policies() {
 			p.GoName = base + "Policy"
 		}
 		if p.GoName != "" {
-			b.ns.claim(p.GoName, who, mp.Name.Pos)
+			p.VarName = names.LowerFirst(p.GoName)
+			_ = b.ns.claim(p.GoName, who, mp.Name.Pos) &&
+				b.ns.claim(p.VarName, who+" (its variable)", mp.Name.Pos)
 		}
 		// The runtime's arithmetic runs only on a policy with no error so
 		// far: it walks the schedule, which a huge attempts makes endless.

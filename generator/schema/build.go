@@ -1,8 +1,10 @@
 package schema
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/acemq/acemq-go/generator/internal/names"
 )
@@ -25,10 +27,27 @@ func Build(inputs []Input, reserved []string, opts ...Option) (*Universe, error)
 		}
 		b.pkg.Take(in.GoName)
 	}
-	b.preloadJSON(inputs)
-	for _, in := range inputs {
-		b.load(in)
+	// Types are named in the order of the messages' Go names, not the
+	// manifest's, so that reordering messages renames nothing; then listed
+	// in the manifest's order (of the message that first needs each).
+	sorted := slices.Clone(inputs)
+	slices.SortStableFunc(sorted, func(a, b Input) int { return cmp.Compare(a.GoName, b.GoName) })
+	b.preloadJSON(sorted)
+	first := map[*Type]int{}
+	rank := map[string]int{}
+	for i, in := range inputs {
+		if _, ok := rank[in.Message]; !ok {
+			rank[in.Message] = i
+		}
 	}
+	for _, in := range sorted {
+		n := len(b.u.Types)
+		b.load(in)
+		for _, t := range b.u.Types[n:] {
+			first[t] = rank[in.Message]
+		}
+	}
+	slices.SortStableFunc(b.u.Types, func(x, y *Type) int { return cmp.Compare(first[x], first[y]) })
 	return b.u, errors.Join(b.errs...)
 }
 

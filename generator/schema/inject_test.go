@@ -30,7 +30,7 @@ func TestPathAndPointerCannotEscape(t *testing.T) {
 	noFunc(t, src)
 	for _, want := range []string{
 		`// M is the object at # in "x\n* /\nfunc init() { println(\"pwned\") }\n/ *y.json".`,
-		`// KFuncInit is the object at "#/$defs/k\n*~1 func init() {}" in "x\n`,
+		`// MKFuncInit is the object at "#/$defs/k\n*~1 func init() {}" in "x\n`,
 	} {
 		if !strings.Contains(src, want) {
 			t.Errorf("generated code lacks %s:\n%s", want, src)

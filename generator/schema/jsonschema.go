@@ -14,7 +14,14 @@ type jsonDoc struct {
 	path string   // as written in the manifest, or as found (for errors)
 	file string   // cleaned file path, for relative $refs
 	id   *url.URL // the document's $id, if absolute
-	root *jvalue
+	// qual is the first word of the names of the types the document
+	// defines ($defs/address of ShipmentRequested's schema:
+	// ShipmentRequestedAddress): the Go name of the message whose schema
+	// it is (of the first by Go name, when several share it), else the
+	// file's name (common.json: Common).
+	qual  string
+	owned bool // qual is a message's
+	root  *jvalue
 }
 
 // jsonResult is what a schema maps to in place.
@@ -40,7 +47,8 @@ func (b *builder) addJSONDoc(path, file string, data []byte) (*jsonDoc, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &jsonDoc{path: path, file: file, root: root}
+	stem := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	d := &jsonDoc{path: path, file: file, root: root, qual: b.names.Ident(stem)}
 	b.jsonDocs["file:"+file] = d
 	b.staticDynamicRefs(d)
 	id, ok := root.getStr("$id")
@@ -66,8 +74,13 @@ func (b *builder) preloadJSON(inputs []Input) {
 		if in.Format != JSONSchema {
 			continue
 		}
-		if _, err := b.addJSONDoc(in.Path, inputFile(in), in.Data); err != nil {
+		d, err := b.addJSONDoc(in.Path, inputFile(in), in.Data)
+		if err != nil {
 			b.fail(in.Path, "#", "json", fmt.Sprintf("not valid JSON: %v", err))
+			continue
+		}
+		if !d.owned {
+			d.qual, d.owned = in.GoName, true
 		}
 	}
 }

@@ -95,11 +95,17 @@ func (l *jsonLoader) refType(n *jvalue, ref string, d *jsonDoc, ptr, hint string
 			"and the runtime refuses every value (reference cycle); make one of them a schema of its own (type, properties...)", ref, Printable(ptr)))
 		return &jsonResult{ref: rawJSON()}
 	}
+	// A type defined under a key ($defs/address) is named by its
+	// document and the key, whatever refers to it, so that no other
+	// message, and no order of messages, changes its name; the root of a
+	// document that is no message's schema is named by its file.
 	name := hint
-	if i := strings.LastIndex(tptr, "/"); i >= 0 && tptr != "#" {
+	if tptr == "#" && !td.owned {
+		name = td.qual
+	} else if i := strings.LastIndex(tptr, "/"); i >= 0 && tptr != "#" {
 		tok := strings.NewReplacer("~1", "/", "~0", "~").Replace(tptr[i+1:])
 		if tok != "items" && tok != "additionalProperties" && !isIndex(tok) {
-			name = l.b.names.Ident(tok)
+			name = td.qual + l.b.names.Ident(tok)
 		}
 	}
 	return l.typeOf(target, td, tptr, name)

@@ -93,7 +93,7 @@ func TestJSONSchemaConstructs(t *testing.T) {
 		{"additionalProperties", `{"type":"object","properties":{"labels":{"type":"object","additionalProperties":{"type":"string"}},"open":{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":true},"free":{"type":"object"}}}`,
 			[]string{"Labels map[string]string", "Open *MsgOpen", "type MsgOpen struct", "Members other than the fields below are allowed", "Free map[string]json.RawMessage"}},
 		{"$ref and $defs", `{"type":"object","required":["home"],"properties":{"home":{"$ref":"#/$defs/address"},"work":{"$ref":"#/$defs/address"},"old":{"$ref":"#/definitions/Legacy"}},"$defs":{"address":{"type":"object","properties":{"city":{"type":"string"}}}},"definitions":{"Legacy":{"type":"object","properties":{"v":{"type":"integer"}}}}}`,
-			[]string{"Home Address `json:\"home\"`", "Work *Address", "type Address struct", "Old *Legacy", "type Legacy struct"}},
+			[]string{"Home MsgAddress `json:\"home\"`", "Work *MsgAddress", "type MsgAddress struct", "Old *MsgLegacy", "type MsgLegacy struct"}},
 		{"date-time and formats", `{"type":"object","required":["at"],"properties":{"at":{"type":"string","format":"date-time"},"day":{"type":"string","format":"date"},"id":{"type":"string","format":"uuid"}}}`,
 			[]string{"At time.Time `json:\"at\"`", "Day *string", "ID *string"}},
 		{"nullable", `{"type":"object","required":["a","b"],"properties":{"a":{"type":["string","null"]},"b":{"type":["array","null"],"items":{"type":"integer"}},"c":{"type":["object","null"],"properties":{"z":{"type":"string"}}}}}`,
@@ -101,7 +101,7 @@ func TestJSONSchemaConstructs(t *testing.T) {
 		{"oneOf of different kinds stays raw", `{"type":"object","properties":{"v":{"oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}]}}}`,
 			[]string{"// One of: string; array. Kept raw: decode it once you know which.", "V json.RawMessage `json:\"v,omitempty\"`"}},
 		{"anyOf with null", `{"type":"object","required":["v"],"properties":{"v":{"anyOf":[{"$ref":"#/$defs/P"},{"type":"null"}]}},"$defs":{"P":{"type":"object","properties":{"q":{"type":"string"}}}}}`,
-			[]string{"V *P `json:\"v\"`"}},
+			[]string{"V *MsgP `json:\"v\"`"}},
 		{"oneOf of one scalar kind", `{"type":"object","properties":{"v":{"oneOf":[{"type":"string","format":"email"},{"type":"string","maxLength":3}]}}}`,
 			[]string{"V *string"}},
 		{"allOf merges objects", `{"allOf":[{"$ref":"#/$defs/Base"},{"type":"object","required":["extra"],"properties":{"extra":{"type":"integer"}}}],"$defs":{"Base":{"type":"object","required":["id"],"properties":{"id":{"type":"string"}}}}}`,
@@ -113,7 +113,7 @@ func TestJSONSchemaConstructs(t *testing.T) {
 		{"recursion", `{"type":"object","properties":{"name":{"type":"string"},"parent":{"$ref":"#"},"kids":{"type":"array","items":{"$ref":"#"}}}}`,
 			[]string{"Parent *Msg", "Kids []Msg"}},
 		{"required recursion is a pointer", `{"$ref":"#/$defs/N","$defs":{"N":{"type":"object","required":["next"],"properties":{"next":{"$ref":"#/$defs/N"}}}}}`,
-			[]string{"type Msg = N", "Next *N `json:\"next\"`"}},
+			[]string{"type Msg = MsgN", "Next *MsgN `json:\"next\"`"}},
 		{"top-level array", `{"type":"array","items":{"type":"object","properties":{"a":{"type":"string"}}}}`,
 			[]string{"type Msg []MsgValueItem", "type MsgValueItem struct"}},
 		{"required but undescribed", `{"type":"object","required":["id","any"],"properties":{"id":{"type":"string"}}}`,
@@ -123,7 +123,7 @@ func TestJSONSchemaConstructs(t *testing.T) {
 		{"integer and number", `{"type":"object","required":["v"],"properties":{"v":{"type":["integer","number"]}}}`,
 			[]string{"V float64"}},
 		{"static $dynamicRef", `{"$dynamicAnchor":"node","type":"object","properties":{"name":{"type":"string"},"kids":{"type":"array","items":{"$dynamicRef":"#node"}},"first":{"$dynamicRef":"#/$defs/leaf"}},"$defs":{"leaf":{"type":"object","properties":{"v":{"type":"integer"}}}}}`,
-			[]string{"Kids []Msg", "First *Leaf", "type Leaf struct"}},
+			[]string{"Kids []Msg", "First *MsgLeaf", "type MsgLeaf struct"}},
 		{"static $recursiveRef", `{"$schema":"https://json-schema.org/draft/2019-09/schema","$recursiveAnchor":true,"type":"object","properties":{"kids":{"type":"array","items":{"$recursiveRef":"#"}}}}`,
 			[]string{"Kids []Msg"}},
 	}
@@ -306,7 +306,7 @@ func TestSharedRefsDoNotExplode(t *testing.T) {
 		if r.err != nil {
 			t.Fatal(r.err)
 		}
-		assertHas(t, r.src, "type Msg = D0", "type D0 struct", "Leaf *string", "B []D1")
+		assertHas(t, r.src, "type Msg = MsgD0", "type MsgD0 struct", "Leaf *string", "B []MsgD1")
 	case <-time.After(20 * time.Second):
 		t.Fatal("Build did not return: shared subschemas are mapped once per path")
 	}

@@ -34,7 +34,7 @@ func ConsumeAvroAll(ctx context.Context, c *runtime.Connection, h AvroAllHandler
 	return runtime.Consume(ctx, c, runtime.ConsumerSpec{
 		Queue: "golden.avro-all",
 		Routes: []runtime.Route{
-			runtime.Handle(EverythingType, h.HandleEverything),
+			runtime.Handle(everythingType, h.HandleEverything),
 		},
 	}, opts...)
 }

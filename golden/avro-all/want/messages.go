@@ -13,7 +13,14 @@ const _ = runtime.SupportPackageIsVersion1
 // "schemas/everything.avsc".
 const everythingSchema = "{\"type\":\"record\",\"name\":\"Everything\",\"namespace\":\"com.acme.golden\",\"aliases\":[\"AllOfIt\"],\"doc\":\"One field per Avro construct.\",\"fields\":[{\"name\":\"flag\",\"type\":\"boolean\",\"doc\":\"A boolean.\"},{\"name\":\"small\",\"type\":\"int\"},{\"name\":\"big\",\"type\":\"long\"},{\"name\":\"ratio\",\"type\":\"float\"},{\"name\":\"precise\",\"type\":\"double\"},{\"name\":\"blob\",\"type\":\"bytes\"},{\"name\":\"name\",\"type\":\"string\",\"default\":\"nobody\"},{\"name\":\"suit\",\"type\":{\"type\":\"enum\",\"name\":\"Suit\",\"symbols\":[\"SPADES\",\"HEARTS\",\"DIAMONDS\",\"CLUBS\"],\"default\":\"SPADES\",\"doc\":\"A card suit.\"}},{\"name\":\"hash\",\"type\":{\"type\":\"fixed\",\"name\":\"MD5\",\"size\":16}},{\"name\":\"tags\",\"type\":{\"type\":\"array\",\"items\":\"string\"}},{\"name\":\"counts\",\"type\":{\"type\":\"map\",\"values\":\"long\"}},{\"name\":\"nickname\",\"type\":[\"null\",\"string\"],\"default\":null},{\"name\":\"address\",\"type\":[\"null\",{\"type\":\"record\",\"name\":\"Address\",\"fields\":[{\"name\":\"street\",\"type\":\"string\"},{\"name\":\"city\",\"type\":\"string\"}]}],\"default\":null},{\"name\":\"addresses\",\"type\":{\"type\":\"array\",\"items\":\"Address\"}},{\"name\":\"id_or_name\",\"type\":[\"string\",\"long\"],\"doc\":\"A union of two non-null branches.\"},{\"name\":\"chain\",\"type\":{\"type\":\"record\",\"name\":\"Node\",\"doc\":\"A recursive record.\",\"fields\":[{\"name\":\"value\",\"type\":\"int\"},{\"name\":\"next\",\"type\":[\"null\",\"Node\"],\"default\":null}]}},{\"name\":\"at\",\"type\":{\"type\":\"long\",\"logicalType\":\"timestamp-millis\"}},{\"name\":\"at_micros\",\"type\":{\"type\":\"long\",\"logicalType\":\"timestamp-micros\"}},{\"name\":\"day\",\"type\":{\"type\":\"int\",\"logicalType\":\"date\"}},{\"name\":\"price\",\"type\":{\"type\":\"bytes\",\"logicalType\":\"decimal\",\"precision\":9,\"scale\":2}},{\"name\":\"request_id\",\"type\":{\"type\":\"string\",\"logicalType\":\"uuid\"}},{\"name\":\"maybe_at\",\"type\":[\"null\",{\"type\":\"long\",\"logicalType\":\"timestamp-millis\"}],\"default\":null}]}"
 
-// EverythingType is the message type "golden.avro.everything.v1", payload
+// everythingType is the message type "golden.avro.everything.v1", payload
 // Everything: Avro in the Confluent wire format, its schema registered under
 // the subject "golden-avro-everything".
-var EverythingType = runtime.AvroType[Everything]("golden.avro.everything.v1", "golden-avro-everything", everythingSchema)
+var everythingType = runtime.AvroType[Everything]("golden.avro.everything.v1", "golden-avro-everything", everythingSchema)
+
+// TypeOfEverything returns the message type "golden.avro.everything.v1",
+// payload Everything: Avro in the Confluent wire format, its schema registered
+// under the subject "golden-avro-everything".
+func TypeOfEverything() *runtime.MessageType[Everything] {
+	return everythingType
+}

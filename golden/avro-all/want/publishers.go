@@ -24,7 +24,7 @@ func NewDirectPublisher(c *runtime.Connection) *DirectPublisher {
 // runtime.WithRoutingKey among them wins. See runtime.Publish for its errors
 // and for what cancelling ctx does.
 func (p *DirectPublisher) PublishEverything(ctx context.Context, m Everything, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, EverythingType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.avro-all")}, opts...)...)
+	return runtime.Publish(ctx, p.c, everythingType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.avro-all")}, opts...)...)
 }
 
 // PublishEverythingBatch publishes ms as "golden.avro.everything.v1" to the
@@ -33,5 +33,5 @@ func (p *DirectPublisher) PublishEverything(ctx context.Context, m Everything, o
 // routing key, so a runtime.WithRoutingKey among them wins. See
 // runtime.PublishAll for its errors and for what cancelling ctx does.
 func (p *DirectPublisher) PublishEverythingBatch(ctx context.Context, ms []Everything, opts ...runtime.PublishOption) error {
-	return runtime.PublishAll(ctx, p.c, EverythingType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.avro-all")}, opts...)...)
+	return runtime.PublishAll(ctx, p.c, everythingType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.avro-all")}, opts...)...)
 }

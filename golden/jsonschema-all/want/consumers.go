@@ -35,7 +35,7 @@ func ConsumeJSONAll(ctx context.Context, c *runtime.Connection, h JSONAllHandler
 	return runtime.Consume(ctx, c, runtime.ConsumerSpec{
 		Queue: "golden.jsonschema-all",
 		Routes: []runtime.Route{
-			runtime.Handle(EverythingType, h.HandleEverything),
+			runtime.Handle(everythingType, h.HandleEverything),
 		},
 	}, opts...)
 }

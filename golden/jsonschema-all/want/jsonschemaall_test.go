@@ -38,16 +38,16 @@ func TestEveryJSONSchemaConstructRoundTrips(t *testing.T) {
 		ID: "0b7c6a51-4f5e-4c1a-9d57-5d2f4b0b2a11", Count: 3, Ratio: 0.25, Active: true,
 		Status:    jsonschemaall.EverythingStatusLive,
 		Tags:      []string{"a", "b"},
-		Address:   jsonschemaall.Address{City: "Lyon"},
-		Billing:   &jsonschemaall.Address{Street: &street, City: "Oslo"},
+		Address:   jsonschemaall.EverythingAddress{City: "Lyon"},
+		Billing:   &jsonschemaall.EverythingAddress{Street: &street, City: "Oslo"},
 		CreatedAt: time.Date(2026, 11, 30, 9, 15, 1, 123_000_000, time.UTC),
 		UpdatedAt: &updated,
 		Labels:    map[string]string{"team": "orders"},
 		Scores:    map[string]int64{"x": 7},
 		Note:      &note,
-		Tree:      &jsonschemaall.Tree{Name: "root", Children: []jsonschemaall.Tree{{Name: "leaf"}}},
+		Tree:      &jsonschemaall.EverythingTree{Name: "root", Children: []jsonschemaall.EverythingTree{{Name: "leaf"}}},
 		Items:     []jsonschemaall.EverythingItemsItem{{Sku: "SKU-1", Quantity: &qty}},
-		Money:     &jsonschemaall.EverythingMoney{Amount: 1999, Currency: "EUR"},
+		Money:     &jsonschemaall.Money{Amount: 1999, Currency: "EUR"},
 	}
 	if err := jsonschemaall.NewFanoutPublisher(conn).PublishEverything(ctx, want); err != nil {
 		t.Fatalf("PublishEverything: %v", err)
@@ -61,7 +61,7 @@ func TestEveryJSONSchemaConstructRoundTrips(t *testing.T) {
 	// The publisher validates against the schema: a currency the pattern
 	// refuses is an error, and nothing is sent.
 	bad := want
-	bad.Money = &jsonschemaall.EverythingMoney{Amount: 1, Currency: "euro"}
+	bad.Money = &jsonschemaall.Money{Amount: 1, Currency: "euro"}
 	if err := jsonschemaall.NewFanoutPublisher(conn).PublishEverything(ctx, bad); err == nil {
 		t.Errorf("publishing a currency of %q succeeded; want a validation error", "euro")
 	}

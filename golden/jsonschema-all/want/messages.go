@@ -13,7 +13,14 @@ const _ = runtime.SupportPackageIsVersion1
 // "schemas/everything.json".
 const everythingSchema = "{\"$defs\":{\"acemq-bundle:schemas/money.json\":{\"$id\":\"https://example.com/golden/money.json\",\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"properties\":{\"amount\":{\"description\":\"In the currency's smallest unit.\",\"type\":\"integer\"},\"currency\":{\"pattern\":\"^[A-Z]{3}$\",\"type\":\"string\"}},\"required\":[\"amount\",\"currency\"],\"title\":\"Money\",\"type\":\"object\"},\"address\":{\"properties\":{\"city\":{\"type\":\"string\"},\"street\":{\"type\":\"string\"}},\"required\":[\"city\"],\"type\":\"object\"},\"tree\":{\"description\":\"A recursive definition.\",\"properties\":{\"children\":{\"items\":{\"$ref\":\"#/$defs/tree\"},\"type\":\"array\"},\"name\":{\"type\":\"string\"}},\"required\":[\"name\"],\"type\":\"object\"}},\"$id\":\"https://example.com/golden/everything.json\",\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"additionalProperties\":false,\"description\":\"One property per JSON Schema construct.\",\"properties\":{\"active\":{\"type\":\"boolean\"},\"address\":{\"$ref\":\"#/$defs/address\"},\"billing\":{\"$ref\":\"#/$defs/address\",\"description\":\"Optional: a pointer, omitempty.\"},\"count\":{\"minimum\":0,\"type\":\"integer\"},\"created_at\":{\"format\":\"date-time\",\"type\":\"string\"},\"id\":{\"description\":\"Required: a value.\",\"format\":\"uuid\",\"type\":\"string\"},\"items\":{\"items\":{\"properties\":{\"quantity\":{\"default\":1,\"type\":\"integer\"},\"sku\":{\"type\":\"string\"}},\"required\":[\"sku\"],\"type\":\"object\"},\"type\":\"array\"},\"labels\":{\"additionalProperties\":{\"type\":\"string\"},\"type\":\"object\"},\"money\":{\"$ref\":\"money.json\"},\"note\":{\"description\":\"Nullable.\",\"type\":[\"string\",\"null\"]},\"ratio\":{\"type\":\"number\"},\"scores\":{\"additionalProperties\":{\"type\":\"integer\"},\"type\":\"object\"},\"status\":{\"description\":\"An enum.\",\"enum\":[\"draft\",\"live\",\"retired\"]},\"tags\":{\"items\":{\"type\":\"string\"},\"type\":\"array\"},\"tree\":{\"$ref\":\"#/$defs/tree\"},\"updated_at\":{\"format\":\"date-time\",\"type\":\"string\"}},\"required\":[\"id\",\"count\",\"ratio\",\"active\",\"status\",\"tags\",\"address\",\"created_at\",\"labels\"],\"title\":\"Everything\",\"type\":\"object\"}"
 
-// EverythingType is the message type "golden.jsonschema.everything.v1",
+// everythingType is the message type "golden.jsonschema.everything.v1",
 // payload Everything: JSON, validated against its JSON Schema on publish and
 // on consume.
-var EverythingType = runtime.JSONType[Everything]("golden.jsonschema.everything.v1", everythingSchema)
+var everythingType = runtime.JSONType[Everything]("golden.jsonschema.everything.v1", everythingSchema)
+
+// TypeOfEverything returns the message type "golden.jsonschema.everything.v1",
+// payload Everything: JSON, validated against its JSON Schema on publish and
+// on consume.
+func TypeOfEverything() *runtime.MessageType[Everything] {
+	return everythingType
+}

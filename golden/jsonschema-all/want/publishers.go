@@ -23,7 +23,7 @@ func NewFanoutPublisher(c *runtime.Connection) *FanoutPublisher {
 // the broker's confirm. See runtime.Publish for its errors and for what
 // cancelling ctx does.
 func (p *FanoutPublisher) PublishEverything(ctx context.Context, m Everything, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, EverythingType, "golden.jsonschema-all", m, opts...)
+	return runtime.Publish(ctx, p.c, everythingType, "golden.jsonschema-all", m, opts...)
 }
 
 // PublishEverythingBatch publishes ms as "golden.jsonschema.everything.v1" to
@@ -31,5 +31,5 @@ func (p *FanoutPublisher) PublishEverything(ctx context.Context, m Everything, o
 // pipelined batch, and waits for every confirm. See runtime.PublishAll for its
 // errors and for what cancelling ctx does.
 func (p *FanoutPublisher) PublishEverythingBatch(ctx context.Context, ms []Everything, opts ...runtime.PublishOption) error {
-	return runtime.PublishAll(ctx, p.c, EverythingType, "golden.jsonschema-all", ms, opts...)
+	return runtime.PublishAll(ctx, p.c, everythingType, "golden.jsonschema-all", ms, opts...)
 }

@@ -15,20 +15,20 @@ type Everything struct {
 	Ratio  float64 `json:"ratio"`
 	Active bool    `json:"active"`
 	// An enum.
-	Status  EverythingStatus `json:"status"`
-	Tags    []string         `json:"tags"`
-	Address Address          `json:"address"`
+	Status  EverythingStatus  `json:"status"`
+	Tags    []string          `json:"tags"`
+	Address EverythingAddress `json:"address"`
 	// Optional: a pointer, omitempty.
-	Billing   *Address          `json:"billing,omitempty"`
-	CreatedAt time.Time         `json:"created_at"`
-	UpdatedAt *time.Time        `json:"updated_at,omitempty"`
-	Labels    map[string]string `json:"labels"`
-	Scores    map[string]int64  `json:"scores,omitempty"`
+	Billing   *EverythingAddress `json:"billing,omitempty"`
+	CreatedAt time.Time          `json:"created_at"`
+	UpdatedAt *time.Time         `json:"updated_at,omitempty"`
+	Labels    map[string]string  `json:"labels"`
+	Scores    map[string]int64   `json:"scores,omitempty"`
 	// Nullable.
 	Note  *string               `json:"note,omitempty"`
-	Tree  *Tree                 `json:"tree,omitempty"`
+	Tree  *EverythingTree       `json:"tree,omitempty"`
 	Items []EverythingItemsItem `json:"items,omitempty"`
-	Money *EverythingMoney      `json:"money,omitempty"`
+	Money *Money                `json:"money,omitempty"`
 }
 
 // An enum.
@@ -41,16 +41,16 @@ const (
 	EverythingStatusRetired EverythingStatus = "retired"
 )
 
-// Address is the object at #/$defs/address in schemas/everything.json.
-type Address struct {
+// EverythingAddress is the object at #/$defs/address in schemas/everything.json.
+type EverythingAddress struct {
 	Street *string `json:"street,omitempty"`
 	City   string  `json:"city"`
 }
 
 // A recursive definition.
-type Tree struct {
-	Name     string `json:"name"`
-	Children []Tree `json:"children,omitempty"`
+type EverythingTree struct {
+	Name     string           `json:"name"`
+	Children []EverythingTree `json:"children,omitempty"`
 }
 
 // EverythingItemsItem is the object at #/properties/items/items in schemas/everything.json.
@@ -61,7 +61,7 @@ type EverythingItemsItem struct {
 }
 
 // Money
-type EverythingMoney struct {
+type Money struct {
 	// In the currency's smallest unit.
 	Amount   int64  `json:"amount"`
 	Currency string `json:"currency"`

@@ -42,12 +42,12 @@ func ConsumeGoldenNamesSelect1(ctx context.Context, c *runtime.Connection, h Gol
 	}
 	return runtime.Consume(ctx, c, runtime.ConsumerSpec{
 		Queue: "golden.names.select-1",
-		Retry: &DefaultPolicy,
+		Retry: &defaultPolicy,
 		Routes: []runtime.Route{
-			runtime.Handle(TypeType, h.HandleType),
-			runtime.Handle(X2faCodeType, h.HandleX2faCode),
-			runtime.Handle(CaféCrèmeType, h.HandleCaféCrème),
-			runtime.Handle(X订单Type, h.HandleX订单),
+			runtime.Handle(typeType, h.HandleType),
+			runtime.Handle(x2faCodeType, h.HandleX2faCode),
+			runtime.Handle(caféCrèmeType, h.HandleCaféCrème),
+			runtime.Handle(x订单Type, h.HandleX订单),
 		},
 	}, opts...)
 }
@@ -75,9 +75,9 @@ func ConsumeInterface(ctx context.Context, c *runtime.Connection, h InterfaceHan
 	}
 	return runtime.Consume(ctx, c, runtime.ConsumerSpec{
 		Queue: "golden.names.other",
-		Retry: &Retry3xPolicy,
+		Retry: &retry3xPolicy,
 		Routes: []runtime.Route{
-			runtime.Handle(RangeEventType, h.HandleRangeEvent),
+			runtime.Handle(rangeEventType, h.HandleRangeEvent),
 		},
 	}, opts...)
 }

@@ -12,36 +12,70 @@ const _ = runtime.SupportPackageIsVersion1
 // typeSchema is the schema of Type, from "schemas/type.json".
 const typeSchema = "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"title\":\"type\",\"description\":\"A doc that ends a comment */ early,\\nthen starts a directive:\\n//go:generate rm -rf /\\ngo:generate echo pwned\\n/* and opens another\",\"type\":\"object\",\"required\":[\"func\",\"type\"],\"properties\":{\"func\":{\"type\":\"string\",\"description\":\"A field named like a keyword. */ //go:build ignore\"},\"type\":{\"type\":\"string\"},\"range\":{\"type\":\"integer\"},\"2nd\":{\"type\":\"string\",\"description\":\"Starts with a digit.\"},\"with-dash\":{\"type\":\"string\"},\"ünïcödé\":{\"type\":\"string\"}}}"
 
-// TypeType is the message type "names.type.v1 */ //go:generate echo pwned",
+// typeType is the message type "names.type.v1 */ //go:generate echo pwned",
 // payload Type: JSON, validated against its JSON Schema on publish and on
 // consume.
-var TypeType = runtime.JSONType[Type]("names.type.v1 */ //go:generate echo pwned", typeSchema)
+var typeType = runtime.JSONType[Type]("names.type.v1 */ //go:generate echo pwned", typeSchema)
+
+// TypeOfType returns the message type "names.type.v1 */ //go:generate echo
+// pwned", payload Type: JSON, validated against its JSON Schema on publish and
+// on consume.
+func TypeOfType() *runtime.MessageType[Type] {
+	return typeType
+}
 
 // x2faCodeSchema is the schema of X2faCode, from "schemas/2fa_code.avsc".
 const x2faCodeSchema = "{\"type\":\"record\",\"name\":\"TwoFactorCode\",\"namespace\":\"names.v1\",\"doc\":\"A code */ sent\\n//go:generate echo pwned\\nby text.\",\"fields\":[{\"name\":\"type\",\"type\":\"string\",\"doc\":\"A field named type.\"},{\"name\":\"func\",\"type\":\"int\"},{\"name\":\"interface\",\"type\":{\"type\":\"enum\",\"name\":\"Channel\",\"symbols\":[\"sms\",\"email\",\"go\",\"SMS_2\"],\"doc\":\"*/ enum doc\"}}]}"
 
-// X2faCodeType is the message type "names.2fa-code.v1", payload X2faCode: Avro
+// x2faCodeType is the message type "names.2fa-code.v1", payload X2faCode: Avro
 // in the Confluent wire format, its schema registered under the subject
 // "names.2fa-code.v1".
-var X2faCodeType = runtime.AvroType[X2faCode]("names.2fa-code.v1", "names.2fa-code.v1", x2faCodeSchema)
+var x2faCodeType = runtime.AvroType[X2faCode]("names.2fa-code.v1", "names.2fa-code.v1", x2faCodeSchema)
+
+// TypeOfX2faCode returns the message type "names.2fa-code.v1", payload
+// X2faCode: Avro in the Confluent wire format, its schema registered under the
+// subject "names.2fa-code.v1".
+func TypeOfX2faCode() *runtime.MessageType[X2faCode] {
+	return x2faCodeType
+}
 
 // caféCrèmeSchema is the schema of CaféCrème, from "schemas/cafe.json".
 const caféCrèmeSchema = "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"description\":\"Crème brûlée, café au lait.\",\"type\":\"object\",\"required\":[\"taille\"],\"properties\":{\"taille\":{\"type\":\"string\",\"enum\":[\"petit\",\"grand\",\"très-grand\"]},\"sucré\":{\"type\":\"boolean\"}}}"
 
-// CaféCrèmeType is the message type "names.café.v1", payload CaféCrème:
+// caféCrèmeType is the message type "names.café.v1", payload CaféCrème:
 // JSON, validated against its JSON Schema on publish and on consume.
-var CaféCrèmeType = runtime.JSONType[CaféCrème]("names.café.v1", caféCrèmeSchema)
+var caféCrèmeType = runtime.JSONType[CaféCrème]("names.café.v1", caféCrèmeSchema)
+
+// TypeOfCaféCrème returns the message type "names.café.v1", payload
+// CaféCrème: JSON, validated against its JSON Schema on publish and on
+// consume.
+func TypeOfCaféCrème() *runtime.MessageType[CaféCrème] {
+	return caféCrèmeType
+}
 
 // x订单Schema is the schema of X订单, from "schemas/dingdan.json".
 const x订单Schema = "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"description\":\"订单: an order, named in Chinese.\",\"type\":\"object\",\"required\":[\"编号\"],\"properties\":{\"编号\":{\"type\":\"string\",\"description\":\"The order number.\"}}}"
 
-// X订单Type is the message type "names.订单.v1", payload X订单: JSON,
+// x订单Type is the message type "names.订单.v1", payload X订单: JSON,
 // validated against its JSON Schema on publish and on consume.
-var X订单Type = runtime.JSONType[X订单]("names.订单.v1", x订单Schema)
+var x订单Type = runtime.JSONType[X订单]("names.订单.v1", x订单Schema)
+
+// TypeOfX订单 returns the message type "names.订单.v1", payload X订单:
+// JSON, validated against its JSON Schema on publish and on consume.
+func TypeOfX订单() *runtime.MessageType[X订单] {
+	return x订单Type
+}
 
 // rangeEventSchema is the schema of RangeEvent, from "schemas/range.json".
 const rangeEventSchema = "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\",\"required\":[\"from\",\"to\"],\"properties\":{\"from\":{\"type\":\"integer\"},\"to\":{\"type\":\"integer\"}}}"
 
-// RangeEventType is the message type "names.range.v1", payload RangeEvent:
+// rangeEventType is the message type "names.range.v1", payload RangeEvent:
 // JSON, validated against its JSON Schema on publish and on consume.
-var RangeEventType = runtime.JSONType[RangeEvent]("names.range.v1", rangeEventSchema)
+var rangeEventType = runtime.JSONType[RangeEvent]("names.range.v1", rangeEventSchema)
+
+// TypeOfRangeEvent returns the message type "names.range.v1", payload
+// RangeEvent: JSON, validated against its JSON Schema on publish and on
+// consume.
+func TypeOfRangeEvent() *runtime.MessageType[RangeEvent] {
+	return rangeEventType
+}

@@ -8,8 +8,22 @@ import (
 	"time"
 )
 
-// Retry3xPolicy is the retry policy "retry-3x": 2 attempts, waits [100ms].
-var Retry3xPolicy = runtime.Fixed(2, 100*time.Millisecond)
+// retry3xPolicy is the retry policy "retry-3x": 2 attempts, waits [100ms].
+var retry3xPolicy = runtime.Fixed(2, 100*time.Millisecond)
 
-// DefaultPolicy is the retry policy "default": 2 attempts, waits [100ms].
-var DefaultPolicy = runtime.Exponential(2, 100*time.Millisecond, 100*time.Millisecond)
+// Retry3xPolicy returns the retry policy "retry-3x" (a copy): 2 attempts,
+// waits [100ms]. The consumers of its queues use it unless their opts carry
+// runtime.WithRetry.
+func Retry3xPolicy() runtime.RetryPolicy {
+	return retry3xPolicy
+}
+
+// defaultPolicy is the retry policy "default": 2 attempts, waits [100ms].
+var defaultPolicy = runtime.Exponential(2, 100*time.Millisecond, 100*time.Millisecond)
+
+// DefaultPolicy returns the retry policy "default" (a copy): 2 attempts, waits
+// [100ms]. The consumers of its queues use it unless their opts carry
+// runtime.WithRetry.
+func DefaultPolicy() runtime.RetryPolicy {
+	return defaultPolicy
+}

@@ -24,7 +24,7 @@ func NewFuncPublisher(c *runtime.Connection) *FuncPublisher {
 // after that routing key, so a runtime.WithRoutingKey among them wins. See
 // runtime.Publish for its errors and for what cancelling ctx does.
 func (p *FuncPublisher) PublishType(ctx context.Context, m Type, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, TypeType, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
+	return runtime.Publish(ctx, p.c, typeType, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
 
 // PublishTypeBatch publishes ms as "names.type.v1 */ //go:generate echo pwned"
@@ -34,7 +34,7 @@ func (p *FuncPublisher) PublishType(ctx context.Context, m Type, opts ...runtime
 // among them wins. See runtime.PublishAll for its errors and for what
 // cancelling ctx does.
 func (p *FuncPublisher) PublishTypeBatch(ctx context.Context, ms []Type, opts ...runtime.PublishOption) error {
-	return runtime.PublishAll(ctx, p.c, TypeType, "golden.names", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
+	return runtime.PublishAll(ctx, p.c, typeType, "golden.names", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
 
 // PublishX2faCode publishes m as "names.2fa-code.v1" to the exchange
@@ -43,7 +43,7 @@ func (p *FuncPublisher) PublishTypeBatch(ctx context.Context, ms []Type, opts ..
 // that routing key, so a runtime.WithRoutingKey among them wins. See
 // runtime.Publish for its errors and for what cancelling ctx does.
 func (p *FuncPublisher) PublishX2faCode(ctx context.Context, m X2faCode, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, X2faCodeType, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
+	return runtime.Publish(ctx, p.c, x2faCodeType, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
 
 // PublishX2faCodeBatch publishes ms as "names.2fa-code.v1" to the exchange
@@ -53,7 +53,7 @@ func (p *FuncPublisher) PublishX2faCode(ctx context.Context, m X2faCode, opts ..
 // wins. See runtime.PublishAll for its errors and for what cancelling ctx
 // does.
 func (p *FuncPublisher) PublishX2faCodeBatch(ctx context.Context, ms []X2faCode, opts ...runtime.PublishOption) error {
-	return runtime.PublishAll(ctx, p.c, X2faCodeType, "golden.names", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
+	return runtime.PublishAll(ctx, p.c, x2faCodeType, "golden.names", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
 
 // PublishCaféCrème publishes m as "names.café.v1" to the exchange
@@ -62,7 +62,7 @@ func (p *FuncPublisher) PublishX2faCodeBatch(ctx context.Context, ms []X2faCode,
 // that routing key, so a runtime.WithRoutingKey among them wins. See
 // runtime.Publish for its errors and for what cancelling ctx does.
 func (p *FuncPublisher) PublishCaféCrème(ctx context.Context, m CaféCrème, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, CaféCrèmeType, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
+	return runtime.Publish(ctx, p.c, caféCrèmeType, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
 
 // PublishCaféCrèmeBatch publishes ms as "names.café.v1" to the exchange
@@ -72,7 +72,7 @@ func (p *FuncPublisher) PublishCaféCrème(ctx context.Context, m CaféCrème, o
 // wins. See runtime.PublishAll for its errors and for what cancelling ctx
 // does.
 func (p *FuncPublisher) PublishCaféCrèmeBatch(ctx context.Context, ms []CaféCrème, opts ...runtime.PublishOption) error {
-	return runtime.PublishAll(ctx, p.c, CaféCrèmeType, "golden.names", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
+	return runtime.PublishAll(ctx, p.c, caféCrèmeType, "golden.names", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
 
 // PublishX订单 publishes m as "names.订单.v1" to the exchange
@@ -81,7 +81,7 @@ func (p *FuncPublisher) PublishCaféCrèmeBatch(ctx context.Context, ms []CaféC
 // that routing key, so a runtime.WithRoutingKey among them wins. See
 // runtime.Publish for its errors and for what cancelling ctx does.
 func (p *FuncPublisher) PublishX订单(ctx context.Context, m X订单, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, X订单Type, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
+	return runtime.Publish(ctx, p.c, x订单Type, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
 
 // PublishX订单Batch publishes ms as "names.订单.v1" to the exchange
@@ -91,7 +91,7 @@ func (p *FuncPublisher) PublishX订单(ctx context.Context, m X订单, opts ...r
 // wins. See runtime.PublishAll for its errors and for what cancelling ctx
 // does.
 func (p *FuncPublisher) PublishX订单Batch(ctx context.Context, ms []X订单, opts ...runtime.PublishOption) error {
-	return runtime.PublishAll(ctx, p.c, X订单Type, "golden.names", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
+	return runtime.PublishAll(ctx, p.c, x订单Type, "golden.names", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
 
 // DirectPublisher publishes through the default exchange, straight to queues.
@@ -110,7 +110,7 @@ func NewDirectPublisher(c *runtime.Connection) *DirectPublisher {
 // runtime.WithRoutingKey among them wins. See runtime.Publish for its errors
 // and for what cancelling ctx does.
 func (p *DirectPublisher) PublishRangeEvent(ctx context.Context, m RangeEvent, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, RangeEventType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.names.other")}, opts...)...)
+	return runtime.Publish(ctx, p.c, rangeEventType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.names.other")}, opts...)...)
 }
 
 // PublishRangeEventBatch publishes ms as "names.range.v1" to the queue
@@ -119,5 +119,5 @@ func (p *DirectPublisher) PublishRangeEvent(ctx context.Context, m RangeEvent, o
 // key, so a runtime.WithRoutingKey among them wins. See runtime.PublishAll for
 // its errors and for what cancelling ctx does.
 func (p *DirectPublisher) PublishRangeEventBatch(ctx context.Context, ms []RangeEvent, opts ...runtime.PublishOption) error {
-	return runtime.PublishAll(ctx, p.c, RangeEventType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.names.other")}, opts...)...)
+	return runtime.PublishAll(ctx, p.c, rangeEventType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.names.other")}, opts...)...)
 }

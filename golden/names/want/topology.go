@@ -14,12 +14,12 @@ func Topology() *runtime.Topology {
 		Queue(runtime.Queue{
 			Name:  "golden.names.select-1",
 			Type:  runtime.Classic,
-			Retry: DefaultPolicy,
+			Retry: defaultPolicy,
 		}).
 		Queue(runtime.Queue{
 			Name:  "golden.names.other",
 			Type:  runtime.Classic,
-			Retry: Retry3xPolicy,
+			Retry: retry3xPolicy,
 		}).
 		Bind("golden.names.select-1", "golden.names", "key */ with\nnewline //go:generate echo pwned")
 }

@@ -35,10 +35,10 @@ func ConsumeOrdersNew(ctx context.Context, c *runtime.Connection, h OrdersNewHan
 	}
 	return runtime.Consume(ctx, c, runtime.ConsumerSpec{
 		Queue: "golden.orders.new",
-		Retry: &StandardPolicy,
+		Retry: &standardPolicy,
 		Routes: []runtime.Route{
-			runtime.Handle(OrderPlacedType, h.HandleOrderPlaced),
-			runtime.Handle(OrderCancelledType, h.HandleOrderCancelled),
+			runtime.Handle(orderPlacedType, h.HandleOrderPlaced),
+			runtime.Handle(orderCancelledType, h.HandleOrderCancelled),
 		},
 	}, opts...)
 }

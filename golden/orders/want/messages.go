@@ -13,16 +13,30 @@ const _ = runtime.SupportPackageIsVersion1
 // "schemas/order_placed.avsc".
 const orderPlacedSchema = "{\"type\":\"record\",\"name\":\"OrderPlaced\",\"namespace\":\"com.acme.orders\",\"doc\":\"An order a customer placed.\",\"fields\":[{\"name\":\"order_id\",\"type\":\"string\",\"doc\":\"The order's id, e.g. A-1.\"},{\"name\":\"customer_id\",\"type\":[\"null\",\"string\"],\"default\":null,\"doc\":\"Who placed it; null for a guest.\"},{\"name\":\"amount_cents\",\"type\":\"long\"},{\"name\":\"currency\",\"type\":\"string\",\"default\":\"EUR\"},{\"name\":\"lines\",\"type\":{\"type\":\"array\",\"items\":{\"type\":\"record\",\"name\":\"OrderLine\",\"fields\":[{\"name\":\"sku\",\"type\":\"string\"},{\"name\":\"quantity\",\"type\":\"int\"}]}}}]}"
 
-// OrderPlacedType is the message type "order.placed.v2", payload OrderPlaced:
+// orderPlacedType is the message type "order.placed.v2", payload OrderPlaced:
 // Avro in the Confluent wire format, its schema registered under the subject
 // "golden-orders".
-var OrderPlacedType = runtime.AvroType[OrderPlaced]("order.placed.v2", "golden-orders", orderPlacedSchema)
+var orderPlacedType = runtime.AvroType[OrderPlaced]("order.placed.v2", "golden-orders", orderPlacedSchema)
+
+// TypeOfOrderPlaced returns the message type "order.placed.v2", payload
+// OrderPlaced: Avro in the Confluent wire format, its schema registered under
+// the subject "golden-orders".
+func TypeOfOrderPlaced() *runtime.MessageType[OrderPlaced] {
+	return orderPlacedType
+}
 
 // orderCancelledSchema is the schema of OrderCancelled, from
 // "schemas/order_cancelled.json".
 const orderCancelledSchema = "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"title\":\"OrderCancelled\",\"description\":\"An order cancelled before it shipped.\",\"type\":\"object\",\"required\":[\"order_id\",\"reason\"],\"properties\":{\"order_id\":{\"type\":\"string\",\"description\":\"The order's id.\"},\"reason\":{\"type\":\"string\",\"enum\":[\"customer\",\"stock\",\"fraud\"]},\"note\":{\"type\":\"string\"}},\"additionalProperties\":false}"
 
-// OrderCancelledType is the message type "order.cancelled.v1", payload
+// orderCancelledType is the message type "order.cancelled.v1", payload
 // OrderCancelled: JSON, validated against its JSON Schema on publish and on
 // consume.
-var OrderCancelledType = runtime.JSONType[OrderCancelled]("order.cancelled.v1", orderCancelledSchema)
+var orderCancelledType = runtime.JSONType[OrderCancelled]("order.cancelled.v1", orderCancelledSchema)
+
+// TypeOfOrderCancelled returns the message type "order.cancelled.v1", payload
+// OrderCancelled: JSON, validated against its JSON Schema on publish and on
+// consume.
+func TypeOfOrderCancelled() *runtime.MessageType[OrderCancelled] {
+	return orderCancelledType
+}

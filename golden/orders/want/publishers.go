@@ -24,7 +24,7 @@ func NewOrdersPublisher(c *runtime.Connection) *OrdersPublisher {
 // runtime.WithRoutingKey among them wins. See runtime.Publish for its errors
 // and for what cancelling ctx does.
 func (p *OrdersPublisher) PublishOrderPlaced(ctx context.Context, m OrderPlaced, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, OrderPlacedType, "golden.orders", m, append([]runtime.PublishOption{runtime.WithRoutingKey("order.created")}, opts...)...)
+	return runtime.Publish(ctx, p.c, orderPlacedType, "golden.orders", m, append([]runtime.PublishOption{runtime.WithRoutingKey("order.created")}, opts...)...)
 }
 
 // PublishOrderPlacedBatch publishes ms as "order.placed.v2" to the exchange
@@ -33,7 +33,7 @@ func (p *OrdersPublisher) PublishOrderPlaced(ctx context.Context, m OrderPlaced,
 // routing key, so a runtime.WithRoutingKey among them wins. See
 // runtime.PublishAll for its errors and for what cancelling ctx does.
 func (p *OrdersPublisher) PublishOrderPlacedBatch(ctx context.Context, ms []OrderPlaced, opts ...runtime.PublishOption) error {
-	return runtime.PublishAll(ctx, p.c, OrderPlacedType, "golden.orders", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("order.created")}, opts...)...)
+	return runtime.PublishAll(ctx, p.c, orderPlacedType, "golden.orders", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("order.created")}, opts...)...)
 }
 
 // PublishOrderCancelled publishes m as "order.cancelled.v1" to the exchange
@@ -42,7 +42,7 @@ func (p *OrdersPublisher) PublishOrderPlacedBatch(ctx context.Context, ms []Orde
 // runtime.WithRoutingKey among them wins. See runtime.Publish for its errors
 // and for what cancelling ctx does.
 func (p *OrdersPublisher) PublishOrderCancelled(ctx context.Context, m OrderCancelled, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, OrderCancelledType, "golden.orders", m, append([]runtime.PublishOption{runtime.WithRoutingKey("order.cancelled")}, opts...)...)
+	return runtime.Publish(ctx, p.c, orderCancelledType, "golden.orders", m, append([]runtime.PublishOption{runtime.WithRoutingKey("order.cancelled")}, opts...)...)
 }
 
 // PublishOrderCancelledBatch publishes ms as "order.cancelled.v1" to the
@@ -51,5 +51,5 @@ func (p *OrdersPublisher) PublishOrderCancelled(ctx context.Context, m OrderCanc
 // after that routing key, so a runtime.WithRoutingKey among them wins. See
 // runtime.PublishAll for its errors and for what cancelling ctx does.
 func (p *OrdersPublisher) PublishOrderCancelledBatch(ctx context.Context, ms []OrderCancelled, opts ...runtime.PublishOption) error {
-	return runtime.PublishAll(ctx, p.c, OrderCancelledType, "golden.orders", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("order.cancelled")}, opts...)...)
+	return runtime.PublishAll(ctx, p.c, orderCancelledType, "golden.orders", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("order.cancelled")}, opts...)...)
 }

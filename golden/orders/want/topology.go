@@ -16,7 +16,7 @@ func Topology() *runtime.Topology {
 			Type:          runtime.Quorum,
 			DeadLetter:    true,
 			DeliveryLimit: 30,
-			Retry:         StandardPolicy,
+			Retry:         standardPolicy,
 			QuorumRungs:   true,
 			Arguments: map[string]any{
 				"x-max-length": 10000,

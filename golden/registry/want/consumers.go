@@ -34,7 +34,7 @@ func ConsumeGoldenRegistry(ctx context.Context, c *runtime.Connection, h GoldenR
 	return runtime.Consume(ctx, c, runtime.ConsumerSpec{
 		Queue: "golden.registry",
 		Routes: []runtime.Route{
-			runtime.Handle(OrderPlacedType, h.HandleOrderPlaced),
+			runtime.Handle(orderPlacedType, h.HandleOrderPlaced),
 		},
 	}, opts...)
 }

@@ -18,7 +18,14 @@ var SchemaRegistry = runtime.ConfiguredRegistry(runtime.RegistryConfig{Directory
 // orderPlacedSchema is the schema of OrderPlaced, from "schemas/order.avsc".
 const orderPlacedSchema = "{\"type\":\"record\",\"name\":\"Order\",\"namespace\":\"golden.registry\",\"doc\":\"An order, registered in the manifest's registry.\",\"fields\":[{\"name\":\"id\",\"type\":\"string\"}]}"
 
-// OrderPlacedType is the message type "golden.registry.order.v1", payload
+// orderPlacedType is the message type "golden.registry.order.v1", payload
 // OrderPlaced: Avro in the Confluent wire format, its schema registered under
 // the subject "golden-registry-orders".
-var OrderPlacedType = runtime.AvroType[OrderPlaced]("golden.registry.order.v1", "golden-registry-orders", orderPlacedSchema, runtime.TypeRegistry(SchemaRegistry))
+var orderPlacedType = runtime.AvroType[OrderPlaced]("golden.registry.order.v1", "golden-registry-orders", orderPlacedSchema, runtime.TypeRegistry(SchemaRegistry))
+
+// TypeOfOrderPlaced returns the message type "golden.registry.order.v1",
+// payload OrderPlaced: Avro in the Confluent wire format, its schema
+// registered under the subject "golden-registry-orders".
+func TypeOfOrderPlaced() *runtime.MessageType[OrderPlaced] {
+	return orderPlacedType
+}

@@ -24,7 +24,7 @@ func NewDirectPublisher(c *runtime.Connection) *DirectPublisher {
 // runtime.WithRoutingKey among them wins. See runtime.Publish for its errors
 // and for what cancelling ctx does.
 func (p *DirectPublisher) PublishOrderPlaced(ctx context.Context, m OrderPlaced, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, OrderPlacedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.registry")}, opts...)...)
+	return runtime.Publish(ctx, p.c, orderPlacedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.registry")}, opts...)...)
 }
 
 // PublishOrderPlacedBatch publishes ms as "golden.registry.order.v1" to the
@@ -33,5 +33,5 @@ func (p *DirectPublisher) PublishOrderPlaced(ctx context.Context, m OrderPlaced,
 // routing key, so a runtime.WithRoutingKey among them wins. See
 // runtime.PublishAll for its errors and for what cancelling ctx does.
 func (p *DirectPublisher) PublishOrderPlacedBatch(ctx context.Context, ms []OrderPlaced, opts ...runtime.PublishOption) error {
-	return runtime.PublishAll(ctx, p.c, OrderPlacedType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.registry")}, opts...)...)
+	return runtime.PublishAll(ctx, p.c, orderPlacedType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.registry")}, opts...)...)
 }

@@ -33,9 +33,9 @@ func ConsumeRequests(ctx context.Context, c *runtime.Connection, h RequestsHandl
 	}
 	return runtime.Consume(ctx, c, runtime.ConsumerSpec{
 		Queue: "golden.shipping.requests",
-		Retry: &QuickPolicy,
+		Retry: &quickPolicy,
 		Routes: []runtime.Route{
-			runtime.Handle(ShipmentRequestedType, h.HandleShipmentRequested),
+			runtime.Handle(shipmentRequestedType, h.HandleShipmentRequested),
 		},
 	}, opts...)
 }
@@ -67,10 +67,10 @@ func ConsumeUrgent(ctx context.Context, c *runtime.Connection, h UrgentHandler, 
 	}
 	return runtime.Consume(ctx, c, runtime.ConsumerSpec{
 		Queue:            "golden.shipping.urgent",
-		Retry:            &QuickPolicy,
+		Retry:            &quickPolicy,
 		RequeueOnFailure: true,
 		Routes: []runtime.Route{
-			runtime.Handle(ShipmentRequestedType, h.HandleShipmentRequested),
+			runtime.Handle(shipmentRequestedType, h.HandleShipmentRequested),
 		},
 	}, opts...)
 }

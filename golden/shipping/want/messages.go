@@ -13,7 +13,14 @@ const _ = runtime.SupportPackageIsVersion1
 // "schemas/shipment_requested.json".
 const shipmentRequestedSchema = "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"title\":\"ShipmentRequested\",\"description\":\"A warehouse is asked to ship an order.\",\"type\":\"object\",\"required\":[\"order_id\",\"address\",\"requested_at\"],\"properties\":{\"order_id\":{\"type\":\"string\"},\"address\":{\"$ref\":\"#/$defs/address\"},\"requested_at\":{\"type\":\"string\",\"format\":\"date-time\"},\"express\":{\"type\":\"boolean\"},\"parcels\":{\"type\":\"integer\",\"minimum\":1}},\"$defs\":{\"address\":{\"type\":\"object\",\"required\":[\"street\",\"city\",\"country\"],\"properties\":{\"street\":{\"type\":\"string\"},\"city\":{\"type\":\"string\"},\"country\":{\"type\":\"string\",\"description\":\"ISO 3166-1 alpha-2 code.\"}}}}}"
 
-// ShipmentRequestedType is the message type "shipment.requested.v1", payload
+// shipmentRequestedType is the message type "shipment.requested.v1", payload
 // ShipmentRequested: JSON, validated against its JSON Schema on publish and on
 // consume.
-var ShipmentRequestedType = runtime.JSONType[ShipmentRequested]("shipment.requested.v1", shipmentRequestedSchema)
+var shipmentRequestedType = runtime.JSONType[ShipmentRequested]("shipment.requested.v1", shipmentRequestedSchema)
+
+// TypeOfShipmentRequested returns the message type "shipment.requested.v1",
+// payload ShipmentRequested: JSON, validated against its JSON Schema on
+// publish and on consume.
+func TypeOfShipmentRequested() *runtime.MessageType[ShipmentRequested] {
+	return shipmentRequestedType
+}

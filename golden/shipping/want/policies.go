@@ -8,5 +8,12 @@ import (
 	"time"
 )
 
-// QuickPolicy is the retry policy "quick": 3 attempts, waits [200ms 200ms].
-var QuickPolicy = runtime.Fixed(3, 200*time.Millisecond).WaitInBrokerFrom(0)
+// quickPolicy is the retry policy "quick": 3 attempts, waits [200ms 200ms].
+var quickPolicy = runtime.Fixed(3, 200*time.Millisecond).WaitInBrokerFrom(0)
+
+// QuickPolicy returns the retry policy "quick" (a copy): 3 attempts, waits
+// [200ms 200ms]. The consumers of its queues use it unless their opts carry
+// runtime.WithRetry.
+func QuickPolicy() runtime.RetryPolicy {
+	return quickPolicy
+}

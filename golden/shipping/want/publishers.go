@@ -25,7 +25,7 @@ func NewShippingPublisher(c *runtime.Connection) *ShippingPublisher {
 // runtime.WithRoutingKey among them wins. See runtime.Publish for its errors
 // and for what cancelling ctx does.
 func (p *ShippingPublisher) PublishShipmentRequested(ctx context.Context, m ShipmentRequested, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, ShipmentRequestedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.shipping.requests")}, opts...)...)
+	return runtime.Publish(ctx, p.c, shipmentRequestedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.shipping.requests")}, opts...)...)
 }
 
 // PublishShipmentRequestedBatch publishes ms as "shipment.requested.v1" to the
@@ -34,5 +34,5 @@ func (p *ShippingPublisher) PublishShipmentRequested(ctx context.Context, m Ship
 // after that routing key, so a runtime.WithRoutingKey among them wins. See
 // runtime.PublishAll for its errors and for what cancelling ctx does.
 func (p *ShippingPublisher) PublishShipmentRequestedBatch(ctx context.Context, ms []ShipmentRequested, opts ...runtime.PublishOption) error {
-	return runtime.PublishAll(ctx, p.c, ShipmentRequestedType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.shipping.requests")}, opts...)...)
+	return runtime.PublishAll(ctx, p.c, shipmentRequestedType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.shipping.requests")}, opts...)...)
 }

@@ -40,7 +40,7 @@ func TestPublishThroughTheDefaultExchangeWithRetry(t *testing.T) {
 	express := true
 	want := shipping.ShipmentRequested{
 		OrderID:     "A-1",
-		Address:     shipping.Address{Street: "1 Quay St", City: "Lyon", Country: "FR"},
+		Address:     shipping.ShipmentRequestedAddress{Street: "1 Quay St", City: "Lyon", Country: "FR"},
 		RequestedAt: time.Date(2026, 11, 30, 9, 15, 0, 0, time.UTC),
 		Express:     &express,
 	}
@@ -106,7 +106,7 @@ func TestRequeueOnFailureAndRoutingKeyOverride(t *testing.T) {
 		t.Fatalf("ConsumeUrgent: %v", err)
 	}
 	defer consumer.Close(context.Background())
-	msg := shipping.ShipmentRequested{OrderID: "U-1", Address: shipping.Address{Street: "s", City: "c", Country: "NO"},
+	msg := shipping.ShipmentRequested{OrderID: "U-1", Address: shipping.ShipmentRequestedAddress{Street: "s", City: "c", Country: "NO"},
 		RequestedAt: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
 	if err := shipping.NewShippingPublisher(conn).PublishShipmentRequested(ctx, msg, runtime.WithRoutingKey("golden.shipping.urgent")); err != nil {
 		t.Fatalf("publish: %v", err)

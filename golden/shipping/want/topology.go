@@ -13,11 +13,11 @@ func Topology() *runtime.Topology {
 		Queue(runtime.Queue{
 			Name:  "golden.shipping.requests",
 			Type:  runtime.Classic,
-			Retry: QuickPolicy,
+			Retry: quickPolicy,
 		}).
 		Queue(runtime.Queue{
 			Name:  "golden.shipping.urgent",
 			Type:  runtime.Classic,
-			Retry: QuickPolicy,
+			Retry: quickPolicy,
 		})
 }

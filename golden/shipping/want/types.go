@@ -9,15 +9,15 @@ import "time"
 //
 // A warehouse is asked to ship an order.
 type ShipmentRequested struct {
-	OrderID     string    `json:"order_id"`
-	Address     Address   `json:"address"`
-	RequestedAt time.Time `json:"requested_at"`
-	Express     *bool     `json:"express,omitempty"`
-	Parcels     *int64    `json:"parcels,omitempty"`
+	OrderID     string                   `json:"order_id"`
+	Address     ShipmentRequestedAddress `json:"address"`
+	RequestedAt time.Time                `json:"requested_at"`
+	Express     *bool                    `json:"express,omitempty"`
+	Parcels     *int64                   `json:"parcels,omitempty"`
 }
 
-// Address is the object at #/$defs/address in schemas/shipment_requested.json.
-type Address struct {
+// ShipmentRequestedAddress is the object at #/$defs/address in schemas/shipment_requested.json.
+type ShipmentRequestedAddress struct {
 	Street string `json:"street"`
 	City   string `json:"city"`
 	// ISO 3166-1 alpha-2 code.

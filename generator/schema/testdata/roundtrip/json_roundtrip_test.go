@@ -53,7 +53,7 @@ func TestNamesMarshalValid(t *testing.T) {
 		Type: "t", Func: 1, X9lives: true, FirstName: "a", FirstName2: ptr("b"), X名前: "n", X: "d",
 		Schema: ptr("s"), AB: ptr("ab"), Map: map[string]int64{"k": 1},
 		When: ptr(time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)), Kind: ptr(NamesKindGoGenerate),
-		Nested: &NamesNested{Range: ptr("r")}, List: []ItemType{{ID: "6f1c8e2a-0b7d-4c5e-9a3f-2d1e0c9b8a7f"}},
+		Nested: &NamesNested{Range: ptr("r")}, List: []NamesItemType{{ID: "6f1c8e2a-0b7d-4c5e-9a3f-2d1e0c9b8a7f"}},
 		Raw: json.RawMessage(`{"any":[1,"two"]}`),
 	}
 	data, err := json.Marshal(v)
