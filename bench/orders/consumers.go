@@ -34,7 +34,7 @@ func ConsumeBenchJSON(ctx context.Context, c *runtime.Connection, h BenchJSONHan
 	return runtime.Consume(ctx, c, runtime.ConsumerSpec{
 		Queue: "bench.json",
 		Routes: []runtime.Route{
-			runtime.Handle(OrderJSONType, h.HandleOrderJSON),
+			runtime.Handle(orderJSONType, h.HandleOrderJSON),
 		},
 	}, opts...)
 }
@@ -64,7 +64,7 @@ func ConsumeBenchAvro(ctx context.Context, c *runtime.Connection, h BenchAvroHan
 	return runtime.Consume(ctx, c, runtime.ConsumerSpec{
 		Queue: "bench.avro",
 		Routes: []runtime.Route{
-			runtime.Handle(OrderAvroType, h.HandleOrderAvro),
+			runtime.Handle(orderAvroType, h.HandleOrderAvro),
 		},
 	}, opts...)
 }
@@ -91,9 +91,9 @@ func ConsumeBenchR1(ctx context.Context, c *runtime.Connection, h BenchR1Handler
 	}
 	return runtime.Consume(ctx, c, runtime.ConsumerSpec{
 		Queue: "bench.r1",
-		Retry: &R1Policy,
+		Retry: &r1Policy,
 		Routes: []runtime.Route{
-			runtime.Handle(OrderAvroType, h.HandleOrderAvro),
+			runtime.Handle(orderAvroType, h.HandleOrderAvro),
 		},
 	}, opts...)
 }

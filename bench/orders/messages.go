@@ -12,14 +12,28 @@ const _ = runtime.SupportPackageIsVersion1
 // orderJSONSchema is the schema of OrderJSON, from "schemas/order.json".
 const orderJSONSchema = "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"title\":\"OrderJSON\",\"description\":\"An order with its line items (the bench's 1 KB body).\",\"type\":\"object\",\"required\":[\"order_id\",\"customer_id\",\"placed_at\",\"status\",\"currency\",\"items\",\"total\"],\"properties\":{\"order_id\":{\"type\":\"string\",\"format\":\"uuid\"},\"customer_id\":{\"type\":\"string\",\"minLength\":1},\"email\":{\"type\":\"string\",\"format\":\"email\"},\"placed_at\":{\"type\":\"string\",\"format\":\"date-time\"},\"status\":{\"enum\":[\"placed\",\"paid\",\"shipped\"]},\"currency\":{\"type\":\"string\",\"pattern\":\"^[A-Z]{3}$\"},\"note\":{\"type\":\"string\"},\"total\":{\"type\":\"number\",\"minimum\":0},\"items\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"sku\",\"name\",\"qty\",\"price\"],\"properties\":{\"sku\":{\"type\":\"string\",\"pattern\":\"^[A-Z]+-[0-9]+$\"},\"name\":{\"type\":\"string\"},\"qty\":{\"type\":\"integer\",\"minimum\":1},\"price\":{\"type\":\"number\",\"minimum\":0}}}}}}"
 
-// OrderJSONType is the message type "bench.order.json.v1", payload OrderJSON:
+// orderJSONType is the message type "bench.order.json.v1", payload OrderJSON:
 // JSON, validated against its JSON Schema on publish and on consume.
-var OrderJSONType = runtime.JSONType[OrderJSON]("bench.order.json.v1", orderJSONSchema)
+var orderJSONType = runtime.JSONType[OrderJSON]("bench.order.json.v1", orderJSONSchema)
+
+// TypeOfOrderJSON returns the message type "bench.order.json.v1", payload
+// OrderJSON: JSON, validated against its JSON Schema on publish and on
+// consume.
+func TypeOfOrderJSON() *runtime.MessageType[OrderJSON] {
+	return orderJSONType
+}
 
 // orderAvroSchema is the schema of OrderAvro, from "schemas/order.avsc".
 const orderAvroSchema = "{\"type\":\"record\",\"name\":\"OrderAvro\",\"namespace\":\"bench\",\"doc\":\"An order with its line items (the bench's 1 KB body).\",\"fields\":[{\"name\":\"order_id\",\"type\":{\"type\":\"string\",\"logicalType\":\"uuid\"}},{\"name\":\"customer_id\",\"type\":\"string\"},{\"name\":\"email\",\"type\":\"string\"},{\"name\":\"placed_at\",\"type\":\"string\"},{\"name\":\"status\",\"type\":{\"type\":\"enum\",\"name\":\"Status\",\"symbols\":[\"placed\",\"paid\",\"shipped\"]}},{\"name\":\"currency\",\"type\":\"string\"},{\"name\":\"note\",\"type\":\"string\"},{\"name\":\"total\",\"type\":\"double\"},{\"name\":\"items\",\"type\":{\"type\":\"array\",\"items\":{\"type\":\"record\",\"name\":\"Item\",\"fields\":[{\"name\":\"sku\",\"type\":\"string\"},{\"name\":\"name\",\"type\":\"string\"},{\"name\":\"qty\",\"type\":\"int\"},{\"name\":\"price\",\"type\":\"double\"}]}}}]}"
 
-// OrderAvroType is the message type "bench.order.avro.v1", payload OrderAvro:
+// orderAvroType is the message type "bench.order.avro.v1", payload OrderAvro:
 // Avro in the Confluent wire format, its schema registered under the subject
 // "bench.order.avro.v1".
-var OrderAvroType = runtime.AvroType[OrderAvro]("bench.order.avro.v1", "bench.order.avro.v1", orderAvroSchema)
+var orderAvroType = runtime.AvroType[OrderAvro]("bench.order.avro.v1", "bench.order.avro.v1", orderAvroSchema)
+
+// TypeOfOrderAvro returns the message type "bench.order.avro.v1", payload
+// OrderAvro: Avro in the Confluent wire format, its schema registered under
+// the subject "bench.order.avro.v1".
+func TypeOfOrderAvro() *runtime.MessageType[OrderAvro] {
+	return orderAvroType
+}

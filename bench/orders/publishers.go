@@ -24,7 +24,7 @@ func NewBenchPublisher(c *runtime.Connection) *BenchPublisher {
 // among them wins. See runtime.Publish for its errors and for what cancelling
 // ctx does.
 func (p *BenchPublisher) PublishOrderJSON(ctx context.Context, m OrderJSON, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, OrderJSONType, "bench", m, append([]runtime.PublishOption{runtime.WithRoutingKey("json")}, opts...)...)
+	return runtime.Publish(ctx, p.c, orderJSONType, "bench", m, append([]runtime.PublishOption{runtime.WithRoutingKey("json")}, opts...)...)
 }
 
 // PublishOrderJSONBatch publishes ms as "bench.order.json.v1" to the exchange
@@ -33,7 +33,7 @@ func (p *BenchPublisher) PublishOrderJSON(ctx context.Context, m OrderJSON, opts
 // runtime.WithRoutingKey among them wins. See runtime.PublishAll for its
 // errors and for what cancelling ctx does.
 func (p *BenchPublisher) PublishOrderJSONBatch(ctx context.Context, ms []OrderJSON, opts ...runtime.PublishOption) error {
-	return runtime.PublishAll(ctx, p.c, OrderJSONType, "bench", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("json")}, opts...)...)
+	return runtime.PublishAll(ctx, p.c, orderJSONType, "bench", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("json")}, opts...)...)
 }
 
 // PublishOrderAvro publishes m as "bench.order.avro.v1" to the exchange
@@ -42,7 +42,7 @@ func (p *BenchPublisher) PublishOrderJSONBatch(ctx context.Context, ms []OrderJS
 // among them wins. See runtime.Publish for its errors and for what cancelling
 // ctx does.
 func (p *BenchPublisher) PublishOrderAvro(ctx context.Context, m OrderAvro, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, OrderAvroType, "bench", m, append([]runtime.PublishOption{runtime.WithRoutingKey("avro")}, opts...)...)
+	return runtime.Publish(ctx, p.c, orderAvroType, "bench", m, append([]runtime.PublishOption{runtime.WithRoutingKey("avro")}, opts...)...)
 }
 
 // PublishOrderAvroBatch publishes ms as "bench.order.avro.v1" to the exchange
@@ -51,5 +51,5 @@ func (p *BenchPublisher) PublishOrderAvro(ctx context.Context, m OrderAvro, opts
 // runtime.WithRoutingKey among them wins. See runtime.PublishAll for its
 // errors and for what cancelling ctx does.
 func (p *BenchPublisher) PublishOrderAvroBatch(ctx context.Context, ms []OrderAvro, opts ...runtime.PublishOption) error {
-	return runtime.PublishAll(ctx, p.c, OrderAvroType, "bench", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("avro")}, opts...)...)
+	return runtime.PublishAll(ctx, p.c, orderAvroType, "bench", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("avro")}, opts...)...)
 }

@@ -23,7 +23,7 @@ func Topology() *runtime.Topology {
 			Name:       "bench.r1",
 			Type:       runtime.Classic,
 			DeadLetter: true,
-			Retry:      R1Policy,
+			Retry:      r1Policy,
 		}).
 		Bind("bench.json", "bench", "json").
 		Bind("bench.avro", "bench", "avro").

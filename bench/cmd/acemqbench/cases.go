@@ -226,7 +226,7 @@ func typedRetrying(failPct int) runFunc {
 			}
 		}
 		for i := 0; i < n; i += 256 {
-			if err := runtime.PublishAll(ctx, e.conn, orders.OrderAvroType, "bench", msgs[i:min(i+256, n)], runtime.WithRoutingKey("r1")); err != nil {
+			if err := runtime.PublishAll(ctx, e.conn, orders.TypeOfOrderAvro(), "bench", msgs[i:min(i+256, n)], runtime.WithRoutingKey("r1")); err != nil {
 				return 0, 0, err
 			}
 		}
