@@ -26,6 +26,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"runtime/pprof"
 	"sort"
 	"text/tabwriter"
 	"time"
@@ -38,22 +39,44 @@ type options struct {
 	pairs int
 	cases string
 	body  string
+	cpu   string // --cpuprofile
 }
 
-func main() {
+func main() { os.Exit(benchMain()) }
+
+// benchMain is main returning its exit code, so the deferred profile is
+// written before the process exits.
+func benchMain() int {
 	var o options
 	flag.StringVar(&o.url, "url", envOr("ACEMQ_TEST_URL", "amqp://guest:guest@localhost:5672/"), "the broker (AMQP URL)")
 	flag.IntVar(&o.n, "n", 5000, "messages per run (P2's wait-each side and watermill without a prefetch take n/5)")
 	flag.IntVar(&o.pairs, "pairs", 5, "interleaved pairs per case (at least 5 for a median worth reading)")
 	flag.StringVar(&o.cases, "cases", "", "a regexp: run only the cases whose name matches")
 	flag.StringVar(&o.body, "body", "1k", "body size: 1k (an order with 8 line items), 100 (an order without items) or both")
+	flag.StringVar(&o.cpu, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	flag.Parse()
+	if o.cpu != "" {
+		f, err := os.Create(o.cpu)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "acemqbench:", err)
+			return 1
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "acemqbench:", err)
+			return 1
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			_ = f.Close()
+		}()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if err := run(ctx, os.Stdout, o); err != nil {
 		fmt.Fprintln(os.Stderr, "acemqbench:", err)
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
 
 func envOr(k, def string) string {
