@@ -12,15 +12,21 @@
 //	make demo   # or: go run ./examples/orders
 //
 // The broker is ACEMQ_URL, else ACEMQ_TEST_URL, else
-// amqp://guest:guest@localhost:5672/.
+// amqp://guest:guest@localhost:5672/. The runtime's metrics are served to
+// Prometheus at http://127.0.0.1:9464/metrics (ORDERS_METRICS_ADDR) while
+// the scenario plays; with -serve the program keeps serving them after it,
+// until interrupted.
 package main
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"os/signal"
 	"strings"
 	"sync"
 	"time"
@@ -29,12 +35,44 @@ import (
 )
 
 func main() {
+	serve := flag.Bool("serve", false, "keep serving /metrics after the scenario, until interrupted")
+	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := run(ctx, brokerURL(), os.Stdout); err != nil {
+	if err := play(ctx, *serve); err != nil {
 		fmt.Fprintln(os.Stderr, "orders:", err)
 		os.Exit(1)
 	}
+}
+
+// play serves the metrics and runs the scenario.
+func play(ctx context.Context, serve bool) error {
+	mp, h, err := newMetrics()
+	if err != nil {
+		return err
+	}
+	defer mp.Shutdown(context.Background())
+	addr := os.Getenv("ORDERS_METRICS_ADDR")
+	if addr == "" {
+		addr = "127.0.0.1:9464"
+	}
+	if ln, err := net.Listen("tcp", addr); err != nil {
+		// Another program holds the port: play the scenario anyway.
+		fmt.Fprintf(os.Stderr, "orders: metrics not served: %v\n", err)
+	} else {
+		srv := serveMetrics(ln, h)
+		defer srv.Close()
+		fmt.Printf("metrics: http://%s/metrics\n", ln.Addr())
+	}
+	if err := run(ctx, brokerURL(), os.Stdout, runtime.WithMeterProvider(mp)); err != nil {
+		return err
+	}
+	if serve {
+		stop, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer cancel()
+		<-stop.Done()
+	}
+	return nil
 }
 
 func brokerURL() string {
@@ -47,9 +85,9 @@ func brokerURL() string {
 }
 
 // run plays the scenario, printing the story to out.
-func run(ctx context.Context, url string, w io.Writer) error {
+func run(ctx context.Context, url string, w io.Writer, opts ...runtime.DialOption) error {
 	out := &lockedWriter{w: w}
-	conn, err := runtime.Dial(ctx, url, runtime.WithOrigin("warehouse@laptop"))
+	conn, err := runtime.Dial(ctx, url, append([]runtime.DialOption{runtime.WithOrigin("warehouse@laptop")}, opts...)...)
 	if err != nil {
 		return err
 	}
