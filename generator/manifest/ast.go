@@ -91,6 +91,15 @@ type Message struct {
 	Subject *Str
 	Compat  *Str // full, backward, forward or none; nil: full
 	GoName  *Str
+	// FieldGoNames are field_go_names: a Go name by the JSON pointer of a
+	// field in the schema, in manifest order.
+	FieldGoNames []FieldGoName
+}
+
+// FieldGoName is one entry of a message's field_go_names.
+type FieldGoName struct {
+	Pointer Str // the key
+	GoName  Str
 }
 
 // Exchange is an entry of exchanges:.

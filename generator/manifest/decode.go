@@ -150,6 +150,10 @@ func decodeMessage(e pair) *Message {
 			m.Compat = strPtr(kv.val)
 		case "go_name":
 			m.GoName = strPtr(kv.val)
+		case "field_go_names":
+			for _, f := range pairs(kv.val) {
+				m.FieldGoNames = append(m.FieldGoNames, FieldGoName{Pointer: strOf(f.key), GoName: strOf(f.val)})
+			}
 		}
 	}
 	return m

@@ -39,6 +39,13 @@ func (b *builder) messages() {
 				b.ns.claim(m.VarName, who+" (its message type variable)", mm.Name.Pos) &&
 				b.ns.claim(m.SchemaConst, who+" (its schema constant)", mm.Name.Pos)
 		}
+		for _, f := range mm.FieldGoNames {
+			if why := names.CheckGoName(f.GoName.Value); why != "" {
+				b.errorf(f.GoName.Pos, "%s: field_go_names %q: %s", who, f.Pointer.Value, why)
+				continue
+			}
+			m.fieldNames = append(m.fieldNames, f)
+		}
 		if prev, dup := byType[m.Type]; dup {
 			b.errorf(mm.Type.Pos, "%s has the type %q of message %q (%s:%d:%d); a consumer dispatches on the type, so give each message its own",
 				who, m.Type, prev.Name.Value, b.file.Path, prev.Name.Pos.Line, prev.Name.Pos.Col)
@@ -193,10 +200,17 @@ func (b *builder) types() {
 	var inputs []schema.Input
 	byPath := map[string]*Message{}
 	for _, m := range b.m.Messages {
+		var fieldNames map[string]string
+		for _, f := range m.fieldNames {
+			if fieldNames == nil {
+				fieldNames = map[string]string{}
+			}
+			fieldNames[f.Pointer.Value] = f.GoName.Value
+		}
 		inputs = append(inputs, schema.Input{
 			Message: m.Name, GoName: m.GoName, Path: m.SchemaPath,
 			Dir:  filepath.Join(b.dir, filepath.Dir(filepath.FromSlash(m.SchemaPath))),
-			Data: m.schemaData, Format: m.Format,
+			Data: m.schemaData, Format: m.Format, FieldNames: fieldNames,
 		})
 		if _, ok := byPath[m.SchemaPath]; !ok {
 			byPath[m.SchemaPath] = m
@@ -228,6 +242,13 @@ func (b *builder) types() {
 		return
 	}
 	for _, m := range b.m.Messages {
+		for _, ptr := range u.UnusedFieldNames[m.Name] {
+			for _, f := range m.fieldNames {
+				if f.Pointer.Value == ptr {
+					b.errorf(f.Pointer.Pos, "message %q: field_go_names %q: %s has no field there (a field is #/properties/<name> of an object, #/fields/<index> of an Avro record)", m.Name, ptr, m.SchemaPath)
+				}
+			}
+		}
 		m.Root = u.Roots[m.Name]
 		if m.Root == nil && err == nil {
 			b.errorf(b.messagePos[m].Pos, "message %q: its schema gave no type", m.Name)

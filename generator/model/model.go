@@ -3,6 +3,7 @@ package model
 import (
 	"time"
 
+	"github.com/acemq/acemq-go/generator/manifest"
 	"github.com/acemq/acemq-go/generator/schema"
 	"github.com/acemq/acemq-go/runtime"
 )
@@ -81,7 +82,8 @@ type Message struct {
 	SchemaText    string        // the schema file, compacted
 	Root          *schema.Type  // the payload type in Types
 
-	schemaData []byte // the file as read
+	schemaData []byte                 // the file as read
+	fieldNames []manifest.FieldGoName // field_go_names
 }
 
 // CompatMode is what acemq-gen compat requires of a message's new schema

@@ -1,6 +1,9 @@
 package model
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // The names: section switches Go's initialisms off and adds a team's own;
 // every stage (message, queue, field, enum constant) follows it.
@@ -121,6 +124,54 @@ func TestNamesStable(t *testing.T) {
 			if got[k] != v {
 				t.Errorf("messages %v: %s is named %q, was %q", order, k, got[k], v)
 			}
+		}
+	}
+}
+
+// field_go_names renames a field by its pointer, in JSON Schema and Avro,
+// nested too, and is checked as every go_name is.
+func TestFieldGoNames(t *testing.T) {
+	files := map[string]string{
+		"a.json": `{"type": "object", "properties": {"order_id": {"type": "string"}, "to": {"$ref": "#/$defs/address"}, "ref": {"type": "string"}},
+			"$defs": {"address": {"type": "object", "properties": {"zip": {"type": "string"}}}}}`,
+		"b.avsc": `{"type": "record", "name": "B", "fields": [{"name": "x", "type": "int"},
+			{"name": "lines", "type": {"type": "array", "items": {"type": "record", "name": "Line", "fields": [{"name": "sku", "type": "string"}]}}}]}`,
+	}
+	m, err := build(t, `version: 1
+package: p
+messages:
+  A:
+    type: a
+    schema: a.json
+    field_go_names: {"#/properties/order_id": Key, "#/$defs/address/properties/zip": PostCode}
+  B:
+    type: b
+    schema: b.avsc
+    field_go_names: {"#/fields/0": Ex, "#/fields/1/type/items/fields/0": Article}
+`, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, ty := range m.Types.Types {
+		for _, f := range ty.Fields {
+			got[ty.Name+"."+f.WireName] = f.GoName
+		}
+	}
+	for k, v := range map[string]string{"A.order_id": "Key", "AAddress.zip": "PostCode", "A.ref": "Ref", "B.x": "Ex", "Line.sku": "Article", "B.lines": "Lines"} {
+		if got[k] != v {
+			t.Errorf("%s is %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+
+	for _, c := range []struct{ name, entry, want string }{
+		{"clash", `{"#/properties/order_id": Ref}`, `field_go_names gives the field "order_id" the Go name Ref, which another field of its struct takes; choose another`},
+		{"no field", `{"#/properties/nope": Nope}`, `acemq.yaml:7:22: message "A": field_go_names "#/properties/nope": a.json has no field there`},
+		{"not exported", `{"#/properties/ref": lower}`, `acemq.yaml:7:42: message "A": field_go_names "#/properties/ref": go_name "lower" is not exported`},
+	} {
+		_, err := build(t, "version: 1\npackage: p\nmessages:\n  A:\n    type: a\n    schema: a.json\n    field_go_names: "+c.entry+"\n", files)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want it to contain %q", c.name, err, c.want)
 		}
 	}
 }

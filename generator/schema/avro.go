@@ -234,9 +234,13 @@ func (l *avroLoader) record(s *avro.RecordSchema, ptr string, t *Type) *TypeRef 
 	l.busy[t] = true
 	defer delete(l.busy, t)
 	fields := names.NewScope()
+	siblings := map[string]string{}
+	for i, f := range s.Fields() {
+		siblings[f.Name()] = fmt.Sprintf("%s/fields/%d", ptr, i)
+	}
 	for i, f := range s.Fields() {
 		fptr := fmt.Sprintf("%s/fields/%d/type", ptr, i)
-		gn := fields.Take(l.b.names.Ident(f.Name()))
+		gn := l.b.fieldName(l.in, fields, siblings[f.Name()], f.Name(), siblings)
 		ft := l.typeOf(f.Type(), fptr, t.Name+gn)
 		if ft == nil {
 			continue

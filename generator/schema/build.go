@@ -48,6 +48,17 @@ func Build(inputs []Input, reserved []string, opts ...Option) (*Universe, error)
 		}
 	}
 	slices.SortStableFunc(b.u.Types, func(x, y *Type) int { return cmp.Compare(first[x], first[y]) })
+	for _, in := range inputs {
+		for ptr := range in.FieldNames {
+			if !b.usedFieldNames[in.Message][ptr] {
+				if b.u.UnusedFieldNames == nil {
+					b.u.UnusedFieldNames = map[string][]string{}
+				}
+				b.u.UnusedFieldNames[in.Message] = append(b.u.UnusedFieldNames[in.Message], ptr)
+			}
+		}
+		slices.Sort(b.u.UnusedFieldNames[in.Message])
+	}
 	return b.u, errors.Join(b.errs...)
 }
 
@@ -72,11 +83,37 @@ type builder struct {
 	u     *Universe
 	errs  []error
 
-	avroNamed      map[string]*avroNamed   // Avro full name → type, across inputs
-	jsonDocs       map[string]*jsonDoc     // JSON Schema documents by $id and by "file:"+path
-	jsonTypes      map[*jvalue]*jsonResult // schemas mapped to named types
-	jsonBusy       map[*jvalue]bool        // schemas being mapped
-	jsonStructBusy map[*Type]bool          // structs whose fields are being mapped
+	avroNamed      map[string]*avroNamed      // Avro full name → type, across inputs
+	jsonDocs       map[string]*jsonDoc        // JSON Schema documents by $id and by "file:"+path
+	jsonTypes      map[*jvalue]*jsonResult    // schemas mapped to named types
+	jsonBusy       map[*jvalue]bool           // schemas being mapped
+	jsonStructBusy map[*Type]bool             // structs whose fields are being mapped
+	usedFieldNames map[string]map[string]bool // Input.Message → Input.FieldNames pointers applied
+}
+
+// fieldName is the Go name of the field at ptr of in's file: its
+// Input.FieldNames entry, which no other field of the struct may have
+// (siblings: every field's wire name → pointer), else the name derived
+// from wire (numbered if need be).
+func (b *builder) fieldName(in Input, fields *names.Scope, ptr, wire string, siblings map[string]string) string {
+	if gn, ok := in.FieldNames[ptr]; ok {
+		if b.usedFieldNames[in.Message] == nil {
+			b.usedFieldNames[in.Message] = map[string]bool{}
+		}
+		b.usedFieldNames[in.Message][ptr] = true
+		taken := fields.Has(gn)
+		for w, p := range siblings {
+			if _, renamed := in.FieldNames[p]; w != wire && !renamed && b.names.Ident(w) == gn {
+				taken = true
+			}
+		}
+		if taken {
+			b.fail(in.Path, ptr, "field_go_names", fmt.Sprintf("field_go_names gives the field %q the Go name %s, which another field of its struct takes; choose another", wire, gn))
+		}
+		fields.Take(gn)
+		return gn
+	}
+	return fields.Take(b.names.Ident(wire))
 }
 
 func newBuilder(reserved []string) *builder {
@@ -89,6 +126,7 @@ func newBuilder(reserved []string) *builder {
 		jsonTypes:      map[*jvalue]*jsonResult{},
 		jsonBusy:       map[*jvalue]bool{},
 		jsonStructBusy: map[*Type]bool{},
+		usedFieldNames: map[string]map[string]bool{},
 	}
 }
 

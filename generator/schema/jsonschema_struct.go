@@ -152,6 +152,10 @@ func (l *jsonLoader) fillStruct(t *Type, n *jvalue, d *jsonDoc, ptr string) {
 	l.b.jsonStructBusy[t] = true
 	defer delete(l.b.jsonStructBusy, t)
 	fields := names.NewScope()
+	siblings := map[string]string{}
+	for _, name := range ps.order {
+		siblings[name] = ptr + "/properties/" + escapePointer(name)
+	}
 	for _, name := range ps.order {
 		p := ps.props[name]
 		if len(p.alts) == 0 && ps.closed {
@@ -174,14 +178,18 @@ func (l *jsonLoader) fillStruct(t *Type, n *jvalue, d *jsonDoc, ptr string) {
 			})
 			continue
 		}
-		fd := l.field(t, fields, name, p)
+		fd := l.field(t, fields, name, p, d, siblings)
 		t.Fields = append(t.Fields, fd)
 	}
 }
 
 // field maps one property.
-func (l *jsonLoader) field(t *Type, fields *names.Scope, name string, p *propInfo) *Field {
-	gn := fields.Take(l.b.names.Ident(name))
+func (l *jsonLoader) field(t *Type, fields *names.Scope, name string, p *propInfo, d *jsonDoc, siblings map[string]string) *Field {
+	in := l.in
+	if d != l.doc {
+		in = Input{} // field_go_names apply to the message's own file
+	}
+	gn := l.b.fieldName(in, fields, siblings[name], name, siblings)
 	alts := p.alts
 	for _, a := range alts {
 		if a.always {

@@ -29,6 +29,11 @@ type Input struct {
 	Dir     string // directory holding the file: relative $refs resolve against it
 	Data    []byte // file contents
 	Format  Format
+	// FieldNames are Go names of fields settled by the manifest, by the
+	// JSON pointer of the field in this file: #/properties/order_id,
+	// #/fields/0. A name taken in its struct is an error; the pointers
+	// that name no field are in Universe.UnusedFieldNames.
+	FieldNames map[string]string
 }
 
 // Universe is every Go type that the inputs need.
@@ -38,6 +43,9 @@ type Universe struct {
 	// AvroSources are the schema texts general Avro unions re-encode
 	// branches with (see Union), in discovery order.
 	AvroSources []*AvroSource
+	// UnusedFieldNames are, by Input.Message, the pointers of
+	// Input.FieldNames at which no field was mapped.
+	UnusedFieldNames map[string][]string
 }
 
 // Kind is the shape of a named type.
