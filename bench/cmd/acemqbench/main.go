@@ -49,7 +49,7 @@ func main() { os.Exit(benchMain()) }
 func benchMain() int {
 	var o options
 	flag.StringVar(&o.url, "url", envOr("ACEMQ_TEST_URL", "amqp://guest:guest@localhost:5672/"), "the broker (AMQP URL)")
-	flag.IntVar(&o.n, "n", 5000, "messages per run (P2's wait-each side and watermill without a prefetch take n/5)")
+	flag.IntVar(&o.n, "n", 5000, "messages per run (R1 runs 10x as many; the wait-each and watermill-with-confirms sides a fifth)")
 	flag.IntVar(&o.pairs, "pairs", 5, "interleaved pairs per case (at least 5 for a median worth reading)")
 	flag.StringVar(&o.cases, "cases", "", "a regexp: run only the cases whose name matches")
 	flag.StringVar(&o.body, "body", "1k", "body size: 1k (an order with 8 line items), 100 (an order without items) or both")
@@ -165,7 +165,7 @@ func report(w io.Writer, o options, results []result) {
 			r.c.name, r.size, r.bytes, r.c.aName, median(r.a), r.c.bName, median(r.b), median(r.ratios), lo, hi, target)
 	}
 	_ = tw.Flush()
-	fmt.Fprintf(w, "\n%d pairs per case, %d messages per run (medians; the spread is the ratios' min–max)\n", o.pairs, o.n)
+	fmt.Fprintf(w, "\n%d pairs per case, %d messages per run (R1: 10x; the wait-each and watermill-with-confirms sides: a fifth); medians, the spread is the ratios' min–max\n", o.pairs, o.n)
 	for _, r := range results {
 		if r.c.target == 0 {
 			continue
