@@ -50,26 +50,26 @@ func (c benchCase) scale(n int, a bool) int {
 func cases() []benchCase {
 	return []benchCase{
 		{name: "P1-avro", format: "avro", target: 0.90,
-			aName: "Publish, 256 goroutines", a: typedPublish("avro", 256),
-			bName: "raw, confirm window 256", b: rawPublishWindow("avro", 256)},
+			aName: "Publish, 256 goroutines", a: landsIn(queueOf("avro"), typedPublish("avro", 256)),
+			bName: "raw, confirm window 256", b: landsIn(queueOf("avro"), rawPublishWindow("avro", 256))},
 		{name: "P1-json", format: "json", target: 0.80,
-			aName: "Publish, 256 goroutines", a: typedPublish("json", 256),
-			bName: "raw, confirm window 256", b: rawPublishWindow("json", 256)},
+			aName: "Publish, 256 goroutines", a: landsIn(queueOf("json"), typedPublish("json", 256)),
+			bName: "raw, confirm window 256", b: landsIn(queueOf("json"), rawPublishWindow("json", 256))},
 		{name: "P1-avro-all", format: "avro", target: 0.90,
-			aName: "PublishAll(256)", a: typedPublishAll("avro", 256),
-			bName: "raw, confirm window 256", b: rawPublishWindow("avro", 256)},
+			aName: "PublishAll(256)", a: landsIn(queueOf("avro"), typedPublishAll("avro", 256)),
+			bName: "raw, confirm window 256", b: landsIn(queueOf("avro"), rawPublishWindow("avro", 256))},
 		{name: "P1-json-all", format: "json", target: 0.80,
-			aName: "PublishAll(256)", a: typedPublishAll("json", 256),
-			bName: "raw, confirm window 256", b: rawPublishWindow("json", 256)},
+			aName: "PublishAll(256)", a: landsIn(queueOf("json"), typedPublishAll("json", 256)),
+			bName: "raw, confirm window 256", b: landsIn(queueOf("json"), rawPublishWindow("json", 256))},
 		// P2 measures what pipelining the confirms buys, so its typed
 		// side is Avro (the codec P1 shows costs least); P2-json is the
 		// same with the JSON codec's cost in it.
 		{name: "P2", format: "avro", target: 10, bDiv: 5,
-			aName: "Publish, 32 goroutines", a: typedPublish("avro", 32),
-			bName: "raw, wait each confirm", b: rawPublishWaitEach("avro")},
+			aName: "Publish, 32 goroutines", a: landsIn(queueOf("avro"), typedPublish("avro", 32)),
+			bName: "raw, wait each confirm", b: landsIn(queueOf("avro"), rawPublishWaitEach("avro"))},
 		{name: "P2-json", format: "json", bDiv: 5,
-			aName: "Publish, 32 goroutines", a: typedPublish("json", 32),
-			bName: "raw, wait each confirm", b: rawPublishWaitEach("json")},
+			aName: "Publish, 32 goroutines", a: landsIn(queueOf("json"), typedPublish("json", 32)),
+			bName: "raw, wait each confirm", b: landsIn(queueOf("json"), rawPublishWaitEach("json"))},
 		{name: "C1-avro", format: "avro", target: 0.90,
 			aName: "Consume+decode+ack, prefetch 256", a: typedConsume("avro"),
 			bName: "raw, prefetch 256, multiple acks", b: rawConsume("avro")},
@@ -82,14 +82,41 @@ func cases() []benchCase {
 			aName: "healthy msg/s, 10% failing", a: typedRetrying(10),
 			bName: "no failures", b: typedRetrying(0)},
 		{name: "X1-publish", format: "json", target: 10, bDiv: 5,
-			aName: "Publish, 32 goroutines", a: typedPublish("json", 32),
-			bName: "watermill, ConfirmDelivery, 32 goroutines", b: watermillPublish(true, 32)},
+			aName: "Publish, 32 goroutines", a: landsIn(queueOf("json"), typedPublish("json", 32)),
+			bName: "watermill, ConfirmDelivery, 32 goroutines", b: landsIn(queueWatermill, watermillPublish(true, 32))},
 		{name: "X1-publish-noconfirm", format: "json", bDiv: 1,
-			aName: "Publish, 32 goroutines", a: typedPublish("json", 32),
-			bName: "watermill, no confirms, 32 goroutines", b: watermillPublish(false, 32)},
+			aName: "Publish, 32 goroutines", a: landsIn(queueOf("json"), typedPublish("json", 32)),
+			bName: "watermill, no confirms, 32 goroutines", b: landsIn(queueWatermill, watermillPublish(false, 32))},
 		{name: "X1-consume", format: "json", target: 3,
 			aName: "Consume+decode+ack, prefetch 256", a: typedConsume("json"),
 			bName: "watermill, PrefetchCount 256", b: watermillConsume(256)},
+	}
+}
+
+// landsIn checks, after f, that every message f counted is in queue q,
+// and no more, so a side that drops messages cannot look fast.
+func landsIn(q string, f runFunc) runFunc {
+	return func(ctx context.Context, e *env, n int) (time.Duration, int, error) {
+		d, counted, err := f(ctx, e, n)
+		if err != nil {
+			return 0, 0, err
+		}
+		// A publish without confirms returns before the broker has
+		// enqueued: give it 10s to catch up (not timed).
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			st, err := e.ch.QueueDeclarePassive(q, true, false, false, false, nil)
+			if err != nil {
+				return 0, 0, fmt.Errorf("count %s: %w", q, err)
+			}
+			if st.Messages == counted {
+				return d, counted, nil
+			}
+			if st.Messages > counted || time.Now().After(deadline) {
+				return 0, 0, fmt.Errorf("published %d messages, %s holds %d", counted, q, st.Messages)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 }
 

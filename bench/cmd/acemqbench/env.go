@@ -137,7 +137,10 @@ func (e *env) rawMessage(format string) amqp.Publishing {
 	return p
 }
 
-func (e *env) queueOf(format string) string {
+func (e *env) queueOf(format string) string { return queueOf(format) }
+
+// queueOf is the queue the bench exchange routes format's messages to.
+func queueOf(format string) string {
 	if format == "avro" {
 		return queueAvro
 	}
