@@ -104,7 +104,11 @@ func rawPublishWaitEach(format string) runFunc {
 // rawConsume fills the format's queue through the runtime (not timed),
 // then consumes it with prefetch 256, acking with multiple=true every 64
 // deliveries and at the last.
-func rawConsume(format string) runFunc {
+func rawConsume(format string) runFunc { return rawConsumeAcking(format, 64) }
+
+// rawConsumeAcking is rawConsume acking every ackEvery deliveries (1: each
+// on its own, as the runtime does).
+func rawConsumeAcking(format string, ackEvery int) runFunc {
 	return func(ctx context.Context, e *env, n int) (time.Duration, int, error) {
 		q := e.queueOf(format)
 		if err := e.fill(ctx, format, n); err != nil {
@@ -131,8 +135,8 @@ func rawConsume(format string) runFunc {
 					return 0, 0, fmt.Errorf("raw consume %s: deliveries closed after %d", q, got)
 				}
 				got++
-				if got%64 == 0 || got == n {
-					if err := d.Ack(true); err != nil {
+				if got%ackEvery == 0 || got == n {
+					if err := d.Ack(ackEvery > 1); err != nil {
 						return 0, 0, err
 					}
 				}

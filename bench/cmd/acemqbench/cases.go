@@ -73,6 +73,12 @@ func cases() []benchCase {
 		{name: "C1-avro", format: "avro", target: 0.90,
 			aName: "Consume+decode+ack, prefetch 256", a: typedConsume("avro"),
 			bName: "raw, prefetch 256, multiple acks", b: rawConsume("avro")},
+		// C1-avro-ackeach: the same typed side against a raw consumer
+		// that acks each delivery on its own, as the runtime does — what
+		// is left of C1-avro's gap once acks are not batched.
+		{name: "C1-avro-ackeach", format: "avro",
+			aName: "Consume+decode+ack, prefetch 256", a: typedConsume("avro"),
+			bName: "raw, prefetch 256, ack each", b: rawConsumeAcking("avro", 1)},
 		{name: "C1-json", format: "json", target: 0.80,
 			aName: "Consume+decode+ack, prefetch 256", a: typedConsume("json"),
 			bName: "raw, prefetch 256, multiple acks", b: rawConsume("json")},
