@@ -163,7 +163,11 @@ func Render(m *model.Model, source string) ([]File, error) {
 		if err := o.File.Render(&buf); err != nil {
 			return nil, fmt.Errorf("acemq-gen: emitting %s: %w (a bug: please report it with the manifest)", o.Name, err)
 		}
-		files = append(files, File{Path: o.Name, Content: buf.Bytes()})
+		content, err := emit.Format(buf.Bytes())
+		if err != nil {
+			return nil, fmt.Errorf("emitting %s: %w (a bug: please report it with the manifest)", o.Name, err)
+		}
+		files = append(files, File{Path: o.Name, Content: content})
 	}
 	return files, nil
 }

@@ -6,6 +6,7 @@ package orders
 import (
 	"context"
 	"errors"
+
 	"github.com/acemq/acemq-go/runtime"
 )
 

@@ -4,8 +4,9 @@
 package orders
 
 import (
-	"github.com/acemq/acemq-go/runtime"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime"
 )
 
 // r1Policy is the retry policy "r1": 3 attempts, waits [500ms 1s], broker

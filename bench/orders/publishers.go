@@ -5,6 +5,7 @@ package orders
 
 import (
 	"context"
+
 	"github.com/acemq/acemq-go/runtime"
 )
 

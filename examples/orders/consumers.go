@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"errors"
+
 	"github.com/acemq/acemq-go/runtime"
 )
 

@@ -4,8 +4,9 @@
 package main
 
 import (
-	"github.com/acemq/acemq-go/runtime"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime"
 )
 
 // warehousePolicy is the retry policy "warehouse": 4 attempts, waits [1s 2s

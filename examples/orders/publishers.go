@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+
 	"github.com/acemq/acemq-go/runtime"
 )
 

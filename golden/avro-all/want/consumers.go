@@ -6,6 +6,7 @@ package avroall
 import (
 	"context"
 	"errors"
+
 	"github.com/acemq/acemq-go/runtime"
 )
 

@@ -5,6 +5,7 @@ package avroall
 
 import (
 	"context"
+
 	"github.com/acemq/acemq-go/runtime"
 )
 

@@ -6,6 +6,7 @@ package jsonschemaall
 import (
 	"context"
 	"errors"
+
 	"github.com/acemq/acemq-go/runtime"
 )
 

@@ -5,6 +5,7 @@ package jsonschemaall
 
 import (
 	"context"
+
 	"github.com/acemq/acemq-go/runtime"
 )
 

@@ -4,8 +4,9 @@
 package names
 
 import (
-	"github.com/acemq/acemq-go/runtime"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime"
 )
 
 // retry3xPolicy is the retry policy "retry-3x": 2 attempts, waits [100ms].

@@ -5,6 +5,7 @@ package names
 
 import (
 	"context"
+
 	"github.com/acemq/acemq-go/runtime"
 )
 

@@ -4,8 +4,9 @@
 package orders
 
 import (
-	"github.com/acemq/acemq-go/runtime"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime"
 )
 
 // standardPolicy is the retry policy "standard": 6 attempts, waits [10s 20s

@@ -6,6 +6,7 @@ package registry
 import (
 	"context"
 	"errors"
+
 	"github.com/acemq/acemq-go/runtime"
 )
 

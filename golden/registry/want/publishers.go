@@ -5,6 +5,7 @@ package registry
 
 import (
 	"context"
+
 	"github.com/acemq/acemq-go/runtime"
 )
 

@@ -6,6 +6,7 @@ package shipping
 import (
 	"context"
 	"errors"
+
 	"github.com/acemq/acemq-go/runtime"
 )
 

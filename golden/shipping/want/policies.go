@@ -4,8 +4,9 @@
 package shipping
 
 import (
-	"github.com/acemq/acemq-go/runtime"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime"
 )
 
 // quickPolicy is the retry policy "quick": 3 attempts, waits [200ms 200ms].

@@ -5,6 +5,7 @@ package shipping
 
 import (
 	"context"
+
 	"github.com/acemq/acemq-go/runtime"
 )
 
