@@ -41,10 +41,34 @@ type File struct {
 // every problem; the output is deterministic: the same inputs give the
 // same bytes.
 func Generate(opts Options) ([]File, error) {
+	res, err := Run(opts)
+	if err != nil {
+		return nil, err
+	}
+	return res.Files, nil
+}
+
+// Result is what Run generated: the files, and the counts the command's
+// success line reports.
+type Result struct {
+	Files                        []File
+	Messages, Queues, Publishers int
+}
+
+// Run is Generate, saying what the manifest holds.
+func Run(opts Options) (*Result, error) {
 	m, err := Load(opts.Manifest)
 	if err != nil {
 		return nil, err
 	}
+	files, err := generate(m, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Files: files, Messages: len(m.Messages), Queues: len(m.Queues), Publishers: len(m.Publishers)}, nil
+}
+
+func generate(m *model.Model, opts Options) ([]File, error) {
 	files, err := Render(m, Source(opts))
 	if err != nil {
 		return nil, err
@@ -62,7 +86,7 @@ func Generate(opts Options) ([]File, error) {
 func Load(path string) (*model.Model, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("acemq-gen: %w", err)
+		return nil, err
 	}
 	f, shapeErr := manifest.Parse(path, data)
 	if f == nil {
@@ -89,23 +113,23 @@ func Exports(m *model.Model, opts Options) ([]File, error) {
 	}
 	absOut, err := filepath.Abs(out)
 	if err != nil {
-		return nil, fmt.Errorf("acemq-gen: %w", err)
+		return nil, err
 	}
 	absDir, err := filepath.Abs(filepath.Dir(opts.Manifest))
 	if err != nil {
-		return nil, fmt.Errorf("acemq-gen: %w", err)
+		return nil, err
 	}
 	var files []File
 	for _, x := range m.Exports {
 		target := filepath.Join(absDir, filepath.FromSlash(x.Path))
 		rel, err := filepath.Rel(absOut, target)
 		if err != nil {
-			return nil, fmt.Errorf("acemq-gen: exports: %s: %w", x.Path, err)
+			return nil, fmt.Errorf("exports: %s: %w", x.Path, err)
 		}
 		src := Source(Options{Manifest: opts.Manifest, OutDir: filepath.Dir(target)})
 		content, err := export.Render(m, x.Format, export.Options{Source: src, Vhost: x.Vhost})
 		if err != nil {
-			return nil, fmt.Errorf("acemq-gen: exports: %s: %w", x.Path, err)
+			return nil, fmt.Errorf("exports: %s: %w", x.Path, err)
 		}
 		files = append(files, File{Path: filepath.ToSlash(rel), Content: content})
 	}

@@ -48,7 +48,7 @@ func runCompat(args []string, stdout, stderr io.Writer) int {
 	}
 	cur, err := compat.Load(*manifestPath)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
+		printErr(stderr, err)
 		return exitBad
 	}
 	prev, err := compat.LoadPrevious(*manifestPath, *against)

@@ -46,7 +46,7 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 	}
 	m, err := generator.Load(*manifestPath)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
+		printErr(stderr, err)
 		return exitBad
 	}
 	// The header names the manifest relative to the file written, or as

@@ -50,7 +50,7 @@ func runRegistry(args []string, stdout, stderr io.Writer) int {
 	}
 	m, err := generator.Load(*manifestPath)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
+		printErr(stderr, err)
 		return exitBad
 	}
 	if *dir == "" && m.Registry != nil && m.Registry.Directory != "" {

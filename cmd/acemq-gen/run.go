@@ -9,8 +9,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 
 	"github.com/acemq/acemq-go/generator"
+	genmanifest "github.com/acemq/acemq-go/generator/manifest"
 	"github.com/rogpeppe/go-internal/diff"
 )
 
@@ -22,7 +24,9 @@ const (
 )
 
 const usage = `usage:
-  acemq-gen -f acemq.yaml [-o DIR]         generate the Go code of a manifest
+  acemq-gen -f acemq.yaml [-o DIR] [-q]    generate the Go code of a manifest; one line
+                                           says what was written (-q: none)
+  acemq-gen version                        print acemq-gen's version
   acemq-gen check -f acemq.yaml [-o DIR]   exit 0 when the generated code is current,
                                            1 with a unified diff when it is stale
   acemq-gen compat -f acemq.yaml --against DIR|git:REF
@@ -49,6 +53,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "export" {
 		return runExport(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "version" {
+		fmt.Fprintf(stdout, "acemq-gen %s\n", version())
+		return exitOK
+	}
 	check := len(args) > 0 && args[0] == "check"
 	if check {
 		args = args[1:]
@@ -57,6 +65,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fl.SetOutput(io.Discard)
 	manifestPath := fl.String("f", "", "the manifest (acemq.yaml)")
 	out := fl.String("o", "", "output directory (default: the manifest's directory)")
+	quiet := fl.Bool("q", false, "print nothing on success")
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usage)
@@ -77,15 +86,58 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if dir == "" {
 		dir = filepath.Dir(*manifestPath)
 	}
-	files, err := generator.Generate(generator.Options{Manifest: *manifestPath, OutDir: dir})
+	res, err := generator.Run(generator.Options{Manifest: *manifestPath, OutDir: dir})
 	if err != nil {
-		fmt.Fprintln(stderr, err)
+		printErr(stderr, err)
 		return exitBad
 	}
 	if check {
-		return checkFiles(dir, files, stdout, stderr)
+		return checkFiles(dir, res.Files, stdout, stderr)
 	}
-	return writeFiles(dir, files, stderr)
+	if code := writeFiles(dir, res.Files, stderr); code != exitOK {
+		return code
+	}
+	if !*quiet {
+		fmt.Fprintf(stdout, "wrote %s to %s: %s, %s, %s\n", counted(len(res.Files), "file"), displayDir(dir),
+			counted(res.Messages, "message"), counted(res.Queues, "queue"), counted(res.Publishers, "publisher"))
+	}
+	return exitOK
+}
+
+// counted is "1 file", "6 files".
+func counted(n int, noun string) string {
+	return fmt.Sprintf("%d %s", n, plural(n, noun, noun+"s"))
+}
+
+// displayDir is dir as a shell user would write it: ./orders, ., /abs.
+func displayDir(dir string) string {
+	d := filepath.ToSlash(filepath.Clean(dir))
+	if d == "." || filepath.IsAbs(dir) || d == ".." || len(d) > 2 && d[:3] == "../" {
+		return d
+	}
+	return "./" + d
+}
+
+// printErr prints err for the command: a manifest's errors as they are
+// (each file:line:col: ...), anything else after "acemq-gen: ", which the
+// library leaves to the command.
+func printErr(stderr io.Writer, err error) {
+	var me genmanifest.Errors
+	var one *genmanifest.Error
+	if errors.As(err, &me) || errors.As(err, &one) {
+		fmt.Fprintln(stderr, err)
+		return
+	}
+	fmt.Fprintf(stderr, "acemq-gen: %v\n", err)
+}
+
+// version is the module version acemq-gen was built from ("(devel)" in a
+// checkout; v1.2.3 after go install ...@v1.2.3), from the build info.
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
 }
 
 // writeFiles writes every file, each through a temporary file renamed into

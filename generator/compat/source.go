@@ -30,7 +30,7 @@ func Load(path string) (*model.Model, error) {
 func load(name, file string) (*model.Model, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("acemq-gen: %w", err)
+		return nil, err
 	}
 	f, shapeErr := manifest.Parse(name, data)
 	if shapeErr != nil {

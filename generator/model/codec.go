@@ -48,7 +48,7 @@ func (b *builder) checkCodec(who string, at manifest.Str, m *Message) {
 // codec only parses its schema then, it never calls the registry.
 type noRegistry struct{}
 
-var errNoRegistry = errors.New("acemq-gen: no schema registry at generation time")
+var errNoRegistry = errors.New("no schema registry at generation time")
 
 func (noRegistry) Register(context.Context, string, string) (int, error) { return 0, errNoRegistry }
 func (noRegistry) Schema(context.Context, int) (string, error)           { return "", errNoRegistry }
