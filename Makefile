@@ -86,7 +86,7 @@ faults: ## the fault suite on a RabbitMQ node of its own (5673; never the shared
 	@bash scripts/faultnode.sh up
 	@log=$$(mktemp); trap 'bash scripts/faultnode.sh down; rm -f "$$log"' EXIT; \
 	set -o pipefail; \
-	$(GO) test -tags faults -count=1 -timeout 15m -v ./internal/faults/ 2>&1 | tee "$$log" | grep -E '^(--- |FAIL|ok|panic|    )' ; rc=$$?; \
+	$(GO) test -tags faults -count=1 -timeout 15m -v ./internal/faults/ 2>&1 | tee "$$log" | grep -E '^(--- |FAIL|ok|panic|    |  [a-z0-9-]+: )' ; rc=$$?; \
 	echo "# make faults: the fault table"; grep -h '^fault=' "$$log"; exit $$rc
 
 faultnode: ## start the fault suite's own node (acemqfaults@localhost on 5673) and leave it running

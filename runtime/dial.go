@@ -209,7 +209,7 @@ func (c *Connection) dialOne(ctx context.Context, a address) (*amqp.Connection, 
 		TLSClientConfig: c.cfg.tls,
 		Heartbeat:       effectiveHeartbeat(c.cfg.heartbeat),
 		Locale:          "en_US",
-		Dial:            contextDialer(ctx, !strings.HasPrefix(strings.ToLower(a.raw), "amqps:"), effectiveHeartbeat(c.cfg.heartbeat)),
+		Dial:            contextDialer(ctx, !strings.HasPrefix(strings.ToLower(a.raw), "amqps:")),
 	}
 	type result struct {
 		conn *amqp.Connection
@@ -238,8 +238,7 @@ func (c *Connection) dialOne(ctx context.Context, a address) (*amqp.Connection, 
 const handshakeTimeout = 30 * time.Second
 
 // contextDialer is amqp091-go's DefaultDial made to stop when ctx does.
-// A connection silent for two heartbeats is closed (silenceConn).
-func contextDialer(ctx context.Context, plain bool, heartbeat time.Duration) func(network, addr string) (net.Conn, error) {
+func contextDialer(ctx context.Context, plain bool) func(network, addr string) (net.Conn, error) {
 	return func(network, addr string) (net.Conn, error) {
 		d := net.Dialer{Timeout: handshakeTimeout}
 		conn, err := d.DialContext(ctx, network, addr)
@@ -255,7 +254,6 @@ func contextDialer(ctx context.Context, plain bool, heartbeat time.Duration) fun
 			conn.Close()
 			return nil, err
 		}
-		conn = watchSilence(conn, heartbeat)
 		if !plain {
 			// amqps: amqp091-go runs TLS over this conn; the frames are
 			// not readable here.
@@ -412,4 +410,13 @@ func withCapability(f []byte) []byte {
 	binary.BigEndian.PutUint32(out[propsAt:], binary.BigEndian.Uint32(out[propsAt:])+n)
 	binary.BigEndian.PutUint32(out[3:], binary.BigEndian.Uint32(out[3:])+n)
 	return out
+}
+
+// effectiveHeartbeat is what amqp091-go is asked for: it speaks whole
+// seconds, and a value below one second would switch heartbeats off.
+func effectiveHeartbeat(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	return max(time.Second, d.Truncate(time.Second))
 }

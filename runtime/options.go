@@ -102,8 +102,10 @@ func WithReconnectBackoff(min, max time.Duration) DialOption {
 // WithHeartbeat sets the AMQP heartbeat the connection asks for (default
 // 10s; whole seconds, at least 1s; 0 switches heartbeats off, which
 // RabbitMQ advises against). A connection that stalls silently (a network
-// that drops packets without a reset) is closed after two heartbeats
-// without a byte from the broker, and the runtime reconnects.
+// that drops packets without a reset) is closed by amqp091-go once nothing
+// has come from the broker for 1.5 heartbeats (it expects a frame every
+// half heartbeat and gives up after three missed), and the runtime
+// reconnects.
 func WithHeartbeat(d time.Duration) DialOption {
 	return dialOptionFunc(func(c *dialConfig) { c.heartbeat = d })
 }

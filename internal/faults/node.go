@@ -145,7 +145,8 @@ func WaitListed(tb testing.TB, clientName string, wait time.Duration) {
 }
 
 // KillConnections closes, through the management API, every connection of
-// the node whose client named itself clientName, and returns how many. The
+// the node whose client named itself clientName (a trailing * matches a
+// prefix), and returns how many. The
 // API lists a new connection a little late: it waits up to wait for one.
 func KillConnections(tb testing.TB, clientName string, wait time.Duration) int {
 	tb.Helper()
@@ -162,7 +163,8 @@ func KillConnections(tb testing.TB, clientName string, wait time.Duration) int {
 		}
 		n := 0
 		for _, c := range conns {
-			if c.ClientProperties.ConnectionName != clientName {
+			name := c.ClientProperties.ConnectionName
+			if name != clientName && !(strings.HasSuffix(clientName, "*") && strings.HasPrefix(name, strings.TrimSuffix(clientName, "*"))) {
 				continue
 			}
 			if err := Mgmt(http.MethodDelete, "connections/"+url.PathEscape(c.Name), nil); err == nil {
