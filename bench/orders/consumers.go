@@ -19,6 +19,16 @@ type BenchJSONHandler interface {
 	HandleOrderJSON(ctx context.Context, m *runtime.Message[OrderJSON]) runtime.Ack
 }
 
+// BenchJSONHandlerFunc adapts a func to BenchJSONHandler, as http.HandlerFunc
+// adapts one to http.Handler: ConsumeBenchJSON(ctx, c,
+// BenchJSONHandlerFunc(handle)).
+type BenchJSONHandlerFunc func(ctx context.Context, m *runtime.Message[OrderJSON]) runtime.Ack
+
+// HandleOrderJSON calls fn(ctx, m).
+func (fn BenchJSONHandlerFunc) HandleOrderJSON(ctx context.Context, m *runtime.Message[OrderJSON]) runtime.Ack {
+	return fn(ctx, m)
+}
+
 // ConsumeBenchJSON consumes the queue "bench.json", handing each message to
 // the method of h for its type property; a message of a type h has no method
 // for is parked. The manifest gives the queue no retry policy: failures follow
@@ -49,6 +59,16 @@ type BenchAvroHandler interface {
 	HandleOrderAvro(ctx context.Context, m *runtime.Message[OrderAvro]) runtime.Ack
 }
 
+// BenchAvroHandlerFunc adapts a func to BenchAvroHandler, as http.HandlerFunc
+// adapts one to http.Handler: ConsumeBenchAvro(ctx, c,
+// BenchAvroHandlerFunc(handle)).
+type BenchAvroHandlerFunc func(ctx context.Context, m *runtime.Message[OrderAvro]) runtime.Ack
+
+// HandleOrderAvro calls fn(ctx, m).
+func (fn BenchAvroHandlerFunc) HandleOrderAvro(ctx context.Context, m *runtime.Message[OrderAvro]) runtime.Ack {
+	return fn(ctx, m)
+}
+
 // ConsumeBenchAvro consumes the queue "bench.avro", handing each message to
 // the method of h for its type property; a message of a type h has no method
 // for is parked. The manifest gives the queue no retry policy: failures follow
@@ -76,6 +96,16 @@ func ConsumeBenchAvro(ctx context.Context, c *runtime.Connection, h BenchAvroHan
 type BenchR1Handler interface {
 	// HandleOrderAvro handles a message of the type "bench.order.avro.v1".
 	HandleOrderAvro(ctx context.Context, m *runtime.Message[OrderAvro]) runtime.Ack
+}
+
+// BenchR1HandlerFunc adapts a func to BenchR1Handler, as http.HandlerFunc
+// adapts one to http.Handler: ConsumeBenchR1(ctx, c,
+// BenchR1HandlerFunc(handle)).
+type BenchR1HandlerFunc func(ctx context.Context, m *runtime.Message[OrderAvro]) runtime.Ack
+
+// HandleOrderAvro calls fn(ctx, m).
+func (fn BenchR1HandlerFunc) HandleOrderAvro(ctx context.Context, m *runtime.Message[OrderAvro]) runtime.Ack {
+	return fn(ctx, m)
 }
 
 // ConsumeBenchR1 consumes the queue "bench.r1", handing each message to the

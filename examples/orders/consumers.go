@@ -19,6 +19,16 @@ type OrdersNewHandler interface {
 	HandleOrderPlaced(ctx context.Context, m *runtime.Message[OrderPlaced]) runtime.Ack
 }
 
+// OrdersNewHandlerFunc adapts a func to OrdersNewHandler, as http.HandlerFunc
+// adapts one to http.Handler: ConsumeOrdersNew(ctx, c,
+// OrdersNewHandlerFunc(handle)).
+type OrdersNewHandlerFunc func(ctx context.Context, m *runtime.Message[OrderPlaced]) runtime.Ack
+
+// HandleOrderPlaced calls fn(ctx, m).
+func (fn OrdersNewHandlerFunc) HandleOrderPlaced(ctx context.Context, m *runtime.Message[OrderPlaced]) runtime.Ack {
+	return fn(ctx, m)
+}
+
 // ConsumeOrdersNew consumes the queue "orders.new", handing each message to
 // the method of h for its type property; a message of a type h has no method
 // for is parked. Failures are retried by WarehousePolicy unless opts carry

@@ -3,7 +3,11 @@
 
 package main
 
-import "github.com/acemq/acemq-go/runtime"
+import (
+	"context"
+
+	"github.com/acemq/acemq-go/runtime"
+)
 
 // This code and the runtime it calls must agree: a runtime that
 // dropped this version stops the package compiling.
@@ -22,4 +26,11 @@ var orderPlacedType = runtime.JSONType[OrderPlaced]("order.placed.v2", orderPlac
 // consume.
 func TypeOfOrderPlaced() *runtime.MessageType[OrderPlaced] {
 	return orderPlacedType
+}
+
+// DecodeOrderPlaced decodes a delivery taken by Pull or Browse (a dead letter,
+// a parked message) as OrderPlaced, with the codec the message type has on c.
+// A delivery of another type is an error matching runtime.ErrOtherType.
+func DecodeOrderPlaced(ctx context.Context, c *runtime.Connection, d *runtime.Delivery) (OrderPlaced, error) {
+	return runtime.DecodeDelivery(ctx, c, orderPlacedType, d)
 }

@@ -17,10 +17,36 @@ func consumersFile(m *model.Model, source string) *jen.File {
 		}
 		handlerInterface(f, q)
 		f.Line()
+		if q.HandlerFuncName != "" {
+			handlerFunc(f, q)
+			f.Line()
+		}
 		consumeFunc(f, q)
 		f.Line()
 	}
 	return f
+}
+
+// handlerFunc emits the func adapter of a handler of one message type, as
+// http.HandlerFunc is of http.Handler:
+//
+//	type OrdersNewHandlerFunc func(ctx context.Context, m *runtime.Message[OrderPlaced]) runtime.Ack
+//
+//	func (fn OrdersNewHandlerFunc) HandleOrderPlaced(ctx context.Context, m *runtime.Message[OrderPlaced]) runtime.Ack {
+//		return fn(ctx, m)
+//	}
+func handlerFunc(f *jen.File, q *model.Queue) {
+	msg := q.Consumes[0]
+	params := func() *jen.Statement {
+		return jen.Params(jen.Id("ctx").Qual(contextPkg, "Context"), jen.Id("m").Op("*").Add(rt("Message")).Types(jen.Id(msg.GoName)))
+	}
+	doc(f.Comment, "%s adapts a func to %s, as http.HandlerFunc adapts one to http.Handler: %s(ctx, c, %s(handle)).", q.HandlerFuncName, q.HandlerName, q.ConsumeName, q.HandlerFuncName)
+	f.Type().Id(q.HandlerFuncName).Func().Add(params()).Add(rt("Ack"))
+	f.Line()
+	doc(f.Comment, "%s calls fn(ctx, m).", msg.HandlerMethod)
+	f.Func().Params(jen.Id("fn").Id(q.HandlerFuncName)).Id(msg.HandlerMethod).Add(params()).Add(rt("Ack")).Block(
+		jen.Return(jen.Id("fn").Call(jen.Id("ctx"), jen.Id("m"))),
+	)
 }
 
 // handlerInterface emits

@@ -12,6 +12,10 @@ import (
 // text and its message type variable.
 func messagesFile(m *model.Model, source string) *jen.File {
 	f := newFile(m, source)
+	if m.Package != "main" {
+		doc(func(s string) *jen.Statement { f.PackageComment(s); return nil }, "Package %s is the messaging code acemq-gen generated from %s: message types, retry policies, the topology, typed publishers and consumers over github.com/acemq/acemq-go/runtime. Edit the manifest and its schemas, then regenerate; do not edit these files.",
+			m.Package, oneLine(source))
+	}
 	// const _ = runtime.SupportPackageIsVersion1
 	f.Comment("This code and the runtime it calls must agree: a runtime that")
 	f.Comment("dropped this version stops the package compiling.")
@@ -84,4 +88,13 @@ func messageTypeVar(f *jen.File, msg *model.Message, reg *model.Registry) {
 	f.Line()
 	doc(f.Comment, "%s returns %s.", msg.TypeFunc, what)
 	f.Func().Id(msg.TypeFunc).Params().Op("*").Add(rt("MessageType")).Types(jen.Id(msg.GoName)).Block(jen.Return(jen.Id(msg.VarName)))
+	f.Line()
+	doc(f.Comment, "%s decodes a delivery taken by Pull or Browse (a dead letter, a parked message) as %s, with the codec the message type has on c. A delivery of another type is an error matching runtime.ErrOtherType.", msg.DecodeFunc, msg.GoName)
+	f.Func().Id(msg.DecodeFunc).Params(
+		jen.Id("ctx").Qual(contextPkg, "Context"),
+		jen.Id("c").Op("*").Add(rt("Connection")),
+		jen.Id("d").Op("*").Add(rt("Delivery")),
+	).Params(jen.Id(msg.GoName), jen.Error()).Block(
+		jen.Return(rt("DecodeDelivery").Call(jen.Id("ctx"), jen.Id("c"), jen.Id(msg.VarName), jen.Id("d"))),
+	)
 }

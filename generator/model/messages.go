@@ -32,10 +32,12 @@ func (b *builder) messages() {
 		if m.GoName = b.baseName(who, mm.Name, mm.GoName); m.GoName != "" {
 			m.VarName = names.LowerFirst(m.GoName) + "Type"
 			m.TypeFunc = "TypeOf" + m.GoName
+			m.DecodeFunc = "Decode" + m.GoName
 			m.SchemaConst = names.LowerFirst(m.GoName) + "Schema"
 			m.HandlerMethod = "Handle" + m.GoName
 			_ = b.ns.claim(m.GoName, who, mm.Name.Pos) &&
 				b.ns.claim(m.TypeFunc, who+" (its message type func)", mm.Name.Pos) &&
+				b.ns.claim(m.DecodeFunc, who+" (its decode func)", mm.Name.Pos) &&
 				b.ns.claim(m.VarName, who+" (its message type variable)", mm.Name.Pos) &&
 				b.ns.claim(m.SchemaConst, who+" (its schema constant)", mm.Name.Pos)
 		}

@@ -69,7 +69,10 @@ type Message struct {
 	// TypeFunc is the exported func returning VarName, e.g.
 	// TypeOfOrderPlaced: a prefix, so that no type a schema names
 	// (OrderPlacedType, the enum of OrderPlaced's type property) can want it.
-	TypeFunc    string
+	TypeFunc string
+	// DecodeFunc decodes a pulled delivery (a dead letter) as the payload,
+	// e.g. DecodeOrderPlaced.
+	DecodeFunc  string
 	SchemaConst string // the schema text constant, e.g. orderPlacedSchema
 	// HandlerMethod is the method of a queue's handler interface that
 	// takes this message, e.g. HandleOrderPlaced.
@@ -124,6 +127,9 @@ type Queue struct {
 	Arguments        []*Argument
 	HandlerName      string // e.g. OrdersNewHandler; set when Consumes is not empty
 	ConsumeName      string // e.g. ConsumeOrdersNew; set when Consumes is not empty
+	// HandlerFuncName is the func adapter of a handler of one message type,
+	// e.g. OrdersNewHandlerFunc; set when Consumes holds one message.
+	HandlerFuncName string
 }
 
 // Binding binds a queue to an exchange.

@@ -71,8 +71,12 @@ func (b *builder) queues() {
 		b.deliveryLimit(who, mq, q)
 		if len(mq.Consumes) > 0 && q.GoName != "" {
 			q.HandlerName, q.ConsumeName = q.GoName+"Handler", "Consume"+q.GoName
-			_ = b.ns.claim(q.HandlerName, who+" (its handler interface)", mq.Name.Pos) &&
+			ok := b.ns.claim(q.HandlerName, who+" (its handler interface)", mq.Name.Pos) &&
 				b.ns.claim(q.ConsumeName, who+" (its consume function)", mq.Name.Pos)
+			if ok && len(q.Consumes) == 1 {
+				q.HandlerFuncName = q.HandlerName + "Func"
+				b.ns.claim(q.HandlerFuncName, who+" (its handler func type)", mq.Name.Pos)
+			}
 		}
 		b.m.Queues = append(b.m.Queues, q)
 	}

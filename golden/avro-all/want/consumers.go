@@ -19,6 +19,16 @@ type AvroAllHandler interface {
 	HandleEverything(ctx context.Context, m *runtime.Message[Everything]) runtime.Ack
 }
 
+// AvroAllHandlerFunc adapts a func to AvroAllHandler, as http.HandlerFunc
+// adapts one to http.Handler: ConsumeAvroAll(ctx, c,
+// AvroAllHandlerFunc(handle)).
+type AvroAllHandlerFunc func(ctx context.Context, m *runtime.Message[Everything]) runtime.Ack
+
+// HandleEverything calls fn(ctx, m).
+func (fn AvroAllHandlerFunc) HandleEverything(ctx context.Context, m *runtime.Message[Everything]) runtime.Ack {
+	return fn(ctx, m)
+}
+
 // ConsumeAvroAll consumes the queue "golden.avro-all", handing each message to
 // the method of h for its type property; a message of a type h has no method
 // for is parked. The manifest gives the queue no retry policy: failures follow

@@ -20,6 +20,16 @@ type JSONAllHandler interface {
 	HandleEverything(ctx context.Context, m *runtime.Message[Everything]) runtime.Ack
 }
 
+// JSONAllHandlerFunc adapts a func to JSONAllHandler, as http.HandlerFunc
+// adapts one to http.Handler: ConsumeJSONAll(ctx, c,
+// JSONAllHandlerFunc(handle)).
+type JSONAllHandlerFunc func(ctx context.Context, m *runtime.Message[Everything]) runtime.Ack
+
+// HandleEverything calls fn(ctx, m).
+func (fn JSONAllHandlerFunc) HandleEverything(ctx context.Context, m *runtime.Message[Everything]) runtime.Ack {
+	return fn(ctx, m)
+}
+
 // ConsumeJSONAll consumes the queue "golden.jsonschema-all", handing each
 // message to the method of h for its type property; a message of a type h has
 // no method for is parked. The manifest gives the queue no retry policy:

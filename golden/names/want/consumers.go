@@ -62,6 +62,16 @@ type InterfaceHandler interface {
 	HandleRangeEvent(ctx context.Context, m *runtime.Message[RangeEvent]) runtime.Ack
 }
 
+// InterfaceHandlerFunc adapts a func to InterfaceHandler, as http.HandlerFunc
+// adapts one to http.Handler: ConsumeInterface(ctx, c,
+// InterfaceHandlerFunc(handle)).
+type InterfaceHandlerFunc func(ctx context.Context, m *runtime.Message[RangeEvent]) runtime.Ack
+
+// HandleRangeEvent calls fn(ctx, m).
+func (fn InterfaceHandlerFunc) HandleRangeEvent(ctx context.Context, m *runtime.Message[RangeEvent]) runtime.Ack {
+	return fn(ctx, m)
+}
+
 // ConsumeInterface consumes the queue "golden.names.other", handing each
 // message to the method of h for its type property; a message of a type h has
 // no method for is parked. Failures are retried by Retry3xPolicy unless opts

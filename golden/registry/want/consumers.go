@@ -19,6 +19,16 @@ type GoldenRegistryHandler interface {
 	HandleOrderPlaced(ctx context.Context, m *runtime.Message[OrderPlaced]) runtime.Ack
 }
 
+// GoldenRegistryHandlerFunc adapts a func to GoldenRegistryHandler, as
+// http.HandlerFunc adapts one to http.Handler: ConsumeGoldenRegistry(ctx, c,
+// GoldenRegistryHandlerFunc(handle)).
+type GoldenRegistryHandlerFunc func(ctx context.Context, m *runtime.Message[OrderPlaced]) runtime.Ack
+
+// HandleOrderPlaced calls fn(ctx, m).
+func (fn GoldenRegistryHandlerFunc) HandleOrderPlaced(ctx context.Context, m *runtime.Message[OrderPlaced]) runtime.Ack {
+	return fn(ctx, m)
+}
+
 // ConsumeGoldenRegistry consumes the queue "golden.registry", handing each
 // message to the method of h for its type property; a message of a type h has
 // no method for is parked. The manifest gives the queue no retry policy:

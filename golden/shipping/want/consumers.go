@@ -20,6 +20,16 @@ type RequestsHandler interface {
 	HandleShipmentRequested(ctx context.Context, m *runtime.Message[ShipmentRequested]) runtime.Ack
 }
 
+// RequestsHandlerFunc adapts a func to RequestsHandler, as http.HandlerFunc
+// adapts one to http.Handler: ConsumeRequests(ctx, c,
+// RequestsHandlerFunc(handle)).
+type RequestsHandlerFunc func(ctx context.Context, m *runtime.Message[ShipmentRequested]) runtime.Ack
+
+// HandleShipmentRequested calls fn(ctx, m).
+func (fn RequestsHandlerFunc) HandleShipmentRequested(ctx context.Context, m *runtime.Message[ShipmentRequested]) runtime.Ack {
+	return fn(ctx, m)
+}
+
 // ConsumeRequests consumes the queue "golden.shipping.requests", handing each
 // message to the method of h for its type property; a message of a type h has
 // no method for is parked. Failures are retried by QuickPolicy unless opts
@@ -49,6 +59,15 @@ type UrgentHandler interface {
 	// HandleShipmentRequested handles a message of the type
 	// "shipment.requested.v1".
 	HandleShipmentRequested(ctx context.Context, m *runtime.Message[ShipmentRequested]) runtime.Ack
+}
+
+// UrgentHandlerFunc adapts a func to UrgentHandler, as http.HandlerFunc adapts
+// one to http.Handler: ConsumeUrgent(ctx, c, UrgentHandlerFunc(handle)).
+type UrgentHandlerFunc func(ctx context.Context, m *runtime.Message[ShipmentRequested]) runtime.Ack
+
+// HandleShipmentRequested calls fn(ctx, m).
+func (fn UrgentHandlerFunc) HandleShipmentRequested(ctx context.Context, m *runtime.Message[ShipmentRequested]) runtime.Ack {
+	return fn(ctx, m)
 }
 
 // ConsumeUrgent consumes the queue "golden.shipping.urgent", handing each

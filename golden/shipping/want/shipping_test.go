@@ -121,3 +121,49 @@ func TestRequeueOnFailureAndRoutingKeyOverride(t *testing.T) {
 			second.Redelivered, second.Envelope.Attempt, second.Envelope.ID, first.Envelope.ID)
 	}
 }
+
+// A func is a handler through UrgentHandlerFunc, and a message pulled off
+// a queue (as an operator's tool reads a dead letter) decodes typed with
+// DecodeShipmentRequested; a delivery of another type is ErrOtherType.
+func TestHandlerFuncAndDecodeOfAPulledMessage(t *testing.T) {
+	ctx, conn := goldentest.Connect(t, shipping.Topology())
+	var seen []string
+	var h shipping.UrgentHandler = shipping.UrgentHandlerFunc(func(_ context.Context, m *runtime.Message[shipping.ShipmentRequested]) runtime.Ack {
+		seen = append(seen, m.Payload.OrderID)
+		return runtime.Park(errors.New("no carrier"))
+	})
+	if ack := h.HandleShipmentRequested(ctx, &runtime.Message[shipping.ShipmentRequested]{Payload: shipping.ShipmentRequested{OrderID: "F-1"}}); ack.Kind() != runtime.AckPark || len(seen) != 1 || seen[0] != "F-1" {
+		t.Errorf("the adapter returned %v and saw %v; want the func's Park and [F-1]", ack, seen)
+	}
+
+	want := shipping.ShipmentRequested{OrderID: "P-1", Address: shipping.ShipmentRequestedAddress{Street: "s", City: "c", Country: "FR"},
+		RequestedAt: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
+	if err := shipping.NewShippingPublisher(conn).PublishShipmentRequested(ctx, want, runtime.WithRoutingKey("golden.shipping.urgent")); err != nil {
+		t.Fatal(err)
+	}
+	var d *runtime.Delivery
+	for deadline := time.Now().Add(10 * time.Second); d == nil && time.Now().Before(deadline); {
+		var err error
+		if d, err = conn.Pull(ctx, "golden.shipping.urgent"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d == nil {
+		t.Fatal("golden.shipping.urgent stayed empty")
+	}
+	defer d.Ack(ctx)
+	got, err := shipping.DecodeShipmentRequested(ctx, conn, d)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("DecodeShipmentRequested = %+v, %v; want %+v", got, err, want)
+	}
+	other := *d
+	other.Type = "order.placed.v2"
+	if _, err := shipping.DecodeShipmentRequested(ctx, conn, &other); !errors.Is(err, runtime.ErrOtherType) || !strings.Contains(err.Error(), `"order.placed.v2"`) {
+		t.Errorf("decoding a delivery of another type = %v; want ErrOtherType naming it", err)
+	}
+	bad := *d
+	bad.Body = []byte(`{"order_id": 7}`)
+	if _, err := shipping.DecodeShipmentRequested(ctx, conn, &bad); err == nil || !strings.Contains(err.Error(), "shipment.requested.v1") {
+		t.Errorf("decoding a body the schema refuses = %v; want an error naming the message type", err)
+	}
+}
