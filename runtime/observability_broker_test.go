@@ -306,3 +306,49 @@ func spanSeen(ended []sdktrace.ReadOnlySpan, q string) (panicked, parked bool) {
 	}
 	return panicked, parked
 }
+
+// The gauges: a retry held in memory is acemq.consumer.held 1 for its
+// queue while it waits, and Stats says the same; in_flight is 0 once the
+// handler returned.
+func TestObservabilityGauges(t *testing.T) {
+	t.Parallel()
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	c := dial(t, runtime.WithMeterProvider(mp))
+	q := brokertest.Queue(t, "obs.gauge")
+	policy := runtime.Fixed(2, 3*time.Second)
+	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q, Retry: policy}))
+	cs, rec := consume(t, c, q, &policy, func(m seen) runtime.Ack {
+		if m.Envelope.Attempt == 1 {
+			return runtime.Retry(errors.New("later"))
+		}
+		return runtime.Accept()
+	})
+	publishText(t, c, q, "wait for me")
+	rec.waitN(t, 1, wait)
+	dest := "messaging.destination.name=" + q
+	var held, inFlight map[string]float64
+	for deadline := time.Now().Add(wait); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		held, _ = points(t, reader, runtime.MetricHeld)
+		inFlight, _ = points(t, reader, runtime.MetricInFlight)
+		if sumWhere(held, dest) == 1 {
+			break
+		}
+	}
+	if sumWhere(held, dest) != 1 || sumWhere(inFlight, dest) != 0 {
+		t.Errorf("while the retry waits: held %v, in flight %v; want 1 and 0", held, inFlight)
+	}
+	if st := cs.Stats(); st.Held != 1 || st.InFlight != 0 || st.Handled["retried"] != 1 {
+		t.Errorf("Stats while the retry waits: %+v", st)
+	}
+	rec.waitN(t, 2, wait)
+	for deadline := time.Now().Add(wait); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if held, _ = points(t, reader, runtime.MetricHeld); sumWhere(held, dest) == 0 {
+			break
+		}
+	}
+	if sumWhere(held, dest) != 0 {
+		t.Errorf("after the retry: held %v, want 0", held)
+	}
+}

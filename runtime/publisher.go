@@ -301,7 +301,11 @@ func (c *Connection) publishAll(ctx context.Context, side bool, out []outgoing) 
 	// One producer span per message, ended when its confirm arrives; its
 	// context is what the message's headers carry.
 	start := time.Now()
-	spans := make([]trace.Span, len(out))
+	var one [1]trace.Span // a single publish allocates no slice
+	spans := one[:]
+	if len(out) > 1 {
+		spans = make([]trace.Span, len(out))
+	}
 	for i := range out {
 		spans[i] = c.startPublish(ctx, &out[i])
 	}

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 )
 
 // Trace context travels in the W3C headers traceparent and tracestate.
@@ -43,6 +44,30 @@ func (c *Connection) tracer() trace.Tracer {
 		tp = otel.GetTracerProvider()
 	}
 	return tp.Tracer(tracerName)
+}
+
+// unsetGlobal is the global tracer provider as it is before a service
+// installs one (otel.SetTracerProvider replaces it).
+var unsetGlobal = otel.GetTracerProvider()
+
+// idleSpan is the span of a context that has none: a no-op, already boxed.
+var idleSpan = trace.SpanFromContext(context.Background())
+
+// tracing is the tracer, or false when no provider records anything (none
+// installed, or a no-op one): then no span is started, which would cost a
+// few allocations per message for nothing, and the trace context the
+// message carries is passed on as it is.
+func (c *Connection) tracing() (trace.Tracer, bool) {
+	tp := c.cfg.tracerProvider
+	if tp == nil {
+		if tp = otel.GetTracerProvider(); tp == unsetGlobal {
+			return nil, false
+		}
+	}
+	if _, ok := tp.(tracenoop.TracerProvider); ok {
+		return nil, false
+	}
+	return tp.Tracer(tracerName), true
 }
 
 // injectTrace writes ctx's span context into headers.
@@ -87,7 +112,15 @@ func (c *Connection) startPublish(ctx context.Context, o *outgoing) trace.Span {
 	if o.parent.IsValid() {
 		parent = trace.ContextWithRemoteSpanContext(ctx, o.parent)
 	}
-	_, span := c.tracer().Start(parent, spanName(destination(o.exchange), "publish"), producerStart...)
+	if o.msg.Headers == nil {
+		o.msg.Headers = amqp.Table{}
+	}
+	tr, ok := c.tracing()
+	if !ok {
+		injectTrace(parent, o.msg.Headers)
+		return idleSpan
+	}
+	pctx, span := tr.Start(parent, spanName(destination(o.exchange), "publish"), producerStart...)
 	if span.IsRecording() {
 		attrs := []attribute.KeyValue{
 			attrSystem,
@@ -113,10 +146,7 @@ func (c *Connection) startPublish(ctx context.Context, o *outgoing) trace.Span {
 			}
 		}
 	}
-	if o.msg.Headers == nil {
-		o.msg.Headers = amqp.Table{}
-	}
-	injectTrace(trace.ContextWithSpan(ctx, span), o.msg.Headers)
+	injectTrace(pctx, o.msg.Headers)
 	return span
 }
 
@@ -139,8 +169,12 @@ func (cs *Consumer) startProcess(d *amqp.Delivery, env Envelope) (context.Contex
 	if d.Headers != nil {
 		ctx = propagator.Extract(ctx, tableCarrier(d.Headers))
 	}
+	tr, ok := cs.c.tracing()
+	if !ok {
+		return ctx, idleSpan
+	}
 	remote := trace.SpanContextFromContext(ctx)
-	ctx, span := cs.c.tracer().Start(ctx, spanName(cs.queue, "process"), consumerStart...)
+	ctx, span := tr.Start(ctx, spanName(cs.queue, "process"), consumerStart...)
 	if span.IsRecording() {
 		attrs := []attribute.KeyValue{
 			attrSystem,
