@@ -86,7 +86,8 @@ func sumWhere(pts map[string]float64, want ...string) float64 {
 // conventions' attribute names and units; one trace holds the publish, the
 // three process spans (each a child of the publish that brought it), the
 // two retry publishes and the dead-letter publish, with status Error and the
-// reason on each failed process span.
+// reason on each failed process span; a replay of the dead letter is one
+// more publish span in the same trace.
 func TestObservabilityRetriedTwiceThenDeadLettered(t *testing.T) {
 	t.Parallel()
 	reader := sdkmetric.NewManualReader()
@@ -243,6 +244,40 @@ func TestObservabilityRetriedTwiceThenDeadLettered(t *testing.T) {
 		if want == "dead_letter" && attr(at, "messaging.rabbitmq.destination.routing_key") != runtime.DeadLetterQueue(q) {
 			t.Errorf("dead-letter publish routed to %q", attr(at, "messaging.rabbitmq.destination.routing_key"))
 		}
+	}
+
+	// The replay stays in the message's trace: its publish is a child of
+	// the dead-letter publish, linked to the span of Replay's ctx.
+	deadLetter := at
+	closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := cs.Close(closeCtx); err != nil {
+		t.Fatal(err)
+	}
+	rctx, op := tp.Tracer("test").Start(ctxFor(t, 30*time.Second), "operator replays")
+	res, err := runtime.Replay(rctx, c, runtime.DeadLetterQueue(q), runtime.ReplayOptions{})
+	op.End()
+	if err != nil || res.Moved != 1 {
+		t.Fatalf("Replay: %v %v", res, err)
+	}
+	var replay sdktrace.ReadOnlySpan
+	for _, s := range spans.Ended() {
+		if s.SpanKind() == trace.SpanKindProducer && attr(s, "acemq.publish") == "replay" {
+			replay = s
+		}
+	}
+	switch {
+	case replay == nil:
+		t.Errorf("no replay publish span")
+	case replay.SpanContext().TraceID() != tid || replay.Parent().SpanID() != deadLetter.SpanContext().SpanID():
+		t.Errorf("replay span in trace %s parent %s, want trace %s parent %s (the dead-letter publish)",
+			replay.SpanContext().TraceID(), replay.Parent().SpanID(), tid, deadLetter.SpanContext().SpanID())
+	case len(replay.Links()) != 1 || replay.Links()[0].SpanContext.SpanID() != op.SpanContext().SpanID():
+		t.Errorf("replay span links %v, want the operator's span", replay.Links())
+	}
+	moved, _ := points(t, reader, runtime.MetricReplayMoved)
+	if got := sumWhere(moved, "messaging.destination.name="+runtime.DeadLetterQueue(q)); got != 1 {
+		t.Errorf("acemq.replay.moved = %v, want 1: %v", got, moved)
 	}
 }
 
