@@ -10,6 +10,7 @@ import (
 
 	"github.com/acemq/acemq-go/internal/brokertest"
 	"github.com/acemq/acemq-go/runtime"
+	amqp "github.com/rabbitmq/amqp091-go"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -287,7 +288,10 @@ func TestObservabilityPanicAndParkSpans(t *testing.T) {
 	t.Parallel()
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
-	c := dial(t, runtime.WithTracerProvider(tp))
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	c := dial(t, runtime.WithTracerProvider(tp), runtime.WithMeterProvider(mp))
 	q := brokertest.Queue(t, "obs.panic")
 	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
 	policy := runtime.NoRetry()
@@ -299,9 +303,28 @@ func TestObservabilityPanicAndParkSpans(t *testing.T) {
 	})
 	publishText(t, c, q, "boom")
 	publishText(t, c, q, "park me")
+	// A type nobody declared: undecodable, and "unknown" on the metrics.
+	rawPublish(t, q, amqp.Publishing{Type: "someone.elses.type", ContentType: runtime.ContentTypeText, Body: []byte("?")})
 	rec.waitN(t, 2, wait)
 	waitDepth(t, runtime.DeadLetterQueue(q), 1, wait)
-	waitDepth(t, runtime.ParkedQueue(q), 1, wait)
+	waitDepth(t, runtime.ParkedQueue(q), 2, wait)
+	dest := "messaging.destination.name=" + q
+	for deadline := time.Now().Add(wait); ; time.Sleep(20 * time.Millisecond) {
+		outcomes, _ := points(t, reader, runtime.MetricOutcome)
+		ok := sumWhere(outcomes, dest, "acemq.outcome=dead_lettered", "acemq.message.type=acemq.test.text") == 1 &&
+			sumWhere(outcomes, dest, "acemq.outcome=parked") == 1 &&
+			sumWhere(outcomes, dest, "acemq.outcome=undecodable", "acemq.message.type=unknown") == 1
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("outcomes %v, want dead_lettered 1 (the panic, no retries), parked 1, undecodable 1 of type unknown", outcomes)
+		}
+	}
+	proc, _ := points(t, reader, runtime.MetricProcessDuration)
+	if sumWhere(proc, dest, "error.type=panic") != 1 || sumWhere(proc, dest, "error.type=park") != 1 || sumWhere(proc, dest, "error.type=undecodable") != 1 {
+		t.Errorf("process durations by error.type: %v", proc)
+	}
 	var panicked, parked bool
 	for deadline := time.Now().Add(wait); !(panicked && parked) && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		panicked, parked = spanSeen(spans.Ended(), q)
