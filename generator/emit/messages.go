@@ -2,6 +2,7 @@ package emit
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/acemq/acemq-go/generator/model"
 	"github.com/acemq/acemq-go/generator/schema"
@@ -28,7 +29,7 @@ func messagesFile(m *model.Model, source string) *jen.File {
 		f.Line()
 		// const orderPlacedSchema = "{...}"
 		doc(f.Comment, "%s is the schema of %s, from %q.", msg.SchemaConst, msg.GoName, msg.SchemaPath)
-		f.Const().Id(msg.SchemaConst).Op("=").Lit(msg.SchemaText)
+		f.Const().Id(msg.SchemaConst).Op("=").Add(lines(msg.SchemaText))
 		f.Line()
 		messageTypeVar(f, msg, m.Registry)
 	}
@@ -97,4 +98,26 @@ func messageTypeVar(f *jen.File, msg *model.Message, reg *model.Registry) {
 	).Params(jen.Id(msg.GoName), jen.Error()).Block(
 		jen.Return(rt("DecodeDelivery").Call(jen.Id("ctx"), jen.Id("c"), jen.Id(msg.VarName), jen.Id("d"))),
 	)
+}
+
+// lines is text as a string constant of one line per line of text, so
+// that a diff of the generated code shows the lines of text that changed:
+//
+//	"" +
+//		"{\n" +
+//		"  \"type\": \"record\",\n" +
+//		"}"
+func lines(text string) *jen.Statement {
+	ls := strings.SplitAfter(text, "\n")
+	if len(ls) == 1 {
+		return jen.Lit(text)
+	}
+	s := jen.Lit("")
+	for _, l := range ls {
+		if l == "" {
+			continue
+		}
+		s = s.Op("+").Line().Lit(l)
+	}
+	return s
 }

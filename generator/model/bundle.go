@@ -12,7 +12,7 @@ import (
 )
 
 // bundleJSONSchema returns the schema text the runtime gets for a JSON
-// Schema file: the file compacted, or, when it refers to other files by a
+// Schema file: the file as written (asWritten), or, when it refers to other files by a
 // relative $ref (money.json, ../common/money.json#/$defs/x), the file with
 // each referenced document embedded under $defs as a resource of its own
 // ($id set to the URI the reference resolves to). The runtime compiles a
@@ -30,7 +30,7 @@ func bundleJSONSchema(dir, file string, data []byte, ids map[string]string) (str
 	}
 	rootMap, ok := root.(map[string]any)
 	if !ok || len(docRefs(root, ids)) == 0 {
-		return compactJSON(data)
+		return asWritten(data), nil
 	}
 	idKey, defsKey := draftKeys(rootMap)
 	base, _ := rootMap[idKey].(string)
@@ -84,6 +84,7 @@ func bundleJSONSchema(dir, file string, data []byte, ids map[string]string) (str
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ") // one line per value: a change is the lines that changed
 	if err := enc.Encode(rootMap); err != nil {
 		return "", err
 	}
@@ -154,14 +155,6 @@ func decodeJSON(data []byte) (any, error) {
 	return v, err
 }
 
-func compactJSON(data []byte) (string, error) {
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, data); err != nil {
-		return "", err
-	}
-	return buf.String(), nil
-}
-
 func sortedKeys(m map[string]any) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -169,4 +162,11 @@ func sortedKeys(m map[string]any) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// asWritten is a schema file's text as the generated code embeds it: as
+// the file has it, line for line (CRLF read as LF, no trailing newline),
+// so that the constant shows a schema change as the lines that changed.
+func asWritten(data []byte) string {
+	return strings.TrimRight(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
 }

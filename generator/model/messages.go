@@ -85,7 +85,8 @@ func (b *builder) messageFormat(who string, mm *manifest.Message, m *Message) {
 	}
 }
 
-// loadSchema reads the schema file and keeps its text, compacted; false
+// loadSchema reads the schema file and keeps its text as written (see
+// asWritten); false
 // when the file cannot be read.
 func (b *builder) loadSchema(who string, mm *manifest.Message, m *Message) bool {
 	rel := filepath.FromSlash(mm.Schema.Value)
@@ -111,7 +112,7 @@ func (b *builder) loadSchema(who string, mm *manifest.Message, m *Message) bool 
 		b.errorf(mm.Schema.Pos, "%s: %s is not JSON: %s", who, where(mm.Schema.Value, data, err), err)
 		return false
 	}
-	m.SchemaText = buf.String()
+	m.SchemaText = asWritten(data)
 	m.schemaData = data
 	return true
 }

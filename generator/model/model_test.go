@@ -210,7 +210,7 @@ func TestAbsoluteRefBundled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := m.Messages[1].SchemaText; !strings.Contains(got, `"acemq-bundle:a.json":{"$id":"https://e.com/a.json"`) {
+	if got := m.Messages[1].SchemaText; !strings.Contains(got, "\n    \"acemq-bundle:a.json\": {\n      \"$id\": \"https://e.com/a.json\",\n") {
 		t.Errorf("b.json is not bundled with a.json: %s", got)
 	}
 	_, err = build(t, "version: 1\npackage: p\nmessages:\n  C: {type: c, schema: c.json}\n", files)
