@@ -72,6 +72,8 @@ func TestParseErrors(t *testing.T) {
 			[]string{`acemq.yaml:18:5: queue "orders.new": unknown key "retyr" (did you mean "retry"?)`}},
 		{"bad duration", "give_up_after: 10m", "give_up_after: 10 minutes",
 			[]string{`acemq.yaml:6:20: policy "standard": give_up_after "10 minutes" is not a duration: write a number and a unit, like 500ms, 30s, 10m or 1h`}},
+		{"bare number duration", "give_up_after: 10m", "give_up_after: 8",
+			[]string{`acemq.yaml:6:20: policy "standard": give_up_after 8 is a number, not a duration: write it with a unit, like 8s (or 8ms)`}},
 		{"enum", "type: quorum", "type: quorom",
 			[]string{`acemq.yaml:16:11: queue "orders.new": type "quorom" is not one of classic, quorum (did you mean "quorum"?)`}},
 		{"type", "dead_letter: true", "dead_letter: yes please",

@@ -104,6 +104,10 @@ func (t *tree) explain(cs *compiledSchema, e *jsonschema.ValidationError, path [
 		return
 	case *kind.Type:
 		msg = fmt.Sprintf("%s must be %s, not %s", orManifest(subject), typeWords(k.Want), typeWord(k.Got))
+		if strings.HasSuffix(e.SchemaURL, "/$defs/duration") && l.val != nil && (k.Got == "number" || k.Got == "integer") {
+			// initial: 8 is a YAML number: say which unit it lacks.
+			msg = fmt.Sprintf("%s %s is a number, not a duration: write it with a unit, like %ss (or %sms)", subject, l.val.Value, l.val.Value, l.val.Value)
+		}
 	case *kind.Enum:
 		msg = fmt.Sprintf("%s %s is not one of %s%s", subject, show(k.Got), joinAny(k.Want), DidYouMean(fmt.Sprint(k.Got), anyStrings(k.Want)))
 	case *kind.Const:
