@@ -52,9 +52,18 @@ func TestChildPoison(t *testing.T) {
 
 // A poison message that kills the consumer process each time is parked
 // with a reason after the redelivery limit, instead of being redelivered
-// for ever (a classic queue has no limit of its own).
+// for ever (a classic queue has no limit of its own). On a quorum queue the
+// count is the broker's x-delivery-count (its own delivery limit, 50, is
+// far above).
 func TestPoisonMessageIsParked(t *testing.T) {
-	q := queue(t, "poison", nil)
+	t.Run("classic", func(t *testing.T) { testPoison(t, runtime.Classic) })
+	t.Run("quorum", func(t *testing.T) { testPoison(t, runtime.Quorum) })
+}
+
+func testPoison(t *testing.T, typ runtime.QueueType) {
+	q := queue(t, "poison-"+string(typ), func(tp *runtime.Topology, q string) {
+		tp.Queue(runtime.Queue{Name: q, Type: typ, DeadLetter: typ == runtime.Quorum})
+	})
 	leakCheck(t)
 	pub := dialQuiet(t, URL())
 	publish(t, pub, q, "poison")
