@@ -302,7 +302,7 @@ func (c *Connection) publishAll(ctx context.Context, side bool, out []outgoing) 
 	// context is what the message's headers carry.
 	start := time.Now()
 	var one [1]trace.Span // a single publish allocates no slice
-	spans := one[:]
+	spans := one[:min(len(out), 1)]
 	if len(out) > 1 {
 		spans = make([]trace.Span, len(out))
 	}
