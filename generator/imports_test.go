@@ -2,8 +2,12 @@ package generator_test
 
 import (
 	"bytes"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/tools/imports"
@@ -42,5 +46,58 @@ func TestGeneratedFilesAreGoimported(t *testing.T) {
 	}
 	if n < 30 {
 		t.Errorf("checked %d generated files; the globs found too few", n)
+	}
+}
+
+// Every doc comment of a generated declaration begins with the name it
+// documents (JSON and Avro types alike), as go vet's and golint's readers
+// expect.
+func TestGeneratedDocCommentsBeginWithTheName(t *testing.T) {
+	files, err := filepath.Glob("../golden/*/want/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check := func(name string, doc *ast.CommentGroup) {
+			if doc == nil || !ast.IsExported(name) {
+				return
+			}
+			checked++
+			if text := doc.Text(); !strings.HasPrefix(text, name+" ") {
+				t.Errorf("%s: the doc of %s begins %q", path, name, strings.SplitN(text, "\n", 2)[0])
+			}
+		}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				check(d.Name.Name, d.Doc)
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						doc := s.Doc
+						if doc == nil && len(d.Specs) == 1 {
+							doc = d.Doc
+						}
+						check(s.Name.Name, doc)
+					case *ast.ValueSpec:
+						if len(d.Specs) == 1 {
+							check(s.Names[0].Name, d.Doc)
+						}
+					}
+				}
+			}
+		}
+	}
+	if checked < 100 {
+		t.Errorf("checked %d doc comments; the glob found too few", checked)
 	}
 }

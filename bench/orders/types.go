@@ -5,7 +5,7 @@ package orders
 
 import "time"
 
-// OrderJSON
+// OrderJSON is the payload of the message "OrderJSON".
 //
 // An order with its line items (the bench's 1 KB body).
 type OrderJSON struct {
@@ -38,6 +38,8 @@ type OrderJSONItemsItem struct {
 	Price float64 `json:"price"`
 }
 
+// OrderAvro is the payload of the message "OrderAvro".
+//
 // An order with its line items (the bench's 1 KB body).
 type OrderAvro struct {
 	OrderID    string  `avro:"order_id" json:"order_id"`

@@ -3,7 +3,7 @@
 
 package main
 
-// OrderPlaced
+// OrderPlaced is the payload of the message "OrderPlaced".
 //
 // An order a customer placed.
 type OrderPlaced struct {

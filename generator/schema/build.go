@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/acemq/acemq-go/generator/internal/names"
 )
@@ -48,6 +49,13 @@ func Build(inputs []Input, reserved []string, opts ...Option) (*Universe, error)
 		}
 	}
 	slices.SortStableFunc(b.u.Types, func(x, y *Type) int { return cmp.Compare(first[x], first[y]) })
+	msgOf := map[*Type]string{}
+	for msg, t := range b.u.Roots {
+		msgOf[t] = msg
+	}
+	for _, t := range b.u.Types {
+		t.Doc = namedDoc(t, msgOf[t])
+	}
 	for _, in := range inputs {
 		for ptr := range in.FieldNames {
 			if !b.usedFieldNames[in.Message][ptr] {
@@ -158,4 +166,39 @@ func (b *builder) load(in Input) {
 	default:
 		b.fail(in.Path, "#", "format", "unknown schema format; use a .avsc (Avro) or .json (JSON Schema) file")
 	}
+}
+
+// namedDoc is t's doc comment made to begin with t's name, as Go doc
+// comments do: kept when it does; a first line that is only the name (a
+// JSON Schema title) is dropped; any other text follows a line saying what
+// t is ("Suit is the Avro enum com.acme.Suit.").
+func namedDoc(t *Type, message string) []string {
+	doc := t.Doc
+	if len(doc) > 0 && strings.TrimSpace(doc[0]) == t.Name {
+		doc = doc[1:]
+		for len(doc) > 0 && strings.TrimSpace(doc[0]) == "" {
+			doc = doc[1:]
+		}
+	}
+	if len(doc) > 0 && strings.HasPrefix(doc[0], t.Name+" ") {
+		return doc
+	}
+	var what string
+	switch o := t.Origin; {
+	case message != "":
+		what = fmt.Sprintf("%s is the payload of the message %q.", t.Name, message)
+	case strings.HasPrefix(o, "record "), strings.HasPrefix(o, "error "), strings.HasPrefix(o, "enum "), strings.HasPrefix(o, "fixed "):
+		what = fmt.Sprintf("%s is the Avro %s.", t.Name, o)
+	case o == "union":
+		what = fmt.Sprintf("%s is an Avro union.", t.Name)
+	case strings.Contains(o, " #"):
+		i := strings.LastIndex(o, " #")
+		what = fmt.Sprintf("%s is the schema at %s in %s.", t.Name, Printable(o[i+1:]), Printable(o[:i]))
+	default:
+		what = fmt.Sprintf("%s is the schema at %s.", t.Name, Printable(o))
+	}
+	if len(doc) == 0 {
+		return []string{what}
+	}
+	return append([]string{what, ""}, doc...)
 }

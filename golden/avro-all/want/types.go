@@ -10,6 +10,8 @@ import (
 	"time"
 )
 
+// Everything is the payload of the message "Everything".
+//
 // One field per Avro construct.
 type Everything struct {
 	// A boolean.
@@ -42,6 +44,8 @@ type Everything struct {
 	MaybeAt *time.Time `avro:"maybe_at" json:"maybe_at"`
 }
 
+// Suit is the Avro enum com.acme.golden.Suit.
+//
 // A card suit.
 // A reader meeting an unknown symbol reads SPADES.
 type Suit string
@@ -116,6 +120,8 @@ func (u *EverythingIDOrName) FromAny(payload any) error {
 	return nil
 }
 
+// Node is the Avro record com.acme.golden.Node.
+//
 // A recursive record.
 type Node struct {
 	Value int32 `avro:"value" json:"value"`

@@ -5,7 +5,7 @@ package jsonschemaall
 
 import "time"
 
-// Everything
+// Everything is the payload of the message "Everything".
 //
 // One property per JSON Schema construct.
 type Everything struct {
@@ -31,6 +31,8 @@ type Everything struct {
 	Money *Money                `json:"money,omitempty"`
 }
 
+// EverythingStatus is the schema at #/properties/status in schemas/everything.json.
+//
 // An enum.
 type EverythingStatus string
 
@@ -47,6 +49,8 @@ type EverythingAddress struct {
 	City   string  `json:"city"`
 }
 
+// EverythingTree is the schema at #/$defs/tree in schemas/everything.json.
+//
 // A recursive definition.
 type EverythingTree struct {
 	Name     string           `json:"name"`
@@ -60,7 +64,7 @@ type EverythingItemsItem struct {
 	Quantity *int64 `json:"quantity,omitempty"`
 }
 
-// Money
+// Money is the schema at # in schemas/money.json.
 type Money struct {
 	// In the currency's smallest unit.
 	Amount   int64  `json:"amount"`

@@ -3,6 +3,8 @@
 
 package names
 
+// Type is the payload of the message "type".
+//
 // type
 //
 // A doc that ends a comment * / early,
@@ -22,6 +24,8 @@ type Type struct {
 	Ünïcödé  *string `json:"ünïcödé,omitempty"`
 }
 
+// X2faCode is the payload of the message "2fa-code".
+//
 // A code * / sent
 //
 //	//go:generate echo pwned
@@ -34,6 +38,8 @@ type X2faCode struct {
 	Interface Channel `avro:"interface" json:"interface"`
 }
 
+// Channel is the Avro enum names.v1.Channel.
+//
 // * / enum doc
 type Channel string
 
@@ -45,6 +51,8 @@ const (
 	ChannelSms2  Channel = "SMS_2"
 )
 
+// CaféCrème is the payload of the message "café-crème".
+//
 // Crème brûlée, café au lait.
 type CaféCrème struct {
 	Taille CaféCrèmeTaille `json:"taille"`
@@ -61,6 +69,8 @@ const (
 	CaféCrèmeTailleTrèsGrand CaféCrèmeTaille = "très-grand"
 )
 
+// X订单 is the payload of the message "订单".
+//
 // 订单: an order, named in Chinese.
 type X订单 struct {
 	// The order number.

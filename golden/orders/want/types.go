@@ -3,6 +3,8 @@
 
 package orders
 
+// OrderPlaced is the payload of the message "OrderPlaced".
+//
 // An order a customer placed.
 type OrderPlaced struct {
 	// The order's id, e.g. A-1.
@@ -22,7 +24,7 @@ type OrderLine struct {
 	Quantity int32  `avro:"quantity" json:"quantity"`
 }
 
-// OrderCancelled
+// OrderCancelled is the payload of the message "OrderCancelled".
 //
 // An order cancelled before it shipped.
 type OrderCancelled struct {

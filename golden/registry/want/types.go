@@ -3,6 +3,8 @@
 
 package registry
 
+// OrderPlaced is the payload of the message "OrderPlaced".
+//
 // An order, registered in the manifest's registry.
 type OrderPlaced struct {
 	ID string `avro:"id" json:"id"`

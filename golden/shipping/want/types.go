@@ -5,7 +5,7 @@ package shipping
 
 import "time"
 
-// ShipmentRequested
+// ShipmentRequested is the payload of the message "ShipmentRequested".
 //
 // A warehouse is asked to ship an order.
 type ShipmentRequested struct {
