@@ -51,7 +51,7 @@ func typUnionToAny(f *jen.File, t *schema.Type) {
 //			for name, g := range v {
 //				switch name {
 //				case "int": x, ok := g.(int); ...; y := int32(x); u.Int = &y
-//				case "com.acme.Line": var x Line; acemqAvroConvert(...); u.Line = &x
+//				case "com.acme.Line": var x Line; runtime.ConvertAvroBranch(...); u.Line = &x
 //				default: return fmt.Errorf(...)
 //				}
 //			}
@@ -101,7 +101,7 @@ func typUnionGeneric(t *schema.Type) []jen.Code {
 func typUnionBranch(t *schema.Type, fd *schema.Field) []jen.Code {
 	if fd.Value == nil {
 		// var x Line
-		// if err := acemqAvroConvert(acemqAvroSchema0, []int{3, 1}, g, &x); err != nil { ... }
+		// if err := runtime.ConvertAvroBranch(acemqAvroSchema0, []int{3, 1}, g, &x); err != nil { ... }
 		// u.Line = &x
 		path := make([]jen.Code, len(fd.Path))
 		for i, p := range fd.Path {
@@ -109,7 +109,7 @@ func typUnionBranch(t *schema.Type, fd *schema.Field) []jen.Code {
 		}
 		return []jen.Code{
 			jen.Var().Id("x").Add(typExpr(fd.Type.Elem)),
-			jen.If(jen.Err().Op(":=").Id(typConvertFunc).Call(jen.Id(fd.Source.Ident), jen.Index().Int().Values(path...), jen.Id("g"), jen.Op("&").Id("x")), jen.Err().Op("!=").Nil()).Block(
+			jen.If(jen.Err().Op(":=").Add(rt("ConvertAvroBranch")).Call(jen.Id(fd.Source.Ident), jen.Index().Int().Values(path...), jen.Id("g"), jen.Op("&").Id("x")), jen.Err().Op("!=").Nil()).Block(
 				jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(t.Name+": branch %s: %w"), jen.Id("name"), jen.Err())),
 			),
 			jen.Id("u").Dot(fd.GoName).Op("=").Op("&").Id("x"),
@@ -137,27 +137,19 @@ func typUnionSet(fd *schema.Field, v *jen.Statement) []jen.Code {
 	}
 }
 
-// Names of the helpers emitted for union conversion (unexported, so they
-// cannot meet a type from a schema).
-const (
-	typConvertFunc = "acemqAvroConvert"
-	typConvertAPI  = "acemqAvroAPI"
-)
-
 // typAvroSources emits, when a union needs to re-encode a branch, the
-// schema texts and the conversion helper:
+// schema texts it is re-encoded with (the conversion itself is the
+// runtime's ConvertAvroBranch, one copy for every package):
 //
 //	const acemqAvroSchema0Text = "{...}"
 //	var acemqAvroSchema0 = sync.OnceValues(func() (avro.Schema, error) { ... })
-//	var acemqAvroAPI = avro.Config{MaxByteSliceSize: math.MaxInt32}.Freeze()
-//	func acemqAvroConvert(root func() (avro.Schema, error), path []int, v, out any) error
 func typAvroSources(f *jen.File, u *schema.Universe) {
 	if len(u.AvroSources) == 0 {
 		return
 	}
 	for _, src := range u.AvroSources {
 		f.Comment(src.TextIdent + " is the Avro schema some union branches are re-encoded with.")
-		f.Const().Id(src.TextIdent).Op("=").Lit(src.Text)
+		f.Const().Id(src.TextIdent).Op("=").Add(lines(src.Text))
 		f.Comment(src.Ident + " parses it once, on first use.")
 		f.Var().Id(src.Ident).Op("=").Qual("sync", "OnceValues").Call(
 			jen.Func().Params().Params(jen.Qual(typAvroPkg, "Schema"), jen.Error()).Block(
@@ -165,44 +157,4 @@ func typAvroSources(f *jen.File, u *schema.Universe) {
 			),
 		)
 	}
-	f.Comment(typConvertAPI + " re-encodes union branches; the values were already decoded within the caller's limits.")
-	f.Var().Id(typConvertAPI).Op("=").Qual(typAvroPkg, "Config").Values(jen.Dict{
-		jen.Id("MaxByteSliceSize"): jen.Qual("math", "MaxInt32"),
-	}).Dot("Freeze").Call()
-	typConvertFuncDecl(f)
-}
-
-// typConvertFuncDecl emits acemqAvroConvert: it walks the schema to the
-// branch, encodes hamba/avro's generic value with it and decodes the bytes
-// into the generated type.
-func typConvertFuncDecl(f *jen.File) {
-	s := jen.Id("s")
-	f.Comment(typConvertFunc + " turns the generic value v that hamba/avro decoded for a union branch into out,")
-	f.Comment("a pointer to the branch's Go type, by encoding v with the branch's schema (found at path in")
-	f.Comment("the schema root returns) and decoding the bytes into out.")
-	f.Func().Id(typConvertFunc).Params(
-		jen.Id("root").Func().Params().Params(jen.Qual(typAvroPkg, "Schema"), jen.Error()),
-		jen.Id("path").Index().Int(),
-		jen.List(jen.Id("v"), jen.Id("out")).Any(),
-	).Error().Block(
-		jen.List(s.Clone(), jen.Err()).Op(":=").Id("root").Call(),
-		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
-		jen.For(jen.List(jen.Id("_"), jen.Id("i")).Op(":=").Range().Id("path")).Block(
-			jen.If(jen.List(jen.Id("r"), jen.Id("ok")).Op(":=").Add(s.Clone()).Assert(jen.Op("*").Qual(typAvroPkg, "RefSchema")), jen.Id("ok")).Block(
-				s.Clone().Op("=").Id("r").Dot("Schema").Call(),
-			),
-			jen.Switch(jen.Id("x").Op(":=").Add(s.Clone()).Assert(jen.Type())).Block(
-				jen.Case(jen.Op("*").Qual(typAvroPkg, "RecordSchema")).Block(s.Clone().Op("=").Id("x").Dot("Fields").Call().Index(jen.Id("i")).Dot("Type").Call()),
-				jen.Case(jen.Op("*").Qual(typAvroPkg, "ArraySchema")).Block(s.Clone().Op("=").Id("x").Dot("Items").Call()),
-				jen.Case(jen.Op("*").Qual(typAvroPkg, "MapSchema")).Block(s.Clone().Op("=").Id("x").Dot("Values").Call()),
-				jen.Case(jen.Op("*").Qual(typAvroPkg, "UnionSchema")).Block(s.Clone().Op("=").Id("x").Dot("Types").Call().Index(jen.Id("i"))),
-			),
-		),
-		jen.If(jen.List(jen.Id("r"), jen.Id("ok")).Op(":=").Add(s.Clone()).Assert(jen.Op("*").Qual(typAvroPkg, "RefSchema")), jen.Id("ok")).Block(
-			s.Clone().Op("=").Id("r").Dot("Schema").Call(),
-		),
-		jen.List(jen.Id("data"), jen.Err()).Op(":=").Id(typConvertAPI).Dot("Marshal").Call(s.Clone(), jen.Id("v")),
-		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
-		jen.Return(jen.Id(typConvertAPI).Dot("Unmarshal").Call(s.Clone(), jen.Id("data"), jen.Id("out"))),
-	)
 }
