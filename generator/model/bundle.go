@@ -60,7 +60,7 @@ func bundleJSONSchema(dir, file string, data []byte, ids map[string]string) (str
 				continue
 			}
 			seen[target] = true
-			raw, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(target)))
+			raw, err := os.ReadFile(fileIn(dir, target))
 			if err != nil {
 				continue // schema.Build reports the missing file
 			}
@@ -169,4 +169,15 @@ func sortedKeys(m map[string]any) []string {
 // so that the constant shows a schema change as the lines that changed.
 func asWritten(data []byte) string {
 	return strings.TrimRight(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
+}
+
+// fileIn is the file at p (slash-separated, as the manifest and $refs
+// write it) relative to dir, or p itself when it is absolute: a schema:
+// given as an absolute path keeps its relative $refs working.
+func fileIn(dir, p string) string {
+	p = filepath.FromSlash(p)
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
 }

@@ -142,7 +142,7 @@ func (b *builder) schemaIDs() map[string]string {
 		if strings.ToLower(path.Ext(mm.Schema.Value)) != ".json" {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(b.dir, filepath.FromSlash(mm.Schema.Value)))
+		data, err := os.ReadFile(fileIn(b.dir, mm.Schema.Value))
 		if err != nil {
 			continue // reported with its message
 		}
@@ -212,7 +212,7 @@ func (b *builder) types() {
 		}
 		inputs = append(inputs, schema.Input{
 			Message: m.Name, GoName: m.GoName, Path: m.SchemaPath,
-			Dir:  filepath.Join(b.dir, filepath.Dir(filepath.FromSlash(m.SchemaPath))),
+			Dir:  filepath.Dir(fileIn(b.dir, m.SchemaPath)),
 			Data: m.schemaData, Format: m.Format, FieldNames: fieldNames,
 		})
 		if _, ok := byPath[m.SchemaPath]; !ok {

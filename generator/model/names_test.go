@@ -1,6 +1,8 @@
 package model
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -173,5 +175,34 @@ messages:
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want it to contain %q", c.name, err, c.want)
 		}
+	}
+}
+
+// A schema: given as an absolute path keeps its relative $refs: the
+// referenced file is found beside it, mapped and bundled.
+func TestAbsoluteSchemaPathWithRelativeRef(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"s/order.json": `{"type": "object", "properties": {"total": {"$ref": "money.json"}}, "required": ["total"]}`,
+		"s/money.json": `{"type": "object", "properties": {"cents": {"type": "integer"}}}`,
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	abs := filepath.ToSlash(filepath.Join(dir, "s", "order.json"))
+	m, err := build(t, "version: 1\npackage: p\nmessages:\n  Order: {type: o, schema: \""+abs+"\"}\n", nil)
+	if err != nil {
+		t.Fatalf("an absolute schema path with a relative $ref: %v", err)
+	}
+	if f := m.Messages[0].Root.Fields[0]; f.GoName != "Total" || f.Type.Named == nil || f.Type.Named.Name != "Money" {
+		t.Errorf("field %+v; want Total of type Money", f)
+	}
+	if !strings.Contains(m.Messages[0].SchemaText, `"cents"`) {
+		t.Errorf("money.json is not bundled into the schema text:\n%s", m.Messages[0].SchemaText)
 	}
 }
