@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/acemq/acemq-go/golden/avro-all/want"
-	"github.com/acemq/acemq-go/golden/goldentest"
+	"github.com/acemq/acemq-go/internal/goldentest"
 	"github.com/acemq/acemq-go/runtime"
 )
 

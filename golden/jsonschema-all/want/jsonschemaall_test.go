@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acemq/acemq-go/golden/goldentest"
 	"github.com/acemq/acemq-go/golden/jsonschema-all/want"
+	"github.com/acemq/acemq-go/internal/goldentest"
 	"github.com/acemq/acemq-go/runtime"
 )
 

@@ -5,8 +5,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/acemq/acemq-go/golden/goldentest"
 	"github.com/acemq/acemq-go/golden/names/want"
+	"github.com/acemq/acemq-go/internal/goldentest"
 	"github.com/acemq/acemq-go/runtime"
 )
 

@@ -5,9 +5,9 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/acemq/acemq-go/golden/goldentest"
 	"github.com/acemq/acemq-go/golden/orders/want"
 	"github.com/acemq/acemq-go/internal/brokertest"
+	"github.com/acemq/acemq-go/internal/goldentest"
 	"github.com/acemq/acemq-go/runtime"
 )
 

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acemq/acemq-go/golden/goldentest"
 	registry "github.com/acemq/acemq-go/golden/registry/want"
+	"github.com/acemq/acemq-go/internal/goldentest"
 	"github.com/acemq/acemq-go/runtime"
 )
 

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acemq/acemq-go/golden/goldentest"
 	"github.com/acemq/acemq-go/golden/shipping/want"
 	"github.com/acemq/acemq-go/internal/brokertest"
+	"github.com/acemq/acemq-go/internal/goldentest"
 	"github.com/acemq/acemq-go/runtime"
 )
 
