@@ -32,6 +32,27 @@ func TestEveryJSONSchemaConstructRoundTrips(t *testing.T) {
 	}
 	defer consumer.Close(context.Background())
 
+	want := everything()
+	if err := jsonschemaall.NewFanoutPublisher(conn).PublishEverything(ctx, want); err != nil {
+		t.Fatalf("PublishEverything: %v", err)
+	}
+	m := goldentest.Receive(t, h.got, "Everything")
+	goldentest.CheckEnvelope(t, m.Envelope, "golden.jsonschema.everything.v1")
+	if !reflect.DeepEqual(m.Payload, want) {
+		t.Errorf("payload\n%+v\nwant\n%+v", m.Payload, want)
+	}
+
+	// The publisher validates against the schema: a currency the pattern
+	// refuses is an error, and nothing is sent.
+	bad := want
+	bad.Money = &jsonschemaall.Money{Amount: 1, Currency: "euro"}
+	if err := jsonschemaall.NewFanoutPublisher(conn).PublishEverything(ctx, bad); err == nil {
+		t.Errorf("publishing a currency of %q succeeded; want a validation error", "euro")
+	}
+}
+
+// everything is the value the tests send, one of each construct.
+func everything() jsonschemaall.Everything {
 	note, street, qty := "hello", "1 Quay St", int64(3)
 	updated := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	want := jsonschemaall.Everything{
@@ -49,20 +70,10 @@ func TestEveryJSONSchemaConstructRoundTrips(t *testing.T) {
 		Items:     []jsonschemaall.EverythingItemsItem{{Sku: "SKU-1", Quantity: &qty}},
 		Money:     &jsonschemaall.Money{Amount: 1999, Currency: "EUR"},
 	}
-	if err := jsonschemaall.NewFanoutPublisher(conn).PublishEverything(ctx, want); err != nil {
-		t.Fatalf("PublishEverything: %v", err)
-	}
-	m := goldentest.Receive(t, h.got, "Everything")
-	goldentest.CheckEnvelope(t, m.Envelope, "golden.jsonschema.everything.v1")
-	if !reflect.DeepEqual(m.Payload, want) {
-		t.Errorf("payload\n%+v\nwant\n%+v", m.Payload, want)
-	}
+	return want
+}
 
-	// The publisher validates against the schema: a currency the pattern
-	// refuses is an error, and nothing is sent.
-	bad := want
-	bad.Money = &jsonschemaall.Money{Amount: 1, Currency: "euro"}
-	if err := jsonschemaall.NewFanoutPublisher(conn).PublishEverything(ctx, bad); err == nil {
-		t.Errorf("publishing a currency of %q succeeded; want a validation error", "euro")
-	}
+// Without a broker: the message type's codec round-trips the value.
+func TestCodecRoundTrip(t *testing.T) {
+	goldentest.RoundTrip(t, jsonschemaall.TypeOfEverything(), everything())
 }

@@ -110,3 +110,13 @@ func check[T any](t *testing.T, got, want T, e runtime.Envelope, typ string) {
 	}
 	goldentest.CheckEnvelope(t, e, typ)
 }
+
+// Without a broker: each message type's codec round-trips a value.
+func TestCodecRoundTrip(t *testing.T) {
+	rng := int64(3)
+	goldentest.RoundTrip(t, names.TypeOfType(), names.Type{Func: "f", Type: "t", Range: &rng})
+	goldentest.RoundTrip(t, names.TypeOfX2faCode(), names.X2faCode{Type: "totp", Func: 7, Interface: names.ChannelSms2})
+	goldentest.RoundTrip(t, names.TypeOfCaféCrème(), names.CaféCrème{Taille: names.CaféCrèmeTailleTrèsGrand})
+	goldentest.RoundTrip(t, names.TypeOfX订单(), names.X订单{X编号: "订-1"})
+	goldentest.RoundTrip(t, names.TypeOfRangeEvent(), names.RangeEvent{From: 1, To: 9})
+}

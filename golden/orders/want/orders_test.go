@@ -93,3 +93,13 @@ func TestTopologyOnTheBroker(t *testing.T) {
 		t.Errorf("golden.orders.new has %d bindings, want 3", n)
 	}
 }
+
+// Without a broker: each message type's codec round-trips a value.
+func TestCodecRoundTrip(t *testing.T) {
+	customer := "C-9"
+	note := "changed my mind"
+	goldentest.RoundTrip(t, orders.TypeOfOrderPlaced(), orders.OrderPlaced{
+		OrderID: "A-1", CustomerID: &customer, AmountCents: 1250, Currency: "EUR",
+		Lines: []orders.OrderLine{{Sku: "SKU-1", Quantity: 2}}})
+	goldentest.RoundTrip(t, orders.TypeOfOrderCancelled(), orders.OrderCancelled{OrderID: "A-1", Reason: orders.OrderCancelledReasonStock, Note: &note})
+}

@@ -54,3 +54,8 @@ func TestTheManifestRegistryIsUsed(t *testing.T) {
 		t.Fatalf("the registry directory's index: %+v, want subject golden-registry-orders version 1 id %d", entries, want)
 	}
 }
+
+// Without a broker: the message type's codec round-trips a value.
+func TestCodecRoundTrip(t *testing.T) {
+	goldentest.RoundTrip(t, registry.TypeOfOrderPlaced(), registry.OrderPlaced{ID: "A-1"})
+}

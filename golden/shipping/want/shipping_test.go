@@ -167,3 +167,11 @@ func TestHandlerFuncAndDecodeOfAPulledMessage(t *testing.T) {
 		t.Errorf("decoding a body the schema refuses = %v; want an error naming the message type", err)
 	}
 }
+
+// Without a broker: the message type's codec round-trips a value.
+func TestCodecRoundTrip(t *testing.T) {
+	express := true
+	goldentest.RoundTrip(t, shipping.TypeOfShipmentRequested(), shipping.ShipmentRequested{
+		OrderID: "A-1", Address: shipping.ShipmentRequestedAddress{Street: "1 Quay St", City: "Lyon", Country: "FR"},
+		RequestedAt: time.Date(2026, 11, 30, 9, 15, 0, 0, time.UTC), Express: &express})
+}
