@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -28,6 +29,8 @@ type Connection struct {
 	log      *slog.Logger
 	metrics  *metrics
 	registry SchemaRegistry
+	// tracers caches the tracer of the provider in use (see tracing).
+	tracers atomic.Pointer[tracerEntry]
 
 	mu sync.Mutex
 	// conn is the live connection of this session; dialing is closed when

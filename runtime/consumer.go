@@ -38,6 +38,8 @@ type Consumer struct {
 	log      *slog.Logger
 	panics   panicLimiter
 	stats    consumerCounters
+	// lastType caches the metric options of the type last delivered.
+	lastType atomic.Pointer[typeOpts]
 
 	// handlerCtx is what handlers get; it is cancelled when Close's
 	// drain deadline passes.

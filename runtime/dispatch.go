@@ -8,6 +8,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // handle runs one delivery through its route and settles it.
@@ -21,7 +22,7 @@ func (cs *Consumer) process(s *session, d amqp.Delivery, h *heldLookup) {
 	defer cs.stats.inFlight.Add(-1)
 	if h == nil {
 		cs.stats.lastDelivery.Store(began.UnixNano())
-		cs.c.metrics.consumedOne(cs.queue, d.Type)
+		cs.consumedOne(d.Type)
 	}
 	env := envelopeOf(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType)
 	if cs.requeue {
@@ -95,10 +96,8 @@ func (cs *Consumer) process(s *session, d amqp.Delivery, h *heldLookup) {
 		panicEvent(span, pe)
 		errType = "panic"
 	}
-	cs.c.metrics.processed(cs.queue, d.Type, time.Since(began), errType)
-	if span.IsRecording() {
-		span.SetAttributes(attribute.String("acemq.outcome", kind.String()))
-	}
+	cs.processed(d.Type, time.Since(began), errType)
+	outcomeAttr(span, kind)
 	switch kind {
 	case AckAccept:
 		cs.settle(s, d)
@@ -114,6 +113,59 @@ func (cs *Consumer) process(s *session, d amqp.Delivery, h *heldLookup) {
 		why := "parked by the handler: " + reason(ack.Err())
 		failSpan(span, why)
 		cs.park(ctx, s, d, env, why, outcomeParked)
+	}
+}
+
+// typeOpts are the metric options of the common path of one message type
+// on one consumer: consumed, processed with Accept, accepted. A consumer
+// keeps those of the type it saw last, so that a run of one type (the
+// usual queue) takes neither the type registry's lock nor the option
+// map's for each delivery.
+type typeOpts struct {
+	typ, known          string
+	consumed, processOK attrOpts
+	accepted            attrOpts
+}
+
+func (cs *Consumer) typeOpts(typ string) *typeOpts {
+	if t := cs.lastType.Load(); t != nil && t.typ == typ {
+		return t
+	}
+	m, known := cs.c.metrics, knownType(typ)
+	t := &typeOpts{typ: typ, known: known,
+		consumed:  m.opts(attrKey{kind: kindConsume, dest: cs.queue, typ: known}),
+		processOK: m.opts(attrKey{kind: kindProcess, dest: cs.queue, typ: known}),
+		accepted:  m.opts(attrKey{kind: kindOutcome, dest: cs.queue, typ: known, outcomeName: outcomeAccepted.String()}),
+	}
+	cs.lastType.Store(t)
+	return t
+}
+
+// consumedOne counts a delivery of type typ handed to cs.
+func (cs *Consumer) consumedOne(typ string) {
+	m := cs.c.metrics
+	if ctx := context.Background(); m.consumed.Enabled(ctx) {
+		m.consumed.Add(ctx, 1, cs.typeOpts(typ).consumed.add...)
+	}
+}
+
+// processed records how long a delivery of type typ took to get its
+// answer; errType is "" for Accept.
+func (cs *Consumer) processed(typ string, took time.Duration, errType string) {
+	if errType != "" {
+		cs.c.metrics.processed(cs.queue, typ, took, errType)
+		return
+	}
+	m := cs.c.metrics
+	if ctx := context.Background(); m.processDuration.Enabled(ctx) {
+		m.processDuration.Record(ctx, took.Seconds(), cs.typeOpts(typ).processOK.rec...)
+	}
+}
+
+// outcomeAttr sets the process span's acemq.outcome to the handler's answer.
+func outcomeAttr(span trace.Span, kind AckKind) {
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("acemq.outcome", kind.String()))
 	}
 }
 
@@ -141,6 +193,13 @@ func (cs *Consumer) route(typ string) (Route, bool) {
 // retry waits.
 func (cs *Consumer) settledAs(d amqp.Delivery, o outcome, wait string) {
 	cs.stats.outcomes[o].Add(1)
+	if o == outcomeAccepted && wait == "" {
+		m := cs.c.metrics
+		if ctx := context.Background(); m.outcome.Enabled(ctx) {
+			m.outcome.Add(ctx, 1, cs.typeOpts(d.Type).accepted.add...)
+		}
+		return
+	}
 	cs.c.metrics.settledAs(cs.queue, d.Type, o, wait)
 }
 

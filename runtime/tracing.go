@@ -38,14 +38,6 @@ func (t tableCarrier) Keys() []string {
 
 const tracerName = "github.com/acemq/acemq-go/runtime"
 
-func (c *Connection) tracer() trace.Tracer {
-	tp := c.cfg.tracerProvider
-	if tp == nil {
-		tp = otel.GetTracerProvider()
-	}
-	return tp.Tracer(tracerName)
-}
-
 // unsetGlobal is the global tracer provider as it is before a service
 // installs one (otel.SetTracerProvider replaces it).
 var unsetGlobal = otel.GetTracerProvider()
@@ -53,10 +45,19 @@ var unsetGlobal = otel.GetTracerProvider()
 // idleSpan is the span of a context that has none: a no-op, already boxed.
 var idleSpan = trace.SpanFromContext(context.Background())
 
+// tracerEntry is a provider and the runtime's tracer from it.
+type tracerEntry struct {
+	tp trace.TracerProvider
+	tr trace.Tracer
+}
+
 // tracing is the tracer, or false when no provider records anything (none
 // installed, or a no-op one): then no span is started, which would cost a
 // few allocations per message for nothing, and the trace context the
-// message carries is passed on as it is.
+// message carries is passed on as it is. The tracer is asked of its
+// provider once and kept while the provider stays the same (a provider
+// installed later with otel.SetTracerProvider is picked up at the next
+// message): an SDK provider's Tracer takes a lock and a map lookup.
 func (c *Connection) tracing() (trace.Tracer, bool) {
 	tp := c.cfg.tracerProvider
 	if tp == nil {
@@ -67,8 +68,30 @@ func (c *Connection) tracing() (trace.Tracer, bool) {
 	if _, ok := tp.(tracenoop.TracerProvider); ok {
 		return nil, false
 	}
-	return tp.Tracer(tracerName), true
+	if e := c.tracers.Load(); e != nil && e.tp == tp {
+		return e.tr, true
+	}
+	e := &tracerEntry{tp: tp, tr: tp.Tracer(tracerName)}
+	c.tracers.Store(e)
+	return e.tr, true
 }
+
+// spanAttrs lends the attribute buffers a span's attributes are gathered
+// in: SetAttributes copies them, so one buffer serves message after
+// message instead of a slice allocated (and grown) for each.
+var spanAttrs = sync.Pool{New: func() any {
+	b := make([]attribute.KeyValue, 0, 16)
+	return &b
+}}
+
+// Attributes that never change, built once.
+var (
+	attrOpPublish     = attribute.String("messaging.operation.name", "publish")
+	attrOpTypeSend    = attribute.String("messaging.operation.type", "send")
+	attrOpProcess     = attribute.String("messaging.operation.name", "process")
+	attrOpTypeProcess = attribute.String("messaging.operation.type", "process")
+	attrRedelivered   = attribute.Bool("acemq.redelivered", true)
+)
 
 // injectTrace writes ctx's span context into headers.
 func injectTrace(ctx context.Context, headers amqp.Table) {
@@ -122,17 +145,18 @@ func (c *Connection) startPublish(ctx context.Context, o *outgoing) trace.Span {
 	}
 	pctx, span := tr.Start(parent, spanName(destination(o.exchange), "publish"), producerStart...)
 	if span.IsRecording() {
-		attrs := []attribute.KeyValue{
+		buf := spanAttrs.Get().(*[]attribute.KeyValue)
+		attrs := append((*buf)[:0],
 			attrSystem,
-			attribute.String("messaging.operation.name", "publish"),
-			attribute.String("messaging.operation.type", "send"),
+			attrOpPublish,
+			attrOpTypeSend,
 			attribute.String("messaging.destination.name", destination(o.exchange)),
 			attribute.String("messaging.rabbitmq.destination.routing_key", o.key),
 			attribute.String("messaging.message.id", o.msg.MessageId),
 			attribute.Int("messaging.message.body.size", len(o.msg.Body)),
 			attribute.Int("acemq.attempt", attemptOf(o.msg.Headers)),
 			attribute.String("acemq.publish", publishOrigin(o.origin)),
-		}
+		)
 		if o.msg.CorrelationId != "" {
 			attrs = append(attrs, attribute.String("messaging.message.conversation_id", o.msg.CorrelationId))
 		}
@@ -140,6 +164,9 @@ func (c *Connection) startPublish(ctx context.Context, o *outgoing) trace.Span {
 			attrs = append(attrs, attribute.String("acemq.message.type", o.msg.Type))
 		}
 		span.SetAttributes(attrs...)
+		clear(attrs)
+		*buf = attrs[:0]
+		spanAttrs.Put(buf)
 		if o.parent.IsValid() {
 			if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
 				span.AddLink(trace.Link{SpanContext: sc})
@@ -176,26 +203,30 @@ func (cs *Consumer) startProcess(d *amqp.Delivery, env Envelope) (context.Contex
 	remote := trace.SpanContextFromContext(ctx)
 	ctx, span := tr.Start(ctx, spanName(cs.queue, "process"), consumerStart...)
 	if span.IsRecording() {
-		attrs := []attribute.KeyValue{
+		buf := spanAttrs.Get().(*[]attribute.KeyValue)
+		attrs := append((*buf)[:0],
 			attrSystem,
-			attribute.String("messaging.operation.name", "process"),
-			attribute.String("messaging.operation.type", "process"),
+			attrOpProcess,
+			attrOpTypeProcess,
 			attribute.String("messaging.destination.name", cs.queue),
 			attribute.String("messaging.destination.subscription.name", cs.queue),
 			attribute.String("messaging.message.id", d.MessageId),
 			attribute.String("messaging.message.type", d.Type),
-			attribute.String("acemq.message.type", knownType(d.Type)),
+			attribute.String("acemq.message.type", cs.typeOpts(d.Type).known),
 			attribute.Int("messaging.message.body.size", len(d.Body)),
 			attribute.String("messaging.rabbitmq.destination.routing_key", d.RoutingKey),
 			attribute.Int("acemq.attempt", env.Attempt),
-		}
+		)
 		if d.CorrelationId != "" {
 			attrs = append(attrs, attribute.String("messaging.message.conversation_id", d.CorrelationId))
 		}
 		if d.Redelivered {
-			attrs = append(attrs, attribute.Bool("acemq.redelivered", true))
+			attrs = append(attrs, attrRedelivered)
 		}
 		span.SetAttributes(attrs...)
+		clear(attrs)
+		*buf = attrs[:0]
+		spanAttrs.Put(buf)
 		if remote.IsValid() {
 			span.AddLink(trace.Link{SpanContext: remote})
 		}
