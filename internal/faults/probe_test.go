@@ -38,6 +38,9 @@ type probe struct {
 	blocked   atomic.Int64 // publishes that failed with ErrBlocked
 	unavail   atomic.Int64 // publishes that failed with ErrUnavailable
 	recoverMS int64
+	// publishing is set while publish runs: a fault with nothing left to
+	// publish or handle has nothing to recover.
+	publishing atomic.Bool
 	// failing gates the transient failures and rejections (on by default).
 	failing atomic.Bool
 	// errs counts what the publisher saw, by text with the queue name
@@ -88,6 +91,8 @@ func (p *probe) accepted(seq int) {
 // ErrUnavailable (a window, not a state), until deadline. Any other error
 // fails the test.
 func (p *probe) publish(c *runtime.Connection, from, to, workers int, pace time.Duration, deadline time.Time) {
+	p.publishing.Store(true)
+	defer p.publishing.Store(false)
 	start := time.Now()
 	var next atomic.Int64
 	next.Store(int64(from))
@@ -152,10 +157,34 @@ func (p *probe) markRecovery(at time.Time, within time.Duration) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	if p.idle() {
+		// Everything published had been handled before the fault: there
+		// was nothing to handle after it, so nothing to measure.
+		return
+	}
 	p.mu.Lock()
 	p.recoverMS = max(p.recoverMS, within.Milliseconds())
 	p.mu.Unlock()
 	p.t.Errorf("%s: nothing was handled within %s of the fault", p.name, within)
+}
+
+// idle reports whether the publisher is done, every publish it started was
+// confirmed, and every confirmed message was handled.
+func (p *probe) idle() bool {
+	if p.publishing.Load() {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.published != len(p.confirmed) {
+		return false
+	}
+	for seq := range p.confirmed {
+		if p.handled[seq] == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // settle waits until every confirmed message is accounted for (handled,
@@ -328,7 +357,7 @@ func TestFaultConnectionsClosedEvery2s(t *testing.T) {
 
 	stop := make(chan struct{})
 	kills, closed := 0, 0
-	var killer sync.WaitGroup
+	var killer, recoveries sync.WaitGroup
 	killer.Add(1)
 	go func() {
 		defer killer.Done()
@@ -347,15 +376,21 @@ func TestFaultConnectionsClosedEvery2s(t *testing.T) {
 			if k > 0 {
 				kills++
 				closed += k
-				go p.markRecovery(at, 15*time.Second)
+				recoveries.Add(1)
+				go func() {
+					defer recoveries.Done()
+					p.markRecovery(at, 15*time.Second)
+				}()
 			}
 		}
 	}()
 	p.publish(pub, 0, n, 8, 1500*time.Microsecond, time.Now().Add(3*time.Minute))
-	p.settle(60*time.Second, nil)
+	// Kill only while messages are published: a round after the last
+	// message was handled has nothing to recover to.
 	close(stop)
 	killer.Wait()
-	p.settle(30*time.Second, nil)
+	p.settle(60*time.Second, nil)
+	recoveries.Wait()
 	// The management API lists a new connection 1.5-5s after it opens, so
 	// a round finds the reconnected connections every 2-5s.
 	if kills < 5 {
