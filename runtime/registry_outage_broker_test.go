@@ -97,6 +97,10 @@ func TestRegistryOutageParksNothingAndRecovers(t *testing.T) {
 	if n := unavailable(t, reader); n < 100 {
 		t.Fatalf("%s = %v after the outage began, want ≥ 100 (one per message at least)", runtime.MetricRegistryUnavailable, n)
 	}
+	// Counted for the queue, by the conventions' attribute names.
+	if pts, m := points(t, reader, runtime.MetricRegistryUnavailable); len(pts) != 1 || pts[queueKey(q)] < 100 || m.Unit != "{lookup}" {
+		t.Errorf("%s points %v (unit %q), want only {%s} ≥ 100, unit {lookup}", runtime.MetricRegistryUnavailable, pts, m.Unit, queueKey(q))
+	}
 	time.Sleep(2 * time.Second) // an outage long enough for several tries each
 	if n := count(); n != 0 {
 		t.Fatalf("%d messages handled while the registry was down", n)
