@@ -216,6 +216,24 @@ func derivedManagement(u *url.URL) string {
 }
 
 // signalContext is cancelled by Ctrl-C or SIGTERM: a replay stops cleanly.
+// withQueue dials, counts queue's messages and calls fn, for the commands
+// that read a whole queue (peek, summary, replay); it closes the connection
+// when fn returns.
+func (e *env) withQueue(queue string, fn func(ctx context.Context, c *runtime.Connection, total int) error) error {
+	ctx, cancel := signalContext()
+	defer cancel()
+	c, err := e.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close(ctx)
+	total, err := c.MessageCount(ctx, queue)
+	if err != nil {
+		return failed(err)
+	}
+	return fn(ctx, c, total)
+}
+
 func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -175,64 +176,55 @@ func age(d time.Duration) string {
 }
 
 func (e *env) peek(q string, n int, asJSON bool, f where.Filter) error {
-	ctx, cancel := signalContext()
-	defer cancel()
-	c, err := e.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close(ctx)
-	total, err := c.MessageCount(ctx, q)
-	if err != nil {
-		return failed(err)
-	}
-	now := time.Now()
-	var rows []row
-	enc := json.NewEncoder(e.stdout)
-	bar := e.progress(e.errTTY, total, "reading "+q)
-	seen := 0
-	read, err := c.Browse(ctx, q, 0, func(d *runtime.Delivery) error {
-		seen++
-		bar.step(seen)
-		if !f.Match(whereMessage(d), now) || (n > 0 && len(rows) >= n) {
+	return e.withQueue(q, func(ctx context.Context, c *runtime.Connection, total int) error {
+		now := time.Now()
+		var rows []row
+		enc := json.NewEncoder(e.stdout)
+		bar := e.progress(e.errTTY, total, "reading "+q)
+		seen := 0
+		read, err := c.Browse(ctx, q, 0, func(d *runtime.Delivery) error {
+			seen++
+			bar.step(seen)
+			if !f.Match(whereMessage(d), now) || (n > 0 && len(rows) >= n) {
+				return nil
+			}
+			r := rowOf(d, now)
+			if asJSON {
+				r.Headers = d.Headers
+				if utf8.Valid(d.Body) {
+					s := string(d.Body)
+					r.Body = &s
+				} else {
+					r.BodyBase64 = base64.StdEncoding.EncodeToString(d.Body)
+				}
+			} else {
+				s := preview(d.Body)
+				r.Body = &s
+			}
+			rows = append(rows, r)
+			return nil
+		})
+		bar.done()
+		if err != nil {
+			return failed(fmt.Errorf("reading %s (everything read goes back): %w", q, err))
+		}
+		if asJSON {
+			for _, r := range rows {
+				if err := enc.Encode(r); err != nil {
+					return failed(err)
+				}
+			}
 			return nil
 		}
-		r := rowOf(d, now)
-		if asJSON {
-			r.Headers = d.Headers
-			if utf8.Valid(d.Body) {
-				s := string(d.Body)
-				r.Body = &s
-			} else {
-				r.BodyBase64 = base64.StdEncoding.EncodeToString(d.Body)
-			}
-		} else {
-			s := preview(d.Body)
-			r.Body = &s
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tTYPE\tATTEMPT\tFIRST SEEN\tAGE\tREASON\tBODY")
+		for _, r := range rows {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", dash(r.ID), dash(r.Type), r.Attempt, dash(r.FirstSeen), dash(r.Age), dash(cut(r.Reason, 70)), *r.Body)
 		}
-		rows = append(rows, r)
+		tw.Flush()
+		fmt.Fprintf(e.stdout, "%d of %d messages in %s shown; all left in place\n", len(rows), read, q)
 		return nil
 	})
-	bar.done()
-	if err != nil {
-		return failed(fmt.Errorf("reading %s (everything read goes back): %w", q, err))
-	}
-	if asJSON {
-		for _, r := range rows {
-			if err := enc.Encode(r); err != nil {
-				return failed(err)
-			}
-		}
-		return nil
-	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tTYPE\tATTEMPT\tFIRST SEEN\tAGE\tREASON\tBODY")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", dash(r.ID), dash(r.Type), r.Attempt, dash(r.FirstSeen), dash(r.Age), dash(cut(r.Reason, 70)), *r.Body)
-	}
-	tw.Flush()
-	fmt.Fprintf(e.stdout, "%d of %d messages in %s shown; all left in place\n", len(rows), read, q)
-	return nil
 }
 
 func dash(s string) string {
@@ -272,81 +264,72 @@ type group struct {
 }
 
 func (e *env) summary(q, by string, f where.Filter) error {
-	ctx, cancel := signalContext()
-	defer cancel()
-	c, err := e.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close(ctx)
-	total, err := c.MessageCount(ctx, q)
-	if err != nil {
-		return failed(err)
-	}
-	now := time.Now()
-	groups := map[string]*group{}
-	matched := 0
-	bar := e.progress(e.errTTY, total, "reading "+q)
-	seen := 0
-	read, err := c.Browse(ctx, q, 0, func(d *runtime.Delivery) error {
-		seen++
-		bar.step(seen)
-		if !f.Match(whereMessage(d), now) {
+	return e.withQueue(q, func(ctx context.Context, c *runtime.Connection, total int) error {
+		now := time.Now()
+		groups := map[string]*group{}
+		matched := 0
+		bar := e.progress(e.errTTY, total, "reading "+q)
+		seen := 0
+		read, err := c.Browse(ctx, q, 0, func(d *runtime.Delivery) error {
+			seen++
+			bar.step(seen)
+			if !f.Match(whereMessage(d), now) {
+				return nil
+			}
+			matched++
+			var key string
+			switch by {
+			case "reason":
+				key = Reason(d)
+			case "type":
+				key = d.Envelope.Type
+			case "queue":
+				key = runtime.OwnQueue(d.Headers)
+			}
+			g := groups[key]
+			if g == nil {
+				g = &group{key: key}
+				groups[key] = g
+			}
+			g.count++
+			if fs := d.Envelope.FirstSeen; !fs.IsZero() {
+				if g.oldest.IsZero() || fs.Before(g.oldest) {
+					g.oldest = fs
+				}
+				if fs.After(g.newest) {
+					g.newest = fs
+				}
+			}
 			return nil
+		})
+		bar.done()
+		if err != nil {
+			return failed(fmt.Errorf("reading %s (everything read goes back): %w", q, err))
 		}
-		matched++
-		var key string
-		switch by {
-		case "reason":
-			key = Reason(d)
-		case "type":
-			key = d.Envelope.Type
-		case "queue":
-			key = runtime.OwnQueue(d.Headers)
+		list := make([]*group, 0, len(groups))
+		for _, g := range groups {
+			list = append(list, g)
 		}
-		g := groups[key]
-		if g == nil {
-			g = &group{key: key}
-			groups[key] = g
-		}
-		g.count++
-		if fs := d.Envelope.FirstSeen; !fs.IsZero() {
-			if g.oldest.IsZero() || fs.Before(g.oldest) {
-				g.oldest = fs
+		sort.Slice(list, func(i, j int) bool {
+			if list[i].count != list[j].count {
+				return list[i].count > list[j].count
 			}
-			if fs.After(g.newest) {
-				g.newest = fs
-			}
+			return list[i].key < list[j].key
+		})
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "COUNT\tOLDEST\tNEWEST\t%s\n", strings.ToUpper(by))
+		for _, g := range list {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", g.count, stamp(g.oldest), stamp(g.newest), dash(g.key))
 		}
+		tw.Flush()
+		groupsWord := "groups"
+		if len(list) == 1 {
+			groupsWord = "group"
+		}
+		fmt.Fprintf(e.stdout, "%d messages in %s, %d %s; all left in place\n", matched, q, len(list), groupsWord)
+		_ = read
 		return nil
 	})
-	bar.done()
-	if err != nil {
-		return failed(fmt.Errorf("reading %s (everything read goes back): %w", q, err))
-	}
-	list := make([]*group, 0, len(groups))
-	for _, g := range groups {
-		list = append(list, g)
-	}
-	sort.Slice(list, func(i, j int) bool {
-		if list[i].count != list[j].count {
-			return list[i].count > list[j].count
-		}
-		return list[i].key < list[j].key
-	})
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "COUNT\tOLDEST\tNEWEST\t%s\n", strings.ToUpper(by))
-	for _, g := range list {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", g.count, stamp(g.oldest), stamp(g.newest), dash(g.key))
-	}
-	tw.Flush()
-	groupsWord := "groups"
-	if len(list) == 1 {
-		groupsWord = "group"
-	}
-	fmt.Fprintf(e.stdout, "%d messages in %s, %d %s; all left in place\n", matched, q, len(list), groupsWord)
-	_ = read
-	return nil
 }
 
 func stamp(t time.Time) string {

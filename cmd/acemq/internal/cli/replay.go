@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -106,51 +107,42 @@ func targetText(opts runtime.ReplayOptions) string {
 }
 
 func (e *env) replay(src string, opts runtime.ReplayOptions, f where.Filter) error {
-	ctx, cancel := signalContext()
-	defer cancel()
-	c, err := e.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close(ctx)
-	total, err := c.MessageCount(ctx, src)
-	if err != nil {
-		return failed(err)
-	}
-	fmt.Fprintf(e.stdout, "replaying %d messages from %s to %s\n", total, src, targetText(opts))
-	var b *bar
-	if e.outTTY {
-		b = e.progress(true, total, "replay")
-		if b.pb != nil {
-			b.pb.ChangeMax(total)
+	return e.withQueue(src, func(ctx context.Context, c *runtime.Connection, total int) error {
+		fmt.Fprintf(e.stdout, "replaying %d messages from %s to %s\n", total, src, targetText(opts))
+		var b *bar
+		if e.outTTY {
+			b = e.progress(true, total, "replay")
+			if b.pb != nil {
+				b.pb.ChangeMax(total)
+			}
+		} else {
+			b = lines(e.stdout, total, "looked at")
 		}
-	} else {
-		b = lines(e.stdout, total, "looked at")
-	}
-	looked := 0
-	now := time.Now()
-	opts.Match = func(env runtime.Envelope, h map[string]any, body []byte) bool {
-		looked++
-		b.step(looked)
-		return f.Match(where.Message{Envelope: env, Headers: h, Body: body}, now)
-	}
-	res, err := runtime.Replay(ctx, c, src, opts)
-	b.done()
-	if err != nil {
+		looked := 0
+		now := time.Now()
+		opts.Match = func(env runtime.Envelope, h map[string]any, body []byte) bool {
+			looked++
+			b.step(looked)
+			return f.Match(where.Message{Envelope: env, Headers: h, Body: body}, now)
+		}
+		res, err := runtime.Replay(ctx, c, src, opts)
+		b.done()
+		if err != nil {
+			fmt.Fprintln(e.stdout, res)
+			return failed(err)
+		}
+		for _, fl := range res.Failures {
+			fmt.Fprintf(e.stderr, "acemq: left on %s: %v\n", src, fl)
+		}
 		fmt.Fprintln(e.stdout, res)
-		return failed(err)
-	}
-	for _, fl := range res.Failures {
-		fmt.Fprintf(e.stderr, "acemq: left on %s: %v\n", src, fl)
-	}
-	fmt.Fprintln(e.stdout, res)
-	if res.Failed > 0 {
-		if res.Failed == 1 {
-			return &exitError{ExitFail, fmt.Errorf("1 message could not be moved; it is still on %s", src)}
+		if res.Failed > 0 {
+			if res.Failed == 1 {
+				return &exitError{ExitFail, fmt.Errorf("1 message could not be moved; it is still on %s", src)}
+			}
+			return &exitError{ExitFail, fmt.Errorf("%d messages could not be moved; they are still on %s", res.Failed, src)}
 		}
-		return &exitError{ExitFail, fmt.Errorf("%d messages could not be moved; they are still on %s", res.Failed, src)}
-	}
-	return nil
+		return nil
+	})
 }
 
 // dryRun reads src without consuming it and prints what a pass would do.
