@@ -2,10 +2,6 @@ package acemqtest
 
 import (
 	"context"
-	"fmt"
-	"path"
-	goruntime "runtime"
-	"runtime/debug"
 	"strings"
 
 	"github.com/acemq/acemq-go/runtime"
@@ -16,7 +12,7 @@ import (
 func Call[T any](ctx context.Context, h runtime.Handler[T], m *runtime.Message[T]) (a runtime.Ack) {
 	defer func() {
 		if r := recover(); r != nil {
-			a = runtime.Retry(&runtime.PanicError{Value: r, Frame: panicFrame(), Stack: debug.Stack()})
+			a = runtime.Retry(runtime.NewPanicError(r))
 		}
 	}()
 	return h(ctx, m)
@@ -87,29 +83,4 @@ func Reason(a runtime.Ack) string {
 		return why
 	}
 	return ""
-}
-
-// panicFrame is the frame that raised the panic, outside Go's own runtime
-// package, as the consumer reports it.
-func panicFrame() string {
-	pcs := make([]uintptr, 64)
-	n := goruntime.Callers(1, pcs)
-	frames := goruntime.CallersFrames(pcs[:n])
-	seenPanic := false
-	for {
-		f, more := frames.Next()
-		if f.Function == "runtime.gopanic" {
-			seenPanic = true
-		} else if seenPanic && !strings.HasPrefix(f.Function, "runtime.") {
-			dir, file := path.Split(f.File)
-			fn := f.Function
-			if i := strings.LastIndex(fn, "/"); i >= 0 {
-				fn = fn[i+1:]
-			}
-			return fmt.Sprintf("%s %s:%d", fn, path.Join(path.Base(dir), file), f.Line)
-		}
-		if !more {
-			return ""
-		}
-	}
 }

@@ -80,7 +80,7 @@ func Handle[T any](mt *MessageType[T], h Handler[T]) Route {
 func invoke[T any](ctx context.Context, h Handler[T], m *Message[T]) (a Ack) {
 	defer func() {
 		if r := recover(); r != nil {
-			a = Retry(newPanicError(r))
+			a = Retry(NewPanicError(r))
 		}
 	}()
 	return h(ctx, m)

@@ -39,8 +39,11 @@ func (e *PanicError) Unwrap() error {
 	return nil
 }
 
-// newPanicError is called in the deferred recover of a handler call.
-func newPanicError(v any) *PanicError {
+// NewPanicError describes the panic whose value v a deferred recover just
+// took: the frame that raised it and the stack. It must be called in that
+// deferred function, while the panicking frames are still on the stack
+// (acemqtest.Call uses it to report a panic as the consumer does).
+func NewPanicError(v any) *PanicError {
 	return &PanicError{Value: v, Frame: panicFrame(), Stack: debug.Stack()}
 }
 
