@@ -36,9 +36,13 @@ func messagesFile(m *model.Model, source string) *jen.File {
 	return f
 }
 
-// registryVar emits
+// registryVar emits an unexported variable, which the message types use,
+// and a func returning it, so that no code outside the package can replace
+// the registry:
 //
-//	var SchemaRegistry = runtime.ConfiguredRegistry(runtime.RegistryConfig{Directory: "schemas/registry"})
+//	var schemaRegistry = runtime.ConfiguredRegistry(runtime.RegistryConfig{Directory: "schemas/registry"})
+//
+//	func SchemaRegistry() runtime.SchemaRegistry { return schemaRegistry }
 func registryVar(f *jen.File, r *model.Registry) {
 	fields := jen.Dict{}
 	for key, v := range map[string]string{"Directory": r.Directory, "URL": r.URL,
@@ -58,8 +62,12 @@ func registryVar(f *jen.File, r *model.Registry) {
 		where = "the Confluent-compatible registry at " + r.URL
 	}
 	doc(f.Comment, "%s is the manifest's registry: %s. The Avro message types use it unless the connection was dialled with runtime.WithSchemaRegistry; it opens on first use, and a consumer opens it before subscribing.",
+		r.VarName, where)
+	f.Var().Id(r.VarName).Op("=").Add(rt("ConfiguredRegistry").Call(rt("RegistryConfig").Values(fields)))
+	f.Line()
+	doc(f.Comment, "%s returns the manifest's registry: %s, the one the Avro message types use unless the connection was dialled with runtime.WithSchemaRegistry.",
 		r.GoName, where)
-	f.Var().Id(r.GoName).Op("=").Add(rt("ConfiguredRegistry").Call(rt("RegistryConfig").Values(fields)))
+	f.Func().Id(r.GoName).Params().Add(rt("SchemaRegistry")).Block(jen.Return(jen.Id(r.VarName)))
 }
 
 // messageTypeVar emits an unexported variable, which the generated code
@@ -77,7 +85,7 @@ func messageTypeVar(f *jen.File, msg *model.Message, reg *model.Registry) {
 		what = fmt.Sprintf("the message type %q, payload %s: Avro in the Confluent wire format, its schema registered under the subject %q", msg.Type, msg.GoName, msg.Subject)
 		args := []jen.Code{jen.Lit(msg.Type), jen.Lit(msg.Subject), jen.Id(msg.SchemaConst)}
 		if reg != nil {
-			args = append(args, rt("TypeRegistry").Call(jen.Id(reg.GoName)))
+			args = append(args, rt("TypeRegistry").Call(jen.Id(reg.VarName)))
 		}
 		ctor = rt("AvroType").Types(jen.Id(msg.GoName)).Call(args...)
 	default:

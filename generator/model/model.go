@@ -25,7 +25,8 @@ type Model struct {
 
 // Registry is the manifest's registry: block.
 type Registry struct {
-	GoName                             string // the package variable, SchemaRegistry
+	GoName                             string // the exported func returning it, SchemaRegistry
+	VarName                            string // the unexported variable holding it, schemaRegistry
 	Directory, URL                     string // one of them is set
 	UsernameEnv, PasswordEnv, TokenEnv string
 	Timeout                            time.Duration

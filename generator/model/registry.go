@@ -14,8 +14,9 @@ func (b *builder) registry() {
 	if mr == nil {
 		return
 	}
-	r := &Registry{GoName: "SchemaRegistry"}
-	if !b.ns.claim(r.GoName, "the registry: block", manifest.Pos{}) {
+	r := &Registry{GoName: "SchemaRegistry", VarName: "schemaRegistry"}
+	if !b.ns.claim(r.GoName, "the registry: block", manifest.Pos{}) ||
+		!b.ns.claim(r.VarName, "the registry: block (its variable)", manifest.Pos{}) {
 		return
 	}
 	switch {

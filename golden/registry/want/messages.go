@@ -17,11 +17,18 @@ import (
 // dropped this version stops the package compiling.
 const _ = runtime.SupportPackageIsVersion1
 
-// SchemaRegistry is the manifest's registry: the directory
+// schemaRegistry is the manifest's registry: the directory
 // ${ACEMQ_GOLDEN_REGISTRY}. The Avro message types use it unless the
 // connection was dialled with runtime.WithSchemaRegistry; it opens on first
 // use, and a consumer opens it before subscribing.
-var SchemaRegistry = runtime.ConfiguredRegistry(runtime.RegistryConfig{Directory: "${ACEMQ_GOLDEN_REGISTRY}"})
+var schemaRegistry = runtime.ConfiguredRegistry(runtime.RegistryConfig{Directory: "${ACEMQ_GOLDEN_REGISTRY}"})
+
+// SchemaRegistry returns the manifest's registry: the directory
+// ${ACEMQ_GOLDEN_REGISTRY}, the one the Avro message types use unless the
+// connection was dialled with runtime.WithSchemaRegistry.
+func SchemaRegistry() runtime.SchemaRegistry {
+	return schemaRegistry
+}
 
 // orderPlacedSchema is the schema of OrderPlaced, from "schemas/order.avsc".
 const orderPlacedSchema = "" +
@@ -32,7 +39,7 @@ const orderPlacedSchema = "" +
 // orderPlacedType is the message type "golden.registry.order.v1", payload
 // OrderPlaced: Avro in the Confluent wire format, its schema registered under
 // the subject "golden-registry-orders".
-var orderPlacedType = runtime.AvroType[OrderPlaced]("golden.registry.order.v1", "golden-registry-orders", orderPlacedSchema, runtime.TypeRegistry(SchemaRegistry))
+var orderPlacedType = runtime.AvroType[OrderPlaced]("golden.registry.order.v1", "golden-registry-orders", orderPlacedSchema, runtime.TypeRegistry(schemaRegistry))
 
 // TypeOfOrderPlaced returns the message type "golden.registry.order.v1",
 // payload OrderPlaced: Avro in the Confluent wire format, its schema

@@ -53,6 +53,11 @@ func TestTheManifestRegistryIsUsed(t *testing.T) {
 	if len(entries) != 1 || entries[0].Subject != "golden-registry-orders" || entries[0].ID != want || entries[0].Version != 1 {
 		t.Fatalf("the registry directory's index: %+v, want subject golden-registry-orders version 1 id %d", entries, want)
 	}
+	// SchemaRegistry() is the registry the type registered with.
+	got, err := registry.SchemaRegistry().Schema(ctx, want)
+	if err != nil || got != registry.TypeOfOrderPlaced().Schema() {
+		t.Fatalf("SchemaRegistry().Schema(%d) = %q, %v; want the type's schema", want, got, err)
+	}
 }
 
 // Without a broker: the message type's codec round-trips a value.
