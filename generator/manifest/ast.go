@@ -1,34 +1,54 @@
 package manifest
 
+// The tree below is the one place that lists the manifest's keys on the Go
+// side: each field's yaml tag names the key of schemas/manifest.schema.json
+// it is read from, and decode.go reads every tagged field the same way, by
+// reflection (TestSchemaKeysReachTheTree proves the two agree). A tag is
+//
+//	yaml:"name"   the value of the key name of the mapping
+//	yaml:",key"   the key under which this entry of a mapping is written
+//	              (a Str), in a slice read from a mapping
+//	yaml:",value" the value of that entry, when it is not itself a mapping
+//	yaml:",pos"   where this value was written: its key's position, or for
+//	              an item of a list, the item's
+//	yaml:"-"      not read from the manifest
+//
+// A slice of a struct with a ,key field is read from a mapping, in the
+// order written; any other slice from a list.
+
 // File is a parsed manifest. Optional values are nil when absent. Every
 // list keeps the manifest's order.
 type File struct {
-	Path       string // as given to Parse, used in every error
-	Version    Int
-	Package    Str
-	Policies   []*Policy
-	Messages   []*Message
-	Exchanges  []*Exchange
-	Queues     []*Queue
-	Publishers []*Publisher
-	Exports    []*Export
-	Registry   *Registry
-	Names      *Names
+	Path       string       `yaml:"-"` // as given to Parse, used in every error
+	Version    Int          `yaml:"version"`
+	Package    Str          `yaml:"package"`
+	Policies   []*Policy    `yaml:"policies"`
+	Messages   []*Message   `yaml:"messages"`
+	Exchanges  []*Exchange  `yaml:"exchanges"`
+	Queues     []*Queue     `yaml:"queues"`
+	Publishers []*Publisher `yaml:"publishers"`
+	Exports    []*Export    `yaml:"exports"`
+	Registry   *Registry    `yaml:"registry"`
+	Names      *Names       `yaml:"names"`
 }
 
 // Names is the names: block, how Go names are made.
 type Names struct {
-	Pos         Pos   // the key's
-	Initialisms *Bool // nil: Go's initialisms are on
-	Add         []Str // a team's own initialisms
+	Pos         Pos   `yaml:",pos"`        // the key's
+	Initialisms *Bool `yaml:"initialisms"` // nil: Go's initialisms are on
+	Add         []Str `yaml:"add"`         // a team's own initialisms
 }
 
 // Registry is the registry: block, the schema registry of the Avro types.
 type Registry struct {
-	Pos                                         Pos // the key's
-	Directory, URL                              *Str
-	UsernameEnv, PasswordEnv, TokenEnv, Timeout *Str
-	LookupOnly                                  *Bool
+	Pos         Pos   `yaml:",pos"` // the key's
+	Directory   *Str  `yaml:"directory"`
+	URL         *Str  `yaml:"url"`
+	UsernameEnv *Str  `yaml:"username_env"`
+	PasswordEnv *Str  `yaml:"password_env"`
+	TokenEnv    *Str  `yaml:"token_env"`
+	Timeout     *Str  `yaml:"timeout"`
+	LookupOnly  *Bool `yaml:"lookup_only"`
 }
 
 // Str is a string and where it was written.
@@ -57,105 +77,111 @@ type Bool struct {
 
 // Policy is an entry of policies:.
 type Policy struct {
-	Name             Str // the key; Pos is the key's position
-	Exponential      *Exponential
-	Fixed            *Fixed
-	WaitInBrokerFrom *Str
-	GiveUpAfter      *Str
-	GoName           *Str
+	Name             Str          `yaml:",key"` // Pos is the key's position
+	Exponential      *Exponential `yaml:"exponential"`
+	Fixed            *Fixed       `yaml:"fixed"`
+	WaitInBrokerFrom *Str         `yaml:"wait_in_broker_from"`
+	GiveUpAfter      *Str         `yaml:"give_up_after"`
+	GoName           *Str         `yaml:"go_name"`
 }
 
 // Exponential is a policy's exponential: block.
 type Exponential struct {
-	Pos        Pos
-	Attempts   Int
-	Initial    Str
-	Max        Str
-	Multiplier *Float
-	Jitter     *Float
+	Pos        Pos    `yaml:",pos"`
+	Attempts   Int    `yaml:"attempts"`
+	Initial    Str    `yaml:"initial"`
+	Max        Str    `yaml:"max"`
+	Multiplier *Float `yaml:"multiplier"`
+	Jitter     *Float `yaml:"jitter"`
 }
 
 // Fixed is a policy's fixed: block.
 type Fixed struct {
-	Pos      Pos
-	Attempts Int
-	Delay    Str
-	Jitter   *Float
+	Pos      Pos    `yaml:",pos"`
+	Attempts Int    `yaml:"attempts"`
+	Delay    Str    `yaml:"delay"`
+	Jitter   *Float `yaml:"jitter"`
 }
 
 // Message is an entry of messages:.
 type Message struct {
-	Name    Str
-	Type    Str
-	Schema  Str
-	Subject *Str
-	Compat  *Str // full, backward, forward or none; nil: full
-	GoName  *Str
+	Name    Str  `yaml:",key"`
+	Type    Str  `yaml:"type"`
+	Schema  Str  `yaml:"schema"`
+	Subject *Str `yaml:"subject"`
+	Compat  *Str `yaml:"compat"` // full, backward, forward or none; nil: full
+	GoName  *Str `yaml:"go_name"`
 	// FieldGoNames are field_go_names: a Go name by the JSON pointer of a
 	// field in the schema, in manifest order.
-	FieldGoNames []FieldGoName
+	FieldGoNames []FieldGoName `yaml:"field_go_names"`
 }
 
 // FieldGoName is one entry of a message's field_go_names.
 type FieldGoName struct {
-	Pointer Str // the key
-	GoName  Str
+	Pointer Str `yaml:",key"`
+	GoName  Str `yaml:",value"`
 }
 
 // Exchange is an entry of exchanges:.
 type Exchange struct {
-	Name Str
-	Type Str
+	Name Str `yaml:",key"`
+	Type Str `yaml:"type"`
 }
 
 // Queue is an entry of queues:.
 type Queue struct {
-	Name             Str
-	Type             *Str
-	DeadLetter       *Bool
-	DeliveryLimit    *Int
-	Retry            *Str
-	Bindings         []*Binding
-	Consumes         []Str
-	RequeueOnFailure *Bool
-	RungsType        *Str
-	Arguments        []*Argument
-	GoName           *Str
+	Name             Str         `yaml:",key"`
+	Type             *Str        `yaml:"type"`
+	DeadLetter       *Bool       `yaml:"dead_letter"`
+	DeliveryLimit    *Int        `yaml:"delivery_limit"`
+	Retry            *Str        `yaml:"retry"`
+	Bindings         []*Binding  `yaml:"bindings"`
+	Consumes         []Str       `yaml:"consumes"`
+	RequeueOnFailure *Bool       `yaml:"requeue_on_failure"`
+	Rungs            *Rungs      `yaml:"rungs"`
+	Arguments        []*Argument `yaml:"arguments"`
+	GoName           *Str        `yaml:"go_name"`
+}
+
+// Rungs is a queue's rungs: block, how its retry rungs are declared.
+type Rungs struct {
+	Pos  Pos  `yaml:",pos"`
+	Type *Str `yaml:"type"` // classic or quorum; nil: classic
 }
 
 // Binding is one of a queue's bindings.
 type Binding struct {
-	Pos        Pos
-	Exchange   Str
-	RoutingKey *Str
+	Pos        Pos  `yaml:",pos"`
+	Exchange   Str  `yaml:"exchange"`
+	RoutingKey *Str `yaml:"routing_key"`
 }
 
 // Argument is one of a queue's extra x-arguments. Value is a string, an
 // int64, a float64 or a bool.
 type Argument struct {
-	Key   Str
-	Value any
+	Key   Str `yaml:",key"`
+	Value any `yaml:",value"`
 }
 
 // Publisher is an entry of publishers:.
 type Publisher struct {
-	Name     Str
-	Exchange *Str
-	Messages []*Published
-	GoName   *Str
+	Name     Str          `yaml:",key"`
+	Exchange *Str         `yaml:"exchange"`
+	Messages []*Published `yaml:"messages"`
+	GoName   *Str         `yaml:"go_name"`
 }
 
 // Published is one message of a publisher.
 type Published struct {
-	Message    Str
-	RoutingKey *Str
+	Message    Str  `yaml:",key"`
+	RoutingKey *Str `yaml:"routing_key"`
 }
 
 // Export is an entry of exports:, a topology artifact written with the
 // code.
 type Export struct {
-	Pos    Pos
-	Format Str
-	Path   Str
-	Vhost  *Str
+	Pos    Pos  `yaml:",pos"`
+	Format Str  `yaml:"format"`
+	Path   Str  `yaml:"path"`
+	Vhost  *Str `yaml:"vhost"`
 }

@@ -1,252 +1,183 @@
 package manifest
 
 import (
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+
 	"go.yaml.in/yaml/v3"
 )
 
-// decodeFile builds the tree from a root the schema has accepted, so every
-// node has the shape the schema promises.
+// decodeFile builds the tree from a root the schema has accepted, in one
+// walk of the YAML nodes led by the yaml tags of ast.go. It never fails: a
+// value of the wrong shape (on a manifest the schema refused) reads as its
+// zero value, an unknown key is skipped, and of a key written twice the
+// last wins.
 func decodeFile(path string, root *yaml.Node) *File {
 	f := &File{Path: path}
-	for _, kv := range pairs(root) {
-		switch kv.key.Value {
-		case "version":
-			f.Version = intOf(kv.val)
-		case "package":
-			f.Package = strOf(kv.val)
-		case "policies":
-			for _, e := range pairs(kv.val) {
-				f.Policies = append(f.Policies, decodePolicy(e))
-			}
-		case "messages":
-			for _, e := range pairs(kv.val) {
-				f.Messages = append(f.Messages, decodeMessage(e))
-			}
-		case "exchanges":
-			for _, e := range pairs(kv.val) {
-				x := &Exchange{Name: strOf(e.key)}
-				for _, p := range pairs(e.val) {
-					if p.key.Value == "type" {
-						x.Type = strOf(p.val)
-					}
-				}
-				f.Exchanges = append(f.Exchanges, x)
-			}
-		case "queues":
-			for _, e := range pairs(kv.val) {
-				f.Queues = append(f.Queues, decodeQueue(e))
-			}
-		case "publishers":
-			for _, e := range pairs(kv.val) {
-				f.Publishers = append(f.Publishers, decodePublisher(e))
-			}
-		case "exports":
-			for _, n := range resolveAlias(kv.val).Content {
-				f.Exports = append(f.Exports, decodeExport(resolveAlias(n)))
-			}
-		case "registry":
-			f.Registry = decodeRegistry(kv)
-		case "names":
-			f.Names = decodeNames(kv)
-		}
-	}
+	decodeValue(reflect.ValueOf(f).Elem(), nil, root)
 	return f
 }
 
-func decodeNames(e pair) *Names {
-	n := &Names{Pos: posOf(e.key)}
-	for _, kv := range pairs(e.val) {
-		switch kv.key.Value {
-		case "initialisms":
-			n.Initialisms = boolPtr(kv.val)
-		case "add":
-			for _, w := range resolveAlias(kv.val).Content {
-				n.Add = append(n.Add, strOf(resolveAlias(w)))
-			}
+var (
+	strType   = reflect.TypeFor[Str]()
+	intType   = reflect.TypeFor[Int]()
+	floatType = reflect.TypeFor[Float]()
+	boolType  = reflect.TypeFor[Bool]()
+	posType   = reflect.TypeFor[Pos]()
+	anyType   = reflect.TypeFor[any]()
+)
+
+// decodeValue sets v from the node n, written under key (nil for the root
+// and for an item of a list).
+func decodeValue(v reflect.Value, key, n *yaml.Node) {
+	n = resolveAlias(n)
+	switch v.Type() {
+	case strType, intType, floatType, boolType, anyType:
+		if x := leafOf(v.Type(), n); x != nil {
+			v.Set(reflect.ValueOf(x))
 		}
+		return
 	}
-	return n
+	switch v.Kind() {
+	case reflect.Pointer:
+		p := reflect.New(v.Type().Elem())
+		decodeValue(p.Elem(), key, n)
+		v.Set(p)
+	case reflect.Slice:
+		decodeSlice(v, n)
+	case reflect.Struct:
+		decodeStruct(v, key, n)
+	default:
+		panic(fmt.Sprintf("manifest: the decoder cannot read a %s", v.Type()))
+	}
 }
 
-func decodeRegistry(e pair) *Registry {
-	r := &Registry{Pos: posOf(e.key)}
-	for _, kv := range pairs(e.val) {
-		switch kv.key.Value {
-		case "directory":
-			r.Directory = strPtr(kv.val)
-		case "url":
-			r.URL = strPtr(kv.val)
-		case "username_env":
-			r.UsernameEnv = strPtr(kv.val)
-		case "password_env":
-			r.PasswordEnv = strPtr(kv.val)
-		case "token_env":
-			r.TokenEnv = strPtr(kv.val)
-		case "timeout":
-			r.Timeout = strPtr(kv.val)
-		case "lookup_only":
-			r.LookupOnly = boolPtr(kv.val)
+// leafOf is the value of a scalar field of type t read from n: a Str, Int,
+// Float or Bool with n's position, or for any n's plain value (nil for
+// null).
+func leafOf(t reflect.Type, n *yaml.Node) any {
+	at := posOf(n)
+	switch t {
+	case strType:
+		return Str{Value: n.Value, Pos: at}
+	case intType:
+		v, _ := scalar(n).(int64)
+		return Int{Value: int(v), Pos: at}
+	case floatType:
+		var v float64
+		switch x := scalar(n).(type) {
+		case int64:
+			v = float64(x)
+		case float64:
+			v = x
 		}
+		return Float{Value: v, Pos: at}
+	case boolType:
+		v, _ := scalar(n).(bool)
+		return Bool{Value: v, Pos: at}
 	}
-	return r
+	return scalar(n)
 }
 
-func decodePolicy(e pair) *Policy {
-	p := &Policy{Name: strOf(e.key)}
-	for _, kv := range pairs(e.val) {
-		switch kv.key.Value {
-		case "exponential":
-			x := &Exponential{Pos: posOf(kv.key)}
-			for _, f := range pairs(kv.val) {
-				switch f.key.Value {
-				case "attempts":
-					x.Attempts = intOf(f.val)
-				case "initial":
-					x.Initial = strOf(f.val)
-				case "max":
-					x.Max = strOf(f.val)
-				case "multiplier":
-					x.Multiplier = floatPtr(f.val)
-				case "jitter":
-					x.Jitter = floatPtr(f.val)
-				}
-			}
-			p.Exponential = x
-		case "fixed":
-			x := &Fixed{Pos: posOf(kv.key)}
-			for _, f := range pairs(kv.val) {
-				switch f.key.Value {
-				case "attempts":
-					x.Attempts = intOf(f.val)
-				case "delay":
-					x.Delay = strOf(f.val)
-				case "jitter":
-					x.Jitter = floatPtr(f.val)
-				}
-			}
-			p.Fixed = x
-		case "wait_in_broker_from":
-			p.WaitInBrokerFrom = strPtr(kv.val)
-		case "give_up_after":
-			p.GiveUpAfter = strPtr(kv.val)
-		case "go_name":
-			p.GoName = strPtr(kv.val)
+// decodeSlice appends to v the entries of the mapping n, for a slice of
+// entries (a struct with a ,key field), else the items of the list n.
+func decodeSlice(v reflect.Value, n *yaml.Node) {
+	elem := v.Type().Elem()
+	if isEntry(elem) {
+		for _, kv := range pairs(n) {
+			e := reflect.New(elem).Elem()
+			decodeValue(e, kv.key, kv.val)
+			v.Set(reflect.Append(v, e))
 		}
+		return
 	}
-	return p
+	if n.Kind != yaml.SequenceNode {
+		return
+	}
+	for _, item := range n.Content {
+		e := reflect.New(elem).Elem()
+		decodeValue(e, nil, item)
+		v.Set(reflect.Append(v, e))
+	}
 }
 
-func decodeMessage(e pair) *Message {
-	m := &Message{Name: strOf(e.key)}
-	for _, kv := range pairs(e.val) {
-		switch kv.key.Value {
-		case "type":
-			m.Type = strOf(kv.val)
-		case "schema":
-			m.Schema = strOf(kv.val)
-		case "subject":
-			m.Subject = strPtr(kv.val)
-		case "compat":
-			m.Compat = strPtr(kv.val)
-		case "go_name":
-			m.GoName = strPtr(kv.val)
-		case "field_go_names":
-			for _, f := range pairs(kv.val) {
-				m.FieldGoNames = append(m.FieldGoNames, FieldGoName{Pointer: strOf(f.key), GoName: strOf(f.val)})
-			}
+// decodeStruct sets the fields of v from the mapping n written under key.
+func decodeStruct(v reflect.Value, key, n *yaml.Node) {
+	fs := fieldsOf(v.Type())
+	if fs.pos >= 0 {
+		at := n
+		if key != nil {
+			at = key
 		}
+		v.Field(fs.pos).Set(reflect.ValueOf(posOf(at)))
 	}
-	return m
-}
-
-func decodeQueue(e pair) *Queue {
-	q := &Queue{Name: strOf(e.key)}
-	for _, kv := range pairs(e.val) {
-		switch kv.key.Value {
-		case "type":
-			q.Type = strPtr(kv.val)
-		case "dead_letter":
-			q.DeadLetter = boolPtr(kv.val)
-		case "delivery_limit":
-			q.DeliveryLimit = intPtr(kv.val)
-		case "retry":
-			q.Retry = strPtr(kv.val)
-		case "bindings":
-			for _, b := range resolveAlias(kv.val).Content {
-				q.Bindings = append(q.Bindings, decodeBinding(resolveAlias(b)))
-			}
-		case "consumes":
-			for _, c := range resolveAlias(kv.val).Content {
-				q.Consumes = append(q.Consumes, strOf(c))
-			}
-		case "requeue_on_failure":
-			q.RequeueOnFailure = boolPtr(kv.val)
-		case "rungs":
-			for _, r := range pairs(kv.val) {
-				if r.key.Value == "type" {
-					q.RungsType = strPtr(r.val)
-				}
-			}
-		case "arguments":
-			for _, a := range pairs(kv.val) {
-				q.Arguments = append(q.Arguments, &Argument{Key: strOf(a.key), Value: scalar(resolveAlias(a.val))})
-			}
-		case "go_name":
-			q.GoName = strPtr(kv.val)
-		}
+	if fs.key >= 0 && key != nil {
+		v.Field(fs.key).Set(reflect.ValueOf(Str{Value: key.Value, Pos: posOf(key)}))
 	}
-	return q
-}
-
-func decodeBinding(n *yaml.Node) *Binding {
-	b := &Binding{Pos: posOf(n)}
+	if fs.value >= 0 {
+		decodeValue(v.Field(fs.value), key, n)
+		return
+	}
 	for _, kv := range pairs(n) {
-		switch kv.key.Value {
-		case "exchange":
-			b.Exchange = strOf(kv.val)
-		case "routing_key":
-			b.RoutingKey = strPtr(kv.val)
+		if i, ok := fs.byKey[kv.key.Value]; ok {
+			decodeValue(v.Field(i), kv.key, kv.val)
 		}
 	}
-	return b
 }
 
-func decodePublisher(e pair) *Publisher {
-	p := &Publisher{Name: strOf(e.key)}
-	for _, kv := range pairs(e.val) {
-		switch kv.key.Value {
-		case "exchange":
-			p.Exchange = strPtr(kv.val)
-		case "messages":
-			for _, m := range pairs(kv.val) {
-				pm := &Published{Message: strOf(m.key)}
-				for _, f := range pairs(m.val) {
-					if f.key.Value == "routing_key" {
-						pm.RoutingKey = strPtr(f.val)
-					}
-				}
-				p.Messages = append(p.Messages, pm)
-			}
-		case "go_name":
-			p.GoName = strPtr(kv.val)
-		}
-	}
-	return p
+// fields is what the yaml tags of a struct of ast.go say: the field of each
+// key, and the index of the ,pos ,key and ,value fields (-1: none).
+type fields struct {
+	byKey           map[string]int
+	pos, key, value int
 }
 
-func decodeExport(n *yaml.Node) *Export {
-	x := &Export{Pos: posOf(n)}
-	for _, kv := range pairs(n) {
-		switch kv.key.Value {
-		case "format":
-			x.Format = strOf(kv.val)
-		case "path":
-			x.Path = strOf(kv.val)
-		case "vhost":
-			x.Vhost = strPtr(kv.val)
+var fieldCache sync.Map // reflect.Type -> *fields
+
+// fieldsOf reads the yaml tags of the struct type t. A field without a tag,
+// or with one this decoder does not know, is a mistake in ast.go: it
+// panics, on the first manifest read.
+func fieldsOf(t reflect.Type) *fields {
+	if fs, ok := fieldCache.Load(t); ok {
+		return fs.(*fields)
+	}
+	fs := &fields{byKey: map[string]int{}, pos: -1, key: -1, value: -1}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, ok := f.Tag.Lookup("yaml")
+		switch {
+		case !ok:
+			panic(fmt.Sprintf("manifest: %s.%s has no yaml tag", t.Name(), f.Name))
+		case tag == "-":
+		case tag == ",pos" && f.Type == posType:
+			fs.pos = i
+		case tag == ",key" && f.Type == strType:
+			fs.key = i
+		case tag == ",value":
+			fs.value = i
+		case tag != "" && !strings.ContainsAny(tag, ",."):
+			fs.byKey[tag] = i
+		default:
+			panic(fmt.Sprintf("manifest: %s.%s: yaml tag %q is not a key, -, ,pos, ,key (a Str) or ,value", t.Name(), f.Name, tag))
 		}
 	}
-	return x
+	if fs.value >= 0 && len(fs.byKey) > 0 {
+		panic(fmt.Sprintf("manifest: %s has a ,value field and keys", t.Name()))
+	}
+	actual, _ := fieldCache.LoadOrStore(t, fs)
+	return actual.(*fields)
+}
+
+// isEntry says whether a slice of t is read from a mapping: t (or what it
+// points to) is a struct with a ,key field.
+func isEntry(t reflect.Type) bool {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Kind() == reflect.Struct && t != strType && t != intType && t != floatType && t != boolType &&
+		fieldsOf(t).key >= 0
 }
 
 type pair struct{ key, val *yaml.Node }
@@ -263,37 +194,4 @@ func pairs(n *yaml.Node) []pair {
 		out = append(out, pair{key: resolveAlias(n.Content[i]), val: resolveAlias(n.Content[i+1])})
 	}
 	return out
-}
-
-func strOf(n *yaml.Node) Str {
-	n = resolveAlias(n)
-	return Str{Value: n.Value, Pos: posOf(n)}
-}
-
-func strPtr(n *yaml.Node) *Str { s := strOf(n); return &s }
-
-func intOf(n *yaml.Node) Int {
-	n = resolveAlias(n)
-	v, _ := scalar(n).(int64)
-	return Int{Value: int(v), Pos: posOf(n)}
-}
-
-func intPtr(n *yaml.Node) *Int { i := intOf(n); return &i }
-
-func floatPtr(n *yaml.Node) *Float {
-	n = resolveAlias(n)
-	var v float64
-	switch x := scalar(n).(type) {
-	case int64:
-		v = float64(x)
-	case float64:
-		v = x
-	}
-	return &Float{Value: v, Pos: posOf(n)}
-}
-
-func boolPtr(n *yaml.Node) *Bool {
-	n = resolveAlias(n)
-	v, _ := scalar(n).(bool)
-	return &Bool{Value: v, Pos: posOf(n)}
 }

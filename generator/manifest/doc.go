@@ -11,6 +11,11 @@
 //
 // The tree keeps the manifest's order everywhere (policies, messages,
 // queues...): the generated code follows it, so it never depends on the
-// iteration order of a Go map. Meaning (names resolve, policies parse,
-// schema files load) is the model package's business.
+// iteration order of a Go map.
+//
+// The tree's yaml tags (ast.go) are the Go side's one list of the
+// manifest's keys: decode.go reads the tree by them, in one walk of the
+// YAML nodes, and a test proves they and the schema's properties agree.
+// Meaning (names resolve, policies parse, schema files load) is the model
+// package's business.
 package manifest

@@ -41,7 +41,7 @@ func (b *builder) queues() {
 		}
 		q.DeadLetter = mq.DeadLetter != nil && mq.DeadLetter.Value
 		q.RequeueOnFailure = mq.RequeueOnFailure != nil && mq.RequeueOnFailure.Value
-		q.QuorumRungs = mq.RungsType != nil && mq.RungsType.Value == "quorum"
+		q.QuorumRungs = mq.Rungs != nil && mq.Rungs.Type != nil && mq.Rungs.Type.Value == "quorum"
 		if mq.Retry != nil {
 			if q.Retry = b.policyByName[mq.Retry.Value]; q.Retry == nil {
 				b.errorf(mq.Retry.Pos, "%s retries with %q%s", who, mq.Retry.Value, unknown("policy", "policies", mq.Retry.Value, b.policyNames()))
