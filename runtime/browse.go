@@ -7,6 +7,8 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Browse reads queue without consuming it: it calls fn for each message in
@@ -24,7 +26,21 @@ import (
 // returned. While a look runs, the messages it holds are invisible to
 // other readers; if the process dies they return when its connection
 // closes. On a quorum queue each return counts against the delivery limit.
+//
+// A look is one span "<queue> browse", the child of ctx's, linked to each
+// message's publish; the messages it reads count in acemq.browsed, not as
+// consumed, except one fn acks (docs/metrics.md).
 func (c *Connection) Browse(ctx context.Context, queue string, max int, fn func(*Delivery) error) (int, error) {
+	span := c.startReceive(ctx, queue, "browse")
+	n, err := c.browse(ctx, queue, max, fn, span)
+	if span.IsRecording() {
+		span.SetAttributes(attribute.Int("messaging.batch.message_count", n))
+	}
+	endReceive(span, err)
+	return n, err
+}
+
+func (c *Connection) browse(ctx context.Context, queue string, max int, fn func(*Delivery) error, span trace.Span) (int, error) {
 	ch, err := c.channel(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("browse %q: %w", queue, err)
@@ -60,9 +76,10 @@ read:
 				break read
 			}
 			n++
+			env := envelopeOf(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType)
+			receivedMessage(span, &d, env, false)
 			del := &Delivery{
-				Body: d.Body, Headers: d.Headers,
-				Envelope: envelopeOf(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType),
+				Body: d.Body, Headers: d.Headers, Envelope: env,
 				Exchange: d.Exchange, RoutingKey: d.RoutingKey, Redelivered: d.Redelivered,
 				ContentType: d.ContentType, Type: d.Type, ch: ch, tag: d.DeliveryTag,
 			}
@@ -70,6 +87,7 @@ read:
 			if del.acked {
 				acked++
 			}
+			c.metrics.browsedOne(queue, d.Type, del.acked)
 			if err != nil {
 				break read
 			}

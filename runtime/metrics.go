@@ -23,14 +23,17 @@ const (
 	// send), error.type on failure; acemq.publish says whose: application,
 	// or the runtime's own copies: retry, dead_letter, park, replay.
 	MetricSent = "messaging.client.sent.messages"
-	// MetricConsumed counts deliveries handed to a consumer.
+	// MetricConsumed counts deliveries handed to a consumer
+	// (messaging.operation.name process) and messages Pull took
+	// (receive), or a Browse's callback acked (receive).
 	MetricConsumed = "messaging.client.consumed.messages"
 	// MetricProcessDuration is the time a delivery took from its start to
 	// its handler's (or the decoder's) answer, in seconds; error.type is
 	// set when the answer was not Accept.
 	MetricProcessDuration = "messaging.process.duration"
 	// MetricOperationDuration is the time a publish took until the broker
-	// confirmed it, in seconds.
+	// confirmed it, or a Pull until the broker answered (receive, whether
+	// or not a message came), in seconds.
 	MetricOperationDuration = "messaging.client.operation.duration"
 	// MetricOutcome counts settled deliveries by acemq.outcome: accepted,
 	// retried (with acemq.wait memory, broker or requeue), rejected,
@@ -50,6 +53,9 @@ const (
 	// MetricReplayMoved counts messages Replay moved (copy confirmed,
 	// original acked), by source queue (messaging.destination.name).
 	MetricReplayMoved = "acemq.replay.moved"
+	// MetricBrowsed counts messages Browse read and put back: a look, not
+	// a consumption (one the callback acked counts as consumed too).
+	MetricBrowsed = "acemq.browsed"
 	// MetricHeld is the deliveries a consumer holds unsettled while its
 	// worker is free: retries waiting in memory, copies tried again,
 	// deliveries waiting for the schema registry.
@@ -85,7 +91,7 @@ type metrics struct {
 	sent, consumed                                        metric.Int64Counter
 	processDuration, operationDuration                    metric.Float64Histogram
 	outcome, rungMissing, setAsideFailed, registryUnavail metric.Int64Counter
-	replayMoved                                           metric.Int64Counter
+	replayMoved, browsed                                  metric.Int64Counter
 	held, inFlight                                        metric.Int64ObservableGauge
 	meter                                                 metric.Meter
 	mu                                                    sync.RWMutex
@@ -120,6 +126,7 @@ func newMetrics(mp metric.MeterProvider) *metrics {
 	m.setAsideFailed = counter(MetricSetAsideFailed, "{message}", "Publishes of a retry, dead letter or park that were returned or refused (each try; the delivery is held and the copy tried again).")
 	m.registryUnavail = counter(MetricRegistryUnavailable, "{lookup}", "Writer schema lookups that met an unavailable registry; the message was held.")
 	m.replayMoved = counter(MetricReplayMoved, "{message}", "Messages Replay moved: copy confirmed, original acked.")
+	m.browsed = counter(MetricBrowsed, "{message}", "Messages Browse read and returned to their queue (a look, not a consumption).")
 	var err error
 	if m.held, err = m.meter.Int64ObservableGauge(MetricHeld, metric.WithUnit("{message}"),
 		metric.WithDescription("Deliveries a consumer holds unsettled with its worker free (retries waiting in memory, copies tried again, registry waits).")); err != nil {
@@ -180,6 +187,8 @@ const (
 	kindOutcome
 	kindQueue
 	kindProcess
+	kindReceive
+	kindBrowse
 )
 
 // attrOpts are one attribute set as options for Add and Record, built once:
@@ -205,6 +214,13 @@ func (m *metrics) opts(k attrKey) attrOpts {
 	case kindConsume, kindProcess:
 		attrs = append(attrs, attribute.String("messaging.operation.name", "process"), attribute.String("messaging.operation.type", "process"),
 			attribute.String("acemq.message.type", k.typ))
+	case kindReceive:
+		attrs = append(attrs, attrOpReceive, attrOpTypeReceive)
+		if k.typ != "" { // "" on an empty receive: no message, no type
+			attrs = append(attrs, attribute.String("acemq.message.type", k.typ))
+		}
+	case kindBrowse:
+		attrs = append(attrs, attribute.String("acemq.message.type", k.typ))
 	case kindOutcome:
 		attrs = append(attrs, attribute.String("acemq.outcome", k.outcomeName), attribute.String("acemq.message.type", k.typ))
 		if k.a != "" {
@@ -309,6 +325,8 @@ func errorType(err error) string {
 		return "nacked"
 	case errors.Is(err, ErrExchangeNotFound):
 		return "exchange_not_found"
+	case errors.Is(err, ErrQueueNotFound):
+		return "queue_not_found"
 	case errors.Is(err, ErrClosed):
 		return "closed"
 	case errors.Is(err, context.DeadlineExceeded):

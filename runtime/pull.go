@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Delivery is one unsettled message taken by Pull. It keeps every header
@@ -55,8 +57,24 @@ func (d *Delivery) Nack(ctx context.Context, requeue bool) error {
 
 // Pull takes one message from queue without subscribing and returns it
 // unsettled, or nil when the queue is empty. A missing queue is an error
-// matching ErrQueueNotFound. ctx bounds opening the channel.
+// matching ErrQueueNotFound. ctx bounds opening the channel. A Pull is the
+// messaging conventions' receive operation: a span "<queue> receive", the
+// child of ctx's, linked to the message's publish, and its measurements
+// (docs/metrics.md).
 func (c *Connection) Pull(ctx context.Context, queue string) (*Delivery, error) {
+	start := time.Now()
+	span := c.startReceive(ctx, queue, "receive")
+	d, err := c.pull(ctx, queue, span)
+	typ := ""
+	if d != nil {
+		typ = d.Type
+	}
+	c.metrics.received(queue, typ, d != nil, time.Since(start), err)
+	endReceive(span, err)
+	return d, err
+}
+
+func (c *Connection) pull(ctx context.Context, queue string, span trace.Span) (*Delivery, error) {
 	ch, err := c.pullChannel(ctx, queue)
 	if err != nil {
 		return nil, err
@@ -68,10 +86,12 @@ func (c *Connection) Pull(ctx context.Context, queue string) (*Delivery, error) 
 	if !ok {
 		return nil, nil
 	}
+	env := envelopeOf(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType)
+	receivedMessage(span, &d, env, true)
 	return &Delivery{
 		Body:        d.Body,
 		Headers:     d.Headers,
-		Envelope:    envelopeOf(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType),
+		Envelope:    env,
 		Exchange:    d.Exchange,
 		RoutingKey:  d.RoutingKey,
 		Redelivered: d.Redelivered,

@@ -21,8 +21,9 @@ import (
 // exporter the program wires, parsed with Prometheus's own text parser)
 // holds the story in numbers: 2 orders published by the application, A-1
 // consumed 4 times and given up on (3 retries, dead_lettered 1), A-2
-// rejected (2 dead-letter copies sent), the replay moving 1, and A-1
-// accepted on its way back: 6 deliveries consumed.
+// rejected (2 dead-letter copies sent), the two dead letters pulled to be
+// shown (consumed, operation receive), the replay moving 1, and A-1
+// accepted on its way back: 6 deliveries consumed by the consumer.
 func TestMetricsScrapedAfterTheScenario(t *testing.T) {
 	url := acemqtest.VHost(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -96,6 +97,7 @@ func TestMetricsScrapedAfterTheScenario(t *testing.T) {
 		{"acemq_outcome_total", 1, map[string]string{"acemq_outcome": "accepted"}},
 		{"acemq_outcome_total", 6, nil},
 		{"acemq_replay_moved_total", 1, map[string]string{"messaging_destination_name": "orders.new.dlq"}},
+		{"messaging_client_consumed_messages_total", 2, map[string]string{"messaging_destination_name": "orders.new.dlq", "messaging_operation_name": "receive", "acemq_message_type": "order.placed.v2"}},
 		{"messaging_process_duration_seconds", 6, nil},
 		{"messaging_process_duration_seconds", 5, map[string]string{"error_type": "*"}},
 	} {
