@@ -11,12 +11,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
+	"path"
 	"path/filepath"
 	"slices"
 
 	"github.com/acemq/acemq-go/generator/emit"
 	"github.com/acemq/acemq-go/generator/export"
+	"github.com/acemq/acemq-go/generator/input"
 	"github.com/acemq/acemq-go/generator/manifest"
 	"github.com/acemq/acemq-go/generator/model"
 )
@@ -29,6 +31,12 @@ type Options struct {
 	// directory). It only decides the header's "source:" line, which is
 	// the manifest's path relative to OutDir.
 	OutDir string
+	// FS, when not nil, is where the manifest and its schema files are
+	// read from, Manifest being a name in it (an absolute schema path
+	// names a file from its root); default: the machine's file system.
+	// Either way the loading stage (generator/input) reads each file once,
+	// before the other stages run; they do no I/O.
+	FS fs.FS
 }
 
 // File is one generated file.
@@ -57,7 +65,7 @@ type Result struct {
 
 // Run is Generate, saying what the manifest holds.
 func Run(opts Options) (*Result, error) {
-	m, err := Load(opts.Manifest)
+	m, err := load(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -84,15 +92,31 @@ func generate(m *model.Model, opts Options) ([]File, error) {
 // relative to the manifest's directory); a bad manifest is a
 // manifest.Errors listing every problem.
 func Load(path string) (*model.Model, error) {
-	data, err := os.ReadFile(path)
+	return load(Options{Manifest: path})
+}
+
+func load(opts Options) (*model.Model, error) {
+	var s *input.Set
+	var err error
+	if opts.FS == nil {
+		s, err = input.LoadFile(opts.Manifest)
+	} else {
+		s, err = input.Load(opts.FS, path.Clean(opts.Manifest), opts.Manifest)
+	}
 	if err != nil {
 		return nil, err
 	}
-	f, shapeErr := manifest.Parse(path, data)
+	return Build(s)
+}
+
+// Build builds the model of a manifest that generator/input read; it does
+// no I/O. A bad manifest is a manifest.Errors listing every problem.
+func Build(s *input.Set) (*model.Model, error) {
+	f, shapeErr := s.Manifest, s.ParseErr
 	if f == nil {
 		return nil, shapeErr
 	}
-	m, err := model.Build(f, filepath.Dir(path))
+	m, err := model.Build(f, s.FS, s.Dir)
 	if shapeErr != nil {
 		return nil, merge(shapeErr, err)
 	}

@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/acemq/acemq-go/generator/manifest"
+	"github.com/acemq/acemq-go/generator/input"
 	"github.com/acemq/acemq-go/generator/model"
 )
 
@@ -27,16 +27,20 @@ func Load(path string) (*model.Model, error) {
 }
 
 // load builds the model of the manifest file at file; errors call it name.
+// The manifest and its schema files are read once, by generator/input.
 func load(name, file string) (*model.Model, error) {
-	data, err := os.ReadFile(file)
+	n, err := input.Name(file)
 	if err != nil {
 		return nil, err
 	}
-	f, shapeErr := manifest.Parse(name, data)
-	if shapeErr != nil {
-		return nil, shapeErr
+	s, err := input.Load(input.OS(), n, name)
+	if err != nil {
+		return nil, err
 	}
-	return model.Build(f, filepath.Dir(file))
+	if s.ParseErr != nil {
+		return nil, s.ParseErr
+	}
+	return model.Build(s.Manifest, s.FS, s.Dir)
 }
 
 // LoadPrevious builds the model of the previous version of the manifest at

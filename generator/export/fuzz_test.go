@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acemq/acemq-go/generator/input"
 	"github.com/acemq/acemq-go/generator/manifest"
 	"github.com/acemq/acemq-go/generator/model"
 )
@@ -43,7 +44,11 @@ func fuzzModel(t *testing.T, dir, src string) *model.Model {
 	if err != nil || f == nil {
 		return nil
 	}
-	m, err := model.Build(f, dir)
+	name, err := input.Name(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.Build(f, input.OS(), name)
 	if err != nil {
 		return nil
 	}

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/acemq/acemq-go/generator/manifest"
+	"github.com/acemq/acemq-go/generator/input"
 	"github.com/acemq/acemq-go/generator/model"
 	"github.com/rogpeppe/go-internal/diff"
 )
@@ -52,15 +52,18 @@ func goldenCases(t *testing.T) []goldenCase {
 
 func buildManifest(t *testing.T, path string) *model.Model {
 	t.Helper()
-	data, err := os.ReadFile(path)
+	name, err := input.Name(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := manifest.Parse("acemq.yaml", data)
+	s, err := input.Load(input.OS(), name, "acemq.yaml")
 	if err != nil {
-		t.Fatalf("%s: %v", path, err)
+		t.Fatal(err)
 	}
-	m, err := model.Build(f, filepath.Dir(path))
+	if s.ParseErr != nil {
+		t.Fatalf("%s: %v", path, s.ParseErr)
+	}
+	m, err := model.Build(s.Manifest, s.FS, s.Dir)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}

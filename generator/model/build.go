@@ -2,16 +2,19 @@ package model
 
 import (
 	"fmt"
+	"io/fs"
 	"slices"
 
 	"github.com/acemq/acemq-go/generator/internal/names"
 	"github.com/acemq/acemq-go/generator/manifest"
 )
 
-// Build resolves f; dir is the directory schema paths are relative to (the
-// manifest's). Every problem is returned at once as manifest.Errors.
-func Build(f *manifest.File, dir string) (*Model, error) {
-	b := &builder{file: f, dir: dir, m: &Model{Source: f.Path, Package: f.Package.Value}, names: nameRules(f.Names)}
+// Build resolves f. It reads the schema files from fsys, where dir is the
+// directory schema paths are relative to (the manifest's; see
+// generator/input: an absolute path is a name from fsys's root), and does
+// no other I/O. Every problem is returned at once as manifest.Errors.
+func Build(f *manifest.File, fsys fs.FS, dir string) (*Model, error) {
+	b := &builder{file: f, fsys: fsys, dir: dir, m: &Model{Source: f.Path, Package: f.Package.Value}, names: nameRules(f.Names)}
 	b.ns = &namespace{b: b, taken: map[string]claim{}}
 	b.ns.claim("Topology", "the Topology function", manifest.Pos{})
 	b.checkPackage()
@@ -40,7 +43,8 @@ func Build(f *manifest.File, dir string) (*Model, error) {
 
 type builder struct {
 	file *manifest.File
-	dir  string
+	fsys fs.FS  // the schema files (and their $refs), read by generator/input
+	dir  string // the manifest's directory in fsys
 	m    *Model
 	ns   *namespace
 	// names makes every Go name of the model and of its types.

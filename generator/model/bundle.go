@@ -3,12 +3,13 @@ package model
 import (
 	"bytes"
 	"encoding/json"
+	"io/fs"
 	"net/url"
-	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/acemq/acemq-go/generator/input"
 )
 
 // bundleJSONSchema returns the schema text the runtime gets for a JSON
@@ -23,7 +24,7 @@ import (
 // one of the manifest's schema files by its $id (ids: URI → file) is
 // bundled the same way; any other is left as it is (schema.Build refuses
 // it).
-func bundleJSONSchema(dir, file string, data []byte, ids map[string]string) (string, error) {
+func bundleJSONSchema(fsys fs.FS, dir, file string, data []byte, ids map[string]string) (string, error) {
 	root, err := decodeJSON(data)
 	if err != nil {
 		return "", err
@@ -60,7 +61,7 @@ func bundleJSONSchema(dir, file string, data []byte, ids map[string]string) (str
 				continue
 			}
 			seen[target] = true
-			raw, err := os.ReadFile(fileIn(dir, target))
+			raw, err := fs.ReadFile(fsys, input.Resolve(dir, target))
 			if err != nil {
 				continue // schema.Build reports the missing file
 			}
@@ -169,15 +170,4 @@ func sortedKeys(m map[string]any) []string {
 // so that the constant shows a schema change as the lines that changed.
 func asWritten(data []byte) string {
 	return strings.TrimRight(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
-}
-
-// fileIn is the file at p (slash-separated, as the manifest and $refs
-// write it) relative to dir, or p itself when it is absolute: a schema:
-// given as an absolute path keeps its relative $refs working.
-func fileIn(dir, p string) string {
-	p = filepath.FromSlash(p)
-	if filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(dir, p)
 }

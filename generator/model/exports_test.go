@@ -43,7 +43,7 @@ func TestExportErrors(t *testing.T) {
 		f, perr := manifest.Parse("acemq.yaml", []byte(exportsBase+c.src+"\n"))
 		var err error = perr
 		if f != nil && perr == nil {
-			_, err = Build(f, t.TempDir())
+			_, err = buildDir(t, f, t.TempDir())
 		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one containing %q", c.src, err, c.want)

@@ -8,11 +8,10 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
 
+	"github.com/acemq/acemq-go/generator/input"
 	"github.com/acemq/acemq-go/generator/internal/names"
 	"github.com/acemq/acemq-go/generator/manifest"
 	"github.com/acemq/acemq-go/generator/schema"
@@ -85,16 +84,10 @@ func (b *builder) messageFormat(who string, mm *manifest.Message, m *Message) {
 	}
 }
 
-// loadSchema reads the schema file and keeps its text as written (see
-// asWritten); false
-// when the file cannot be read.
+// loadSchema reads the schema file (from fsys) and keeps its text as
+// written (see asWritten); false when the file cannot be read.
 func (b *builder) loadSchema(who string, mm *manifest.Message, m *Message) bool {
-	rel := filepath.FromSlash(mm.Schema.Value)
-	full := rel
-	if !filepath.IsAbs(rel) {
-		full = filepath.Join(b.dir, rel)
-	}
-	data, err := os.ReadFile(full)
+	data, err := fs.ReadFile(b.fsys, input.Resolve(b.dir, mm.Schema.Value))
 	if errors.Is(err, fs.ErrNotExist) {
 		b.errorf(mm.Schema.Pos, "%s: schema file %q does not exist%s", who, mm.Schema.Value, b.nearFile(mm.Schema.Value))
 		return false
@@ -122,7 +115,7 @@ func (b *builder) bundle(who string, mm *manifest.Message, m *Message) {
 	if m.Format != schema.JSONSchema {
 		return
 	}
-	text, err := bundleJSONSchema(b.dir, path.Clean(mm.Schema.Value), m.schemaData, b.schemaIDs())
+	text, err := bundleJSONSchema(b.fsys, b.dir, path.Clean(mm.Schema.Value), m.schemaData, b.schemaIDs())
 	if err != nil {
 		b.errorf(mm.Schema.Pos, "%s: %s: %v", who, schema.Printable(mm.Schema.Value), err)
 		return
@@ -142,7 +135,7 @@ func (b *builder) schemaIDs() map[string]string {
 		if strings.ToLower(path.Ext(mm.Schema.Value)) != ".json" {
 			continue
 		}
-		data, err := os.ReadFile(fileIn(b.dir, mm.Schema.Value))
+		data, err := fs.ReadFile(b.fsys, input.Resolve(b.dir, mm.Schema.Value))
 		if err != nil {
 			continue // reported with its message
 		}
@@ -167,7 +160,7 @@ func (b *builder) schemaIDs() map[string]string {
 // nearFile suggests a file of the same directory whose name is close.
 func (b *builder) nearFile(p string) string {
 	dir := path.Dir(p)
-	entries, err := os.ReadDir(filepath.Join(b.dir, filepath.FromSlash(dir)))
+	entries, err := fs.ReadDir(b.fsys, path.Dir(input.Resolve(b.dir, p)))
 	if err != nil {
 		return fmt.Sprintf(" (and neither does the directory %q)", dir)
 	}
@@ -212,7 +205,7 @@ func (b *builder) types() {
 		}
 		inputs = append(inputs, schema.Input{
 			Message: m.Name, GoName: m.GoName, Path: m.SchemaPath,
-			Dir:  filepath.Dir(fileIn(b.dir, m.SchemaPath)),
+			Dir:  path.Dir(input.Resolve(b.dir, m.SchemaPath)),
 			Data: m.schemaData, Format: m.Format, FieldNames: fieldNames,
 		})
 		if _, ok := byPath[m.SchemaPath]; !ok {
@@ -229,7 +222,7 @@ func (b *builder) types() {
 			reserved = append(reserved, n)
 		}
 	}
-	u, err := schema.Build(inputs, reserved, schema.WithNames(b.names))
+	u, err := schema.Build(inputs, reserved, schema.WithNames(b.names), schema.WithFS(b.fsys))
 	b.m.Types = u
 	for _, e := range flatten(err) {
 		var se *schema.Error

@@ -43,7 +43,7 @@ func build(t *testing.T, src string, files map[string]string) (*Model, error) {
 	if err != nil {
 		t.Fatalf("parse: %v", err)
 	}
-	return Build(f, dir)
+	return buildDir(t, f, dir)
 }
 
 const object = `{"type": "object", "properties": {"id": {"type": "string"}}}`
@@ -158,7 +158,7 @@ func TestPolicyAttemptsOutOfRange(t *testing.T) {
 		if f == nil || shapeErr == nil {
 			t.Fatalf("%s: the manifest check should refuse it: %v", c.policy, shapeErr)
 		}
-		_, err := Build(f, t.TempDir())
+		_, err := buildDir(t, f, t.TempDir())
 		if err == nil || err.Error() != c.want {
 			t.Errorf("%s:\n got %v\nwant %s", c.policy, err, c.want)
 		}

@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 
+	"github.com/acemq/acemq-go/generator/input"
 	"github.com/acemq/acemq-go/generator/internal/names"
 )
 
@@ -19,6 +21,7 @@ func Build(inputs []Input, reserved []string, opts ...Option) (*Universe, error)
 	for _, o := range opts {
 		o(b)
 	}
+	inputs = b.onDisk(inputs)
 	// Roots first: each gets exactly its GoName, before any nested type
 	// can take it.
 	for _, in := range inputs {
@@ -83,11 +86,36 @@ func WithNames(r *names.Rules) Option {
 	}
 }
 
+// WithFS makes Build read the files that $refs name from fsys, each
+// Input.Dir being a directory name in it (see generator/input); Build then
+// does no I/O. Without it, Input.Dir is a directory of the machine's file
+// system.
+func WithFS(fsys fs.FS) Option {
+	return func(b *builder) { b.fsys = fsys }
+}
+
+// onDisk, without WithFS, reads from the machine's file system: each
+// input's Dir becomes its name there.
+func (b *builder) onDisk(inputs []Input) []Input {
+	if b.fsys != nil {
+		return inputs
+	}
+	b.fsys = input.OS()
+	inputs = slices.Clone(inputs)
+	for i := range inputs {
+		if name, err := input.Name(inputs[i].Dir); err == nil {
+			inputs[i].Dir = name
+		}
+	}
+	return inputs
+}
+
 // builder holds the state shared by every input: the package-level names
 // and the types built so far.
 type builder struct {
 	pkg   *names.Scope
 	names *names.Rules
+	fsys  fs.FS // where $refs to files are read (WithFS)
 	u     *Universe
 	errs  []error
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acemq/acemq-go/generator/input"
 	"github.com/acemq/acemq-go/generator/manifest"
 	"github.com/acemq/acemq-go/generator/model"
 	"github.com/acemq/acemq-go/runtime"
@@ -245,7 +246,11 @@ func bundledSchema(t *testing.T, file string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := model.Build(mf, dir)
+	name, err := input.Name(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.Build(mf, input.OS(), name)
 	if err != nil {
 		t.Fatalf("%s: %v", file, err)
 	}

@@ -3,16 +3,19 @@ package schema
 import (
 	"fmt"
 	"net/url"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/acemq/acemq-go/generator/input"
 )
 
 // jsonDoc is one JSON Schema document, loaded from an input or from a
 // file that a relative $ref names.
 type jsonDoc struct {
 	path string   // as written in the manifest, or as found (for errors)
-	file string   // cleaned file path, for relative $refs
+	file string   // its name in the builder's fsys, for relative $refs
 	id   *url.URL // the document's $id, if absolute
 	// qual is the first word of the names of the types the document
 	// defines ($defs/address of ShipmentRequested's schema:
@@ -86,7 +89,7 @@ func (b *builder) preloadJSON(inputs []Input) {
 }
 
 func inputFile(in Input) string {
-	return filepath.Clean(filepath.Join(in.Dir, filepath.Base(in.Path)))
+	return input.Join(in.Dir, path.Base(in.Path))
 }
 
 func (b *builder) loadJSON(in Input) {

@@ -2,10 +2,13 @@ package schema
 
 import (
 	"fmt"
+	"io/fs"
 	"net/url"
-	"os"
+	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/acemq/acemq-go/generator/input"
 )
 
 // resolve follows a $ref from document d.
@@ -59,11 +62,11 @@ func (l *jsonLoader) document(uri string, from *jsonDoc) (*jsonDoc, error) {
 		}
 		return nil, fmt.Errorf("%s is not one of the manifest's schema files (documents are found by their $id)", uri)
 	}
-	file := filepath.Clean(filepath.Join(filepath.Dir(from.file), filepath.FromSlash(ru.Path)))
+	file := input.Join(path.Dir(from.file), ru.Path)
 	if d, ok := l.b.jsonDocs["file:"+file]; ok {
 		return d, nil
 	}
-	data, err := os.ReadFile(file)
+	data, err := fs.ReadFile(l.b.fsys, file)
 	if err != nil {
 		return nil, fmt.Errorf("no schema file of the manifest has that $id and %s does not exist", filepath.ToSlash(relTo(from, ru.Path)))
 	}

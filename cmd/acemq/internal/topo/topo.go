@@ -8,14 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
 	"strings"
 
-	"github.com/acemq/acemq-go/generator/manifest"
+	"github.com/acemq/acemq-go/generator/input"
 	"github.com/acemq/acemq-go/generator/model"
 	"github.com/acemq/acemq-go/runtime"
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
@@ -23,15 +21,15 @@ import (
 
 // Load reads a manifest into its model (every error with file:line:col).
 func Load(path string) (*model.Model, error) {
-	data, err := os.ReadFile(path)
+	s, err := input.LoadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	f, shapeErr := manifest.Parse(path, data)
+	f, shapeErr := s.Manifest, s.ParseErr
 	if f == nil {
 		return nil, shapeErr
 	}
-	m, err := model.Build(f, filepath.Dir(path))
+	m, err := model.Build(f, s.FS, s.Dir)
 	if shapeErr != nil {
 		return nil, shapeErr
 	}
