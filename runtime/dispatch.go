@@ -7,8 +7,6 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // handle runs one delivery through its route and settles it.
@@ -37,14 +35,14 @@ func (cs *Consumer) process(s *session, d amqp.Delivery, h *heldLookup) {
 		}()
 	}
 	ctx, span := cs.startProcess(&d, env)
-	defer span.End()
+	defer span.end()
 	if h == nil && cs.poisoned(ctx, s, d, env) {
-		failSpan(span, "could not be handled: redelivered too many times without being settled")
+		span.fail("could not be handled: redelivered too many times without being settled")
 		return
 	}
 	undecodable := func(why string) {
 		why = "could not be decoded: " + why
-		failSpan(span, why)
+		span.fail(why)
 		cs.c.metrics.processed(cs.queue, d.Type, time.Since(began), "undecodable")
 		cs.park(ctx, s, d, env, why, outcomeUndecodable)
 	}
@@ -66,7 +64,7 @@ func (cs *Consumer) process(s *session, d amqp.Delivery, h *heldLookup) {
 		// is held (its prefetch slot kept, the worker freed) and decoded
 		// again when the registry may be back; never parked, and not
 		// nacked back, which on a quorum queue spends its delivery limit.
-		span.SetAttributes(attribute.String("acemq.outcome", "registry_unavailable"))
+		span.outcome = "registry_unavailable"
 		cs.holdForRegistry(s, d, h, err)
 		return
 	}
@@ -76,7 +74,7 @@ func (cs *Consumer) process(s *session, d amqp.Delivery, h *heldLookup) {
 	if err != nil && transient(err) {
 		// Not the body's fault: the consumer is being stopped (a cancelled
 		// or expired context). The message goes back, not to parked.
-		span.SetAttributes(attribute.String("acemq.outcome", "returned"))
+		span.outcome = "returned"
 		cs.log.Warn("acemq: could not decode for now; returning the message to its queue", "err", err, "id", d.MessageId)
 		cs.returnLater(s, d)
 		return
@@ -93,36 +91,38 @@ func (cs *Consumer) process(s *session, d amqp.Delivery, h *heldLookup) {
 	var pe *PanicError
 	if errors.As(ack.Err(), &pe) {
 		cs.logPanic(pe, d, env)
-		panicEvent(span, pe)
+		span.panicked(pe)
 		errType = "panic"
 	}
 	cs.processed(d.Type, time.Since(began), errType)
-	outcomeAttr(span, kind)
+	span.outcome = kind.String()
 	switch kind {
 	case AckAccept:
 		cs.settle(s, d)
 		cs.settledAs(d, outcomeAccepted, "")
 	case AckRetry:
-		failSpan(span, reason(ack.Err()))
+		span.fail(reason(ack.Err()))
 		cs.retry(ctx, s, d, env, reason(ack.Err()))
 	case AckReject:
 		why := "rejected by the handler: " + reason(ack.Err())
-		failSpan(span, why)
+		span.fail(why)
 		cs.deadLetter(ctx, s, d, env, why, outcomeRejected)
 	case AckPark:
 		why := "parked by the handler: " + reason(ack.Err())
-		failSpan(span, why)
+		span.fail(why)
 		cs.park(ctx, s, d, env, why, outcomeParked)
 	}
 }
 
 // typeOpts are the metric options of the common path of one message type
-// on one consumer: consumed, processed with Accept, accepted. A consumer
+// on one consumer (consumed, processed with Accept, accepted) and its
+// process span's name. A consumer
 // keeps those of the type it saw last, so that a run of one type (the
 // usual queue) takes neither the type registry's lock nor the option
 // map's for each delivery.
 type typeOpts struct {
 	typ, known          string
+	spanName            string // the process span's: "<queue> process"
 	consumed, processOK attrOpts
 	accepted            attrOpts
 }
@@ -132,7 +132,7 @@ func (cs *Consumer) typeOpts(typ string) *typeOpts {
 		return t
 	}
 	m, known := cs.c.metrics, knownType(typ)
-	t := &typeOpts{typ: typ, known: known,
+	t := &typeOpts{typ: typ, known: known, spanName: spanName(cs.queue, "process"),
 		consumed:  m.opts(attrKey{kind: kindConsume, dest: cs.queue, typ: known}),
 		processOK: m.opts(attrKey{kind: kindProcess, dest: cs.queue, typ: known}),
 		accepted:  m.opts(attrKey{kind: kindOutcome, dest: cs.queue, typ: known, outcomeName: outcomeAccepted.String()}),
@@ -159,13 +159,6 @@ func (cs *Consumer) processed(typ string, took time.Duration, errType string) {
 	m := cs.c.metrics
 	if ctx := context.Background(); m.processDuration.Enabled(ctx) {
 		m.processDuration.Record(ctx, took.Seconds(), cs.typeOpts(typ).processOK.rec...)
-	}
-}
-
-// outcomeAttr sets the process span's acemq.outcome to the handler's answer.
-func outcomeAttr(span trace.Span, kind AckKind) {
-	if span.IsRecording() {
-		span.SetAttributes(attribute.String("acemq.outcome", kind.String()))
 	}
 }
 

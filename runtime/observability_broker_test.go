@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -223,6 +224,26 @@ func TestObservabilityRetriedTwiceThenDeadLettered(t *testing.T) {
 		}
 		t.Fatalf("no %s child of %q (%s)", kind, parent.Name(), parent.SpanContext().SpanID())
 		return nil
+	}
+	// The first process span carries exactly the conventions' consumer
+	// attributes and the runtime's own, each once.
+	process1 := child(first, trace.SpanKindConsumer)
+	got := map[string]string{}
+	for _, a := range process1.Attributes() {
+		if _, dup := got[string(a.Key)]; dup {
+			t.Errorf("process span attribute %s set twice", a.Key)
+		}
+		got[string(a.Key)] = a.Value.Emit()
+	}
+	want := map[string]string{
+		"messaging.system": "rabbitmq", "messaging.operation.name": "process", "messaging.operation.type": "process",
+		"messaging.destination.name": q, "messaging.rabbitmq.destination.routing_key": q,
+		"messaging.message.id": attr(first, "messaging.message.id"), "messaging.message.conversation_id": "conv-1",
+		"messaging.message.body.size": "7", "acemq.attempt": "1", "acemq.message.type": "acemq.test.text",
+		"acemq.outcome": "retry",
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("process span attributes\n got %v\nwant %v", got, want)
 	}
 	at := first
 	for attempt := 1; attempt <= 3; attempt++ {

@@ -188,66 +188,90 @@ func (c *Connection) endPublish(span trace.Span, o *outgoing, start time.Time, e
 	span.End()
 }
 
+// processSpan is a delivery's consumer span. Its attributes are set in one
+// call when it ends, with the outcome among them: one copy of them into the
+// span instead of two (the SDK grows its slice for each call, and copies and
+// deduplicates it again at End).
+type processSpan struct {
+	trace.Span
+	d       *amqp.Delivery
+	queue   string
+	attempt int
+	// outcome is acemq.outcome: the handler's answer (accept, retry,
+	// reject, park), registry_unavailable or returned; "" sets none.
+	outcome string
+}
+
 // startProcess starts the consumer span of one delivery: the child of the
 // span its headers carry (the publish, or the runtime's republish), linked
 // to it too, as the messaging conventions ask.
-func (cs *Consumer) startProcess(d *amqp.Delivery, env Envelope) (context.Context, trace.Span) {
+func (cs *Consumer) startProcess(d *amqp.Delivery, env Envelope) (context.Context, processSpan) {
 	ctx := cs.handlerCtx
 	if d.Headers != nil {
 		ctx = propagator.Extract(ctx, tableCarrier(d.Headers))
 	}
 	tr, ok := cs.c.tracing()
 	if !ok {
-		return ctx, idleSpan
+		return ctx, processSpan{Span: idleSpan}
 	}
 	remote := trace.SpanContextFromContext(ctx)
-	ctx, span := tr.Start(ctx, spanName(cs.queue, "process"), consumerStart...)
-	if span.IsRecording() {
+	ctx, span := tr.Start(ctx, cs.typeOpts(d.Type).spanName, consumerStart...)
+	if remote.IsValid() && span.IsRecording() {
+		span.AddLink(trace.Link{SpanContext: remote})
+	}
+	return ctx, processSpan{Span: span, d: d, queue: cs.queue, attempt: env.Attempt}
+}
+
+// end sets the span's attributes, those of the messaging conventions for a
+// consumer span and the runtime's own, and ends it.
+func (p *processSpan) end() {
+	if p.d != nil && p.IsRecording() {
+		d := p.d
 		buf := spanAttrs.Get().(*[]attribute.KeyValue)
 		attrs := append((*buf)[:0],
 			attrSystem,
 			attrOpProcess,
 			attrOpTypeProcess,
-			attribute.String("messaging.destination.name", cs.queue),
-			attribute.String("messaging.destination.subscription.name", cs.queue),
+			attribute.String("messaging.destination.name", p.queue),
 			attribute.String("messaging.message.id", d.MessageId),
-			attribute.String("messaging.message.type", d.Type),
-			attribute.String("acemq.message.type", cs.typeOpts(d.Type).known),
 			attribute.Int("messaging.message.body.size", len(d.Body)),
 			attribute.String("messaging.rabbitmq.destination.routing_key", d.RoutingKey),
-			attribute.Int("acemq.attempt", env.Attempt),
+			attribute.Int("acemq.attempt", p.attempt),
 		)
 		if d.CorrelationId != "" {
 			attrs = append(attrs, attribute.String("messaging.message.conversation_id", d.CorrelationId))
 		}
+		if d.Type != "" {
+			attrs = append(attrs, attribute.String("acemq.message.type", d.Type))
+		}
+		if p.outcome != "" {
+			attrs = append(attrs, attribute.String("acemq.outcome", p.outcome))
+		}
 		if d.Redelivered {
 			attrs = append(attrs, attrRedelivered)
 		}
-		span.SetAttributes(attrs...)
+		p.SetAttributes(attrs...)
 		clear(attrs)
 		*buf = attrs[:0]
 		spanAttrs.Put(buf)
-		if remote.IsValid() {
-			span.AddLink(trace.Link{SpanContext: remote})
-		}
 	}
-	return ctx, span
+	p.Span.End()
 }
 
-// failSpan marks a process span Error with the outcome's reason.
-func failSpan(span trace.Span, why string) {
-	if span.IsRecording() {
-		span.SetStatus(codes.Error, capReason(why))
+// fail marks the span Error with the outcome's reason.
+func (p *processSpan) fail(why string) {
+	if p.IsRecording() {
+		p.SetStatus(codes.Error, capReason(why))
 	}
 }
 
-// panicEvent records a handler's panic on its span as an exception event
+// panicked records a handler's panic on the span as an exception event
 // with its stack, as the conventions name it.
-func panicEvent(span trace.Span, pe *PanicError) {
-	if !span.IsRecording() {
+func (p *processSpan) panicked(pe *PanicError) {
+	if !p.IsRecording() {
 		return
 	}
-	span.AddEvent("exception", trace.WithAttributes(
+	p.AddEvent("exception", trace.WithAttributes(
 		attribute.String("exception.type", "panic"),
 		attribute.String("exception.message", pe.Error()),
 		attribute.String("exception.stacktrace", string(pe.Stack)),
