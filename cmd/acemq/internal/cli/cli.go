@@ -90,12 +90,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 func (e *env) root() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "acemq",
-		Short: "the operator's command for acemq services: dead letters, replays, the live topology",
+		Short: "the operator's command for acemq services: dead letters, replays, the live topology, queue drain",
 		Long: `acemq reads dead letters and parked messages without consuming them, puts
-them back (replay), and compares a manifest's topology with the live broker.
+them back (replay), compares a manifest's topology with the live broker, and
+says whether queues drain.
 
 The broker is --url, else $ACEMQ_URL, else ` + DefaultURL + `
-The management API (topology) is --mgmt-url, else $ACEMQ_MGMT_URL, else
+The management API (topology, drain) is --mgmt-url, else $ACEMQ_MGMT_URL, else
 derived from the broker URL (same host and credentials, the AMQP port plus
 10000: 15672 for 5672).
 Passwords are never printed.
@@ -106,7 +107,8 @@ that could not be moved, a broker error); 2 bad input.`,
   acemq dlq peek orders.new -n 5
   acemq replay orders.new.dlq --where 'error~warehouse' --limit 500
   acemq topology diff -f acemq.yaml
-  acemq schedule exponential 6 10s 300s`,
+  acemq schedule exponential 6 10s 300s
+  acemq drain orders.new --max-age 5m`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
@@ -122,7 +124,7 @@ that could not be moved, a broker error); 2 bad input.`,
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(e.queueCommand("dlq", runtime.DeadLetterQueue, ".dlq", "dead letters"),
 		e.queueCommand("parked", runtime.ParkedQueue, ".parked", "parked messages"),
-		e.replayCommand(), e.topologyCommand(), e.scheduleCommand())
+		e.replayCommand(), e.topologyCommand(), e.scheduleCommand(), e.drainCommand())
 	return root
 }
 
