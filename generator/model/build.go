@@ -27,13 +27,13 @@ func Build(f *manifest.File, fsys fs.FS, dir string) (*Model, error) {
 	b.exports()
 	if len(b.errs) == 0 {
 		// Types are mapped only once every name of the manifest is settled,
-		// so that no schema type takes one.
-		b.types()
-	}
-	if len(b.errs) == 0 {
-		// Last, so that a construct the mapper refuses is reported by it,
-		// at its pointer, rather than as the runtime's compile error.
-		b.codecs()
+		// so that no schema type takes one. The codecs last, and only of
+		// the messages whose schema the mapper took, so that a construct it
+		// refuses is reported by it, at its pointer, rather than as the
+		// runtime's compile error; every other message's is still checked.
+		if refused, ok := b.types(); ok {
+			b.codecs(refused)
+		}
 	}
 	if len(b.errs) > 0 {
 		return nil, b.errs.Sorted()

@@ -191,8 +191,10 @@ func where(file string, data []byte, err error) string {
 	return fmt.Sprintf("%s:%d:%d", file, line, col)
 }
 
-// types maps every message's schema into the Go types to emit.
-func (b *builder) types() {
+// types maps every message's schema into the Go types to emit. It returns
+// the messages whose schema was refused, and whether every problem is one
+// of theirs (else no codec should be checked).
+func (b *builder) types() (refused map[*Message]bool, ok bool) {
 	var inputs []schema.Input
 	byPath := map[string]*Message{}
 	for _, m := range b.m.Messages {
@@ -224,18 +226,25 @@ func (b *builder) types() {
 	}
 	u, err := schema.Build(inputs, reserved, schema.WithNames(b.names), schema.WithFS(b.fsys))
 	b.m.Types = u
+	refused, ok = map[*Message]bool{}, true
 	for _, e := range flatten(err) {
 		var se *schema.Error
 		if errors.As(e, &se) {
 			if m := byPath[se.Path]; m != nil {
 				b.errorf(b.messagePos[m].Pos, "message %q: %s", m.Name, se.Error())
+				for _, other := range b.m.Messages {
+					if other.SchemaPath == se.Path {
+						refused[other] = true
+					}
+				}
 				continue
 			}
 		}
 		b.errorf(manifest.Pos{}, "%v", e)
+		ok = false
 	}
 	if u == nil {
-		return
+		return refused, false
 	}
 	for _, m := range b.m.Messages {
 		for _, ptr := range u.UnusedFieldNames[m.Name] {
@@ -250,6 +259,7 @@ func (b *builder) types() {
 			b.errorf(b.messagePos[m].Pos, "message %q: its schema gave no type", m.Name)
 		}
 	}
+	return refused, ok
 }
 
 // flatten lists the errors of an errors.Join tree.

@@ -4,32 +4,42 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/acemq/acemq-go/generator/manifest"
 )
 
-// avroProblem is one thing wrong in an Avro schema hamba/avro refused.
-type avroProblem struct{ ptr, construct, msg string }
+// problem is one thing wrong in a schema, at a pointer into it.
+type problem struct{ ptr, construct, msg string }
 
 // avroExplain turns a hamba/avro parse error into problems with a pointer,
 // a construct and a message that says what to do. hamba stops at the first
-// unknown type; every undefined reference is found and reported.
-func avroExplain(raw *jvalue, err error) []avroProblem {
+// unknown type; every undefined reference is found and reported. Its other
+// errors name no place: avroLocate finds it (hamba's text at # when it
+// cannot).
+func avroExplain(raw *jvalue, err error) []problem {
 	text := strings.TrimPrefix(err.Error(), "avro: ")
 	if name, ok := strings.CutPrefix(text, "unknown type: "); ok {
 		if probs := undefinedAvroRefs(raw); len(probs) > 0 {
 			return probs
 		}
-		ptr := findTypeRef(raw, "#", name)
-		if ptr == "" {
-			ptr = "#"
+		if ptr := findTypeRef(raw, "#", name); ptr != "" {
+			return []problem{{ptr, "named type reference", undefinedMsg(name)}}
 		}
-		return []avroProblem{{ptr, "named type reference", undefinedMsg(name)}}
 	}
-	return []avroProblem{{"#", "avro schema", fmt.Sprintf("not a valid Avro schema: %s; fix the schema (hamba/avro must parse it)", text)}}
+	if probs := avroLocate(raw); len(probs) > 0 {
+		return probs
+	}
+	return []problem{{"#", "avro schema", fmt.Sprintf("not a valid Avro schema: %s; fix the schema (hamba/avro must parse it)", text)}}
 }
 
 func undefinedMsg(name string) string {
+	if hint := manifest.DidYouMean(name, primitiveNames); hint != "" {
+		return fmt.Sprintf("type %q is neither an Avro primitive nor a named type defined in this file%s", name, hint)
+	}
 	return fmt.Sprintf("type %q is not defined in this file; a schema must define every named type it uses before it uses it (a reference to a type in another file cannot be resolved): define %s inline at its first use", name, name)
 }
+
+var primitiveNames = []string{"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
 
 var avroPrimitives = map[string]bool{
 	"null": true, "boolean": true, "int": true, "long": true, "float": true,
@@ -39,9 +49,9 @@ var avroPrimitives = map[string]bool{
 // undefinedAvroRefs walks the schema in document order, defining named
 // types as it meets them (Avro requires a definition before any use) and
 // reporting every reference to a name not defined yet.
-func undefinedAvroRefs(raw *jvalue) []avroProblem {
+func undefinedAvroRefs(raw *jvalue) []problem {
 	defined := map[string]bool{}
-	var probs []avroProblem
+	var probs []problem
 	var walk func(v *jvalue, ptr, ns string)
 	walk = func(v *jvalue, ptr, ns string) {
 		switch v.kind {
@@ -54,7 +64,7 @@ func undefinedAvroRefs(raw *jvalue) []avroProblem {
 				full = ns + "." + full
 			}
 			if !defined[full] && !defined[v.str] {
-				probs = append(probs, avroProblem{ptr, "named type reference", undefinedMsg(v.str)})
+				probs = append(probs, problem{ptr, "named type reference", undefinedMsg(v.str)})
 			}
 		case jArray:
 			for i, e := range v.arr {

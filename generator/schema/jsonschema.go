@@ -22,9 +22,10 @@ type jsonDoc struct {
 	// ShipmentRequestedAddress): the Go name of the message whose schema
 	// it is (of the first by Go name, when several share it), else the
 	// file's name (common.json: Common).
-	qual  string
-	owned bool // qual is a message's
-	root  *jvalue
+	qual    string
+	owned   bool // qual is a message's
+	root    *jvalue
+	invalid bool // breaks its metaschema (reported): not mapped
 }
 
 // jsonResult is what a schema maps to in place.
@@ -53,7 +54,9 @@ func (b *builder) addJSONDoc(path, file string, data []byte) (*jsonDoc, error) {
 	stem := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	d := &jsonDoc{path: path, file: file, root: root, qual: b.names.Ident(stem)}
 	b.jsonDocs["file:"+file] = d
-	b.staticDynamicRefs(d)
+	if d.invalid = !b.checkMetaschema(d, data); !d.invalid {
+		b.staticDynamicRefs(d)
+	}
 	id, ok := root.getStr("$id")
 	if !ok {
 		id, ok = root.getStr("id") // draft 4
@@ -96,6 +99,9 @@ func (b *builder) loadJSON(in Input) {
 	d, ok := b.jsonDocs["file:"+inputFile(in)]
 	if !ok {
 		return // reported by preloadJSON
+	}
+	if d.invalid {
+		return // reported by checkMetaschema
 	}
 	l := &jsonLoader{b: b, in: in, doc: d}
 	l.root(d)

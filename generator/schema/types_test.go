@@ -173,7 +173,7 @@ func TestRefusals(t *testing.T) {
 			[]string{"#/fields/1/type/items"}, "named type reference", `type "com.x.Position" is not defined in this file`},
 		{"avro types from other files, all reported", schema.Avro, `{"type":"record","name":"R","namespace":"n","fields":[{"name":"a","type":"A"},{"name":"r","type":{"type":"record","name":"In","fields":[]}},{"name":"b","type":["null","In","n.B"]},{"name":"c","type":{"type":"map","values":"x.C"}}]}`,
 			[]string{"#/fields/0/type", "#/fields/2/type/2", "#/fields/3/type/values"}, "named type reference", "is not defined in this file"},
-		{"avro invalid", schema.Avro, `{"type":"record","name":"R"}`, []string{"#"}, "avro schema", "not a valid Avro schema"},
+		{"avro record without fields", schema.Avro, `{"type":"record","name":"R"}`, []string{"#"}, "record", `the record has no "fields"`},
 		{"avro not json", schema.Avro, `{"type":`, []string{"#"}, "json", "not valid JSON"},
 		{"avro union branches that decode alike", schema.Avro, `{"type":"record","name":"R","fields":[{"name":"u","type":[{"type":"int","logicalType":"date"},{"type":"long","logicalType":"timestamp-millis"}]}]}`,
 			[]string{"#/fields/0/type/1"}, "union branch long.timestamp-millis", "both decode to Go time.Time"},
@@ -190,10 +190,10 @@ func TestRefusals(t *testing.T) {
 			[]string{"#/properties/x/$ref"}, "$ref", "starts a chain of $refs that comes back to #/properties/x"},
 		{"json $dynamicRef whose anchor two schemas declare", schema.JSONSchema, `{"$dynamicAnchor":"n","type":"object","properties":{"x":{"$dynamicRef":"#n"}},"$defs":{"other":{"$id":"https://e.com/o","$dynamicAnchor":"n","type":"string"}}}`,
 			[]string{"#/properties/x/$dynamicRef"}, "$dynamicRef", `2 schemas declare "$dynamicAnchor": "n"`},
-		{"json $recursiveRef with two anchors", schema.JSONSchema, `{"$recursiveAnchor":true,"type":"object","properties":{"x":{"$recursiveRef":"#"}},"$defs":{"o":{"$id":"https://e.com/o","$recursiveAnchor":true,"type":"object"}}}`,
+		{"json $recursiveRef with two anchors", schema.JSONSchema, `{"$schema":"https://json-schema.org/draft/2019-09/schema","$recursiveAnchor":true,"type":"object","properties":{"x":{"$recursiveRef":"#"}},"$defs":{"o":{"$id":"https://e.com/o","$recursiveAnchor":true,"type":"object"}}}`,
 			[]string{"#/properties/x/$recursiveRef"}, "$recursiveRef", `2 schemas say "$recursiveAnchor": true`},
 		{"json unknown type", schema.JSONSchema, `{"type":"object","properties":{"a":{"type":"strng"}}}`,
-			[]string{"#/properties/a/type"}, "type", `unknown type "strng"`},
+			[]string{"#/properties/a/type"}, "type", `got the string "strng" (did you mean "string"?)`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
