@@ -159,6 +159,37 @@ func ExamplePublish() {
 	}
 }
 
+// A window of pending confirms from one goroutine: at most 256 messages
+// written and not yet confirmed, the oldest waited for first.
+func ExamplePublishAsync() {
+	ctx := context.Background()
+	conn, err := runtime.Dial(ctx, "amqp://guest:guest@localhost:5672/")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var window []*runtime.Pending
+	for i := range 10000 {
+		if len(window) == 256 {
+			if err := window[0].Wait(ctx); err != nil {
+				log.Print(err) // the error Publish would have returned
+			}
+			window = window[1:]
+		}
+		order := OrderPlaced{OrderID: fmt.Sprintf("A-%d", i), CustomerID: "C-9"}
+		p, err := runtime.PublishAsync(ctx, conn, orderPlaced, "orders", order, runtime.WithRoutingKey("order.created"))
+		if err != nil {
+			log.Fatal(err) // not written: invalid, blocked, or the broker is away
+		}
+		window = append(window, p)
+	}
+	for _, p := range window {
+		if err := p.Wait(ctx); err != nil {
+			log.Print(err)
+		}
+	}
+}
+
 func ExampleConsume() {
 	ctx := context.Background()
 	conn, err := runtime.Dial(ctx, "amqp://guest:guest@localhost:5672/")

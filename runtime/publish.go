@@ -43,22 +43,14 @@ func PublishAll[T any](ctx context.Context, c *Connection, mt *MessageType[T], e
 	}
 	out := make([]outgoing, len(vs))
 	for i, v := range vs {
-		body, err := codec.Encode(ctx, v)
+		o, err := encodeOutgoing(ctx, c, mt.name, codec, fp, exchange, v, cfg)
 		if err != nil {
 			if len(vs) > 1 {
 				return fmt.Errorf("publish %s to exchange %q: message %d of %d (index %d): %w", mt.name, exchange, i+1, len(vs), i, err)
 			}
 			return fmt.Errorf("publish %s to exchange %q: %w", mt.name, exchange, err)
 		}
-		out[i] = outgoing{
-			exchange:  exchange,
-			key:       cfg.routingKey,
-			mandatory: !cfg.noMandatory,
-			msg:       c.newPublishing(mt.name, codec.ContentType(), body, cfg),
-		}
-		if fp != nil {
-			out[i].msg.Headers[HeaderSchemaFingerprint] = fp.schemaFingerprint()
-		}
+		out[i] = o
 	}
 	errs := c.publishAll(ctx, false, out)
 	if len(errs) > 1 {
@@ -69,6 +61,24 @@ func PublishAll[T any](ctx context.Context, c *Connection, mt *MessageType[T], e
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// encodeOutgoing encodes v and builds the message that publishes it.
+func encodeOutgoing(ctx context.Context, c *Connection, typ string, codec Codec, fp interface{ schemaFingerprint() string }, exchange string, v any, cfg publishConfig) (outgoing, error) {
+	body, err := codec.Encode(ctx, v)
+	if err != nil {
+		return outgoing{}, err
+	}
+	o := outgoing{
+		exchange:  exchange,
+		key:       cfg.routingKey,
+		mandatory: !cfg.noMandatory,
+		msg:       c.newPublishing(typ, codec.ContentType(), body, cfg),
+	}
+	if fp != nil {
+		o.msg.Headers[HeaderSchemaFingerprint] = fp.schemaFingerprint()
+	}
+	return o, nil
 }
 
 // newPublishing builds a fresh message: a new x-acemq-id, attempt 1, first

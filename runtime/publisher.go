@@ -53,7 +53,19 @@ type returnKey struct{ id, exchange, routingKey string }
 type inflight struct {
 	key      returnKey
 	returned bool
-	done     chan error // buffered 1
+	// The outcome goes to then when it is set (an asynchronous publish),
+	// else to done (buffered 1).
+	done chan error
+	then func(error)
+}
+
+// settle hands the outcome over; it never blocks the confirm loop.
+func (f *inflight) settle(err error) {
+	if f.then != nil {
+		f.then(err)
+		return
+	}
+	f.done <- err
 }
 
 func newPublisher(ch *amqp.Channel) (*publisher, error) {
@@ -119,11 +131,11 @@ func (p *publisher) resolve(cf amqp.Confirmation) {
 	}
 	switch {
 	case !cf.Ack:
-		f.done <- ErrNacked
+		f.settle(ErrNacked)
 	case f.returned:
-		f.done <- ErrUnroutable
+		f.settle(ErrUnroutable)
 	default:
-		f.done <- nil
+		f.settle(nil)
 	}
 }
 
@@ -150,7 +162,7 @@ func (p *publisher) fail(err error) {
 	p.pending, p.byKey = map[uint64]*inflight{}, map[returnKey][]uint64{}
 	p.mu.Unlock()
 	for _, f := range pending {
-		f.done <- err
+		f.settle(err)
 	}
 }
 
@@ -167,14 +179,33 @@ func (p *publisher) alive() bool {
 // end (the message may still be sent).
 func (p *publisher) send(ctx context.Context, exchange, key string, mandatory bool, msg amqp.Publishing) (<-chan error, error) {
 	f := &inflight{key: returnKey{msg.MessageId, exchange, key}, done: make(chan error, 1)}
+	if err := p.write(ctx, f, exchange, key, mandatory, msg); err != nil {
+		return nil, err
+	}
+	return f.done, nil
+}
+
+// sendThen is send for an asynchronous publish: once written, the outcome
+// goes to then, called from the confirm loop (it must not block). then is
+// not called when sendThen returns an error, unless the channel closed
+// during the write (then it may be called with the channel's loss too).
+func (p *publisher) sendThen(ctx context.Context, exchange, key string, mandatory bool, msg amqp.Publishing, then func(error)) error {
+	return p.write(ctx, &inflight{key: returnKey{msg.MessageId, exchange, key}, then: then}, exchange, key, mandatory, msg)
+}
+
+// write registers f under the next delivery tag and writes msg.
+func (p *publisher) write(ctx context.Context, f *inflight, exchange, key string, mandatory bool, msg amqp.Publishing) error {
+	if err := ctx.Err(); err != nil {
+		return err // the same error whether or not the slot is free
+	}
 	select {
 	case p.slot <- struct{}{}:
 	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting to write behind an earlier publish the broker has not read: %w", ctx.Err())
+		return fmt.Errorf("waiting to write behind an earlier publish the broker has not read: %w", ctx.Err())
 	}
 	if err := ctx.Err(); err != nil {
 		<-p.slot
-		return nil, err
+		return err
 	}
 	tag := p.ch.GetNextPublishSeqNo()
 	p.mu.Lock()
@@ -182,7 +213,7 @@ func (p *publisher) send(ctx context.Context, exchange, key string, mandatory bo
 		err := p.dead
 		p.mu.Unlock()
 		<-p.slot
-		return nil, err
+		return err
 	}
 	p.pending[tag] = f
 	p.byKey[f.key] = append(p.byKey[f.key], tag)
@@ -201,12 +232,9 @@ func (p *publisher) send(ctx context.Context, exchange, key string, mandatory bo
 	}()
 	select {
 	case err := <-written:
-		if err != nil {
-			return nil, err
-		}
-		return f.done, nil
+		return err
 	case <-ctx.Done():
-		return nil, fmt.Errorf("the write did not finish (the broker is not reading; the message may still be sent): %w", ctx.Err())
+		return fmt.Errorf("the write did not finish (the broker is not reading; the message may still be sent): %w", ctx.Err())
 	}
 }
 

@@ -1,0 +1,126 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+)
+
+// Pending is a message written to the broker whose confirm has not been
+// waited for: what PublishAsync returns, as amqp091-go's
+// DeferredConfirmation. Its outcome is the error Publish would have
+// returned for the same message; it is settled by the broker's confirm,
+// its return, or the loss of the channel, whether or not anyone waits.
+type Pending struct {
+	exchange, key string
+	done          chan struct{}
+	settled       atomic.Bool
+	err           error // set before done is closed
+}
+
+// Done is closed once the outcome is known: Wait then returns at once.
+func (p *Pending) Done() <-chan struct{} { return p.done }
+
+// Wait waits for the broker's confirm and returns what Publish returns for
+// the message: nil once confirmed; an error matching ErrUnroutable when no
+// queue took a mandatory message, ErrNacked when the broker refused it,
+// ErrUnavailable when the channel closed before the confirm (the message
+// may have arrived). When ctx ends first Wait returns an error wrapping
+// ctx's, as Publish does, and the message stays pending: a later Wait can
+// still see its outcome.
+func (p *Pending) Wait(ctx context.Context) error {
+	select {
+	case <-p.done:
+		return p.err
+	default:
+	}
+	select {
+	case <-p.done:
+		return p.err
+	case <-ctx.Done():
+		return errors.Join(&PublishError{Exchange: p.exchange, RoutingKey: p.key,
+			Err: fmt.Errorf("waiting for the broker's confirm: %w", ctx.Err())})
+	}
+}
+
+// PublishAsync encodes v with mt's codec and writes it to exchange on the
+// connection's confirm channel, and returns without waiting for the
+// broker's confirm: the Pending's Wait (or Done) gives the outcome.
+// Keeping many publishes pending from one goroutine pipelines them as
+// PublishAll does, without waiting for a whole batch; bound how many are
+// pending (a window) so that memory and the broker's backlog stay bounded.
+//
+// The message is built and sent as Publish sends it (mandatory unless
+// WithoutMandatory, a new x-acemq-id...). An error from PublishAsync means
+// the message was not written (or, when ctx ended during the write, may
+// still be): an encoding error matching ErrInvalidMessage, ErrBlocked
+// while the broker blocks the connection, ErrUnavailable during an outage.
+// ctx bounds the dial, the codec's registry calls, the send slot and the
+// write, not the confirm: cancelling it later does not touch the Pending.
+func PublishAsync[T any](ctx context.Context, c *Connection, mt *MessageType[T], exchange string, v T, opts ...PublishOption) (*Pending, error) {
+	codec, err := mt.codecFor(c)
+	if err != nil {
+		return nil, err
+	}
+	fp, _ := codec.(interface{ schemaFingerprint() string })
+	cfg := publishConfig{}
+	for _, o := range opts {
+		o.applyPublish(&cfg)
+	}
+	o, err := encodeOutgoing(ctx, c, mt.name, codec, fp, exchange, v, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("publish %s to exchange %q: %w", mt.name, exchange, err)
+	}
+	return c.publishAsync(ctx, o)
+}
+
+// publishAsync writes o on the application's confirm channel and returns
+// its Pending, settled from the confirm loop. Its span and its
+// acemq.publish.duration end with the outcome, as a synchronous publish's.
+func (c *Connection) publishAsync(ctx context.Context, o outgoing) (*Pending, error) {
+	start := time.Now()
+	span := c.startPublish(ctx, &o)
+	pd := &Pending{exchange: o.exchange, key: o.key, done: make(chan struct{})}
+	settle := func(err error) bool {
+		if !pd.settled.CompareAndSwap(false, true) {
+			return false
+		}
+		if err != nil {
+			err = c.publishError(o, err)
+		}
+		c.endPublish(span, &o, start, err)
+		if err != nil {
+			err = errors.Join(err) // the very form Publish returns
+		}
+		pd.err = err
+		close(pd.done)
+		return true
+	}
+	err := c.sendAsync(ctx, o, func(err error) { settle(err) })
+	if err == nil {
+		return pd, nil
+	}
+	if !settle(err) {
+		// The channel's loss settled it during the write.
+		<-pd.done
+	}
+	return nil, pd.err
+}
+
+// sendAsync checks the exchange, takes the confirm channel and writes o,
+// as publishAll does for each message.
+func (c *Connection) sendAsync(ctx context.Context, o outgoing, then func(error)) error {
+	if err := c.checkExchange(ctx, o.exchange); err != nil {
+		return err
+	}
+	p, err := c.publisher(ctx, false)
+	if err != nil {
+		return err
+	}
+	if err := c.blockedErr(); err != nil {
+		return err
+	}
+	return p.sendThen(ctx, o.exchange, o.key, o.mandatory, o.msg, then)
+}
