@@ -37,6 +37,16 @@ func (p *BenchPublisher) PublishOrderJSONBatch(ctx context.Context, ms []OrderJS
 	return runtime.PublishAll(ctx, p.c, orderJSONType, "bench", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("json")}, opts...)...)
 }
 
+// PublishOrderJSONAsync publishes m as "bench.order.json.v1" to the exchange
+// "bench" with the routing key "json", and returns once it is written, without
+// waiting for the broker's confirm: the runtime.Pending's Wait gives the error
+// PublishOrderJSON would have returned. The options in opts apply after that
+// routing key, so a runtime.WithRoutingKey among them wins. See
+// runtime.PublishAsync for its errors and for what cancelling ctx does.
+func (p *BenchPublisher) PublishOrderJSONAsync(ctx context.Context, m OrderJSON, opts ...runtime.PublishOption) (*runtime.Pending, error) {
+	return runtime.PublishAsync(ctx, p.c, orderJSONType, "bench", m, append([]runtime.PublishOption{runtime.WithRoutingKey("json")}, opts...)...)
+}
+
 // PublishOrderAvro publishes m as "bench.order.avro.v1" to the exchange
 // "bench" with the routing key "avro", and waits for the broker's confirm. The
 // options in opts apply after that routing key, so a runtime.WithRoutingKey
@@ -53,4 +63,14 @@ func (p *BenchPublisher) PublishOrderAvro(ctx context.Context, m OrderAvro, opts
 // errors and for what cancelling ctx does.
 func (p *BenchPublisher) PublishOrderAvroBatch(ctx context.Context, ms []OrderAvro, opts ...runtime.PublishOption) error {
 	return runtime.PublishAll(ctx, p.c, orderAvroType, "bench", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("avro")}, opts...)...)
+}
+
+// PublishOrderAvroAsync publishes m as "bench.order.avro.v1" to the exchange
+// "bench" with the routing key "avro", and returns once it is written, without
+// waiting for the broker's confirm: the runtime.Pending's Wait gives the error
+// PublishOrderAvro would have returned. The options in opts apply after that
+// routing key, so a runtime.WithRoutingKey among them wins. See
+// runtime.PublishAsync for its errors and for what cancelling ctx does.
+func (p *BenchPublisher) PublishOrderAvroAsync(ctx context.Context, m OrderAvro, opts ...runtime.PublishOption) (*runtime.Pending, error) {
+	return runtime.PublishAsync(ctx, p.c, orderAvroType, "bench", m, append([]runtime.PublishOption{runtime.WithRoutingKey("avro")}, opts...)...)
 }

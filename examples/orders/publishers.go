@@ -36,3 +36,14 @@ func (p *OrdersPublisher) PublishOrderPlaced(ctx context.Context, m OrderPlaced,
 func (p *OrdersPublisher) PublishOrderPlacedBatch(ctx context.Context, ms []OrderPlaced, opts ...runtime.PublishOption) error {
 	return runtime.PublishAll(ctx, p.c, orderPlacedType, "orders", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("order.placed")}, opts...)...)
 }
+
+// PublishOrderPlacedAsync publishes m as "order.placed.v2" to the exchange
+// "orders" with the routing key "order.placed", and returns once it is
+// written, without waiting for the broker's confirm: the runtime.Pending's
+// Wait gives the error PublishOrderPlaced would have returned. The options in
+// opts apply after that routing key, so a runtime.WithRoutingKey among them
+// wins. See runtime.PublishAsync for its errors and for what cancelling ctx
+// does.
+func (p *OrdersPublisher) PublishOrderPlacedAsync(ctx context.Context, m OrderPlaced, opts ...runtime.PublishOption) (*runtime.Pending, error) {
+	return runtime.PublishAsync(ctx, p.c, orderPlacedType, "orders", m, append([]runtime.PublishOption{runtime.WithRoutingKey("order.placed")}, opts...)...)
+}

@@ -8,7 +8,8 @@ import (
 )
 
 // publishersFile emits one struct per publisher with a constructor and a
-// Publish<Message> and Publish<Message>Batch method per message.
+// Publish<Message>, Publish<Message>Batch and Publish<Message>Async method
+// per message.
 func publishersFile(m *model.Model, source string) *jen.File {
 	f := newFile(m, source)
 	for _, p := range m.Publishers {
@@ -30,6 +31,8 @@ func publishersFile(m *model.Model, source string) *jen.File {
 			publishMethod(f, p, pm)
 			f.Line()
 			publishBatchMethod(f, p, pm)
+			f.Line()
+			publishAsyncMethod(f, p, pm)
 		}
 		f.Line()
 	}
@@ -86,6 +89,21 @@ func publishBatchMethod(f *jen.File, p *model.Publisher, pm *model.Published) {
 	).Error().Block(
 		jen.Return(rt("PublishAll").Call(jen.Id("ctx"), jen.Id("p").Dot("c"), jen.Id(msg.VarName),
 			jen.Lit(p.ExchangeName()), jen.Id("ms"), publishOptions(pm))),
+	)
+}
+
+// publishAsyncMethod emits PublishOrderPlacedAsync over runtime.PublishAsync.
+func publishAsyncMethod(f *jen.File, p *model.Publisher, pm *model.Published) {
+	msg := pm.Message
+	doc(f.Comment, "%s publishes m as %q %s, and returns once it is written, without waiting for the broker's confirm: the runtime.Pending's Wait gives the error %s would have returned.%s See runtime.PublishAsync for its errors and for what cancelling ctx does.",
+		pm.AsyncName, msg.Type, route(p, pm), pm.Method, optionsNote(pm))
+	f.Func().Params(jen.Id("p").Op("*").Id(p.GoName)).Id(pm.AsyncName).Params(
+		jen.Id("ctx").Qual(contextPkg, "Context"),
+		jen.Id("m").Id(msg.GoName),
+		jen.Id("opts").Op("...").Add(rt("PublishOption")),
+	).Params(jen.Op("*").Add(rt("Pending")), jen.Error()).Block(
+		jen.Return(rt("PublishAsync").Call(jen.Id("ctx"), jen.Id("p").Dot("c"), jen.Id(msg.VarName),
+			jen.Lit(p.ExchangeName()), jen.Id("m"), publishOptions(pm))),
 	)
 }
 

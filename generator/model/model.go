@@ -172,4 +172,5 @@ type Published struct {
 	RoutingKey string // default routing key, "" for none
 	Method     string // e.g. PublishOrderPlaced
 	BatchName  string // e.g. PublishOrderPlacedBatch
+	AsyncName  string // e.g. PublishOrderPlacedAsync
 }

@@ -187,9 +187,10 @@ func (b *builder) publishers() {
 				b.errorf(pm.Message.Pos, "%s publishes %q%s", who, pm.Message.Value, unknown("message", "messages", pm.Message.Value, b.messageNames()))
 				continue
 			}
-			pub := &Published{Message: m, Method: "Publish" + m.GoName, BatchName: "Publish" + m.GoName + "Batch"}
+			pub := &Published{Message: m, Method: "Publish" + m.GoName, BatchName: "Publish" + m.GoName + "Batch", AsyncName: "Publish" + m.GoName + "Async"}
 			b.claimMethod(who, methods, pub.Method, pm.Message, "")
 			b.claimMethod(who, methods, pub.BatchName, pm.Message, " (its batch method)")
+			b.claimMethod(who, methods, pub.AsyncName, pm.Message, " (its async method)")
 			if pm.RoutingKey != nil {
 				pub.RoutingKey = pm.RoutingKey.Value
 			}

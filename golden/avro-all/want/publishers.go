@@ -36,3 +36,14 @@ func (p *DirectPublisher) PublishEverything(ctx context.Context, m Everything, o
 func (p *DirectPublisher) PublishEverythingBatch(ctx context.Context, ms []Everything, opts ...runtime.PublishOption) error {
 	return runtime.PublishAll(ctx, p.c, everythingType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.avro-all")}, opts...)...)
 }
+
+// PublishEverythingAsync publishes m as "golden.avro.everything.v1" to the
+// queue "golden.avro-all" through the default exchange, and returns once it is
+// written, without waiting for the broker's confirm: the runtime.Pending's
+// Wait gives the error PublishEverything would have returned. The options in
+// opts apply after that routing key, so a runtime.WithRoutingKey among them
+// wins. See runtime.PublishAsync for its errors and for what cancelling ctx
+// does.
+func (p *DirectPublisher) PublishEverythingAsync(ctx context.Context, m Everything, opts ...runtime.PublishOption) (*runtime.Pending, error) {
+	return runtime.PublishAsync(ctx, p.c, everythingType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.avro-all")}, opts...)...)
+}

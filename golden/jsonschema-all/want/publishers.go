@@ -34,3 +34,13 @@ func (p *FanoutPublisher) PublishEverything(ctx context.Context, m Everything, o
 func (p *FanoutPublisher) PublishEverythingBatch(ctx context.Context, ms []Everything, opts ...runtime.PublishOption) error {
 	return runtime.PublishAll(ctx, p.c, everythingType, "golden.jsonschema-all", ms, opts...)
 }
+
+// PublishEverythingAsync publishes m as "golden.jsonschema.everything.v1" to
+// the exchange "golden.jsonschema-all" with an empty routing key, and returns
+// once it is written, without waiting for the broker's confirm: the
+// runtime.Pending's Wait gives the error PublishEverything would have
+// returned. See runtime.PublishAsync for its errors and for what cancelling
+// ctx does.
+func (p *FanoutPublisher) PublishEverythingAsync(ctx context.Context, m Everything, opts ...runtime.PublishOption) (*runtime.Pending, error) {
+	return runtime.PublishAsync(ctx, p.c, everythingType, "golden.jsonschema-all", m, opts...)
+}

@@ -38,6 +38,17 @@ func (p *FuncPublisher) PublishTypeBatch(ctx context.Context, ms []Type, opts ..
 	return runtime.PublishAll(ctx, p.c, typeType, "golden.names", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
 
+// PublishTypeAsync publishes m as "names.type.v1 */ //go:generate echo pwned"
+// to the exchange "golden.names" with the routing key "key */ with\nnewline //go:generate
+// echo pwned", and returns once it is written, without waiting for the
+// broker's confirm: the runtime.Pending's Wait gives the error PublishType
+// would have returned. The options in opts apply after that routing key, so a
+// runtime.WithRoutingKey among them wins. See runtime.PublishAsync for its
+// errors and for what cancelling ctx does.
+func (p *FuncPublisher) PublishTypeAsync(ctx context.Context, m Type, opts ...runtime.PublishOption) (*runtime.Pending, error) {
+	return runtime.PublishAsync(ctx, p.c, typeType, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
+}
+
 // PublishX2faCode publishes m as "names.2fa-code.v1" to the exchange
 // "golden.names" with the routing key "key */ with\nnewline //go:generate echo
 // pwned", and waits for the broker's confirm. The options in opts apply after
@@ -55,6 +66,17 @@ func (p *FuncPublisher) PublishX2faCode(ctx context.Context, m X2faCode, opts ..
 // does.
 func (p *FuncPublisher) PublishX2faCodeBatch(ctx context.Context, ms []X2faCode, opts ...runtime.PublishOption) error {
 	return runtime.PublishAll(ctx, p.c, x2faCodeType, "golden.names", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
+}
+
+// PublishX2faCodeAsync publishes m as "names.2fa-code.v1" to the exchange
+// "golden.names" with the routing key "key */ with\nnewline //go:generate echo
+// pwned", and returns once it is written, without waiting for the broker's
+// confirm: the runtime.Pending's Wait gives the error PublishX2faCode would
+// have returned. The options in opts apply after that routing key, so a
+// runtime.WithRoutingKey among them wins. See runtime.PublishAsync for its
+// errors and for what cancelling ctx does.
+func (p *FuncPublisher) PublishX2faCodeAsync(ctx context.Context, m X2faCode, opts ...runtime.PublishOption) (*runtime.Pending, error) {
+	return runtime.PublishAsync(ctx, p.c, x2faCodeType, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
 
 // PublishCaféCrème publishes m as "names.café.v1" to the exchange
@@ -76,6 +98,17 @@ func (p *FuncPublisher) PublishCaféCrèmeBatch(ctx context.Context, ms []CaféC
 	return runtime.PublishAll(ctx, p.c, caféCrèmeType, "golden.names", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
 
+// PublishCaféCrèmeAsync publishes m as "names.café.v1" to the exchange
+// "golden.names" with the routing key "key */ with\nnewline //go:generate echo
+// pwned", and returns once it is written, without waiting for the broker's
+// confirm: the runtime.Pending's Wait gives the error PublishCaféCrème would
+// have returned. The options in opts apply after that routing key, so a
+// runtime.WithRoutingKey among them wins. See runtime.PublishAsync for its
+// errors and for what cancelling ctx does.
+func (p *FuncPublisher) PublishCaféCrèmeAsync(ctx context.Context, m CaféCrème, opts ...runtime.PublishOption) (*runtime.Pending, error) {
+	return runtime.PublishAsync(ctx, p.c, caféCrèmeType, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
+}
+
 // PublishX订单 publishes m as "names.订单.v1" to the exchange
 // "golden.names" with the routing key "key */ with\nnewline //go:generate echo
 // pwned", and waits for the broker's confirm. The options in opts apply after
@@ -93,6 +126,17 @@ func (p *FuncPublisher) PublishX订单(ctx context.Context, m X订单, opts ...r
 // does.
 func (p *FuncPublisher) PublishX订单Batch(ctx context.Context, ms []X订单, opts ...runtime.PublishOption) error {
 	return runtime.PublishAll(ctx, p.c, x订单Type, "golden.names", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
+}
+
+// PublishX订单Async publishes m as "names.订单.v1" to the exchange
+// "golden.names" with the routing key "key */ with\nnewline //go:generate echo
+// pwned", and returns once it is written, without waiting for the broker's
+// confirm: the runtime.Pending's Wait gives the error PublishX订单 would
+// have returned. The options in opts apply after that routing key, so a
+// runtime.WithRoutingKey among them wins. See runtime.PublishAsync for its
+// errors and for what cancelling ctx does.
+func (p *FuncPublisher) PublishX订单Async(ctx context.Context, m X订单, opts ...runtime.PublishOption) (*runtime.Pending, error) {
+	return runtime.PublishAsync(ctx, p.c, x订单Type, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
 
 // DirectPublisher publishes through the default exchange, straight to queues.
@@ -121,4 +165,15 @@ func (p *DirectPublisher) PublishRangeEvent(ctx context.Context, m RangeEvent, o
 // its errors and for what cancelling ctx does.
 func (p *DirectPublisher) PublishRangeEventBatch(ctx context.Context, ms []RangeEvent, opts ...runtime.PublishOption) error {
 	return runtime.PublishAll(ctx, p.c, rangeEventType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.names.other")}, opts...)...)
+}
+
+// PublishRangeEventAsync publishes m as "names.range.v1" to the queue
+// "golden.names.other" through the default exchange, and returns once it is
+// written, without waiting for the broker's confirm: the runtime.Pending's
+// Wait gives the error PublishRangeEvent would have returned. The options in
+// opts apply after that routing key, so a runtime.WithRoutingKey among them
+// wins. See runtime.PublishAsync for its errors and for what cancelling ctx
+// does.
+func (p *DirectPublisher) PublishRangeEventAsync(ctx context.Context, m RangeEvent, opts ...runtime.PublishOption) (*runtime.Pending, error) {
+	return runtime.PublishAsync(ctx, p.c, rangeEventType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.names.other")}, opts...)...)
 }

@@ -37,6 +37,17 @@ func (p *OrdersPublisher) PublishOrderPlacedBatch(ctx context.Context, ms []Orde
 	return runtime.PublishAll(ctx, p.c, orderPlacedType, "golden.orders", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("order.created")}, opts...)...)
 }
 
+// PublishOrderPlacedAsync publishes m as "order.placed.v2" to the exchange
+// "golden.orders" with the routing key "order.created", and returns once it is
+// written, without waiting for the broker's confirm: the runtime.Pending's
+// Wait gives the error PublishOrderPlaced would have returned. The options in
+// opts apply after that routing key, so a runtime.WithRoutingKey among them
+// wins. See runtime.PublishAsync for its errors and for what cancelling ctx
+// does.
+func (p *OrdersPublisher) PublishOrderPlacedAsync(ctx context.Context, m OrderPlaced, opts ...runtime.PublishOption) (*runtime.Pending, error) {
+	return runtime.PublishAsync(ctx, p.c, orderPlacedType, "golden.orders", m, append([]runtime.PublishOption{runtime.WithRoutingKey("order.created")}, opts...)...)
+}
+
 // PublishOrderCancelled publishes m as "order.cancelled.v1" to the exchange
 // "golden.orders" with the routing key "order.cancelled", and waits for the
 // broker's confirm. The options in opts apply after that routing key, so a
@@ -53,4 +64,15 @@ func (p *OrdersPublisher) PublishOrderCancelled(ctx context.Context, m OrderCanc
 // runtime.PublishAll for its errors and for what cancelling ctx does.
 func (p *OrdersPublisher) PublishOrderCancelledBatch(ctx context.Context, ms []OrderCancelled, opts ...runtime.PublishOption) error {
 	return runtime.PublishAll(ctx, p.c, orderCancelledType, "golden.orders", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("order.cancelled")}, opts...)...)
+}
+
+// PublishOrderCancelledAsync publishes m as "order.cancelled.v1" to the
+// exchange "golden.orders" with the routing key "order.cancelled", and returns
+// once it is written, without waiting for the broker's confirm: the
+// runtime.Pending's Wait gives the error PublishOrderCancelled would have
+// returned. The options in opts apply after that routing key, so a
+// runtime.WithRoutingKey among them wins. See runtime.PublishAsync for its
+// errors and for what cancelling ctx does.
+func (p *OrdersPublisher) PublishOrderCancelledAsync(ctx context.Context, m OrderCancelled, opts ...runtime.PublishOption) (*runtime.Pending, error) {
+	return runtime.PublishAsync(ctx, p.c, orderCancelledType, "golden.orders", m, append([]runtime.PublishOption{runtime.WithRoutingKey("order.cancelled")}, opts...)...)
 }

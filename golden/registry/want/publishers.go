@@ -36,3 +36,14 @@ func (p *DirectPublisher) PublishOrderPlaced(ctx context.Context, m OrderPlaced,
 func (p *DirectPublisher) PublishOrderPlacedBatch(ctx context.Context, ms []OrderPlaced, opts ...runtime.PublishOption) error {
 	return runtime.PublishAll(ctx, p.c, orderPlacedType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.registry")}, opts...)...)
 }
+
+// PublishOrderPlacedAsync publishes m as "golden.registry.order.v1" to the
+// queue "golden.registry" through the default exchange, and returns once it is
+// written, without waiting for the broker's confirm: the runtime.Pending's
+// Wait gives the error PublishOrderPlaced would have returned. The options in
+// opts apply after that routing key, so a runtime.WithRoutingKey among them
+// wins. See runtime.PublishAsync for its errors and for what cancelling ctx
+// does.
+func (p *DirectPublisher) PublishOrderPlacedAsync(ctx context.Context, m OrderPlaced, opts ...runtime.PublishOption) (*runtime.Pending, error) {
+	return runtime.PublishAsync(ctx, p.c, orderPlacedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.registry")}, opts...)...)
+}

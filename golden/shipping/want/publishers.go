@@ -37,3 +37,14 @@ func (p *ShippingPublisher) PublishShipmentRequested(ctx context.Context, m Ship
 func (p *ShippingPublisher) PublishShipmentRequestedBatch(ctx context.Context, ms []ShipmentRequested, opts ...runtime.PublishOption) error {
 	return runtime.PublishAll(ctx, p.c, shipmentRequestedType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.shipping.requests")}, opts...)...)
 }
+
+// PublishShipmentRequestedAsync publishes m as "shipment.requested.v1" to the
+// queue "golden.shipping.requests" through the default exchange, and returns
+// once it is written, without waiting for the broker's confirm: the
+// runtime.Pending's Wait gives the error PublishShipmentRequested would have
+// returned. The options in opts apply after that routing key, so a
+// runtime.WithRoutingKey among them wins. See runtime.PublishAsync for its
+// errors and for what cancelling ctx does.
+func (p *ShippingPublisher) PublishShipmentRequestedAsync(ctx context.Context, m ShipmentRequested, opts ...runtime.PublishOption) (*runtime.Pending, error) {
+	return runtime.PublishAsync(ctx, p.c, shipmentRequestedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.shipping.requests")}, opts...)...)
+}
