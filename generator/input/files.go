@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"io"
 	"io/fs"
+	"maps"
+	"path"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -50,13 +51,13 @@ func (f *Files) Open(name string) (fs.File, error) {
 		if r.err != nil {
 			return nil, r.err
 		}
-		return &memFile{info: info{name: baseName(name), size: int64(len(r.data)), mode: 0o444}, r: bytes.NewReader(r.data)}, nil
+		return &memFile{info: fileInfo(name, r.data), r: bytes.NewReader(r.data)}, nil
 	}
 	if d, ok := f.dirs[name]; ok {
 		if d.err != nil {
 			return nil, d.err
 		}
-		return &memDir{info: info{name: baseName(name), mode: fs.ModeDir | 0o555}, list: d.list}, nil
+		return &memDir{info: dirInfo(name), list: d.list}, nil
 	}
 	return nil, notExist("open", name)
 }
@@ -104,8 +105,12 @@ func notExist(op, name string) error {
 	return &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
 }
 
-func baseName(name string) string {
-	return name[strings.LastIndex(name, "/")+1:]
+func fileInfo(name string, data []byte) info {
+	return info{name: path.Base(name), size: int64(len(data)), mode: 0o444}
+}
+
+func dirInfo(name string) info {
+	return info{name: path.Base(name), mode: fs.ModeDir | 0o555}
 }
 
 // info is the FileInfo of a file or directory of Files.
@@ -158,4 +163,31 @@ func (d *memDir) ReadDir(n int) ([]fs.DirEntry, error) {
 	rest = rest[:min(n, len(rest))]
 	d.off += len(rest)
 	return slices.Clone(rest), nil
+}
+
+// Memory is Files holding files (contents by name) as if they had been
+// read, each directory above one listing what it holds.
+func Memory(files map[string][]byte) *Files {
+	f := newFiles()
+	kids := map[string]map[string]info{}
+	for name, data := range files {
+		f.files[name] = read{data: data}
+		i := fileInfo(name, data)
+		for child := name; child != "."; child = path.Dir(child) {
+			dir := path.Dir(child)
+			if kids[dir] == nil {
+				kids[dir] = map[string]info{}
+			}
+			kids[dir][i.name] = i
+			i = dirInfo(dir)
+		}
+	}
+	for dir, names := range kids {
+		var e entry
+		for _, n := range slices.Sorted(maps.Keys(names)) {
+			e.list = append(e.list, names[n])
+		}
+		f.dirs[dir] = e
+	}
+	return f
 }

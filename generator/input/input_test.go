@@ -34,15 +34,21 @@ func TestRefFiles(t *testing.T) {
 		"b": {"$ref": "../common/money%20v2.json"},
 		"c": {"$ref": "https://example.com/x.json"},
 		"d": {"$ref": "#/$defs/local"},
-		"e": {"items": [{"$ref": "money.json"}]}
+		"e": {"items": [{"$ref": "money.json"}]},
+		"f": {"$ref": "first.json", "$ref": "last.json"},
+		"g": {"enum": ["$ref", {"x": "$ref"}], "const": {"$ref": 1}, "$ref": "g.json"}
 	}}`
 	got := refFiles("svc/schemas/order.json", []byte(doc))
-	want := []string{"svc/schemas/money.json", "svc/common/money v2.json", "svc/common/money%20v2.json"}
+	want := []string{"svc/schemas/money.json", "svc/common/money v2.json", "svc/common/money%20v2.json",
+		"svc/schemas/first.json", "svc/schemas/last.json", "svc/schemas/g.json"}
 	if !slices.Equal(got, want) {
 		t.Errorf("refFiles = %q, want %q", got, want)
 	}
 	if got := refFiles("a.json", []byte(`not json`)); got != nil {
 		t.Errorf("refFiles of a file that is not JSON = %q, want none", got)
+	}
+	if got := refFiles("a.json", []byte(`{"$ref": "b.json", "x": [}`)); !slices.Equal(got, []string{"b.json"}) {
+		t.Errorf("refFiles of a file that stops being JSON = %q, want b.json", got)
 	}
 }
 
@@ -77,5 +83,12 @@ func TestFilesAnswerAsRead(t *testing.T) {
 	}
 	if got := f.Names(); !slices.Equal(got, []string{"svc/acemq.yaml", "svc/s/b.json"}) {
 		t.Errorf("Names = %q", got)
+	}
+}
+
+func TestMemory(t *testing.T) {
+	f := Memory(map[string][]byte{"a/b/c.json": []byte(`{}`), "a/d.json": []byte(`[]`)})
+	if err := fstest.TestFS(f, "a/b/c.json", "a/d.json"); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -31,7 +31,8 @@ func (l *Loader) File(name string) ([]byte, error) {
 	return r.data, r.err
 }
 
-// Dir lists the directory name (each entry's name and type only).
+// Dir lists the directory name (each entry's name and type only: its
+// Info has no size).
 func (l *Loader) Dir(name string) {
 	if _, ok := l.files.dirs[name]; ok {
 		return
@@ -39,7 +40,11 @@ func (l *Loader) Dir(name string) {
 	list, err := fs.ReadDir(l.src, name)
 	var e entry
 	for _, d := range list {
-		e.list = append(e.list, info{name: d.Name(), mode: d.Type()})
+		i := info{name: d.Name(), mode: d.Type() | 0o444}
+		if d.IsDir() {
+			i = dirInfo(d.Name())
+		}
+		e.list = append(e.list, i)
 	}
 	e.err = err
 	l.files.dirs[name] = e
