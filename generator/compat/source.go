@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path"
@@ -23,17 +24,24 @@ var ErrPrevious = errors.New("the previous version")
 
 // Load builds the model of the manifest at path, as acemq-gen does.
 func Load(path string) (*model.Model, error) {
-	return load(path, path)
+	return loadFile(path, path)
 }
 
-// load builds the model of the manifest file at file; errors call it name.
-// The manifest and its schema files are read once, by generator/input.
-func load(name, file string) (*model.Model, error) {
+// loadFile builds the model of the manifest file at the operating system
+// path file; errors call it name.
+func loadFile(name, file string) (*model.Model, error) {
 	n, err := input.Name(file)
 	if err != nil {
 		return nil, err
 	}
-	s, err := input.Load(input.OS(), n, name)
+	return load(input.OS(), n, name)
+}
+
+// load builds the model of the manifest named file in src; errors call it
+// name. The manifest and its schema files are read once, by
+// generator/input.
+func load(src fs.FS, file, name string) (*model.Model, error) {
+	s, err := input.Load(src, file, name)
 	if err != nil {
 		return nil, err
 	}
@@ -63,12 +71,12 @@ func LoadPrevious(manifestPath, against string) (*model.Model, error) {
 			return nil, fmt.Errorf("%w: %s has no %s: %w", ErrPrevious, against, filepath.Base(manifestPath), err)
 		}
 	}
-	return load(file, file)
+	return loadFile(file, file)
 }
 
-// loadGit writes the manifest and the schema files (.avsc, .json) of its
-// directory, as commit ref has them, to a temporary directory, and builds
-// the model from there; errors name them git:REF:path.
+// loadGit reads the manifest and the schema files (.avsc, .json) of its
+// directory, as commit ref has them, into memory, and builds the model
+// from there (see commitFS); errors name them git:REF:path.
 func loadGit(manifestPath, ref string) (*model.Model, error) {
 	if ref == "" || strings.HasPrefix(ref, "-") {
 		return nil, fmt.Errorf("%w: git:%s is not a commit: write git:REF, e.g. git:HEAD~1 or git:origin/main", ErrPrevious, ref)
@@ -78,40 +86,31 @@ func loadGit(manifestPath, ref string) (*model.Model, error) {
 		return nil, fmt.Errorf("%w: %w", ErrPrevious, err)
 	}
 	dir := filepath.Dir(abs)
-	top, err := git(dir, nil, "rev-parse", "--show-toplevel")
+	out, err := git(dir, nil, "rev-parse", "--show-toplevel")
 	if err != nil {
 		return nil, err
 	}
-	rel, err := relDir(strings.TrimSpace(string(top)), dir)
+	top := strings.TrimSpace(string(out))
+	rel, err := relDir(top, dir)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := git(dir, nil, "rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}"); err != nil {
-		return nil, fmt.Errorf("%w: git:%s: no such commit in %s", ErrPrevious, ref, strings.TrimSpace(string(top)))
+		return nil, fmt.Errorf("%w: git:%s: no such commit in %s", ErrPrevious, ref, top)
 	}
-	files, err := gitFiles(strings.TrimSpace(string(top)), ref, rel, path.Join(rel, filepath.Base(abs)))
+	man := path.Join(rel, filepath.Base(abs))
+	files, err := gitFiles(top, ref, rel, man)
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp("", "acemq-gen-compat-")
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrPrevious, err)
-	}
-	defer os.RemoveAll(tmp)
-	for name, data := range files {
-		full := filepath.Join(tmp, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrPrevious, err)
-		}
-		if err := os.WriteFile(full, data, 0o644); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrPrevious, err)
-		}
-	}
-	man := path.Join(rel, filepath.Base(abs))
 	if _, ok := files[man]; !ok {
 		return nil, fmt.Errorf("%w: git:%s has no %s (a new manifest has no previous version: compare with a commit that has it)", ErrPrevious, ref, man)
 	}
-	return load("git:"+ref+":"+man, filepath.Join(tmp, filepath.FromSlash(man)))
+	fsys, err := newCommitFS(top, files)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPrevious, err)
+	}
+	return load(fsys, input.Join(fsys.top, man), "git:"+ref+":"+man)
 }
 
 // relDir is dir relative to the repository's top, with slashes ("." for
