@@ -171,3 +171,19 @@ func TestMissingSchemaInMapFS(t *testing.T) {
 		t.Errorf("opened %q; want the manifest, the missing file and its directory", got)
 	}
 }
+
+// A missing schema file given as an absolute path gets the did-you-mean
+// of its own directory (it was told that the directory did not exist: the
+// directory was looked for under the manifest's).
+func TestMissingAbsoluteSchema(t *testing.T) {
+	fsys := fstest.MapFS{
+		"svc/acemq.yaml": {Data: []byte("version: 1\npackage: p\nmessages:\n  A: {type: a, schema: /shared/a.jsno}\n  B: {type: b, schema: /nowhere/b.json}\n")},
+		"shared/a.json":  {Data: []byte(`{"type": "object"}`)},
+	}
+	_, err := generator.Generate(generator.Options{Manifest: "svc/acemq.yaml", FS: fsys})
+	want := `svc/acemq.yaml:4:24: message "A": schema file "/shared/a.jsno" does not exist (did you mean "/shared/a.json"?)
+svc/acemq.yaml:5:24: message "B": schema file "/nowhere/b.json" does not exist (and neither does the directory "/nowhere")`
+	if err == nil || err.Error() != want {
+		t.Errorf("error:\n%v\nwant:\n%s", err, want)
+	}
+}
