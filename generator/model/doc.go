@@ -1,6 +1,8 @@
 // Package model resolves a parsed manifest into what the emitters need:
 // every reference followed, every policy parsed, every schema file loaded
-// and mapped (by package schema), and every Go identifier decided.
+// and mapped (by package schema), and every Go identifier decided. It reads
+// the schema files from the fs.FS it is given (generator/input read them)
+// and does no I/O.
 //
 // Build reports every problem at once, each an *manifest.Error at the
 // manifest position it concerns and saying what to write instead:

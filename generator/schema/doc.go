@@ -11,7 +11,9 @@
 // Avro schemas are parsed by hamba/avro and walked as it sees them, so the
 // types are exactly what its codec accepts; JSON Schema documents are walked
 // from their JSON, member order kept, with $ref resolved within a document,
-// across inputs by $id, and to files beside the referring one.
+// across inputs by $id, and to files beside the referring one (read from
+// the fs.FS of WithFS, which generator/input filled: Build then does no
+// I/O).
 //
 // # Naming
 //
