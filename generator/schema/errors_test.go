@@ -112,3 +112,14 @@ func TestBrokenReferencedSchema(t *testing.T) {
 		t.Errorf("errors:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+func TestErrorIsOneLine(t *testing.T) {
+	e := &schema.Error{Path: "a\nb.json", Pointer: "#/$defs/k\n", Construct: "$ref", Msg: "bad\nthing"}
+	if got, want := e.Error(), `"a\nb.json": "#/$defs/k\n": bad\nthing`; got != want {
+		t.Errorf("Error() = %s, want %s", got, want)
+	}
+	e = &schema.Error{Path: "s/a.json", Pointer: "#/properties/x", Msg: "m"}
+	if got, want := e.Error(), "s/a.json: #/properties/x: m"; got != want {
+		t.Errorf("Error() = %s, want %s", got, want)
+	}
+}

@@ -1,4 +1,4 @@
-package schema_test
+package emit_test
 
 import (
 	"go/ast"
@@ -58,13 +58,28 @@ func noFunc(t *testing.T, src string) {
 	}
 }
 
-func TestErrorIsOneLine(t *testing.T) {
-	e := &schema.Error{Path: "a\nb.json", Pointer: "#/$defs/k\n", Construct: "$ref", Msg: "bad\nthing"}
-	if got, want := e.Error(), `"a\nb.json": "#/$defs/k\n": bad\nthing`; got != want {
-		t.Errorf("Error() = %s, want %s", got, want)
+// A schema whose names and docs are hostile still gives code that parses,
+// with no directive and no comment escape (TestRoundTrip also compiles,
+// vets and runs it).
+func TestHostileNamesAndDocs(t *testing.T) {
+	src, err := gen(t, schema.JSONSchema, "Msg", `{"description":"a */ b\ngo:generate echo pwned\n//go:build ignore","type":"object",
+		"required":["type","func","9lives","first-name","名前"],
+		"properties":{"type":{"type":"string"},"func":{"type":"string"},"9lives":{"type":"string"},"first-name":{"type":"string"},"名前":{"type":"string"},"first_name":{"type":"string","description":"*/ func init() {}"}}}`)
+	if err != nil {
+		t.Fatal(err)
 	}
-	e = &schema.Error{Path: "s/a.json", Pointer: "#/properties/x", Msg: "m"}
-	if got, want := e.Error(), "s/a.json: #/properties/x: m"; got != want {
-		t.Errorf("Error() = %s, want %s", got, want)
+	f := checkSource(t, src)
+	if len(f.Decls) != 1 {
+		t.Errorf("want one declaration, got %d:\n%s", len(f.Decls), src)
 	}
+	assertHas(t, src,
+		"// a * / b", "go:generate echo pwned",
+		"Type string `json:\"type\"`", "Func string `json:\"func\"`", "X9lives string `json:\"9lives\"`",
+		"FirstName string `json:\"first-name\"`", "X名前 string `json:\"名前\"`", "FirstName2 *string `json:\"first_name,omitempty\"`")
+	src, err = gen(t, schema.Avro, "Msg", `{"type":"record","name":"type","doc":"*/\ngo:generate x","fields":[{"name":"func","type":"int","doc":"//go:noinline"},{"name":"Func","type":"int"},{"name":"_9","type":"int"}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSource(t, src)
+	assertHas(t, src, "type Msg struct", "Func int32 `avro:\"func\" json:\"func\"`", "Func2 int32 `avro:\"Func\" json:\"Func\"`", "X9 int32")
 }

@@ -1,4 +1,4 @@
-package schema_test
+package emit_test
 
 import (
 	"go/ast"
