@@ -10,6 +10,7 @@ help: ## list the targets
 
 test: broker crosscheck tools fmt-check vet generated-check ## everything: broker, npm packages, Graphviz, gofmt, vet, generated code current, every test (with -race)
 	$(GO) test -race -count=1 -timeout 12m ./...
+	cd bench && $(GO) test -count=1 ./...
 
 tools: ## Graphviz (apt, as root) and the AsyncAPI npm packages (npm ci) that generator/export's tests use
 	@bash scripts/artifact-tools.sh

@@ -39,7 +39,8 @@ type options struct {
 	pairs int
 	cases string
 	body  string
-	cpu   string // --cpuprofile
+	cpu   string        // --cpuprofile
+	rtt   time.Duration // --rtt: latency added by a proxy in front of the broker
 }
 
 func main() { os.Exit(benchMain()) }
@@ -53,6 +54,7 @@ func benchMain() int {
 	flag.IntVar(&o.pairs, "pairs", 5, "interleaved pairs per case (at least 5 for a median worth reading)")
 	flag.StringVar(&o.cases, "cases", "", "a regexp: run only the cases whose name matches")
 	flag.StringVar(&o.body, "body", "1k", "body size: 1k (an order with 8 line items), 100 (an order without items) or both")
+	flag.DurationVar(&o.rtt, "rtt", 0, "add this round-trip time between every client and the broker, through a forwarding proxy (as a broker one network hop away answers; 0: none)")
 	flag.StringVar(&o.cpu, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	flag.Parse()
 	if o.cpu != "" {
@@ -115,7 +117,22 @@ func run(ctx context.Context, w io.Writer, o options) error {
 	default:
 		return fmt.Errorf("--body %q: want 1k, 100 or both", o.body)
 	}
-	env, err := setup(ctx, o.url)
+	brokerURL := o.url
+	if o.rtt > 0 {
+		target, err := brokerAddr(o.url)
+		if err != nil {
+			return err
+		}
+		proxy, err := startLatencyProxy(target, o.rtt)
+		if err != nil {
+			return err
+		}
+		defer proxy.close()
+		if brokerURL, err = viaProxy(o.url, proxy.addr()); err != nil {
+			return err
+		}
+	}
+	env, err := setup(ctx, brokerURL)
 	if err != nil {
 		return err
 	}
@@ -166,6 +183,9 @@ func report(w io.Writer, o options, results []result) {
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "\n%d pairs per case, %d messages per run (R1: 10x; the wait-each and watermill-with-confirms sides: a fifth); medians, the spread is the ratios' min–max\n", o.pairs, o.n)
+	if o.rtt > 0 {
+		fmt.Fprintf(w, "every client reached the broker through a proxy adding a %v round trip (--rtt)\n", o.rtt)
+	}
 	for _, r := range results {
 		if r.c.target == 0 {
 			continue
