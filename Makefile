@@ -12,8 +12,9 @@ test: broker crosscheck tools fmt-check vet generated-check ## everything: broke
 	$(GO) test -race -count=1 -timeout 12m ./...
 	cd bench && $(GO) test -count=1 ./...
 
-tools: ## Graphviz (apt, as root) and the AsyncAPI npm packages (npm ci) that generator/export's tests use
+tools: ## Graphviz (apt, as root) and the AsyncAPI npm packages (npm ci) that generator/export's tests use; promtool (Debian's prometheus package, unpacked into .tools/bin) for internal/alertcheck
 	@bash scripts/artifact-tools.sh
+	@bash scripts/promtool.sh
 
 broker: ## make sure a RabbitMQ with the management plugin answers at ACEMQ_TEST_URL
 	@bash scripts/broker.sh

@@ -165,6 +165,7 @@ func Consume(ctx context.Context, c *Connection, spec ConsumerSpec, opts ...Cons
 		cs.hardStop()
 		return nil, err
 	}
+	c.metrics.zeroQueue(spec.Queue)
 	go cs.run(s)
 	return cs, nil
 }

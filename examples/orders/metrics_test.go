@@ -58,6 +58,8 @@ func TestMetricsScrapedAfterTheScenario(t *testing.T) {
 		"messaging_process_duration_seconds":          dto.MetricType_HISTOGRAM,
 		"acemq_outcome_total":                         dto.MetricType_COUNTER,
 		"acemq_replay_moved_total":                    dto.MetricType_COUNTER,
+		"acemq_retry_rung_missing_total":              dto.MetricType_COUNTER,
+		"acemq_set_aside_failed_total":                dto.MetricType_COUNTER,
 	} {
 		f := fams[name]
 		switch {
@@ -103,6 +105,13 @@ func TestMetricsScrapedAfterTheScenario(t *testing.T) {
 	} {
 		if got := sum(fams[c.name], c.with); got != c.want {
 			t.Errorf("%s%v = %v, want %v", c.name, c.with, got, c.want)
+		}
+	}
+	// The failure counters of the consumer's queue are there at 0 from its
+	// start, so that Prometheus sees their first increase (the alerts).
+	for _, name := range []string{"acemq_retry_rung_missing_total", "acemq_set_aside_failed_total", "acemq_registry_unavailable_total"} {
+		if got := series(fams[name], map[string]string{"messaging_destination_name": "orders.new"}); len(got) != 1 || got[0].GetCounter().GetValue() != 0 {
+			t.Errorf("%s{orders.new}: %v, want one series at 0", name, got)
 		}
 	}
 	// The histogram's buckets are the conventions' boundaries, cumulative,
