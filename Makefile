@@ -53,7 +53,7 @@ vet: ## go vet ./... (and in bench/, its own module)
 	$(GO) vet ./...
 	cd bench && $(GO) vet ./...
 
-generated-check: ## fail when goldens or the examples' generated code are stale
+generated-check: ## fail when goldens, the examples' generated code or docs/corpus.md are stale
 	@if [ -d generator ]; then $(GO) test -count=1 -run 'TestGolden' ./generator/...; fi
 	@$(GO) run ./cmd/acemq-gen check -f bench/orders/acemq.yaml
 	@for m in $$(ls examples/*/acemq.yaml 2>/dev/null); do \
