@@ -141,6 +141,7 @@ func (c *avroChecker) define(v *jvalue, ptr, ns, what string) bool {
 		c.fail(ptr+"/name", what, "name %q: %s", name, bad)
 		return false
 	}
+	c.attributes(v, ptr, what)
 	full := fullName(name, nsOf(v, ns))
 	if _, dup := c.named[full]; dup {
 		c.fail(ptr+"/name", what, "the type %s is defined twice: define it once, then refer to it by its name", full)
@@ -148,6 +149,27 @@ func (c *avroChecker) define(v *jvalue, ptr, ns, what string) bool {
 	}
 	c.named[full] = v
 	return true
+}
+
+// attributes checks what a field and a named type may both have: a doc
+// that is a string, aliases that are an array of names.
+func (c *avroChecker) attributes(v *jvalue, ptr, construct string) {
+	if d := v.get("doc"); d != nil && d.kind != jString {
+		c.fail(ptr+"/doc", construct, "must be a string, got %s", describeJ(d))
+	}
+	a := v.get("aliases")
+	if a == nil {
+		return
+	}
+	if a.kind != jArray {
+		c.fail(ptr+"/aliases", construct, "must be an array of names, got %s", describeJ(a))
+		return
+	}
+	for i, e := range a.arr {
+		if e.kind != jString || badName(e.str) != "" {
+			c.fail(fmt.Sprintf("%s/aliases/%d", ptr, i), construct, "%s is not an Avro name (a letter or _, then letters, digits or _, dotted)", e.raw())
+		}
+	}
 }
 
 // badName says why a dotted Avro name is not one, or "".
@@ -211,6 +233,10 @@ func (c *avroChecker) record(v *jvalue, ptr, ns, what string) {
 			}
 			names[name] = i
 		}
+		c.attributes(f, fp, "field")
+		if o := f.get("order"); o != nil && (o.kind != jString || o.str != "ascending" && o.str != "descending" && o.str != "ignore") {
+			c.fail(fp+"/order", "field", `must be "ascending", "descending" or "ignore", got %s`, describeJ(o))
+		}
 		ft := f.get("type")
 		if ft == nil {
 			c.fail(fp, "field", `the field %q has no "type"`, name)
@@ -228,8 +254,15 @@ func (c *avroChecker) record(v *jvalue, ptr, ns, what string) {
 
 func (c *avroChecker) enum(v *jvalue, ptr string) {
 	syms := v.get("symbols")
-	if syms == nil || syms.kind != jArray {
+	switch {
+	case syms == nil:
 		c.fail(ptr, "enum", `an enum needs "symbols", an array of names`)
+		return
+	case syms.kind != jArray:
+		c.fail(ptr+"/symbols", "enum", "must be an array of names, got %s", describeJ(syms))
+		return
+	case len(syms.arr) == 0:
+		c.fail(ptr+"/symbols", "enum", "an enum needs at least one symbol")
 		return
 	}
 	seen := map[string]int{}
@@ -280,10 +313,7 @@ func (c *avroChecker) defaultFits(d, t *jvalue, ns string) string {
 		ts, _ := t.getStr("type")
 		switch ts {
 		case "record", "error":
-			if d.kind != jObject {
-				return "is not a record (a JSON object of its fields)"
-			}
-			return ""
+			return c.recordDefault(d, t, nsOf(t, ns))
 		case "enum":
 			if syms := t.get("symbols"); syms != nil {
 				for _, s := range syms.arr {
@@ -297,10 +327,20 @@ func (c *avroChecker) defaultFits(d, t *jvalue, ns string) string {
 			if d.kind != jArray {
 				return "is not an array"
 			}
+			for i, e := range d.arr {
+				if why := c.defaultFits(e, t.get("items"), ns); why != "" {
+					return fmt.Sprintf("is not an array of its items: its item %d (%s) %s", i, e.raw(), why)
+				}
+			}
 			return ""
 		case "map":
 			if d.kind != jObject {
 				return "is not a map (a JSON object)"
+			}
+			for _, k := range d.keys {
+				if why := c.defaultFits(d.obj[k], t.get("values"), ns); why != "" {
+					return fmt.Sprintf("is not a map of its values: its value %q (%s) %s", k, d.obj[k].raw(), why)
+				}
 			}
 			return ""
 		case "fixed":
@@ -312,6 +352,32 @@ func (c *avroChecker) defaultFits(d, t *jvalue, ns string) string {
 		return c.defaultFits(d, t.get("type"), ns)
 	case jString:
 		return c.primitiveDefault(d, t.str, ns)
+	}
+	return ""
+}
+
+// recordDefault says why d is not a value of the record t: a JSON object
+// with a value of each field's type, for every field without a default of
+// its own.
+func (c *avroChecker) recordDefault(d, t *jvalue, ns string) string {
+	if d.kind != jObject {
+		return "is not a record (a JSON object of its fields)"
+	}
+	fs := t.get("fields")
+	if fs == nil {
+		return ""
+	}
+	for _, f := range fs.arr {
+		name, _ := f.getStr("name")
+		v, ok := d.obj[name]
+		switch {
+		case !ok && f.get("default") == nil:
+			return fmt.Sprintf("lacks the record's field %q, which has no default", name)
+		case ok && f.get("type") != nil:
+			if why := c.defaultFits(v, f.get("type"), ns); why != "" {
+				return fmt.Sprintf("is not a record of its fields: its field %q (%s) %s", name, v.raw(), why)
+			}
+		}
 	}
 	return ""
 }

@@ -29,7 +29,55 @@ func avroExplain(raw *jvalue, err error) []problem {
 	if probs := avroLocate(raw); len(probs) > 0 {
 		return probs
 	}
+	text = strings.Join(strings.Fields(text), " ") // hamba's mapstructure errors span lines
+	if p := hambaFieldDefault(raw, text); p != "" {
+		return []problem{{p, "default", fmt.Sprintf("not a valid default: %s; fix it, or remove the default", text)}}
+	}
 	return []problem{{"#", "avro schema", fmt.Sprintf("not a valid Avro schema: %s; fix the schema (hamba/avro must parse it)", text)}}
+}
+
+// hambaFieldDefault is the pointer of the default of the first field
+// that hamba's "invalid default for field NAME." names, or "".
+func hambaFieldDefault(raw *jvalue, text string) string {
+	rest, ok := strings.CutPrefix(text, "invalid default for field ")
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, ". ")
+	var find func(v *jvalue, ptr string) string
+	find = func(v *jvalue, ptr string) string {
+		switch v.kind {
+		case jArray:
+			for i, e := range v.arr {
+				if p := find(e, ptr+"/"+strconv.Itoa(i)); p != "" {
+					return p
+				}
+			}
+		case jObject:
+			if fs := v.get("fields"); fs != nil && fs.kind == jArray {
+				for i, f := range fs.arr {
+					fp := fmt.Sprintf("%s/fields/%d", ptr, i)
+					if n, _ := f.getStr("name"); n == name && f.get("default") != nil {
+						return fp + "/default"
+					}
+					if ft := f.get("type"); ft != nil {
+						if p := find(ft, fp+"/type"); p != "" {
+							return p
+						}
+					}
+				}
+			}
+			for _, k := range []string{"type", "items", "values"} {
+				if m := v.get(k); m != nil {
+					if p := find(m, ptr+"/"+k); p != "" {
+						return p
+					}
+				}
+			}
+		}
+		return ""
+	}
+	return find(raw, "#")
 }
 
 func undefinedMsg(name string) string {
@@ -40,6 +88,9 @@ func undefinedMsg(name string) string {
 }
 
 var primitiveNames = []string{"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
+
+// avroTypeNames are the values of an object's "type" that are not a name.
+var avroTypeNames = append([]string{"record", "error", "enum", "array", "map", "fixed"}, primitiveNames...)
 
 var avroPrimitives = map[string]bool{
 	"null": true, "boolean": true, "int": true, "long": true, "float": true,
@@ -109,6 +160,12 @@ func undefinedAvroRefs(raw *jvalue) []problem {
 					walk(vs, ptr+"/values", ns)
 				}
 			default:
+				if !avroPrimitives[t.str] && !defined[t.str] {
+					if hint := manifest.DidYouMean(t.str, avroTypeNames); hint != "" {
+						probs = append(probs, problem{ptr + "/type", "type", fmt.Sprintf("%q is not an Avro type%s", t.str, hint)})
+						return
+					}
+				}
 				walk(t, ptr+"/type", ns)
 			}
 		}
