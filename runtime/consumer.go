@@ -67,6 +67,9 @@ type Consumer struct {
 	stopped  chan struct{} // closed when the run loop has ended
 }
 
+// maxQos is the largest prefetch count basic.qos carries (a short).
+const maxQos = 65535
+
 // session is one subscription on one channel. Its deliveries can only be
 // settled on that channel.
 type session struct {
@@ -86,6 +89,9 @@ type session struct {
 	// cannot be published holds its delivery only inside the broker's
 	// consumer timeout.
 	taken map[uint64]time.Time
+	// budgeted are the deliveries held in memory in the hold budget's
+	// slots rather than the handlers' (WithHoldBudget).
+	budgeted map[uint64]struct{}
 }
 
 // take records that the consumer took the delivery tag now.
@@ -108,11 +114,28 @@ func (s *session) takenAt(tag uint64) time.Time {
 	return time.Now()
 }
 
-// settled forgets the delivery tag: acked or nacked.
+// settled forgets the delivery tag: acked or nacked. Its budget slot, if
+// it held one, is free again.
 func (s *session) settled(tag uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.taken, tag)
+	delete(s.budgeted, tag)
+}
+
+// reserveHold moves the delivery tag into one of the hold budget's slots,
+// reporting false when all budget of them are taken.
+func (s *session) reserveHold(tag uint64, budget int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.budgeted) >= budget {
+		return false
+	}
+	if s.budgeted == nil {
+		s.budgeted = map[uint64]struct{}{}
+	}
+	s.budgeted[tag] = struct{}{}
+	return true
 }
 
 // Consume subscribes to spec.Queue and runs the routes' handlers on what
@@ -125,10 +148,13 @@ func (s *session) settled(tag uint64) {
 // context carrying ctx's values that is cancelled when Close gives up
 // waiting for them.
 func Consume(ctx context.Context, c *Connection, spec ConsumerSpec, opts ...ConsumeOption) (*Consumer, error) {
-	cfg := consumeConfig{prefetch: 20, concurrency: 1, maxBody: DefaultMaxBodySize,
+	cfg := consumeConfig{prefetch: 20, holdBudget: -1, concurrency: 1, maxBody: DefaultMaxBodySize,
 		setAside: setAsideTiming{backoff: setAsideBackoff, backoffMax: setAsideBackoffMax, hold: setAsideHold}}
 	for _, o := range opts {
 		o.applyConsume(&cfg)
+	}
+	if cfg.holdBudget == -1 {
+		cfg.holdBudget = cfg.prefetch
 	}
 	cs := &Consumer{
 		c:       c,
@@ -187,6 +213,10 @@ func (cs *Consumer) validate(spec ConsumerSpec) error {
 		return fmt.Errorf("consume %q: no routes: pass at least one runtime.Handle", spec.Queue)
 	case cs.cfg.prefetch < 1:
 		return fmt.Errorf("consume %q: prefetch %d must be at least 1", spec.Queue, cs.cfg.prefetch)
+	case cs.cfg.holdBudget < 0:
+		return fmt.Errorf("consume %q: hold budget %d must be at least 0", spec.Queue, cs.cfg.holdBudget)
+	case cs.cfg.prefetch+cs.cfg.holdBudget > maxQos:
+		return fmt.Errorf("consume %q: prefetch %d + hold budget %d is above %d, the most a basic.qos can say", spec.Queue, cs.cfg.prefetch, cs.cfg.holdBudget, maxQos)
 	case cs.cfg.concurrency < 1:
 		return fmt.Errorf("consume %q: concurrency %d must be at least 1", spec.Queue, cs.cfg.concurrency)
 	case cs.cfg.maxBody < 1:
@@ -209,7 +239,7 @@ func (cs *Consumer) subscribe(ctx context.Context) (*session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("consume %q: %w", cs.queue, err)
 	}
-	if err := ch.Qos(cs.cfg.prefetch, 0, false); err != nil {
+	if err := ch.Qos(cs.cfg.prefetch+cs.cfg.holdBudget, 0, false); err != nil {
 		ch.Close()
 		return nil, fmt.Errorf("consume %q: prefetch: %w", cs.queue, err)
 	}
@@ -231,7 +261,7 @@ func (cs *Consumer) subscribe(ctx context.Context) (*session, error) {
 			if ch, conn, err = cs.c.channelOn(ctx); err != nil {
 				return nil, fmt.Errorf("consume %q: %w", cs.queue, err)
 			}
-			if err := ch.Qos(cs.cfg.prefetch, 0, false); err != nil {
+			if err := ch.Qos(cs.cfg.prefetch+cs.cfg.holdBudget, 0, false); err != nil {
 				ch.Close()
 				return nil, fmt.Errorf("consume %q: prefetch: %w", cs.queue, err)
 			}

@@ -43,6 +43,10 @@ const (
 	// MetricRungMissing counts broker waits held in memory because the
 	// rung queue was missing.
 	MetricRungMissing = "acemq.retry.rung.missing"
+	// MetricRetrySpilled counts waits below the broker threshold sent to
+	// a rung because the consumer's hold budget was full (WithHoldBudget);
+	// each is also an acemq.outcome retried with acemq.wait broker.
+	MetricRetrySpilled = "acemq.retry.spilled"
 	// MetricSetAsideFailed counts publishes of a retry, dead letter or park
 	// that were returned or refused (each try; the delivery is held and
 	// the copy tried again).
@@ -91,7 +95,7 @@ type metrics struct {
 	sent, consumed                                        metric.Int64Counter
 	processDuration, operationDuration                    metric.Float64Histogram
 	outcome, rungMissing, setAsideFailed, registryUnavail metric.Int64Counter
-	replayMoved, browsed                                  metric.Int64Counter
+	replayMoved, browsed, retrySpilled                    metric.Int64Counter
 	held, inFlight                                        metric.Int64ObservableGauge
 	meter                                                 metric.Meter
 	mu                                                    sync.RWMutex
@@ -123,6 +127,7 @@ func newMetrics(mp metric.MeterProvider) *metrics {
 	m.operationDuration = histogram(MetricOperationDuration, "Duration of messaging operation initiated by a producer or consumer client (publish until confirmed).")
 	m.outcome = counter(MetricOutcome, "{message}", "Deliveries settled, by outcome (acemq.outcome) and, for retries, where the wait is held (acemq.wait).")
 	m.rungMissing = counter(MetricRungMissing, "{message}", "Broker waits held in memory because the rung queue was missing.")
+	m.retrySpilled = counter(MetricRetrySpilled, "{message}", "Waits below the broker threshold sent to a rung because the consumer's hold budget was full.")
 	m.setAsideFailed = counter(MetricSetAsideFailed, "{message}", "Publishes of a retry, dead letter or park that were returned or refused (each try; the delivery is held and the copy tried again).")
 	m.registryUnavail = counter(MetricRegistryUnavailable, "{lookup}", "Writer schema lookups that met an unavailable registry; the message was held.")
 	m.replayMoved = counter(MetricReplayMoved, "{message}", "Messages Replay moved: copy confirmed, original acked.")

@@ -119,6 +119,7 @@ func (f consumeOptionFunc) applyConsume(c *consumeConfig) { f(c) }
 
 type consumeConfig struct {
 	prefetch         int
+	holdBudget       int // -1: the default, the prefetch
 	concurrency      int
 	retry            *RetryPolicy
 	noDeclare        bool
@@ -139,9 +140,24 @@ func WithBodyInLogs(maxBytes int) ConsumeOption {
 }
 
 // WithPrefetch sets how many unsettled deliveries the broker sends ahead
-// (default 20). Retries held in memory keep their slot.
+// for the handlers (default 20). Retries held in memory do not take these
+// slots: they take the hold budget's (WithHoldBudget), which the
+// channel's basic.qos adds to the prefetch.
 func WithPrefetch(n int) ConsumeOption {
 	return consumeOptionFunc(func(c *consumeConfig) { c.prefetch = n })
+}
+
+// WithHoldBudget sets how many retries the consumer holds in memory at
+// once on top of its prefetch (default: as many as the prefetch). The
+// channel's basic.qos is prefetch + budget, so held retries never starve
+// the handlers. Once the budget is full a further wait below the policy's
+// wait_in_broker_from spills to the broker: its copy goes to the rung for
+// that wait rounded up to whole seconds (RetryPolicy.SpillRungs, declared
+// by the topology), confirmed, then the delivery is acked. 0 holds none:
+// every such wait goes to a rung. Under WaitInBrokerFrom(0) nothing
+// spills: past the budget a retry is held in one of the handlers' slots.
+func WithHoldBudget(n int) ConsumeOption {
+	return consumeOptionFunc(func(c *consumeConfig) { c.holdBudget = n })
 }
 
 // WithConcurrency sets how many handlers run at once (default 1).

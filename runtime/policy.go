@@ -143,6 +143,57 @@ func (p RetryPolicy) BrokerRungs() []time.Duration {
 	return out
 }
 
+// SpillRungs is the rungs a consumer spills short waits to once its hold
+// budget is full (WithHoldBudget): each distinct wait below the threshold,
+// rounded up to whole seconds (rungs are named q.retry.<N>s), in ascending
+// order, leaving out those BrokerRungs already has. A spilled wait is
+// never shorter than the policy asks. A wait of zero is never spilled, and
+// a policy that never uses the broker (WaitInBrokerFrom(0)) has none.
+// Exponential(3, 500*time.Millisecond, time.Second).WaitInBrokerFrom(time.Second).SpillRungs()
+// is [] (its 500ms wait spills to the 1s rung the broker holds anyway);
+// Exponential(6, 10*time.Second, 300*time.Second).SpillRungs() is [10s 20s].
+func (p RetryPolicy) SpillRungs() []time.Duration {
+	if p.BrokerThreshold() <= 0 {
+		return nil
+	}
+	broker := p.BrokerRungs()
+	var out []time.Duration
+	p.distinctDelays(func(d time.Duration) {
+		if d <= 0 || p.InBroker(d) {
+			return
+		}
+		r := spillRung(d)
+		if !slices.Contains(broker, r) && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	})
+	slices.Sort(out)
+	return out
+}
+
+// Rungs is every rung queue the topology declares for the policy, in
+// ascending order: BrokerRungs and SpillRungs.
+func (p RetryPolicy) Rungs() []time.Duration {
+	out := append(p.BrokerRungs(), p.SpillRungs()...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// spills reports whether a wait of d held in memory may go to a rung
+// instead once the hold budget is full.
+func (p RetryPolicy) spills(d time.Duration) bool {
+	return d > 0 && p.BrokerThreshold() > 0 && !p.InBroker(d)
+}
+
+// spillRung is the rung a wait of d spills to: d rounded up to whole
+// seconds.
+func spillRung(d time.Duration) time.Duration {
+	if r := d.Truncate(time.Second); r < d {
+		return r + time.Second
+	}
+	return d
+}
+
 // distinctDelays calls fn with the waits of the schedule in order, stopping
 // once they stop changing (the cap is reached, or the multiplier is 1), so
 // that a policy with a huge number of attempts costs no more than its

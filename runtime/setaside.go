@@ -61,35 +61,59 @@ func (cs *Consumer) retry(ctx context.Context, s *session, d amqp.Delivery, env 
 		return
 	}
 	delay := p.Delay(env.Attempt)
-	if p.InBroker(delay) {
-		rung := RungQueue(cs.queue, delay)
-		msg := copyOf(d, env.Attempt+1, why, "")
-		retried := func() {
-			cs.settledAs(d, outcomeRetried, "broker")
-			cs.logRetry(d, env, why, "broker", delay)
-		}
-		err := cs.publishCopy(ctx, rung, msg)
-		switch {
-		case err == nil:
-			retried()
-			cs.settle(s, d)
-			return
-		case errors.Is(err, ErrUnroutable):
-			cs.c.metrics.add(cs.c.metrics.rungMissing, cs.queue)
-			cs.log.Warn("acemq: rung queue missing; waiting in memory instead (declare the topology)", "rung", rung)
-			// A delivery held past the broker's consumer timeout (30m)
-			// closes the channel: never hold one longer than the cap.
-			delay = min(delay, MaxMemoryThreshold)
-		default:
-			cs.setAsideFailed(&heldRetry{s: s, d: d, target: rung, msg: msg, done: retried, trace: trace.SpanContextFromContext(ctx)}, err)
+	switch {
+	case p.InBroker(delay):
+		if cs.toRung(ctx, s, d, env, why, delay, false) {
 			return
 		}
-	} else {
+		// A delivery held past the broker's consumer timeout (30m)
+		// closes the channel: never hold one longer than the cap.
+		delay = min(delay, MaxMemoryThreshold)
+	case s.reserveHold(d.DeliveryTag, cs.cfg.holdBudget) || !p.spills(delay):
+		// Held in a budget slot; or past the budget under a policy
+		// that never uses the broker, in a handler's slot.
+		delay = p.jittered(delay)
+	default:
+		// The hold budget is full: spill the wait to the broker rather
+		// than keep one of the handlers' slots (docs/performance.md, R1).
+		if cs.toRung(ctx, s, d, env, why, spillRung(delay), true) {
+			return
+		}
 		delay = p.jittered(delay)
 	}
 	cs.settledAs(d, outcomeRetried, "memory")
 	cs.logRetry(d, env, why, "memory", delay)
 	cs.hold(&heldRetry{s: s, d: d, target: cs.queue, msg: copyOf(d, env.Attempt+1, why, ""), trace: trace.SpanContextFromContext(ctx)}, delay)
+}
+
+// toRung publishes d's next attempt to the rung for delay, then acks d,
+// reporting false when the rung is missing (the caller holds the retry in
+// memory instead). spilled is a wait below the threshold sent to the
+// broker because the hold budget is full.
+func (cs *Consumer) toRung(ctx context.Context, s *session, d amqp.Delivery, env Envelope, why string, delay time.Duration, spilled bool) bool {
+	rung := RungQueue(cs.queue, delay)
+	msg := copyOf(d, env.Attempt+1, why, "")
+	retried := func() {
+		if spilled {
+			cs.c.metrics.add(cs.c.metrics.retrySpilled, cs.queue)
+		}
+		cs.settledAs(d, outcomeRetried, "broker")
+		cs.logRetry(d, env, why, "broker", delay)
+	}
+	err := cs.publishCopy(ctx, rung, msg)
+	switch {
+	case err == nil:
+		retried()
+		cs.settle(s, d)
+		return true
+	case errors.Is(err, ErrUnroutable):
+		cs.c.metrics.add(cs.c.metrics.rungMissing, cs.queue)
+		cs.log.Warn("acemq: rung queue missing; waiting in memory instead (declare the topology)", "rung", rung)
+		return false
+	default:
+		cs.setAsideFailed(&heldRetry{s: s, d: d, target: rung, msg: msg, done: retried, trace: trace.SpanContextFromContext(ctx)}, err)
+		return true
+	}
 }
 
 func (cs *Consumer) deadLetter(ctx context.Context, s *session, d amqp.Delivery, env Envelope, why string, o outcome) {

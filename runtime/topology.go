@@ -42,7 +42,9 @@ type Queue struct {
 	// refuses a limit. Never -1: RabbitMQ 4 reads it as unlimited, 3.10 as
 	// "drop after the first delivery".
 	DeliveryLimit int
-	// Retry is the policy whose BrokerRungs get rung queues.
+	// Retry is the policy whose Rungs get rung queues: its BrokerRungs,
+	// and the SpillRungs a consumer sends short waits to once its hold
+	// budget is full.
 	Retry RetryPolicy
 	// QuorumRungs declares the rungs as quorum queues with
 	// x-dead-letter-strategy: at-least-once and x-overflow: reject-publish.
@@ -90,4 +92,4 @@ func (t *Topology) Bind(queue, exchange, routingKey string) *Topology {
 }
 
 // rungs of q, as declared.
-func (q Queue) rungs() []time.Duration { return q.Retry.BrokerRungs() }
+func (q Queue) rungs() []time.Duration { return q.Retry.Rungs() }

@@ -46,11 +46,13 @@ func TestDeclareRungs(t *testing.T) {
 	c := dial(t)
 	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q, Retry: runtime.Exponential(6, 10*s, 300*s)}))
 
-	want := []string{q, q + ".dlq", q + ".parked", q + ".retry.160s", q + ".retry.40s", q + ".retry.80s"}
+	// The broker rungs (40s 80s 160s, from the 30s threshold) and the
+	// spill rungs of the waits held in memory (10s 20s).
+	want := []string{q, q + ".dlq", q + ".parked", q + ".retry.10s", q + ".retry.160s", q + ".retry.20s", q + ".retry.40s", q + ".retry.80s"}
 	if got := queuesUnder(t, q); !slices.Equal(got, want) {
-		t.Fatalf("queues declared = %v, want exactly %v (no rung for 10s or 20s)", got, want)
+		t.Fatalf("queues declared = %v, want exactly %v", got, want)
 	}
-	for _, n := range []int{40, 80, 160} {
+	for _, n := range []int{10, 20, 40, 80, 160} {
 		rung := runtime.RungQueue(q, time.Duration(n)*time.Second)
 		info := brokertest.QueueDetails(t, rung)
 		if !info.Durable || info.Type != "classic" {

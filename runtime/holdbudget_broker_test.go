@@ -1,0 +1,234 @@
+package runtime_test
+
+// The hold budget, against the broker: retries held in memory take slots
+// of their own on top of the prefetch, so they never starve the handlers,
+// and past the budget a short wait spills to a rung (docs/performance.md,
+// R1).
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acemq/acemq-go/internal/brokertest"
+	"github.com/acemq/acemq-go/runtime"
+)
+
+// consumerPrefetch is the prefetch count the broker applies to the one
+// consumer of q, read through the management API (which lists a new
+// consumer after a moment).
+func consumerPrefetch(t *testing.T, q string) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var consumers []struct {
+			Queue         struct{ Name string } `json:"queue"`
+			PrefetchCount int                   `json:"prefetch_count"`
+		}
+		if err := brokertest.Management("consumers/{vhost}", &consumers); err != nil {
+			t.Fatalf("consumers: %v", err)
+		}
+		for _, c := range consumers {
+			if c.Queue.Name == q {
+				return c.PrefetchCount
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no consumer on %s after 10s", q)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Prefetch 8 and 20 failing messages ahead of 200 healthy ones: 8 retries
+// are held in memory in the hold budget (qos 8 + 8), the other 12 spill to
+// the rung for their 4s wait, and all 200 healthy messages are handled
+// while the 20 wait. Every failing message comes back once, attempt 2,
+// with its id and reason; nothing is lost or dead-lettered.
+func TestHeldRetriesDoNotStarveHandlers(t *testing.T) {
+	t.Parallel()
+	const prefetch, failing, healthy = 8, 20, 200
+	const hold = 4 * time.Second
+	q := brokertest.Queue(t, "budget")
+	policy := runtime.Fixed(2, hold) // threshold 30s: the wait is a memory one
+	reader, meterOpt := meter(t)
+	c := dial(t, meterOpt)
+	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q, Retry: policy}))
+	rung := q + ".retry.4s"
+	wantArg(t, rung, brokertest.QueueDetails(t, rung).Arguments, "x-message-ttl", 4000)
+
+	bodies := make([]string, 0, failing+healthy)
+	for i := range failing {
+		bodies = append(bodies, fmt.Sprintf("fail-%02d", i))
+	}
+	for i := range healthy {
+		bodies = append(bodies, fmt.Sprintf("ok-%03d", i))
+	}
+	if err := runtime.PublishAll(ctxFor(t, 10*time.Second), c, textType, "", bodies, runtime.WithRoutingKey(q)); err != nil {
+		t.Fatalf("PublishAll: %v", err)
+	}
+	stop := make(chan struct{})
+	most := pollDepth(t, rung, stop)
+	_, rec := consume(t, c, q, &policy, func(m seen) runtime.Ack {
+		if strings.HasPrefix(m.Body, "fail-") && m.Envelope.Attempt == 1 {
+			return runtime.Retry(errors.New("not yet"))
+		}
+		return runtime.Accept()
+	}, runtime.WithPrefetch(prefetch))
+	if got := consumerPrefetch(t, q); got != 2*prefetch {
+		t.Errorf("the consumer's prefetch on the broker is %d, want %d (prefetch + the default hold budget, as large)", got, 2*prefetch)
+	}
+
+	isRetry := func(c seen) bool { return c.Envelope.Attempt == 2 }
+	calls := rec.waitFor(t, 3*hold, "the 200 healthy messages and the 20 retries", func(calls []seen) bool {
+		return len(calls) >= failing+healthy+failing
+	})
+	close(stop)
+	first := slices.IndexFunc(calls, isRetry)
+	okBefore := 0
+	for _, c := range calls[:first] {
+		if strings.HasPrefix(c.Body, "ok-") {
+			okBefore++
+		}
+	}
+	if okBefore != healthy {
+		t.Errorf("%d of the %d healthy messages were handled before the first retry came back, want all (the held retries starved the handlers)", okBefore, healthy)
+	}
+	if got := <-most; got != failing-prefetch {
+		t.Errorf("%s held at most %d messages, want the %d past the hold budget", rung, got, failing-prefetch)
+	}
+	at := map[string]seen{}
+	for _, c := range calls {
+		if c.Envelope.Attempt == 1 {
+			at[c.Body] = c
+			continue
+		}
+		f, ok := at[c.Body]
+		switch {
+		case !ok || !strings.HasPrefix(c.Body, "fail-"):
+			t.Errorf("%s came back with attempt %d, but never failed", c.Body, c.Envelope.Attempt)
+		case c.Envelope.Attempt != 2 || c.Envelope.ID != f.Envelope.ID || c.Envelope.Error != "not yet":
+			t.Errorf("%s came back with attempt %d id %q error %q; want 2, %q, not yet", c.Body, c.Envelope.Attempt, c.Envelope.ID, c.Envelope.Error, f.Envelope.ID)
+		case c.At.Sub(f.At) < hold:
+			t.Errorf("%s came back after %s, want ≥ %s", c.Body, c.At.Sub(f.At), hold)
+		}
+	}
+	if got := len(rec.all()); got != failing+healthy+failing {
+		t.Errorf("%d handler calls, want %d (each failing message twice, each healthy one once)", got, failing+healthy+failing)
+	}
+	outcomes, _ := points(t, reader, runtime.MetricOutcome)
+	onlyOutcomes(t, outcomes, q, map[string]float64{
+		outcomeKey(q, "retried", "memory"): prefetch,
+		outcomeKey(q, "retried", "broker"): failing - prefetch,
+		outcomeKey(q, "accepted", ""):      healthy + failing,
+	})
+	if n := counter(t, reader, runtime.MetricRetrySpilled); n != failing-prefetch {
+		t.Errorf("%s = %v, want %d", runtime.MetricRetrySpilled, n, failing-prefetch)
+	}
+	for _, n := range []string{q, rung, q + ".dlq", q + ".parked"} {
+		if d := depth(t, n); d != 0 {
+			t.Errorf("%s holds %d, want 0", n, d)
+		}
+	}
+}
+
+// A budget of 0 spills every wait below the threshold: a 500ms wait goes
+// to q.retry.1s (rounded up to the whole second the rung's name says), so
+// it comes back after at least 1s, with its attempt advanced.
+func TestSpillRoundsUpToTheRung(t *testing.T) {
+	t.Parallel()
+	q := brokertest.Queue(t, "spill")
+	policy := runtime.Fixed(2, 500*time.Millisecond)
+	if got := policy.SpillRungs(); !slices.Equal(got, []time.Duration{time.Second}) {
+		t.Fatalf("SpillRungs() = %v, want [1s]", got)
+	}
+	reader, meterOpt := meter(t)
+	c := dial(t, meterOpt)
+	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q, Retry: policy}))
+	rung := q + ".retry.1s"
+	info := brokertest.QueueDetails(t, rung)
+	wantArg(t, rung, info.Arguments, "x-message-ttl", 1000)
+	wantArg(t, rung, info.Arguments, "x-dead-letter-routing-key", q)
+
+	stop := make(chan struct{})
+	most := pollDepth(t, rung, stop)
+	_, rec := consume(t, c, q, &policy, func(m seen) runtime.Ack {
+		if m.Envelope.Attempt == 1 {
+			return runtime.Retry(errors.New("spill me"))
+		}
+		return runtime.Accept()
+	}, runtime.WithHoldBudget(0), runtime.WithConcurrency(3))
+	if got := consumerPrefetch(t, q); got != 20 {
+		t.Errorf("the consumer's prefetch on the broker is %d, want 20 (the default prefetch, no budget)", got)
+	}
+	if err := runtime.PublishAll(ctxFor(t, 10*time.Second), c, textType, "", []string{"a", "b", "c"}, runtime.WithRoutingKey(q)); err != nil {
+		t.Fatalf("PublishAll: %v", err)
+	}
+	calls := rec.waitN(t, 6, wait)
+	close(stop)
+	if got := <-most; got != 3 {
+		t.Errorf("%s held at most %d messages, want all 3", rung, got)
+	}
+	first := map[string]seen{}
+	for _, c := range calls {
+		if c.Envelope.Attempt == 1 {
+			first[c.Body] = c
+			continue
+		}
+		f := first[c.Body]
+		if c.Envelope.Attempt != 2 || c.Envelope.ID != f.Envelope.ID || c.Envelope.Error != "spill me" {
+			t.Errorf("%s came back with attempt %d id %q error %q; want 2, %q, spill me", c.Body, c.Envelope.Attempt, c.Envelope.ID, c.Envelope.Error, f.Envelope.ID)
+		}
+		if gap := c.At.Sub(f.At); gap < time.Second {
+			t.Errorf("%s came back after %s, want ≥ 1s (the rung's TTL, not the 500ms asked)", c.Body, gap)
+		}
+	}
+	outcomes := waitPoint(t, reader, runtime.MetricOutcome, outcomeKey(q, "accepted", ""), 3, false)
+	onlyOutcomes(t, outcomes, q, map[string]float64{
+		outcomeKey(q, "retried", "broker"): 3,
+		outcomeKey(q, "accepted", ""):      3,
+	})
+	if n := counter(t, reader, runtime.MetricRetrySpilled); n != 3 {
+		t.Errorf("%s = %v, want 3", runtime.MetricRetrySpilled, n)
+	}
+}
+
+// Past the budget with no spill rung declared (a topology declared before
+// spill rungs existed), the wait is held in memory as before, counted as a
+// missing rung: nothing is lost.
+func TestSpillWithoutRungWaitsInMemory(t *testing.T) {
+	t.Parallel()
+	q := brokertest.Queue(t, "spill.norung")
+	rawQueue(t, q, nil)
+	policy := runtime.Fixed(2, time.Second)
+	reader, meterOpt := meter(t)
+	c := dial(t, meterOpt)
+	_, rec := consume(t, c, q, &policy, func(m seen) runtime.Ack {
+		if m.Envelope.Attempt == 1 {
+			return runtime.Retry(errors.New("no rung"))
+		}
+		return runtime.Accept()
+	}, runtime.WithHoldBudget(0))
+	publishText(t, c, q, "held anyway")
+	calls := rec.waitN(t, 2, wait)
+	if calls[1].Envelope.Attempt != 2 || calls[1].Envelope.ID != calls[0].Envelope.ID {
+		t.Errorf("second call: attempt %d id %q, want 2 and %q", calls[1].Envelope.Attempt, calls[1].Envelope.ID, calls[0].Envelope.ID)
+	}
+	if gap := calls[1].At.Sub(calls[0].At); gap < 800*time.Millisecond {
+		t.Errorf("came back after %s, want about 1s waited in memory", gap)
+	}
+	if n := counter(t, reader, runtime.MetricRungMissing); n != 1 {
+		t.Errorf("%s = %v, want 1", runtime.MetricRungMissing, n)
+	}
+	outcomes := waitPoint(t, reader, runtime.MetricOutcome, outcomeKey(q, "accepted", ""), 1, false)
+	onlyOutcomes(t, outcomes, q, map[string]float64{
+		outcomeKey(q, "retried", "memory"): 1,
+		outcomeKey(q, "accepted", ""):      1,
+	})
+	if d := depth(t, q+".retry.1s"); d != -1 {
+		t.Errorf("%s.retry.1s exists (depth %d); the test needs it missing", q, d)
+	}
+}
