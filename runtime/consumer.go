@@ -148,12 +148,12 @@ func (s *session) reserveHold(tag uint64, budget int) bool {
 // context carrying ctx's values that is cancelled when Close gives up
 // waiting for them.
 func Consume(ctx context.Context, c *Connection, spec ConsumerSpec, opts ...ConsumeOption) (*Consumer, error) {
-	cfg := consumeConfig{prefetch: 20, holdBudget: -1, concurrency: 1, maxBody: DefaultMaxBodySize,
+	cfg := consumeConfig{prefetch: 20, concurrency: 1, maxBody: DefaultMaxBodySize,
 		setAside: setAsideTiming{backoff: setAsideBackoff, backoffMax: setAsideBackoffMax, hold: setAsideHold}}
 	for _, o := range opts {
 		o.applyConsume(&cfg)
 	}
-	if cfg.holdBudget == -1 {
+	if !cfg.holdBudgetSet {
 		cfg.holdBudget = cfg.prefetch
 	}
 	cs := &Consumer{

@@ -23,6 +23,23 @@ func ExampleExponential() {
 	// []
 }
 
+// A consumer holds waits below 30s in memory up to its hold budget
+// (WithHoldBudget); past it a wait spills to the rung for that wait,
+// rounded up to whole seconds. The topology declares those rungs too.
+func ExampleRetryPolicy_SpillRungs() {
+	policy := runtime.Exponential(4, 300*time.Millisecond, time.Minute)
+	fmt.Println(policy.Schedule())
+	fmt.Println(policy.SpillRungs())
+	for _, d := range policy.Rungs() {
+		fmt.Println(runtime.RungQueue("orders.new", d))
+	}
+	// Output:
+	// [300ms 600ms 1.2s]
+	// [1s 2s]
+	// orders.new.retry.1s
+	// orders.new.retry.2s
+}
+
 // Waits of 30s and more are held by the broker, one rung queue per
 // distinct delay; shorter ones by the consumer.
 func ExampleRetryPolicy_BrokerRungs() {
@@ -126,8 +143,12 @@ func ExampleTopology_Declarations() {
 	// queue orders.new map[x-dead-letter-exchange:acemq.dlx x-dead-letter-routing-key:orders.new.dlq]
 	// queue orders.new.dlq map[]
 	// queue orders.new.parked map[]
+	// queue orders.new.retry.10s map[x-dead-letter-exchange: x-dead-letter-routing-key:orders.new x-message-ttl:10000]
+	// queue orders.new.retry.20s map[x-dead-letter-exchange: x-dead-letter-routing-key:orders.new x-message-ttl:20000]
 	// queue orders.new.retry.40s map[x-dead-letter-exchange: x-dead-letter-routing-key:orders.new x-message-ttl:40000]
 	// binding acemq.dlx -> orders.new.dlq (orders.new.dlq)
+	// binding acemq.retry -> orders.new.retry.10s (orders.new.retry.10s)
+	// binding acemq.retry -> orders.new.retry.20s (orders.new.retry.20s)
 	// binding acemq.retry -> orders.new.retry.40s (orders.new.retry.40s)
 	// binding orders -> orders.new (order.created)
 }
@@ -310,4 +331,31 @@ func ExampleConnection_Browse() {
 		log.Fatal(err)
 	}
 	fmt.Println(n, reasons)
+}
+
+// A consumer whose downstream fails now and then: 256 deliveries for the
+// handlers, and up to 512 retries waiting in memory on top of them
+// (basic.qos 768). A 2s wait past those 512 goes to orders.new.retry.2s,
+// which the topology declares, instead of taking a handler's slot.
+func ExampleWithHoldBudget() {
+	ctx := context.Background()
+	conn, err := runtime.Dial(ctx, "amqp://guest:guest@localhost:5672/")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	policy := runtime.Exponential(4, 500*time.Millisecond, 2*time.Second)
+	if err := conn.Declare(ctx, runtime.NewTopology().Queue(runtime.Queue{Name: "orders.new", Retry: policy})); err != nil {
+		log.Fatal(err)
+	}
+	orders := runtime.TextType("orders.placed.v1")
+	cs, err := runtime.Consume(ctx, conn, runtime.ConsumerSpec{Queue: "orders.new", Retry: &policy, Routes: []runtime.Route{
+		runtime.Handle(orders, func(ctx context.Context, m *runtime.Message[string]) runtime.Ack {
+			return runtime.Accept()
+		}),
+	}}, runtime.WithPrefetch(256), runtime.WithHoldBudget(512))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cs.Close(ctx)
 }

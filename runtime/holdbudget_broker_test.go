@@ -6,6 +6,7 @@ package runtime_test
 // R1).
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -87,15 +88,17 @@ func TestHeldRetriesDoNotStarveHandlers(t *testing.T) {
 		return len(calls) >= failing+healthy+failing
 	})
 	close(stop)
+	// The retries come back behind the healthy messages in any case (they
+	// are republished to the tail of q): what tells a starved consumer is
+	// when the healthy ones were handled. Held in the prefetch's slots, 8
+	// retries at a time, the last of them would wait for two holds (8s).
 	first := slices.IndexFunc(calls, isRetry)
-	okBefore := 0
-	for _, c := range calls[:first] {
-		if strings.HasPrefix(c.Body, "ok-") {
-			okBefore++
-		}
+	lastOK := slices.IndexFunc(calls, func(c seen) bool { return c.Body == fmt.Sprintf("ok-%03d", healthy-1) })
+	if lastOK < 0 || lastOK > first {
+		t.Fatalf("the last healthy message was handled at call %d, the first retry at %d: %s", lastOK, first, describe(calls))
 	}
-	if okBefore != healthy {
-		t.Errorf("%d of the %d healthy messages were handled before the first retry came back, want all (the held retries starved the handlers)", okBefore, healthy)
+	if took := calls[lastOK].At.Sub(calls[0].At); took >= hold {
+		t.Errorf("the %d healthy messages took %s, want < %s: the held retries starved the handlers", healthy, took, hold)
 	}
 	if got := <-most; got != failing-prefetch {
 		t.Errorf("%s held at most %d messages, want the %d past the hold budget", rung, got, failing-prefetch)
@@ -230,5 +233,27 @@ func TestSpillWithoutRungWaitsInMemory(t *testing.T) {
 	})
 	if d := depth(t, q+".retry.1s"); d != -1 {
 		t.Errorf("%s.retry.1s exists (depth %d); the test needs it missing", q, d)
+	}
+}
+
+// A hold budget below 0, or one that takes the qos past what basic.qos
+// carries (a short), is refused before subscribing.
+func TestHoldBudgetRefused(t *testing.T) {
+	t.Parallel()
+	c := dial(t)
+	spec := runtime.ConsumerSpec{Queue: "acemq.test.never.subscribed", Routes: []runtime.Route{runtime.Handle(textType,
+		func(context.Context, *runtime.Message[string]) runtime.Ack { return runtime.Accept() })}}
+	for _, tc := range []struct {
+		opts []runtime.ConsumeOption
+		want string
+	}{
+		{[]runtime.ConsumeOption{runtime.WithHoldBudget(-1)}, `consume "acemq.test.never.subscribed": hold budget -1 must be at least 0`},
+		{[]runtime.ConsumeOption{runtime.WithPrefetch(40000)}, `consume "acemq.test.never.subscribed": prefetch 40000 + hold budget 40000 is above 65535, the most a basic.qos can say`},
+		{[]runtime.ConsumeOption{runtime.WithPrefetch(65000), runtime.WithHoldBudget(536)}, `consume "acemq.test.never.subscribed": prefetch 65000 + hold budget 536 is above 65535, the most a basic.qos can say`},
+	} {
+		_, err := runtime.Consume(ctxFor(t, 10*time.Second), c, spec, tc.opts...)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("Consume: %v, want %s", err, tc.want)
+		}
 	}
 }

@@ -119,7 +119,8 @@ func (f consumeOptionFunc) applyConsume(c *consumeConfig) { f(c) }
 
 type consumeConfig struct {
 	prefetch         int
-	holdBudget       int // -1: the default, the prefetch
+	holdBudget       int
+	holdBudgetSet    bool // else the budget is the prefetch
 	concurrency      int
 	retry            *RetryPolicy
 	noDeclare        bool
@@ -157,7 +158,7 @@ func WithPrefetch(n int) ConsumeOption {
 // every such wait goes to a rung. Under WaitInBrokerFrom(0) nothing
 // spills: past the budget a retry is held in one of the handlers' slots.
 func WithHoldBudget(n int) ConsumeOption {
-	return consumeOptionFunc(func(c *consumeConfig) { c.holdBudget = n })
+	return consumeOptionFunc(func(c *consumeConfig) { c.holdBudget, c.holdBudgetSet = n, true })
 }
 
 // WithConcurrency sets how many handlers run at once (default 1).

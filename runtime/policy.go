@@ -185,6 +185,16 @@ func (p RetryPolicy) spills(d time.Duration) bool {
 	return d > 0 && p.BrokerThreshold() > 0 && !p.InBroker(d)
 }
 
+// SpillRung is the rung delay a wait of d goes to when a consumer's hold
+// budget is full: d rounded up to whole seconds; false for a wait the
+// broker holds anyway, a wait of zero, or under WaitInBrokerFrom(0).
+func (p RetryPolicy) SpillRung(d time.Duration) (time.Duration, bool) {
+	if !p.spills(d) {
+		return 0, false
+	}
+	return spillRung(d), true
+}
+
 // spillRung is the rung a wait of d spills to: d rounded up to whole
 // seconds.
 func spillRung(d time.Duration) time.Duration {

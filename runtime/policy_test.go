@@ -74,6 +74,32 @@ func TestBrokerRungs(t *testing.T) {
 	}
 }
 
+func TestSpillRungs(t *testing.T) {
+	t.Parallel()
+	ms := time.Millisecond
+	cases := []struct {
+		name         string
+		policy       runtime.RetryPolicy
+		spill, rungs []time.Duration
+	}{
+		{"Exponential(6,10s,300s)", runtime.Exponential(6, 10*s, 300*s), durations(10*s, 20*s), durations(10*s, 20*s, 40*s, 80*s, 160*s)},
+		{"Exponential(5,1s,60s): all below 30s", runtime.Exponential(5, s, 60*s), durations(s, 2*s, 4*s, 8*s), durations(s, 2*s, 4*s, 8*s)},
+		{"rounded up to whole seconds", runtime.Exponential(4, 300*ms, 10*s), durations(s, 2*s), durations(s, 2*s)},
+		{"the bench's r1: 500ms spills to the broker's 1s rung", runtime.Exponential(3, 500*ms, s).WaitInBrokerFrom(s), nil, durations(s)},
+		{"WaitInBrokerFrom(0): never the broker", runtime.Exponential(6, 10*s, 300*s).WaitInBrokerFrom(0), nil, nil},
+		{"a zero wait is never spilled", runtime.Fixed(3, 0), nil, nil},
+		{"NoRetry", runtime.NoRetry(), nil, nil},
+	}
+	for _, c := range cases {
+		if got := c.policy.SpillRungs(); !slices.Equal(got, c.spill) {
+			t.Errorf("%s.SpillRungs() = %v, want %v", c.name, got, c.spill)
+		}
+		if got := c.policy.Rungs(); !slices.Equal(got, c.rungs) {
+			t.Errorf("%s.Rungs() = %v, want %v", c.name, got, c.rungs)
+		}
+	}
+}
+
 func TestJitterDefaults(t *testing.T) {
 	t.Parallel()
 	if j := runtime.Exponential(5, s, 60*s).Jitter(); j != 0.2 {

@@ -132,10 +132,16 @@ type Wait struct {
 	After string // the attempt that failed (1-based), or a range "3–9" of attempts followed by the same wait
 	Delay string // e.g. 40s
 	Rung  string // "" when held in memory
+	// Spill is the rung a wait held in memory goes to once the
+	// consumer's hold budget is full; "" when it has none.
+	Spill string
 }
 
 // Rung is a retry rung: a queue holding messages for Delay.
 type Rung struct {
 	Name, Delay string
 	Quorum      bool
+	// Spill is a rung only for waits below the threshold, spilled past
+	// the consumer's hold budget.
+	Spill bool
 }

@@ -186,7 +186,7 @@ func AsyncAPI(m *model.Model, opts Options) ([]byte, error) {
 		add("queue:"+runtime.DeadLetterQueue(q.Name), all...)
 		add("queue:"+runtime.ParkedQueue(q.Name), all...)
 		if q.Retry != nil {
-			for _, r := range q.Retry.Value.BrokerRungs() {
+			for _, r := range q.Retry.Value.Rungs() {
 				add("queue:"+runtime.RungQueue(q.Name, r), all...)
 				add("exchange:"+runtime.RetryExchange, all...)
 			}
@@ -368,6 +368,9 @@ func queueRoles(m *model.Model) map[string]string {
 			for _, r := range q.Retry.Value.BrokerRungs() {
 				out[runtime.RungQueue(q.Name, r)] = fmt.Sprintf("Retry rung of %s: holds a message %s (x-message-ttl), then dead-letters it back to %s through the default exchange.", q.Name, short(r), q.Name)
 			}
+			for _, r := range q.Retry.Value.SpillRungs() {
+				out[runtime.RungQueue(q.Name, r)] = fmt.Sprintf("Spill rung of %s: holds a message %s (x-message-ttl), then dead-letters it back to %s through the default exchange; its consumer sends a wait held in memory here once its hold budget is full.", q.Name, short(r), q.Name)
+			}
 		}
 	}
 	return out
@@ -385,6 +388,8 @@ func consumeDescription(q *model.Queue) string {
 			s += " " + w.Delay
 			if w.Rung != "" {
 				s += " (in " + w.Rung + ")"
+			} else if w.Spill != "" {
+				s += " (in memory; past the hold budget in " + w.Spill + ")"
 			}
 		}
 		s += ". "

@@ -2,6 +2,7 @@ package export
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -131,7 +132,11 @@ func data(m *model.Model, opts Options) *templates.Data {
 		for j, r := range tq.Rungs {
 			rid := fmt.Sprintf("%sr%d", id, j)
 			node(rid, r.Name+line+"TTL "+r.Delay, templates.NodeRung)
-			edge(from, rid, "retry: wait "+r.Delay, templates.EdgeRetryRung)
+			l := "retry: wait " + r.Delay
+			if r.Spill {
+				l += line + "past the hold budget"
+			}
+			edge(from, rid, l, templates.EdgeRetryRung)
 			edge(rid, id, "after "+r.Delay, templates.EdgeRungReturn)
 		}
 		if q.RequeueOnFailure {
@@ -208,13 +213,17 @@ func queueData(q *model.Queue) templates.Queue {
 		}
 		if v.InBroker(sched[i]) {
 			w.Rung = runtime.RungQueue(q.Name, sched[i])
+		} else if r, ok := v.SpillRung(sched[i]); ok {
+			w.Spill = runtime.RungQueue(q.Name, r)
 		}
 		tp.Waits = append(tp.Waits, w)
 		i = j + 1
 	}
 	tq.Policy = tp
-	for _, r := range v.BrokerRungs() {
-		tq.Rungs = append(tq.Rungs, templates.Rung{Name: runtime.RungQueue(q.Name, r), Delay: short(r), Quorum: q.QuorumRungs})
+	broker := v.BrokerRungs()
+	for _, r := range v.Rungs() {
+		tq.Rungs = append(tq.Rungs, templates.Rung{Name: runtime.RungQueue(q.Name, r), Delay: short(r), Quorum: q.QuorumRungs,
+			Spill: !slices.Contains(broker, r)})
 	}
 	return tq
 }

@@ -240,7 +240,7 @@ func TestDefinitionsConsumerDeclaresNothing(t *testing.T) {
 	if after := readState(t, vhost); !reflect.DeepEqual(before, after) {
 		t.Errorf("the consumer declared something new:\nbefore: %v\nafter:  %v", before, after)
 	}
-	if len(before.Queues) != 6 { // golden.orders.new, .dlq, .parked, three rungs
-		t.Errorf("imported %d queues, want 6: %v", len(before.Queues), before.Queues)
+	if len(before.Queues) != 8 { // golden.orders.new, .dlq, .parked, three broker rungs and two spill rungs
+		t.Errorf("imported %d queues, want 8: %v", len(before.Queues), before.Queues)
 	}
 }

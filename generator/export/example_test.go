@@ -32,4 +32,13 @@ func ExampleRender() {
 	// "x-dead-letter-routing-key": "orders.new.dlq"
 	// "name": "orders.new.dlq",
 	// "name": "orders.new.parked",
+	// "name": "orders.new.retry.1s",
+	// "x-dead-letter-exchange": "",
+	// "x-dead-letter-routing-key": "orders.new",
+	// "name": "orders.new.retry.2s",
+	// "x-dead-letter-exchange": "",
+	// "x-dead-letter-routing-key": "orders.new",
+	// "name": "orders.new.retry.4s",
+	// "x-dead-letter-exchange": "",
+	// "x-dead-letter-routing-key": "orders.new",
 }

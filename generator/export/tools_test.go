@@ -213,6 +213,7 @@ func TestAsyncAPIContent(t *testing.T) {
 	wantChannels := map[string]string{
 		"exchange.golden.orders": "routingKey", "exchange.acemq.dlx": "routingKey", "exchange.acemq.retry": "routingKey",
 		"queue.golden.orders.new": "queue", "queue.golden.orders.new.dlq": "queue", "queue.golden.orders.new.parked": "queue",
+		"queue.golden.orders.new.retry.10s": "queue", "queue.golden.orders.new.retry.20s": "queue",
 		"queue.golden.orders.new.retry.40s": "queue", "queue.golden.orders.new.retry.80s": "queue", "queue.golden.orders.new.retry.160s": "queue",
 	}
 	if len(doc.Channels) != len(wantChannels) {

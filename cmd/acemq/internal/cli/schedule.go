@@ -23,8 +23,10 @@ func (e *env) scheduleCommand() *cobra.Command {
 		Long: `schedule prints a retry policy's waits, without jitter, one per failed attempt,
 and who holds each: the consumer (in memory, with jitter) below the broker
 threshold (30s unless wait_in_broker_from says), the broker's rung queue
-q.retry.<N>s from it. With -f, every policy of the manifest (or POLICY) and
-the rung queues of the queues that use it. Needs no broker.`,
+q.retry.<N>s from it. A wait the consumer holds spills to the rung for it
+(rounded up to whole seconds) once the consumer's hold budget is full. With
+-f, every policy of the manifest (or POLICY) and the rung queues of the
+queues that use it. Needs no broker.`,
 		Example: `  acemq schedule -f acemq.yaml
   acemq schedule -f acemq.yaml standard
   acemq schedule exponential 6 10s 300s
@@ -153,6 +155,9 @@ func (e *env) printSchedule(name string, p runtime.RetryPolicy, queues []string)
 		if p.Jitter() > 0 {
 			j = fmt.Sprintf(", ±%g%% jitter", p.Jitter()*100)
 		}
+		if r, ok := p.SpillRung(d); ok {
+			j += fmt.Sprintf("; past its hold budget in the broker (%s)", rungOf(r))
+		}
 		fmt.Fprintf(e.stdout, "  after attempt %d: wait %s in the consumer%s\n", i+1, d, j)
 	}
 	fmt.Fprintf(e.stdout, "  after attempt %d: dead letter (gave up after %d attempts)\n", p.Attempts(), p.Attempts())
@@ -161,7 +166,7 @@ func (e *env) printSchedule(name string, p runtime.RetryPolicy, queues []string)
 	}
 	for _, q := range queues {
 		var rungs []string
-		for _, d := range p.BrokerRungs() {
+		for _, d := range p.Rungs() {
 			rungs = append(rungs, runtime.RungQueue(q, d))
 		}
 		if len(rungs) == 0 {
