@@ -397,9 +397,10 @@ func TestFaultConnectionsClosedEvery2s(t *testing.T) {
 		t.Errorf("only %d rounds of kills happened during the run", kills)
 	}
 	fmt.Printf("  %s: %d rounds of kills closed %d connections\n", p.name, kills, closed)
-	// At-least-once: a kill can return each unacked delivery (prefetch 50)
-	// and each publish in flight (8) once more.
-	p.report(nil, (kills+1)*(50+8))
+	// At-least-once: a kill can return each unacked delivery (prefetch 50,
+	// and up to 50 retries held in the hold budget) and each publish in
+	// flight (8) once more.
+	p.report(nil, (kills+1)*(50+50+8))
 	closeAll(t, cs, c, pub)
 }
 
