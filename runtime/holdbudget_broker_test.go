@@ -226,6 +226,9 @@ func TestSpillWithoutRungWaitsInMemory(t *testing.T) {
 	if n := counter(t, reader, runtime.MetricRungMissing); n != 1 {
 		t.Errorf("%s = %v, want 1", runtime.MetricRungMissing, n)
 	}
+	if spilled, _ := points(t, reader, runtime.MetricRetrySpilled); len(spilled) != 1 || spilled[queueKey(q)] != 0 {
+		t.Errorf("%s = %v, want exactly {%s: 0}: the spill did not happen", runtime.MetricRetrySpilled, spilled, queueKey(q))
+	}
 	outcomes := waitPoint(t, reader, runtime.MetricOutcome, outcomeKey(q, "accepted", ""), 1, false)
 	onlyOutcomes(t, outcomes, q, map[string]float64{
 		outcomeKey(q, "retried", "memory"): 1,

@@ -255,13 +255,14 @@ func (m *metrics) add(c metric.Int64Counter, queue string) {
 }
 
 // zeroQueue makes queue's failure counters (rung.missing, set_aside.failed,
-// registry.unavailable) exist at 0 from its consumer's start. Prometheus
+// registry.unavailable) and retry.spilled exist at 0 from its consumer's
+// start. Prometheus
 // sees no increase in a series that first appears at 1 (increase and rate
 // need a sample before it), so without the 0 the first missing rung of a
 // process would never fire the alert of docs/metrics.md.
 func (m *metrics) zeroQueue(queue string) {
 	ctx := context.Background()
-	for _, c := range []metric.Int64Counter{m.rungMissing, m.setAsideFailed, m.registryUnavail} {
+	for _, c := range []metric.Int64Counter{m.rungMissing, m.setAsideFailed, m.registryUnavail, m.retrySpilled} {
 		if c.Enabled(ctx) {
 			c.Add(ctx, 0, m.opts(attrKey{kind: kindQueue, dest: queue}).add...)
 		}
