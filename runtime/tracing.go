@@ -196,6 +196,7 @@ type processSpan struct {
 	trace.Span
 	d       *amqp.Delivery
 	queue   string
+	typ     string // acemq.message.type: the declared type, else unknown
 	attempt int
 	// outcome is acemq.outcome: the handler's answer (accept, retry,
 	// reject, park), registry_unavailable or returned; "" sets none.
@@ -215,11 +216,12 @@ func (cs *Consumer) startProcess(d *amqp.Delivery, env Envelope) (context.Contex
 		return ctx, processSpan{Span: idleSpan}
 	}
 	remote := trace.SpanContextFromContext(ctx)
-	ctx, span := tr.Start(ctx, cs.typeOpts(d.Type).spanName, consumerStart...)
+	t := cs.typeOpts(d.Type)
+	ctx, span := tr.Start(ctx, t.spanName, consumerStart...)
 	if remote.IsValid() && span.IsRecording() {
 		span.AddLink(trace.Link{SpanContext: remote})
 	}
-	return ctx, processSpan{Span: span, d: d, queue: cs.queue, attempt: env.Attempt}
+	return ctx, processSpan{Span: span, d: d, queue: cs.queue, typ: t.known, attempt: env.Attempt}
 }
 
 // end sets the span's attributes, those of the messaging conventions for a
@@ -237,12 +239,10 @@ func (p *processSpan) end() {
 			attribute.Int("messaging.message.body.size", len(d.Body)),
 			attribute.String("messaging.rabbitmq.destination.routing_key", d.RoutingKey),
 			attribute.Int("acemq.attempt", p.attempt),
+			attribute.String("acemq.message.type", p.typ),
 		)
 		if d.CorrelationId != "" {
 			attrs = append(attrs, attribute.String("messaging.message.conversation_id", d.CorrelationId))
-		}
-		if d.Type != "" {
-			attrs = append(attrs, attribute.String("acemq.message.type", d.Type))
 		}
 		if p.outcome != "" {
 			attrs = append(attrs, attribute.String("acemq.outcome", p.outcome))
