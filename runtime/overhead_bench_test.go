@@ -42,7 +42,9 @@ import (
 // throughput over off's: 1 = no cost), their spread (on/off-min,
 // on/off-max), on/off over all the pairs, and the process's CPU time per
 // message on each side (user + system, every goroutine: the client's own
-// cost, which the broker's latency on a shared machine does not blur).
+// cost, which the broker's latency on a shared machine does not blur) and
+// on/off-cpu, their ratio: the throughput ratio of a consumer bound by its
+// own CPU.
 //
 // handler=empty is the worst case, a handler that does nothing: all that
 // is timed is the runtime and observability. handler=json is a service's
@@ -193,6 +195,9 @@ func benchObservability(b *testing.B, fill func(context.Context, *runtime.Connec
 	b.ReportMetric(float64(took[1].Nanoseconds())/msgs, "on-ns/msg")
 	b.ReportMetric(float64(cpu[0].Nanoseconds())/msgs, "off-cpu-ns/msg")
 	b.ReportMetric(float64(cpu[1].Nanoseconds())/msgs, "on-cpu-ns/msg")
+	// The throughput ratio of a consumer bound by its own CPU (a busy
+	// queue, the broker on another machine): off's CPU per message over on's.
+	b.ReportMetric(float64(cpu[0])/float64(cpu[1]), "on/off-cpu")
 }
 
 // benchOrder is handler=json's message: an order with its lines.
