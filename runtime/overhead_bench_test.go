@@ -51,28 +51,29 @@ import (
 // consumer: a JSON order decoded and validated against its schema, its
 // total checked.
 func BenchmarkConsumeObservability(b *testing.B) {
-	b.Run("handler=empty", func(b *testing.B) {
-		texts := make([]string, obsBatch)
-		for i := range texts {
-			texts[i] = benchBody
-		}
-		benchObservability(b,
-			func(ctx context.Context, c *runtime.Connection, q string) error {
-				return runtime.PublishAll(ctx, c, textType, "", texts, runtime.WithRoutingKey(q), runtime.WithCorrelationID("conv-1"))
-			},
-			func(done func()) runtime.Route {
-				return runtime.Handle(textType, func(context.Context, *runtime.Message[string]) runtime.Ack {
-					done()
-					return runtime.Accept()
-				})
-			})
-	})
+	texts := make([]string, obsBatch)
+	for i := range texts {
+		texts[i] = benchBody
+	}
+	fillText := func(ctx context.Context, c *runtime.Connection, q string) error {
+		return runtime.PublishAll(ctx, c, textType, "", texts, runtime.WithRoutingKey(q), runtime.WithCorrelationID("conv-1"))
+	}
+	empty := func(done func()) runtime.Route {
+		return runtime.Handle(textType, func(context.Context, *runtime.Message[string]) runtime.Ack {
+			done()
+			return runtime.Accept()
+		})
+	}
+	b.Run("handler=empty", func(b *testing.B) { benchObservability(b, true, fillText, empty) })
+	// Metrics on, tracing off (the no-op tracer provider): what the
+	// metrics cost alone.
+	b.Run("handler=empty/on=metrics", func(b *testing.B) { benchObservability(b, false, fillText, empty) })
 	b.Run("handler=json", func(b *testing.B) {
 		orders := make([]benchOrder, obsBatch)
 		for i := range orders {
 			orders[i] = benchOrderValue()
 		}
-		benchObservability(b,
+		benchObservability(b, true,
 			func(ctx context.Context, c *runtime.Connection, q string) error {
 				return runtime.PublishAll(ctx, c, benchOrderType, "", orders, runtime.WithRoutingKey(q), runtime.WithCorrelationID("conv-1"))
 			},
@@ -96,8 +97,8 @@ const obsBatch = 1000
 
 // benchObservability runs the pairs: fill publishes the batch to a queue,
 // route makes the consumer's route, whose handler calls done once per
-// message.
-func benchObservability(b *testing.B, fill func(context.Context, *runtime.Connection, string) error, route func(done func()) runtime.Route) {
+// message; the on side traces when traces, else it has metrics only.
+func benchObservability(b *testing.B, traces bool, fill func(context.Context, *runtime.Connection, string) error, route func(done func()) runtime.Route) {
 	queues := [2]string{brokertest.Queue(b, "bench.obs.off"), brokertest.Queue(b, "bench.obs.on")}
 	_, ch := brokertest.Raw(b)
 	for _, q := range queues {
@@ -118,7 +119,11 @@ func benchObservability(b *testing.B, fill func(context.Context, *runtime.Connec
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()),
 			sdktrace.WithBatcher(tracetest.NewNoopExporter()))
 		b.Cleanup(func() { _ = mp.Shutdown(context.Background()); _ = tp.Shutdown(context.Background()) })
-		conns[1] = dial(b, runtime.WithMeterProvider(mp), runtime.WithTracerProvider(tp))
+		var onTP trace.TracerProvider = tp
+		if !traces {
+			onTP = tracenoop.NewTracerProvider()
+		}
+		conns[1] = dial(b, runtime.WithMeterProvider(mp), runtime.WithTracerProvider(onTP))
 	})
 	// The publisher: no-op providers, a traced caller's context, so that
 	// each message carries that caller's sampled traceparent.
