@@ -11,6 +11,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // With the global providers left as they are (no-ops until a service
@@ -46,6 +47,28 @@ func TestObservabilityAddsNoAllocationsWithTheNoopProviders(t *testing.T) {
 		span.end()
 	}); n != 0 {
 		t.Errorf("process span and metrics: %v allocations per delivery, want 0", n)
+	}
+
+	// A delivery from a traced publisher carries a traceparent: passing it
+	// on in the handler's context (so that what the handler publishes
+	// continues the trace) takes the two allocations of a context holding
+	// a span context, providers or not; nothing more.
+	const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	d.Headers = amqp.Table{HeaderID: "id-1", HeaderAttempt: int64(1), "traceparent": traceparent}
+	var got context.Context
+	if n := testing.AllocsPerRun(1000, func() {
+		cs.consumedOne(d.Type)
+		ctx, span := cs.startProcess(&d, env)
+		got = ctx
+		cs.processed(d.Type, time.Since(start), "")
+		span.outcome = AckAccept.String()
+		cs.settledAs(d, outcomeAccepted, "")
+		span.end()
+	}); n != 2 {
+		t.Errorf("a delivery with a traceparent: %v allocations, want 2 (its context)", n)
+	}
+	if sc := trace.SpanContextFromContext(got); sc.TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" || !sc.IsRemote() {
+		t.Errorf("the handler's context carries %v, want the delivery's trace 4bf92f3577b34da6a3ce929d0e0e4736", sc)
 	}
 }
 
