@@ -87,11 +87,12 @@ type session struct {
 	mu sync.Mutex
 	// taken is when the consumer took each unsettled delivery: a copy that
 	// cannot be published holds its delivery only inside the broker's
-	// consumer timeout.
+	// consumer timeout. Its lowest tag bounds a multiple ack (acks.go).
 	taken map[uint64]time.Time
 	// budgeted are the deliveries held in memory in the hold budget's
 	// slots rather than the handlers' (WithHoldBudget).
 	budgeted map[uint64]struct{}
+	acks     ackBatch
 }
 
 // take records that the consumer took the delivery tag now.
@@ -277,7 +278,7 @@ func (cs *Consumer) subscribe(ctx context.Context) (*session, error) {
 		return nil, fmt.Errorf("consume %q: %w", cs.queue, err)
 	}
 	return &session{ch: ch, conn: conn, tag: tag, deliveries: deliveries,
-		closed: ch.NotifyClose(make(chan *amqp.Error, 1))}, nil
+		closed: ch.NotifyClose(make(chan *amqp.Error, 1)), acks: newAckBatch(cs.cfg)}, nil
 }
 
 // setAsideQueueThere reports a declare of q.dlq or q.parked that failed
@@ -305,7 +306,12 @@ func (cs *Consumer) run(s *session) {
 		// its held retries are dropped and its channel closed, so the
 		// broker redelivers their messages instead of stranding them. Its
 		// handlers still running finish in the background; what they
-		// decide is discarded. The next session starts at once.
+		// decide is discarded. The next session starts at once. Acks
+		// already decided go out first if the channel is still open (a
+		// subscription the broker cancelled).
+		if !s.ch.IsClosed() {
+			cs.flushAcks(s, true)
+		}
 		cs.sessionDied(s)
 		cs.closeChannel(s)
 		cs.log.Warn("acemq: consumer lost its channel; resubscribing")
@@ -345,11 +351,13 @@ func (cs *Consumer) serve(s *session) {
 		}
 	}()
 	for d := range s.deliveries {
+		// Taken first, even when it is not handled: an unsettled tag
+		// bounds every multiple ack.
+		s.take(d.DeliveryTag)
 		if cs.isClosing() || s.dead.Load() {
 			// Left unsettled: it returns to the queue when the channel closes.
 			continue
 		}
-		s.take(d.DeliveryTag)
 		cs.handlers.Add(1)
 		select {
 		case work <- d:
@@ -492,6 +500,9 @@ func (cs *Consumer) Close(ctx context.Context) error {
 	cs.returnLookups()
 	cs.waitReleases(ctx)
 	cs.hardStop()
+	if aerr := cs.c.bounded(ctx, s.conn, "basic.ack", func() error { cs.flushAcks(s, true); return nil }); aerr != nil && err == nil {
+		err = fmt.Errorf("close consumer %q: %w", cs.queue, aerr)
+	}
 	if cerr := cs.c.bounded(ctx, s.conn, "channel.close", s.ch.Close); cerr != nil && !errors.Is(cerr, amqp.ErrClosed) && err == nil {
 		err = fmt.Errorf("close consumer %q: %w", cs.queue, cerr)
 	}

@@ -196,10 +196,8 @@ func (cs *Consumer) settledAs(d amqp.Delivery, o outcome, wait string) {
 	cs.c.metrics.settledAs(cs.queue, d.Type, o, wait)
 }
 
-// settle acks d once its copy (if any) is safe.
+// settle acks d once its copy (if any) is safe, in the session's next
+// batch of acks (acks.go).
 func (cs *Consumer) settle(s *session, d amqp.Delivery) {
-	s.settled(d.DeliveryTag)
-	if err := s.ch.Ack(d.DeliveryTag, false); err != nil {
-		cs.log.Warn("acemq: ack failed; the broker will redeliver", "err", err, "id", d.MessageId)
-	}
+	cs.ack(s, d.DeliveryTag)
 }

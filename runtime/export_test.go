@@ -4,3 +4,7 @@ package runtime
 // wait, longest wait, longest hold before the delivery is nacked back), so
 // a test need not wait ten minutes.
 var WithRegistryWaitsForTest = withRegistryWaits
+
+// WithAckDelayForTest sets how long a settled delivery waits for its
+// batch's ack, so a test can see what only Close or a full batch acks.
+var WithAckDelayForTest = withAckDelay

@@ -130,6 +130,7 @@ type consumeConfig struct {
 	setAside         setAsideTiming
 	registryWaits    registryWaits // zero: the defaults (registry_hold.go)
 	redeliveryLimit  int
+	ackDelay         time.Duration // zero: ackDelay (acks.go)
 }
 
 // WithBodyInLogs adds the body, cut at maxBytes, to the consumer's outcome

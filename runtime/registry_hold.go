@@ -112,8 +112,7 @@ func (cs *Consumer) registryBack() {
 
 // nackBack returns d to the head of its queue now.
 func (cs *Consumer) nackBack(s *session, d amqp.Delivery) {
-	s.settled(d.DeliveryTag)
-	if err := s.ch.Nack(d.DeliveryTag, false, true); err != nil {
+	if err := s.nackTag(d.DeliveryTag); err != nil {
 		cs.log.Warn("acemq: nack failed; the broker will redeliver", "err", err, "id", d.MessageId)
 	}
 }

@@ -217,8 +217,7 @@ func (cs *Consumer) returnLater(s *session, d amqp.Delivery) {
 // nack puts d back on its queue (a quorum queue counts it as a delivery),
 // logging failed when the nack cannot be sent.
 func (cs *Consumer) nack(s *session, d amqp.Delivery, failed string) bool {
-	s.settled(d.DeliveryTag)
-	if err := s.ch.Nack(d.DeliveryTag, false, true); err != nil {
+	if err := s.nackTag(d.DeliveryTag); err != nil {
 		cs.log.Warn(failed, "err", err, "id", d.MessageId)
 		return false
 	}

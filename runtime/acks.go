@@ -1,0 +1,149 @@
+package runtime
+
+import (
+	"math"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Acks are batched per session: a delivery whose outcome is settled (an
+// Accept, or a copy the broker confirmed) is acked later, together with
+// the others, by one basic.ack with multiple=true on the highest tag of a
+// run that no unsettled delivery interrupts. Such an ack covers every
+// outstanding tag up to it, so it is only ever sent on a tag below the
+// lowest delivery still unsettled (handled, held for a retry or the
+// registry, or a copy not confirmed yet): rule 1 holds, no delivery is
+// acked before it is settled. Settled tags above an unsettled one are
+// acked one by one when the batch is flushed by its timer, by Close, or
+// when too many wait.
+//
+// Acks and nacks of a session go out under one lock, in the order they
+// were decided: a multiple ack never overtakes the nack of a tag below it.
+const (
+	// ackDelay bounds how long a settled delivery waits for its ack.
+	ackDelay = 5 * time.Millisecond
+	// ackBatchMax is the most acks one flush waits for (the raw
+	// baseline's 64).
+	ackBatchMax = 64
+)
+
+// ackBatch is a session's acks not sent yet; ready and armed are guarded
+// by session.mu.
+type ackBatch struct {
+	// wire serialises the session's acks and nacks on the channel.
+	wire sync.Mutex
+	// ready are settled tags not acked yet, in the order they settled.
+	ready []uint64
+	size  int           // flush at this many ready tags
+	delay time.Duration // and this long after the first
+	timer *time.Timer
+	armed bool
+}
+
+// newAckBatch is the batch of a session of a consumer with cfg.
+func newAckBatch(cfg consumeConfig) ackBatch {
+	d := cfg.ackDelay
+	if d <= 0 {
+		d = ackDelay
+	}
+	return ackBatch{size: ackBatchSize(cfg.prefetch), delay: d}
+}
+
+// withAckDelay sets how long a settled delivery waits for its batch's ack
+// (tests).
+func withAckDelay(d time.Duration) ConsumeOption {
+	return consumeOptionFunc(func(c *consumeConfig) { c.ackDelay = d })
+}
+
+// ackBatchSize is the flush size for a prefetch: a quarter of the window,
+// at most ackBatchMax; 1 (each ack at once) for a prefetch under 4.
+func ackBatchSize(prefetch int) int {
+	return max(1, min(prefetch/4, ackBatchMax))
+}
+
+// ack acks the settled tag, now or in the session's next batch.
+func (cs *Consumer) ack(s *session, tag uint64) {
+	s.mu.Lock()
+	delete(s.taken, tag)
+	delete(s.budgeted, tag) // as settled does
+	s.acks.ready = append(s.acks.ready, tag)
+	full := len(s.acks.ready) >= s.acks.size
+	if !full && !s.acks.armed {
+		s.acks.armed = true
+		if s.acks.timer == nil {
+			s.acks.timer = time.AfterFunc(s.acks.delay, func() { cs.ackTimer(s) })
+		} else {
+			s.acks.timer.Reset(s.acks.delay)
+		}
+	}
+	s.mu.Unlock()
+	if full {
+		cs.flushAcks(s, false)
+	}
+}
+
+func (cs *Consumer) ackTimer(s *session) {
+	s.mu.Lock()
+	s.acks.armed = false
+	s.mu.Unlock()
+	cs.flushAcks(s, true)
+}
+
+// flushAcks sends the session's ready acks: one multiple ack for those
+// below the lowest unsettled tag, and, with all (or when a full batch is
+// stuck above an unsettled tag), each of the others on its own.
+func (cs *Consumer) flushAcks(s *session, all bool) {
+	s.acks.wire.Lock()
+	defer s.acks.wire.Unlock()
+	s.mu.Lock()
+	if s.dead.Load() {
+		// Its channel is gone: the broker redelivers what it did not see acked.
+		s.acks.ready = s.acks.ready[:0]
+		s.mu.Unlock()
+		return
+	}
+	low := uint64(math.MaxUint64)
+	for tag := range s.taken {
+		low = min(low, tag)
+	}
+	var upTo uint64
+	var below int
+	rest := s.acks.ready[:0]
+	for _, tag := range s.acks.ready {
+		if tag < low {
+			upTo = max(upTo, tag)
+			below++
+		} else {
+			rest = append(rest, tag)
+		}
+	}
+	var each []uint64
+	if all || len(rest) >= s.acks.size {
+		each = slices.Clone(rest)
+		rest = rest[:0]
+	}
+	s.acks.ready = rest
+	s.mu.Unlock()
+	if below > 0 {
+		if err := s.ch.Ack(upTo, below > 1); err != nil {
+			cs.log.Warn("acemq: ack failed; the broker will redeliver", "err", err, "delivery_tag", upTo, "acks", below)
+			return
+		}
+	}
+	for _, tag := range each {
+		if err := s.ch.Ack(tag, false); err != nil {
+			cs.log.Warn("acemq: ack failed; the broker will redeliver", "err", err, "delivery_tag", tag)
+			return
+		}
+	}
+}
+
+// nackTag forgets the tag and nacks it back to its queue, in order with
+// the session's acks.
+func (s *session) nackTag(tag uint64) error {
+	s.acks.wire.Lock()
+	defer s.acks.wire.Unlock()
+	s.settled(tag)
+	return s.ch.Nack(tag, false, true)
+}
