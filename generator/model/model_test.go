@@ -116,7 +116,7 @@ func TestErrors(t *testing.T) {
 		{"not JSON", "messages:\n  A: {type: a, schema: broken.json}\n",
 			`acemq.yaml:4:24: message "A": broken.json:1:13 is not JSON: invalid character '}' looking for beginning of object key string`},
 		{"schema error", "messages:\n  A: {type: a, schema: any.json}\n",
-			`acemq.yaml:4:24: message "A": any.json: `},
+			`acemq.yaml:4:24: message "A": any.json:1:49: #/properties/x/$ref: `},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			pkg := "p"
@@ -214,7 +214,7 @@ func TestAbsoluteRefBundled(t *testing.T) {
 		t.Errorf("b.json is not bundled with a.json: %s", got)
 	}
 	_, err = build(t, "version: 1\npackage: p\nmessages:\n  C: {type: c, schema: c.json}\n", files)
-	if err == nil || !strings.Contains(err.Error(), `acemq.yaml:4:24: message "C": c.json: #/properties/a/$ref: $ref "https://e.com/other.json": https://e.com/other.json is not one of the manifest's schema files`) {
+	if err == nil || !strings.Contains(err.Error(), `acemq.yaml:4:24: message "C": c.json:1:49: #/properties/a/$ref: $ref "https://e.com/other.json": https://e.com/other.json is not one of the manifest's schema files`) {
 		t.Errorf("got %v", err)
 	}
 }

@@ -42,8 +42,11 @@ type avroLoader struct {
 func (b *builder) loadAvro(in Input) {
 	raw, err := parseJSON(in.Data)
 	if err != nil {
-		b.fail(in.Path, "#", "json", fmt.Sprintf("not valid JSON: %v", err))
+		b.failJSON(in.Path, in.Data, err)
 		return
+	}
+	if _, ok := b.sources[in.Path]; !ok {
+		b.sources[in.Path] = source{root: raw, data: in.Data}
 	}
 	s, err := avro.ParseWithCache(string(in.Data), "", &avro.SchemaCache{})
 	if err != nil {

@@ -125,6 +125,7 @@ type builder struct {
 	jsonBusy       map[*jvalue]bool           // schemas being mapped
 	jsonStructBusy map[*Type]bool             // structs whose fields are being mapped
 	usedFieldNames map[string]map[string]bool // Input.Message → Input.FieldNames pointers applied
+	sources        map[string]source          // schema file path → its text, to place errors
 }
 
 // fieldName is the Go name of the field at ptr of in's file: its
@@ -163,11 +164,14 @@ func newBuilder(reserved []string) *builder {
 		jsonBusy:       map[*jvalue]bool{},
 		jsonStructBusy: map[*Type]bool{},
 		usedFieldNames: map[string]map[string]bool{},
+		sources:        map[string]source{},
 	}
 }
 
 func (b *builder) fail(path, pointer, construct, msg string) {
-	b.errs = append(b.errs, &Error{Path: path, Pointer: pointer, Construct: construct, Msg: msg})
+	e := &Error{Path: path, Pointer: pointer, Construct: construct, Msg: msg}
+	e.Line, e.Col = b.position(path, pointer)
+	b.errs = append(b.errs, e)
 }
 
 // newType declares a type under the first free name among candidates.

@@ -1,7 +1,6 @@
 package schema
 
 import (
-	"fmt"
 	"net/url"
 	"path"
 	"path/filepath"
@@ -54,6 +53,9 @@ func (b *builder) addJSONDoc(path, file string, data []byte) (*jsonDoc, error) {
 	stem := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	d := &jsonDoc{path: path, file: file, root: root, qual: b.names.Ident(stem)}
 	b.jsonDocs["file:"+file] = d
+	if _, ok := b.sources[path]; !ok {
+		b.sources[path] = source{root: root, data: data}
+	}
 	if d.invalid = !b.checkMetaschema(d, data); !d.invalid {
 		b.staticDynamicRefs(d)
 	}
@@ -82,7 +84,7 @@ func (b *builder) preloadJSON(inputs []Input) {
 		}
 		d, err := b.addJSONDoc(in.Path, inputFile(in), in.Data)
 		if err != nil {
-			b.fail(in.Path, "#", "json", fmt.Sprintf("not valid JSON: %v", err))
+			b.failJSON(in.Path, in.Data, err)
 			continue
 		}
 		if !d.owned {

@@ -30,6 +30,9 @@ type jvalue struct {
 	arr  []*jvalue
 	keys []string
 	obj  map[string]*jvalue
+	// off is where the value starts in the text, or a little before it
+	// (blanks, a ':' or a ',' may come first; see textPos).
+	off int64
 }
 
 // get returns member k of an object, or nil.
@@ -112,6 +115,15 @@ func parseValue(dec *json.Decoder, depth int) (*jvalue, error) {
 	if depth > maxDepth {
 		return nil, errors.New("JSON nested too deeply")
 	}
+	off := dec.InputOffset()
+	v, err := parseToken(dec, depth)
+	if v != nil {
+		v.off = off
+	}
+	return v, err
+}
+
+func parseToken(dec *json.Decoder, depth int) (*jvalue, error) {
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, err

@@ -77,7 +77,7 @@ func TestRefusals(t *testing.T) {
 				if e.Pointer != tc.pointers[i] || e.Construct != tc.construct || !strings.Contains(e.Msg, tc.msg) {
 					t.Errorf("error %d = %+v; want pointer %q, construct %q, message with %q", i, e, tc.pointers[i], tc.construct, tc.msg)
 				}
-				if !strings.HasPrefix(e.Error(), e.Path+": "+e.Pointer+": ") {
+				if at := fmt.Sprintf("%s:%d:%d: %s: ", e.Path, e.Line, e.Col, e.Pointer); e.Line == 0 || !strings.HasPrefix(e.Error(), at) {
 					t.Errorf("Error() = %q", e.Error())
 				}
 			}
