@@ -35,8 +35,8 @@ func TestBrokenSchemaMessages(t *testing.T) {
 			"schemas/refund.json:1:48: #/patternProperties/a(?!b): the property name \"a(?!b)\" is not a regular expression Go's regexp accepts (RE2 syntax: no look-around, no backreferences): invalid or unsupported Perl syntax: `(?!`"},
 		{"json two places, each reported", schema.JSONSchema,
 			`{"type":"object","required":"id","$defs":{"money":5}}`,
-			"schemas/refund.json:1:51: #/$defs/money: must be a schema (an object or a boolean), got the number 5\n" +
-				`schemas/refund.json:1:29: #/required: must be an array, got the string "id"`},
+			"schemas/refund.json:1:29: #/required: must be an array, got the string \"id\"\n" +
+				`schemas/refund.json:1:51: #/$defs/money: must be a schema (an object or a boolean), got the number 5`},
 		{"json draft 7 bound below zero", schema.JSONSchema,
 			`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"notes":{"type":"string","maxLength":-1}}}`,
 			`schemas/refund.json:1:121: #/properties/notes/maxLength: must be at least 0, got the number -1`},

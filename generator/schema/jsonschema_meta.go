@@ -2,8 +2,10 @@ package schema
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -18,12 +20,14 @@ const metaURL = "acemq-meta:///schema.json"
 // runtime's compiler does (2020-12 unless $schema names another; formats
 // asserted, so a pattern must be a regular expression Go accepts), and
 // reports each place that breaks it at d's path and a pointer into d, with
-// the one keyword that is wrong there. It says whether d is valid. A
+// the one keyword that is wrong there, in the order of the text. It says whether d is valid. A
 // document whose draft the compiler does not know, or that fails for
 // another reason (a $ref to a file, which it does not load here), is left
 // to the rest of the generator.
 func (b *builder) checkMetaschema(d *jsonDoc, data []byte) bool {
 	probs := metaschemaProblems(data)
+	src := source{root: d.root, data: data}
+	slices.SortStableFunc(probs, func(x, y problem) int { return cmp.Compare(src.offset(x.ptr), src.offset(y.ptr)) })
 	for _, p := range probs {
 		b.fail(d.path, p.ptr, p.construct, p.msg)
 	}

@@ -54,7 +54,7 @@ func explainMeta(doc any, base string, ve *jsonschema.ValidationError) []problem
 			best[p] = l
 		}
 	}
-	slices.Sort(order)
+	slices.Sort(order) // checkMetaschema puts them in the order of the text
 	var out []problem
 	for _, p := range order {
 		l := best[p]

@@ -20,15 +20,28 @@ type source struct {
 // the pointer is not known.
 func (b *builder) position(path, pointer string) (line, col int) {
 	src, ok := b.sources[path]
+	if !ok {
+		return 0, 0
+	}
+	off := src.offset(pointer)
+	if off < 0 {
+		return 0, 0
+	}
+	return textPos(src.data, off)
+}
+
+// offset is where the value at pointer starts (or a little before; see
+// textPos), -1 when there is none.
+func (s source) offset(pointer string) int64 {
 	frag, isPtr := strings.CutPrefix(pointer, "#")
-	if !ok || !isPtr || src.root == nil {
-		return 0, 0
+	if !isPtr || s.root == nil {
+		return -1
 	}
-	n := pointerGet(src.root, frag)
+	n := pointerGet(s.root, frag)
 	if n == nil {
-		return 0, 0
+		return -1
 	}
-	return textPos(src.data, n.off)
+	return n.off
 }
 
 // textPos is the line and column of the first byte at or after off that
