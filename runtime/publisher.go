@@ -36,6 +36,12 @@ type publisher struct {
 	// mutex, so that a publish queued behind a write the broker does not
 	// read (a memory alarm) gives up when its ctx does.
 	slot chan struct{}
+	// writes hands the holder of the slot's message to the one writer
+	// goroutine, which writes it, answers on the message's wrote, then
+	// frees the slot (so a holder that gave up, its ctx ended, does not
+	// keep it).
+	writes chan *inflight
+	quit   chan struct{} // closed by fail: the writer stops
 
 	mu      sync.Mutex
 	pending map[uint64]*inflight
@@ -53,6 +59,11 @@ type returnKey struct{ id, exchange, routingKey string }
 type inflight struct {
 	key      returnKey
 	returned bool
+	// What the writer writes, under tag; msg is dropped once written.
+	tag       uint64
+	mandatory bool
+	msg       amqp.Publishing
+	wrote     chan error // buffered 1: the write's result
 	// The outcome goes to then when it is set (an asynchronous publish),
 	// else to done (buffered 1).
 	done chan error
@@ -73,11 +84,13 @@ func newPublisher(ch *amqp.Channel) (*publisher, error) {
 		ch.Close()
 		return nil, fmt.Errorf("confirm mode: %w", err)
 	}
-	p := &publisher{ch: ch, slot: make(chan struct{}, 1), pending: map[uint64]*inflight{}, byKey: map[returnKey][]uint64{}}
+	p := &publisher{ch: ch, slot: make(chan struct{}, 1), writes: make(chan *inflight),
+		quit: make(chan struct{}), pending: map[uint64]*inflight{}, byKey: map[returnKey][]uint64{}}
 	returns := ch.NotifyReturn(make(chan amqp.Return))
 	confirms := ch.NotifyPublish(make(chan amqp.Confirmation))
 	closes := ch.NotifyClose(make(chan *amqp.Error, 1))
 	go p.loop(returns, confirms, closes)
+	go p.writer()
 	return p, nil
 }
 
@@ -158,6 +171,7 @@ func (p *publisher) forget(key returnKey, tag uint64) {
 func (p *publisher) fail(err error) {
 	p.mu.Lock()
 	p.dead = err
+	close(p.quit)
 	pending := p.pending
 	p.pending, p.byKey = map[uint64]*inflight{}, map[returnKey][]uint64{}
 	p.mu.Unlock()
@@ -178,8 +192,8 @@ func (p *publisher) alive() bool {
 // slot until the socket takes it or closes, but the caller returns at ctx's
 // end (the message may still be sent).
 func (p *publisher) send(ctx context.Context, exchange, key string, mandatory bool, msg amqp.Publishing) (<-chan error, error) {
-	f := &inflight{key: returnKey{msg.MessageId, exchange, key}, done: make(chan error, 1)}
-	if err := p.write(ctx, f, exchange, key, mandatory, msg); err != nil {
+	f := &inflight{key: returnKey{msg.MessageId, exchange, key}, mandatory: mandatory, msg: msg, done: make(chan error, 1)}
+	if err := p.write(ctx, f); err != nil {
 		return nil, err
 	}
 	return f.done, nil
@@ -190,11 +204,12 @@ func (p *publisher) send(ctx context.Context, exchange, key string, mandatory bo
 // not called when sendThen returns an error, unless the channel closed
 // during the write (then it may be called with the channel's loss too).
 func (p *publisher) sendThen(ctx context.Context, exchange, key string, mandatory bool, msg amqp.Publishing, then func(error)) error {
-	return p.write(ctx, &inflight{key: returnKey{msg.MessageId, exchange, key}, then: then}, exchange, key, mandatory, msg)
+	return p.write(ctx, &inflight{key: returnKey{msg.MessageId, exchange, key}, mandatory: mandatory, msg: msg, then: then})
 }
 
-// write registers f under the next delivery tag and writes msg.
-func (p *publisher) write(ctx context.Context, f *inflight, exchange, key string, mandatory bool, msg amqp.Publishing) error {
+// write registers f under the next delivery tag and has the writer write
+// it, waiting within ctx.
+func (p *publisher) write(ctx context.Context, f *inflight) error {
 	if err := ctx.Err(); err != nil {
 		return err // the same error whether or not the slot is free
 	}
@@ -207,7 +222,8 @@ func (p *publisher) write(ctx context.Context, f *inflight, exchange, key string
 		<-p.slot
 		return err
 	}
-	tag := p.ch.GetNextPublishSeqNo()
+	f.wrote = make(chan error, 1)
+	f.tag = p.ch.GetNextPublishSeqNo()
 	p.mu.Lock()
 	if p.dead != nil {
 		err := p.dead
@@ -215,26 +231,45 @@ func (p *publisher) write(ctx context.Context, f *inflight, exchange, key string
 		<-p.slot
 		return err
 	}
-	p.pending[tag] = f
-	p.byKey[f.key] = append(p.byKey[f.key], tag)
+	p.pending[f.tag] = f
+	p.byKey[f.key] = append(p.byKey[f.key], f.tag)
 	p.mu.Unlock()
-	written := make(chan error, 1)
-	go func() {
-		defer func() { <-p.slot }()
-		err := p.ch.Publish(exchange, key, mandatory, false, msg)
-		if err != nil {
-			p.mu.Lock()
-			delete(p.pending, tag)
-			p.forget(f.key, tag)
-			p.mu.Unlock()
-		}
-		written <- err
-	}()
 	select {
-	case err := <-written:
+	case p.writes <- f:
+	case <-p.quit:
+		// The channel closed since: fail settled f with its loss.
+		<-p.slot
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.dead
+	}
+	select {
+	case err := <-f.wrote:
 		return err
 	case <-ctx.Done():
 		return fmt.Errorf("the write did not finish (the broker is not reading; the message may still be sent): %w", ctx.Err())
+	}
+}
+
+// writer writes what the holders of the slot hand it, one at a time, until
+// the channel is gone; it answers each on its wrote and frees the slot.
+func (p *publisher) writer() {
+	for {
+		select {
+		case f := <-p.writes:
+			err := p.ch.Publish(f.key.exchange, f.key.routingKey, f.mandatory, false, f.msg)
+			f.msg = amqp.Publishing{}
+			if err != nil {
+				p.mu.Lock()
+				delete(p.pending, f.tag)
+				p.forget(f.key, f.tag)
+				p.mu.Unlock()
+			}
+			f.wrote <- err
+			<-p.slot
+		case <-p.quit:
+			return
+		}
 	}
 }
 
