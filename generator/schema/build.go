@@ -126,6 +126,7 @@ type builder struct {
 	jsonStructBusy map[*Type]bool             // structs whose fields are being mapped
 	usedFieldNames map[string]map[string]bool // Input.Message → Input.FieldNames pointers applied
 	sources        map[string]source          // schema file path → its text, to place errors
+	renamed        map[string]string          // path+"\x00"+pointer of a schema → the keyword its $ref was (toRef)
 }
 
 // fieldName is the Go name of the field at ptr of in's file: its
@@ -165,13 +166,14 @@ func newBuilder(reserved []string) *builder {
 		jsonStructBusy: map[*Type]bool{},
 		usedFieldNames: map[string]map[string]bool{},
 		sources:        map[string]source{},
+		renamed:        map[string]string{},
 	}
 }
 
 func (b *builder) fail(path, pointer, construct, msg string) {
-	e := &Error{Path: path, Pointer: pointer, Construct: construct, Msg: msg}
-	e.Line, e.Col = b.position(path, pointer)
-	b.errs = append(b.errs, e)
+	line, col := b.position(path, pointer)
+	pointer, construct, msg = b.asWritten(path, pointer, construct, msg)
+	b.errs = append(b.errs, &Error{Path: path, Pointer: pointer, Construct: construct, Msg: msg, Line: line, Col: col})
 }
 
 // newType declares a type under the first free name among candidates.

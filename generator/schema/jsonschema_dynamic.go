@@ -60,6 +60,25 @@ func (b *builder) toRef(d *jsonDoc, n *jvalue, ptr, keyword, ref string) {
 	}
 	n.obj["$ref"] = n.obj[keyword]
 	delete(n.obj, keyword)
+	b.renamed[d.path+"\x00"+ptr] = keyword
+}
+
+// asWritten is an error's pointer, construct and message as the file is
+// written: a $ref that toRef made of a $dynamicRef or a $recursiveRef is
+// named by its keyword.
+func (b *builder) asWritten(path, pointer, construct, msg string) (string, string, string) {
+	parent, ok := strings.CutSuffix(pointer, "/$ref")
+	kw := b.renamed[path+"\x00"+parent]
+	if !ok || kw == "" {
+		return pointer, construct, msg
+	}
+	if construct == "$ref" {
+		construct = kw
+	}
+	if rest, ok := strings.CutPrefix(msg, "$ref "); ok {
+		msg = kw + " " + rest
+	}
+	return parent + "/" + kw, construct, msg
 }
 
 // walkSchema calls fn on every object of a schema document, skipping the
