@@ -70,6 +70,10 @@ func (e *SchemaError) Error() string {
 // jsonCodec is the application/json codec, optionally validated.
 type jsonCodec struct {
 	schema *jsonschema.Schema // nil: no validation
+	// check is the generated check of the message type (nil: none, or
+	// WithReferenceValidation): a value it passes is valid without the
+	// reference validator; anything else is validated by the reference.
+	check JSONChecker
 }
 
 // NewJSONCodec returns the application/json codec validating against
@@ -96,6 +100,20 @@ func NewJSONCodec(schema string) (Codec, error) {
 		return nil, err
 	}
 	return &jsonCodec{schema: sch}, nil
+}
+
+// newJSONCodecChecked is NewJSONCodec with a generated check: Encode
+// validates with check first and asks the reference validator only when
+// check does not pass the value.
+func newJSONCodecChecked(schema string, check JSONChecker) (Codec, error) {
+	c, err := NewJSONCodec(schema)
+	if err != nil {
+		return nil, err
+	}
+	if jc := c.(*jsonCodec); jc.schema != nil {
+		jc.check = check
+	}
+	return c, nil
 }
 
 // jsonCompile compiles one self-contained schema document.
@@ -139,7 +157,7 @@ func (c *jsonCodec) Encode(_ context.Context, v any) (body []byte, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("JSON codec cannot encode a %T: %w", v, err)
 	}
-	if c.schema == nil {
+	if c.schema == nil || c.check != nil && jsonChecked(c.check, v) {
 		return body, nil
 	}
 	doc, err := jsonParse(body)

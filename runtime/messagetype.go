@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"fmt"
 	"sync"
 )
@@ -38,6 +39,9 @@ type MessageType[T any] struct {
 	subject string
 	schema  string
 
+	// check is the generated check of a JSON type (JSONTypeChecked).
+	check JSONChecker
+
 	// registry is the type's own registry (the manifest's registry:), used
 	// when the connection was dialled without WithSchemaRegistry.
 	registry SchemaRegistry
@@ -46,6 +50,11 @@ type MessageType[T any] struct {
 	// shared is the codec of a type that needs no registry (text, JSON).
 	shared    Codec
 	sharedErr error
+	// reference is the JSON codec without the generated check, for
+	// connections dialled WithReferenceValidation.
+	refOnce   sync.Once
+	reference Codec
+	refErr    error
 	// perRegistry caches Avro codecs per registry.
 	mu          sync.Mutex
 	perRegistry map[SchemaRegistry]Codec
@@ -62,6 +71,55 @@ func TextType(name string) *MessageType[string] {
 func JSONType[T any](name, schema string) *MessageType[T] {
 	declareType(name)
 	return &MessageType[T]{name: name, format: FormatJSON, schema: schema}
+}
+
+// JSONTypeChecked is JSONType with a generated check of the payload type
+// (acemq-gen emits it for a schema whose keywords it can check in plain
+// Go; docs/schema-mapping.md): Publish validates a value with check and asks
+// the reference validator (santhosh-tekuri/jsonschema) only when check does
+// not pass it, so an error is the same as JSONType's, its text the
+// reference's. WithReferenceValidation turns the check off on a connection.
+func JSONTypeChecked[T any](name, schema string, check JSONChecker) *MessageType[T] {
+	mt := JSONType[T](name, schema)
+	mt.check = check
+	return mt
+}
+
+// Validate reports whether v may be published as mt: nil, or the error
+// Publish would return for it (one wrapping ErrInvalidMessage and a
+// *SchemaError for a value that breaks the schema; the schema's compile
+// error for a schema that does not compile). Generated payload types call
+// it from their Validate method.
+func (mt *MessageType[T]) Validate(v T) error {
+	if mt.format != FormatJSON {
+		return fmt.Errorf("message type %q: Validate checks JSON types only, this one is %v", mt.name, mt.format)
+	}
+	if mt.check != nil && jsonChecked(mt.check, v) {
+		if _, err := mt.Codec(nil); err != nil {
+			return err
+		}
+		return nil
+	}
+	c, err := mt.referenceCodec()
+	if err != nil {
+		return err
+	}
+	_, err = c.Encode(context.Background(), v)
+	return err
+}
+
+// referenceCodec is the JSON codec of mt without its generated check.
+func (mt *MessageType[T]) referenceCodec() (Codec, error) {
+	if mt.check == nil {
+		return mt.Codec(nil)
+	}
+	mt.refOnce.Do(func() {
+		mt.reference, mt.refErr = NewJSONCodec(mt.schema)
+		if mt.refErr != nil {
+			mt.refErr = fmt.Errorf("message type %q: %w", mt.name, mt.refErr)
+		}
+	})
+	return mt.reference, mt.refErr
 }
 
 // AvroType is an Avro message type in the Confluent wire format; schema is
@@ -102,6 +160,9 @@ func (mt *MessageType[T]) registryFor(c *Connection) SchemaRegistry {
 
 // codecFor is mt's codec on c.
 func (mt *MessageType[T]) codecFor(c *Connection) (Codec, error) {
+	if mt.format == FormatJSON && c.cfg.referenceValidation {
+		return mt.referenceCodec()
+	}
 	return mt.Codec(mt.registryFor(c))
 }
 
@@ -122,7 +183,7 @@ func (mt *MessageType[T]) Codec(reg SchemaRegistry) (Codec, error) {
 			case FormatText:
 				mt.shared = NewTextCodec()
 			case FormatJSON:
-				mt.shared, mt.sharedErr = NewJSONCodec(mt.schema)
+				mt.shared, mt.sharedErr = newJSONCodecChecked(mt.schema, mt.check)
 			default:
 				mt.sharedErr = fmt.Errorf("unknown format %v", mt.format)
 			}
@@ -146,4 +207,19 @@ func (mt *MessageType[T]) Codec(reg SchemaRegistry) (Codec, error) {
 	}
 	mt.perRegistry[reg] = c
 	return c, nil
+}
+
+// GeneratedCheck runs the generated check of a JSON type alone, without
+// the reference validator, and returns what it found (ok is false when
+// the type has none, or the check does not take v). It is for tests that
+// compare the check with the reference; Publish and Validate use both.
+func (mt *MessageType[T]) GeneratedCheck(v T) (c *JSONCheck, ok bool) {
+	if mt.check == nil {
+		return nil, false
+	}
+	c = new(JSONCheck)
+	if !mt.check(v, c) {
+		return nil, false
+	}
+	return c, true
 }

@@ -28,6 +28,9 @@ type dialConfig struct {
 	reconnectMax   time.Duration
 	addresses      []string
 	heartbeat      time.Duration
+	// referenceValidation: JSON types validate with the reference
+	// validator only (WithReferenceValidation).
+	referenceValidation bool
 }
 
 // WithOrigin sets x-acemq-origin on what the connection publishes
@@ -79,6 +82,16 @@ func WithTracerProvider(tp trace.TracerProvider) DialOption {
 // derived from the schemas and so agree between processes.
 func WithSchemaRegistry(r SchemaRegistry) DialOption {
 	return dialOptionFunc(func(c *dialConfig) { c.registry = r })
+}
+
+// WithReferenceValidation makes every JSON message type of the connection
+// validate with the reference validator (santhosh-tekuri/jsonschema) alone,
+// on publish as on consume, skipping the checks acemq-gen generates. The
+// verdicts and error texts are the same either way (the generated checks
+// are tested against the reference on the corpus); this is for anyone who
+// wants the reference and only the reference, at its cost.
+func WithReferenceValidation() DialOption {
+	return dialOptionFunc(func(c *dialConfig) { c.referenceValidation = true })
 }
 
 // WithAddresses adds broker URLs (the other nodes of a cluster), tried in

@@ -48,12 +48,15 @@ const orderJSONSchema = "" +
 	"}"
 
 // orderJSONType is the message type "bench.order.json.v1", payload OrderJSON:
-// JSON, validated against its JSON Schema on publish and on consume.
-var orderJSONType = runtime.JSONType[OrderJSON]("bench.order.json.v1", orderJSONSchema)
+// JSON, validated against its JSON Schema on publish and on consume, checked
+// in plain Go by acemqCheckOrderJSON (the reference validator decides only
+// what it does not pass).
+var orderJSONType = runtime.JSONTypeChecked[OrderJSON]("bench.order.json.v1", orderJSONSchema, acemqCheckOrderJSON)
 
 // TypeOfOrderJSON returns the message type "bench.order.json.v1", payload
 // OrderJSON: JSON, validated against its JSON Schema on publish and on
-// consume.
+// consume, checked in plain Go by acemqCheckOrderJSON (the reference validator
+// decides only what it does not pass).
 func TypeOfOrderJSON() *runtime.MessageType[OrderJSON] {
 	return orderJSONType
 }
@@ -63,6 +66,31 @@ func TypeOfOrderJSON() *runtime.MessageType[OrderJSON] {
 // delivery of another type is an error matching runtime.ErrOtherType.
 func DecodeOrderJSON(ctx context.Context, c *runtime.Connection, d *runtime.Delivery) (OrderJSON, error) {
 	return runtime.DecodeDelivery(ctx, c, orderJSONType, d)
+}
+
+// acemqCheckOrderJSON is the generated check of OrderJSON's JSON Schema (runtime.JSONChecker).
+func acemqCheckOrderJSON(v any, c *runtime.JSONCheck) bool {
+	switch x := v.(type) {
+	case OrderJSON:
+		x.acemqCheckJSON(c, nil)
+	case *OrderJSON:
+		if x == nil {
+			return false
+		}
+		x.acemqCheckJSON(c, nil)
+	default:
+		return false
+	}
+	return true
+}
+
+// Validate reports whether v may be published as the message
+// "bench.order.json.v1": nil, or the error Publish would return (one matching
+// runtime.ErrInvalidMessage, with a *runtime.SchemaError, for a value that
+// breaks the schema). It checks v in plain Go and asks the reference validator
+// only about a value the check does not pass.
+func (v OrderJSON) Validate() error {
+	return orderJSONType.Validate(v)
 }
 
 // orderAvroSchema is the schema of OrderAvro, from "schemas/order.avsc".

@@ -29,12 +29,15 @@ const orderPlacedSchema = "" +
 	"}"
 
 // orderPlacedType is the message type "order.placed.v2", payload OrderPlaced:
-// JSON, validated against its JSON Schema on publish and on consume.
-var orderPlacedType = runtime.JSONType[OrderPlaced]("order.placed.v2", orderPlacedSchema)
+// JSON, validated against its JSON Schema on publish and on consume, checked
+// in plain Go by acemqCheckOrderPlaced (the reference validator decides only
+// what it does not pass).
+var orderPlacedType = runtime.JSONTypeChecked[OrderPlaced]("order.placed.v2", orderPlacedSchema, acemqCheckOrderPlaced)
 
 // TypeOfOrderPlaced returns the message type "order.placed.v2", payload
 // OrderPlaced: JSON, validated against its JSON Schema on publish and on
-// consume.
+// consume, checked in plain Go by acemqCheckOrderPlaced (the reference
+// validator decides only what it does not pass).
 func TypeOfOrderPlaced() *runtime.MessageType[OrderPlaced] {
 	return orderPlacedType
 }
@@ -44,4 +47,29 @@ func TypeOfOrderPlaced() *runtime.MessageType[OrderPlaced] {
 // A delivery of another type is an error matching runtime.ErrOtherType.
 func DecodeOrderPlaced(ctx context.Context, c *runtime.Connection, d *runtime.Delivery) (OrderPlaced, error) {
 	return runtime.DecodeDelivery(ctx, c, orderPlacedType, d)
+}
+
+// acemqCheckOrderPlaced is the generated check of OrderPlaced's JSON Schema (runtime.JSONChecker).
+func acemqCheckOrderPlaced(v any, c *runtime.JSONCheck) bool {
+	switch x := v.(type) {
+	case OrderPlaced:
+		x.acemqCheckJSON(c, nil)
+	case *OrderPlaced:
+		if x == nil {
+			return false
+		}
+		x.acemqCheckJSON(c, nil)
+	default:
+		return false
+	}
+	return true
+}
+
+// Validate reports whether v may be published as the message
+// "order.placed.v2": nil, or the error Publish would return (one matching
+// runtime.ErrInvalidMessage, with a *runtime.SchemaError, for a value that
+// breaks the schema). It checks v in plain Go and asks the reference validator
+// only about a value the check does not pass.
+func (v OrderPlaced) Validate() error {
+	return orderPlacedType.Validate(v)
 }

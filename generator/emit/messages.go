@@ -25,6 +25,7 @@ func messagesFile(m *model.Model, source string) *jen.File {
 		f.Line()
 		registryVar(f, m.Registry)
 	}
+	checked := map[*schema.Type]bool{}
 	for _, msg := range m.Messages {
 		f.Line()
 		// const orderPlacedSchema = "{...}"
@@ -32,6 +33,11 @@ func messagesFile(m *model.Model, source string) *jen.File {
 		f.Const().Id(msg.SchemaConst).Op("=").Add(lines(msg.SchemaText))
 		f.Line()
 		messageTypeVar(f, msg, m.Registry)
+		if jsonChecked(msg) && !checked[msg.Root] {
+			checked[msg.Root] = true
+			f.Line()
+			checkRoot(f, msg.Root, msg.VarName, msg.Type)
+		}
 	}
 	return f
 }
@@ -91,6 +97,10 @@ func messageTypeVar(f *jen.File, msg *model.Message, reg *model.Registry) {
 	default:
 		what = fmt.Sprintf("the message type %q, payload %s: JSON, validated against its JSON Schema on publish and on consume", msg.Type, msg.GoName)
 		ctor = rt("JSONType").Types(jen.Id(msg.GoName)).Call(jen.Lit(msg.Type), jen.Id(msg.SchemaConst))
+		if jsonChecked(msg) {
+			what += ", checked in plain Go by " + "acemqCheck" + msg.Root.Name + " (the reference validator decides only what it does not pass)"
+			ctor = rt("JSONTypeChecked").Types(jen.Id(msg.GoName)).Call(jen.Lit(msg.Type), jen.Id(msg.SchemaConst), jen.Id("acemqCheck"+msg.Root.Name))
+		}
 	}
 	doc(f.Comment, "%s is %s.", msg.VarName, what)
 	f.Var().Id(msg.VarName).Op("=").Add(ctor)
@@ -106,6 +116,12 @@ func messageTypeVar(f *jen.File, msg *model.Message, reg *model.Registry) {
 	).Params(jen.Id(msg.GoName), jen.Error()).Block(
 		jen.Return(rt("DecodeDelivery").Call(jen.Id("ctx"), jen.Id("c"), jen.Id(msg.VarName), jen.Id("d"))),
 	)
+}
+
+// jsonChecked says msg is a JSON message whose payload struct has a
+// generated check.
+func jsonChecked(msg *model.Message) bool {
+	return msg.Format == schema.JSONSchema && msg.Root != nil && msg.Root.Kind == schema.Struct && msg.Root.JSONCheck != nil && msg.Root.Name == msg.GoName
 }
 
 // lines is text as a string constant of one line per line of text, so

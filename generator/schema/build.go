@@ -52,6 +52,7 @@ func Build(inputs []Input, reserved []string, opts ...Option) (*Universe, error)
 		}
 	}
 	slices.SortStableFunc(b.u.Types, func(x, y *Type) int { return cmp.Compare(first[x], first[y]) })
+	b.planJSONChecks()
 	msgOf := map[*Type]string{}
 	for msg, t := range b.u.Roots {
 		msgOf[t] = msg

@@ -143,6 +143,7 @@ func (l *jsonLoader) fillStruct(t *Type, n *jvalue, d *jsonDoc, ptr string) {
 	if ps == nil {
 		return
 	}
+	t.jsonSrc = &jsonSource{n: n, d: d, ps: ps, ptr: ptr}
 	if n.get("oneOf") != nil || n.get("anyOf") != nil {
 		t.Doc = append(t.Doc, "It holds the fields of every object variant of its oneOf/anyOf; the schema says which combinations are valid.")
 	}

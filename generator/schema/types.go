@@ -83,6 +83,13 @@ type Type struct {
 
 	// Nullable says a Union has a null branch (a nil *T is null).
 	Nullable bool
+
+	// JSONCheck is what the generated check of a JSON Schema struct
+	// verifies; nil when its schema, or one it reaches, has a keyword the
+	// check cannot verify exactly (the reference validator alone decides).
+	JSONCheck *JSONStructCheck
+
+	jsonSrc *jsonSource // the JSON Schema object a struct was mapped from
 }
 
 // Field is one struct field.

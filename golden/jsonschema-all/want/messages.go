@@ -185,12 +185,14 @@ const everythingSchema = "" +
 
 // everythingType is the message type "golden.jsonschema.everything.v1",
 // payload Everything: JSON, validated against its JSON Schema on publish and
-// on consume.
-var everythingType = runtime.JSONType[Everything]("golden.jsonschema.everything.v1", everythingSchema)
+// on consume, checked in plain Go by acemqCheckEverything (the reference
+// validator decides only what it does not pass).
+var everythingType = runtime.JSONTypeChecked[Everything]("golden.jsonschema.everything.v1", everythingSchema, acemqCheckEverything)
 
 // TypeOfEverything returns the message type "golden.jsonschema.everything.v1",
 // payload Everything: JSON, validated against its JSON Schema on publish and
-// on consume.
+// on consume, checked in plain Go by acemqCheckEverything (the reference
+// validator decides only what it does not pass).
 func TypeOfEverything() *runtime.MessageType[Everything] {
 	return everythingType
 }
@@ -200,4 +202,29 @@ func TypeOfEverything() *runtime.MessageType[Everything] {
 // delivery of another type is an error matching runtime.ErrOtherType.
 func DecodeEverything(ctx context.Context, c *runtime.Connection, d *runtime.Delivery) (Everything, error) {
 	return runtime.DecodeDelivery(ctx, c, everythingType, d)
+}
+
+// acemqCheckEverything is the generated check of Everything's JSON Schema (runtime.JSONChecker).
+func acemqCheckEverything(v any, c *runtime.JSONCheck) bool {
+	switch x := v.(type) {
+	case Everything:
+		x.acemqCheckJSON(c, nil)
+	case *Everything:
+		if x == nil {
+			return false
+		}
+		x.acemqCheckJSON(c, nil)
+	default:
+		return false
+	}
+	return true
+}
+
+// Validate reports whether v may be published as the message
+// "golden.jsonschema.everything.v1": nil, or the error Publish would return
+// (one matching runtime.ErrInvalidMessage, with a *runtime.SchemaError, for a
+// value that breaks the schema). It checks v in plain Go and asks the
+// reference validator only about a value the check does not pass.
+func (v Everything) Validate() error {
+	return everythingType.Validate(v)
 }

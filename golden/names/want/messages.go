@@ -37,12 +37,14 @@ const typeSchema = "" +
 
 // typeType is the message type "names.type.v1 */ //go:generate echo pwned",
 // payload Type: JSON, validated against its JSON Schema on publish and on
-// consume.
-var typeType = runtime.JSONType[Type]("names.type.v1 */ //go:generate echo pwned", typeSchema)
+// consume, checked in plain Go by acemqCheckType (the reference validator
+// decides only what it does not pass).
+var typeType = runtime.JSONTypeChecked[Type]("names.type.v1 */ //go:generate echo pwned", typeSchema, acemqCheckType)
 
 // TypeOfType returns the message type "names.type.v1 */ //go:generate echo
 // pwned", payload Type: JSON, validated against its JSON Schema on publish and
-// on consume.
+// on consume, checked in plain Go by acemqCheckType (the reference validator
+// decides only what it does not pass).
 func TypeOfType() *runtime.MessageType[Type] {
 	return typeType
 }
@@ -52,6 +54,31 @@ func TypeOfType() *runtime.MessageType[Type] {
 // delivery of another type is an error matching runtime.ErrOtherType.
 func DecodeType(ctx context.Context, c *runtime.Connection, d *runtime.Delivery) (Type, error) {
 	return runtime.DecodeDelivery(ctx, c, typeType, d)
+}
+
+// acemqCheckType is the generated check of Type's JSON Schema (runtime.JSONChecker).
+func acemqCheckType(v any, c *runtime.JSONCheck) bool {
+	switch x := v.(type) {
+	case Type:
+		x.acemqCheckJSON(c, nil)
+	case *Type:
+		if x == nil {
+			return false
+		}
+		x.acemqCheckJSON(c, nil)
+	default:
+		return false
+	}
+	return true
+}
+
+// Validate reports whether v may be published as the message "names.type.v1 */ //go:generate
+// echo pwned": nil, or the error Publish would return (one matching
+// runtime.ErrInvalidMessage, with a *runtime.SchemaError, for a value that
+// breaks the schema). It checks v in plain Go and asks the reference validator
+// only about a value the check does not pass.
+func (v Type) Validate() error {
+	return typeType.Validate(v)
 }
 
 // x2faCodeSchema is the schema of X2faCode, from "schemas/2fa_code.avsc".
@@ -101,12 +128,15 @@ const caféCrèmeSchema = "" +
 	"}"
 
 // caféCrèmeType is the message type "names.café.v1", payload CaféCrème:
-// JSON, validated against its JSON Schema on publish and on consume.
-var caféCrèmeType = runtime.JSONType[CaféCrème]("names.café.v1", caféCrèmeSchema)
+// JSON, validated against its JSON Schema on publish and on consume, checked
+// in plain Go by acemqCheckCaféCrème (the reference validator decides only
+// what it does not pass).
+var caféCrèmeType = runtime.JSONTypeChecked[CaféCrème]("names.café.v1", caféCrèmeSchema, acemqCheckCaféCrème)
 
 // TypeOfCaféCrème returns the message type "names.café.v1", payload
 // CaféCrème: JSON, validated against its JSON Schema on publish and on
-// consume.
+// consume, checked in plain Go by acemqCheckCaféCrème (the reference
+// validator decides only what it does not pass).
 func TypeOfCaféCrème() *runtime.MessageType[CaféCrème] {
 	return caféCrèmeType
 }
@@ -116,6 +146,31 @@ func TypeOfCaféCrème() *runtime.MessageType[CaféCrème] {
 // A delivery of another type is an error matching runtime.ErrOtherType.
 func DecodeCaféCrème(ctx context.Context, c *runtime.Connection, d *runtime.Delivery) (CaféCrème, error) {
 	return runtime.DecodeDelivery(ctx, c, caféCrèmeType, d)
+}
+
+// acemqCheckCaféCrème is the generated check of CaféCrème's JSON Schema (runtime.JSONChecker).
+func acemqCheckCaféCrème(v any, c *runtime.JSONCheck) bool {
+	switch x := v.(type) {
+	case CaféCrème:
+		x.acemqCheckJSON(c, nil)
+	case *CaféCrème:
+		if x == nil {
+			return false
+		}
+		x.acemqCheckJSON(c, nil)
+	default:
+		return false
+	}
+	return true
+}
+
+// Validate reports whether v may be published as the message "names.café.v1":
+// nil, or the error Publish would return (one matching
+// runtime.ErrInvalidMessage, with a *runtime.SchemaError, for a value that
+// breaks the schema). It checks v in plain Go and asks the reference validator
+// only about a value the check does not pass.
+func (v CaféCrème) Validate() error {
+	return caféCrèmeType.Validate(v)
 }
 
 // x订单Schema is the schema of X订单, from "schemas/dingdan.json".
@@ -131,11 +186,15 @@ const x订单Schema = "" +
 	"}"
 
 // x订单Type is the message type "names.订单.v1", payload X订单: JSON,
-// validated against its JSON Schema on publish and on consume.
-var x订单Type = runtime.JSONType[X订单]("names.订单.v1", x订单Schema)
+// validated against its JSON Schema on publish and on consume, checked in
+// plain Go by acemqCheckX订单 (the reference validator decides only what it
+// does not pass).
+var x订单Type = runtime.JSONTypeChecked[X订单]("names.订单.v1", x订单Schema, acemqCheckX订单)
 
 // TypeOfX订单 returns the message type "names.订单.v1", payload X订单:
-// JSON, validated against its JSON Schema on publish and on consume.
+// JSON, validated against its JSON Schema on publish and on consume, checked
+// in plain Go by acemqCheckX订单 (the reference validator decides only what
+// it does not pass).
 func TypeOfX订单() *runtime.MessageType[X订单] {
 	return x订单Type
 }
@@ -145,6 +204,31 @@ func TypeOfX订单() *runtime.MessageType[X订单] {
 // delivery of another type is an error matching runtime.ErrOtherType.
 func DecodeX订单(ctx context.Context, c *runtime.Connection, d *runtime.Delivery) (X订单, error) {
 	return runtime.DecodeDelivery(ctx, c, x订单Type, d)
+}
+
+// acemqCheckX订单 is the generated check of X订单's JSON Schema (runtime.JSONChecker).
+func acemqCheckX订单(v any, c *runtime.JSONCheck) bool {
+	switch x := v.(type) {
+	case X订单:
+		x.acemqCheckJSON(c, nil)
+	case *X订单:
+		if x == nil {
+			return false
+		}
+		x.acemqCheckJSON(c, nil)
+	default:
+		return false
+	}
+	return true
+}
+
+// Validate reports whether v may be published as the message
+// "names.订单.v1": nil, or the error Publish would return (one matching
+// runtime.ErrInvalidMessage, with a *runtime.SchemaError, for a value that
+// breaks the schema). It checks v in plain Go and asks the reference validator
+// only about a value the check does not pass.
+func (v X订单) Validate() error {
+	return x订单Type.Validate(v)
 }
 
 // rangeEventSchema is the schema of RangeEvent, from "schemas/range.json".
@@ -160,12 +244,15 @@ const rangeEventSchema = "" +
 	"}"
 
 // rangeEventType is the message type "names.range.v1", payload RangeEvent:
-// JSON, validated against its JSON Schema on publish and on consume.
-var rangeEventType = runtime.JSONType[RangeEvent]("names.range.v1", rangeEventSchema)
+// JSON, validated against its JSON Schema on publish and on consume, checked
+// in plain Go by acemqCheckRangeEvent (the reference validator decides only
+// what it does not pass).
+var rangeEventType = runtime.JSONTypeChecked[RangeEvent]("names.range.v1", rangeEventSchema, acemqCheckRangeEvent)
 
 // TypeOfRangeEvent returns the message type "names.range.v1", payload
 // RangeEvent: JSON, validated against its JSON Schema on publish and on
-// consume.
+// consume, checked in plain Go by acemqCheckRangeEvent (the reference
+// validator decides only what it does not pass).
 func TypeOfRangeEvent() *runtime.MessageType[RangeEvent] {
 	return rangeEventType
 }
@@ -175,4 +262,29 @@ func TypeOfRangeEvent() *runtime.MessageType[RangeEvent] {
 // delivery of another type is an error matching runtime.ErrOtherType.
 func DecodeRangeEvent(ctx context.Context, c *runtime.Connection, d *runtime.Delivery) (RangeEvent, error) {
 	return runtime.DecodeDelivery(ctx, c, rangeEventType, d)
+}
+
+// acemqCheckRangeEvent is the generated check of RangeEvent's JSON Schema (runtime.JSONChecker).
+func acemqCheckRangeEvent(v any, c *runtime.JSONCheck) bool {
+	switch x := v.(type) {
+	case RangeEvent:
+		x.acemqCheckJSON(c, nil)
+	case *RangeEvent:
+		if x == nil {
+			return false
+		}
+		x.acemqCheckJSON(c, nil)
+	default:
+		return false
+	}
+	return true
+}
+
+// Validate reports whether v may be published as the message "names.range.v1":
+// nil, or the error Publish would return (one matching
+// runtime.ErrInvalidMessage, with a *runtime.SchemaError, for a value that
+// breaks the schema). It checks v in plain Go and asks the reference validator
+// only about a value the check does not pass.
+func (v RangeEvent) Validate() error {
+	return rangeEventType.Validate(v)
 }

@@ -76,12 +76,14 @@ const orderCancelledSchema = "" +
 
 // orderCancelledType is the message type "order.cancelled.v1", payload
 // OrderCancelled: JSON, validated against its JSON Schema on publish and on
-// consume.
-var orderCancelledType = runtime.JSONType[OrderCancelled]("order.cancelled.v1", orderCancelledSchema)
+// consume, checked in plain Go by acemqCheckOrderCancelled (the reference
+// validator decides only what it does not pass).
+var orderCancelledType = runtime.JSONTypeChecked[OrderCancelled]("order.cancelled.v1", orderCancelledSchema, acemqCheckOrderCancelled)
 
 // TypeOfOrderCancelled returns the message type "order.cancelled.v1", payload
 // OrderCancelled: JSON, validated against its JSON Schema on publish and on
-// consume.
+// consume, checked in plain Go by acemqCheckOrderCancelled (the reference
+// validator decides only what it does not pass).
 func TypeOfOrderCancelled() *runtime.MessageType[OrderCancelled] {
 	return orderCancelledType
 }
@@ -92,4 +94,29 @@ func TypeOfOrderCancelled() *runtime.MessageType[OrderCancelled] {
 // runtime.ErrOtherType.
 func DecodeOrderCancelled(ctx context.Context, c *runtime.Connection, d *runtime.Delivery) (OrderCancelled, error) {
 	return runtime.DecodeDelivery(ctx, c, orderCancelledType, d)
+}
+
+// acemqCheckOrderCancelled is the generated check of OrderCancelled's JSON Schema (runtime.JSONChecker).
+func acemqCheckOrderCancelled(v any, c *runtime.JSONCheck) bool {
+	switch x := v.(type) {
+	case OrderCancelled:
+		x.acemqCheckJSON(c, nil)
+	case *OrderCancelled:
+		if x == nil {
+			return false
+		}
+		x.acemqCheckJSON(c, nil)
+	default:
+		return false
+	}
+	return true
+}
+
+// Validate reports whether v may be published as the message
+// "order.cancelled.v1": nil, or the error Publish would return (one matching
+// runtime.ErrInvalidMessage, with a *runtime.SchemaError, for a value that
+// breaks the schema). It checks v in plain Go and asks the reference validator
+// only about a value the check does not pass.
+func (v OrderCancelled) Validate() error {
+	return orderCancelledType.Validate(v)
 }

@@ -48,12 +48,14 @@ const shipmentRequestedSchema = "" +
 
 // shipmentRequestedType is the message type "shipment.requested.v1", payload
 // ShipmentRequested: JSON, validated against its JSON Schema on publish and on
-// consume.
-var shipmentRequestedType = runtime.JSONType[ShipmentRequested]("shipment.requested.v1", shipmentRequestedSchema)
+// consume, checked in plain Go by acemqCheckShipmentRequested (the reference
+// validator decides only what it does not pass).
+var shipmentRequestedType = runtime.JSONTypeChecked[ShipmentRequested]("shipment.requested.v1", shipmentRequestedSchema, acemqCheckShipmentRequested)
 
 // TypeOfShipmentRequested returns the message type "shipment.requested.v1",
 // payload ShipmentRequested: JSON, validated against its JSON Schema on
-// publish and on consume.
+// publish and on consume, checked in plain Go by acemqCheckShipmentRequested
+// (the reference validator decides only what it does not pass).
 func TypeOfShipmentRequested() *runtime.MessageType[ShipmentRequested] {
 	return shipmentRequestedType
 }
@@ -64,4 +66,29 @@ func TypeOfShipmentRequested() *runtime.MessageType[ShipmentRequested] {
 // runtime.ErrOtherType.
 func DecodeShipmentRequested(ctx context.Context, c *runtime.Connection, d *runtime.Delivery) (ShipmentRequested, error) {
 	return runtime.DecodeDelivery(ctx, c, shipmentRequestedType, d)
+}
+
+// acemqCheckShipmentRequested is the generated check of ShipmentRequested's JSON Schema (runtime.JSONChecker).
+func acemqCheckShipmentRequested(v any, c *runtime.JSONCheck) bool {
+	switch x := v.(type) {
+	case ShipmentRequested:
+		x.acemqCheckJSON(c, nil)
+	case *ShipmentRequested:
+		if x == nil {
+			return false
+		}
+		x.acemqCheckJSON(c, nil)
+	default:
+		return false
+	}
+	return true
+}
+
+// Validate reports whether v may be published as the message
+// "shipment.requested.v1": nil, or the error Publish would return (one
+// matching runtime.ErrInvalidMessage, with a *runtime.SchemaError, for a value
+// that breaks the schema). It checks v in plain Go and asks the reference
+// validator only about a value the check does not pass.
+func (v ShipmentRequested) Validate() error {
+	return shipmentRequestedType.Validate(v)
 }

@@ -3,7 +3,11 @@
 
 package shipping
 
-import "time"
+import (
+	"time"
+
+	"github.com/acemq/acemq-go/runtime"
+)
 
 // ShipmentRequested is the payload of the message "ShipmentRequested".
 //
@@ -16,6 +20,16 @@ type ShipmentRequested struct {
 	Parcels     *int64                   `json:"parcels,omitempty"`
 }
 
+// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
+func (v *ShipmentRequested) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
+	v.Address.acemqCheckJSON(c, &runtime.JSONAt{Up: at, Key: "address"})
+	if v.Parcels != nil {
+		if (*v.Parcels) < 1 {
+			c.Fail(&runtime.JSONAt{Up: at, Key: "parcels"}, "minimum: must not be < 1")
+		}
+	}
+}
+
 // ShipmentRequestedAddress is the object at #/$defs/address in schemas/shipment_requested.json.
 type ShipmentRequestedAddress struct {
 	Street string `json:"street"`
@@ -23,3 +37,6 @@ type ShipmentRequestedAddress struct {
 	// ISO 3166-1 alpha-2 code.
 	Country string `json:"country"`
 }
+
+// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
+func (v *ShipmentRequestedAddress) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {}

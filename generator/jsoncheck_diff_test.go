@@ -1,0 +1,170 @@
+package generator
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/acemq/acemq-go/generator/internal/names"
+)
+
+// TestJSONCheckDifferential proves the generated JSON Schema checks equal
+// to the reference validator (issue 14): every JSON Schema of the corpus
+// (generator/schema/testdata/corpus/jsonschema) and every golden case with
+// JSON messages is generated into a package of a scratch module, and one
+// test binary (testdata/jsoncheck/diff_test.go there) feeds each message
+// type generated instances and mutations of each; the generated check and
+// the reference must agree on every document and on the location of the
+// first violation. It also checks that the comparison is not vacuous: the
+// golden cases' checks are generated, and see invalid documents.
+func TestJSONCheckDifferential(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a scratch module")
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod := t.TempDir()
+	var imports, calls []string
+	addPkg := func(pkg, manifest, label string, msgs []string) {
+		dir := filepath.Join(mod, pkg)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		files, err := Generate(Options{Manifest: manifest, OutDir: dir})
+		if err != nil {
+			t.Logf("%s: not generated: %v", label, firstLine(err.Error()))
+			return
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f.Path, "_test.go") {
+				continue
+			}
+			if err := os.WriteFile(filepath.Join(dir, f.Path), f.Content, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		imports = append(imports, fmt.Sprintf("\t%s \"acemqdiff/%s\"", pkg, pkg))
+		for _, m := range msgs {
+			calls = append(calls, fmt.Sprintf("\tt.Run(%q, func(t *testing.T) { run(t, %q, %s.TypeOf%s()) })", label+" "+m, label+" "+m, pkg, m))
+		}
+	}
+	corpus, _ := filepath.Glob(filepath.Join(root, "generator/schema/testdata/corpus/jsonschema/*.json"))
+	if len(corpus) < 30 {
+		t.Fatalf("%d corpus JSON Schemas, want 30 or more", len(corpus))
+	}
+	for i, file := range corpus {
+		goName := names.Default().Ident(strings.TrimSuffix(filepath.Base(file), ".json"))
+		manifest := filepath.Join(mod, fmt.Sprintf("m%02d.yaml", i))
+		text := fmt.Sprintf("version: 1\npackage: c%02d\nmessages:\n  %s:\n    type: diff.c%02d\n    schema: %s\n", i, goName, i, file)
+		msgs := []string{goName}
+		if strings.HasSuffix(file, "openlineage__ColumnLineageDatasetFacet.json") {
+			text += fmt.Sprintf("  OpenLineage:\n    type: diff.c%02d.ol\n    schema: %s\n", i, filepath.Join(filepath.Dir(file), "openlineage__OpenLineage.json"))
+			msgs = append(msgs, "OpenLineage")
+		}
+		if err := os.WriteFile(manifest, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		addPkg(fmt.Sprintf("c%02d", i), manifest, "corpus/"+filepath.Base(file), msgs)
+	}
+	for _, g := range []struct {
+		dir  string
+		msgs []string
+	}{
+		{"jsonschema-all", []string{"Everything"}},
+		{"orders", nil},
+		{"shipping", nil},
+		{"names", nil},
+	} {
+		m, err := Load(filepath.Join(root, "golden", g.dir, "acemq.yaml"))
+		if err != nil {
+			t.Fatalf("golden %s: %v", g.dir, err)
+		}
+		var msgs []string
+		for _, msg := range m.Messages {
+			if msg.Format.String() == "jsonschema" {
+				msgs = append(msgs, msg.GoName)
+			}
+		}
+		addPkg("g"+strings.ReplaceAll(g.dir, "-", ""), filepath.Join(root, "golden", g.dir, "acemq.yaml"), "golden/"+g.dir, msgs)
+	}
+	harness, err := os.ReadFile("schema/testdata/jsoncheck/diff_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := "package diffall\n\nimport (\n\t\"testing\"\n\n" + strings.Join(imports, "\n") + "\n)\n\nfunc TestDifferential(t *testing.T) {\n" + strings.Join(calls, "\n") + "\n}\n"
+	writeScratch(t, root, mod, map[string]string{"diffall/diff_test.go": string(harness), "diffall/cases_test.go": cases})
+	out := filepath.Join(t.TempDir(), "tally.tsv")
+	cmd := exec.Command("go", "test", "-count=1", "./diffall")
+	cmd.Dir = mod
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "GOTOOLCHAIN=local", "ACEMQ_DIFF_OUT="+out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the differential test failed: %v\n%s", err, b)
+	}
+	checkTally(t, out)
+}
+
+// checkTally logs what was compared and asserts the golden checks ran.
+func checkTally(t *testing.T, path string) {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var checked, fallback, compared, invalid int
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		cols := strings.Split(sc.Text(), "\t")
+		n := make([]int, len(cols))
+		for i := 1; i < len(cols); i++ {
+			n[i], _ = strconv.Atoi(cols[i])
+		}
+		if n[1] < 0 {
+			fallback++
+			t.Logf("%s: no generated check (the reference validates it)", cols[0])
+			continue
+		}
+		checked++
+		compared += n[3]
+		invalid += n[5]
+		t.Logf("%s: %d documents, %d not Go values, %d compared (%d valid, %d invalid), %d undecided", cols[0], n[1], n[2], n[3], n[4], n[5], n[6])
+		if strings.HasPrefix(cols[0], "golden/jsonschema-all") && (n[4] == 0 || n[5] < 10) {
+			t.Errorf("%s: the comparison is too thin: %d valid, %d invalid", cols[0], n[4], n[5])
+		}
+	}
+	t.Logf("%d message types with a generated check, %d left to the reference; %d documents compared, %d of them invalid", checked, fallback, compared, invalid)
+	if checked == 0 || invalid == 0 {
+		t.Errorf("nothing was compared")
+	}
+}
+
+func firstLine(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
+}
+
+// writeScratch writes files and a go.mod using this repository into mod.
+func writeScratch(t *testing.T, root, mod string, files map[string]string) {
+	gomod := "module acemqdiff\n\ngo 1.26.0\n\nrequire github.com/acemq/acemq-go v0.0.0\n\nreplace github.com/acemq/acemq-go => " + root + "\n"
+	files["go.mod"] = gomod
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files["go.sum"] = string(sum)
+	for name, content := range files {
+		p := filepath.Join(mod, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

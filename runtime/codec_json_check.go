@@ -1,0 +1,134 @@
+package runtime
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// JSONChecker is a generated check of a typed value against the JSON Schema
+// of its message type, in plain Go: it reports to c every violation that
+// validating json.Marshal(v) would find, and returns false when v is not of
+// the type it checks (the codec then validates the marshalled document, as
+// for a type without a check). acemq-gen emits one per message type whose
+// schema uses only keywords it can check (docs/schema-mapping.md); the
+// codec trusts a check that finds nothing and asks the reference validator
+// (santhosh-tekuri/jsonschema) about everything else, so an error's text is
+// always the reference's.
+type JSONChecker func(v any, c *JSONCheck) bool
+
+// JSONCheck collects what a generated check finds. The zero value is ready
+// to use; a generated check only calls Fail and Undecided.
+type JSONCheck struct {
+	violations []Violation
+	undecided  bool
+}
+
+// JSONAt is a location in the document a generated check walks: member
+// Key of Up, or its element Index when Item is set. A nil *JSONAt is the
+// document itself. Generated code builds them on the stack; Fail copies
+// what it needs.
+type JSONAt struct {
+	Up    *JSONAt
+	Key   string
+	Index int
+	Item  bool
+}
+
+// Fail records a violation at at.
+func (c *JSONCheck) Fail(at *JSONAt, msg string) {
+	c.violations = append(c.violations, Violation{Location: at.pointer(), Message: msg})
+}
+
+// Undecided says the check cannot tell for this value (a string that is
+// not UTF-8, which encoding/json rewrites): the reference validator
+// decides.
+func (c *JSONCheck) Undecided() { c.undecided = true }
+
+// Passed says the check found nothing and was not undecided.
+func (c *JSONCheck) Passed() bool { return len(c.violations) == 0 && !c.undecided }
+
+// IsUndecided reports whether the check left the verdict to the reference.
+func (c *JSONCheck) IsUndecided() bool { return c.undecided }
+
+// Err is nil when the check found nothing, else a *SchemaError with what
+// it found, sorted by location as the codec sorts the reference's.
+func (c *JSONCheck) Err() error {
+	if len(c.violations) == 0 {
+		return nil
+	}
+	out := slices.Clone(c.violations)
+	slices.SortStableFunc(out, func(a, b Violation) int { return strings.Compare(a.Location, b.Location) })
+	return &SchemaError{Violations: slices.Compact(out)}
+}
+
+func (c *JSONCheck) reset() {
+	c.violations = c.violations[:0]
+	c.undecided = false
+}
+
+// pointer is the RFC 6901 pointer of at, "/" for the document.
+func (at *JSONAt) pointer() string {
+	var tokens []string
+	for a := at; a != nil; a = a.Up {
+		if a.Item {
+			tokens = append(tokens, strconv.Itoa(a.Index))
+		} else {
+			tokens = append(tokens, a.Key)
+		}
+	}
+	slices.Reverse(tokens)
+	return jsonPointer(tokens)
+}
+
+var jsonCheckPool = sync.Pool{New: func() any { return new(JSONCheck) }}
+
+// jsonChecked runs check on v: true when it finds nothing and was sure.
+func jsonChecked(check JSONChecker, v any) bool {
+	c := jsonCheckPool.Get().(*JSONCheck)
+	ok := check(v, c) && c.Passed()
+	c.reset()
+	jsonCheckPool.Put(c)
+	return ok
+}
+
+// JSONFormat is the reference validator's own check of a JSON Schema
+// format ("uuid", "email", "date", ...), for generated checks: true when s
+// is of the format. It is nil for a name the validator does not assert.
+func JSONFormat(name string) func(s string) bool {
+	jsonFormatsOnce.Do(jsonLoadFormats)
+	f := jsonFormats[name]
+	if f == nil {
+		return nil
+	}
+	return func(s string) bool { return f.Validate(s) == nil }
+}
+
+// jsonFormatNames are the formats santhosh-tekuri/jsonschema v6 asserts
+// (its format.go), each taken from a compiled schema so that the function
+// is the library's own.
+var jsonFormatNames = []string{
+	"json-pointer", "relative-json-pointer", "uuid", "duration", "period", "ipv4", "ipv6",
+	"hostname", "email", "date", "time", "date-time", "uri", "iri", "uri-reference",
+	"iri-reference", "uri-template", "semver",
+}
+
+var (
+	jsonFormatsOnce sync.Once
+	jsonFormats     map[string]*jsonschema.Format
+)
+
+func jsonLoadFormats() {
+	jsonFormats = map[string]*jsonschema.Format{}
+	for _, name := range jsonFormatNames {
+		sch, err := jsonCompile(fmt.Sprintf(`{"format": %q}`, name))
+		if err != nil || sch.Format == nil {
+			continue
+		}
+		jsonFormats[name] = sch.Format
+	}
+}
