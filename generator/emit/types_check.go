@@ -177,10 +177,10 @@ func checkString(x *jen.Statement, v *schema.JSONValueCheck, fail func(string) j
 		}
 	}
 	if v.Pattern != "" {
-		out = append(out, jen.If(jen.Op("!").Id(cv.pattern(v.Pattern)).Dot("MatchString").Call(s.Clone())).Block(fail("does not match pattern " + v.Pattern)))
+		out = append(out, jen.If(jen.Op("!").Id(cv.pattern(v.Pattern)).Dot("MatchString").Call(s.Clone())).Block(fail("does not match pattern "+v.Pattern)))
 	}
 	if v.Format != "" {
-		out = append(out, jen.If(jen.Op("!").Id(cv.format(v.Format)).Call(s.Clone())).Block(fail("is not valid " + v.Format)))
+		out = append(out, jen.If(jen.Op("!").Id(cv.format(v.Format)).Call(s.Clone())).Block(fail("is not valid "+v.Format)))
 	}
 	return out
 }

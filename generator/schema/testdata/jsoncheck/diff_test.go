@@ -27,7 +27,7 @@ import (
 
 // tally is written, one line per message, to $ACEMQ_DIFF_OUT.
 type tally struct {
-	file                                 string
+	file                                             string
 	docs, notGo, compared, valid, invalid, undecided int
 }
 
