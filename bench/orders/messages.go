@@ -68,31 +68,6 @@ func DecodeOrderJSON(ctx context.Context, c *runtime.Connection, d *runtime.Deli
 	return runtime.DecodeDelivery(ctx, c, orderJSONType, d)
 }
 
-// acemqCheckOrderJSON is the generated check of OrderJSON's JSON Schema (runtime.JSONChecker).
-func acemqCheckOrderJSON(v any, c *runtime.JSONCheck) bool {
-	switch x := v.(type) {
-	case OrderJSON:
-		x.acemqCheckJSON(c, nil)
-	case *OrderJSON:
-		if x == nil {
-			return false
-		}
-		x.acemqCheckJSON(c, nil)
-	default:
-		return false
-	}
-	return true
-}
-
-// Validate reports whether v may be published as the message
-// "bench.order.json.v1": nil, or the error Publish would return (one matching
-// runtime.ErrInvalidMessage, with a *runtime.SchemaError, for a value that
-// breaks the schema). It checks v in plain Go and asks the reference validator
-// only about a value the check does not pass.
-func (v OrderJSON) Validate() error {
-	return orderJSONType.Validate(v)
-}
-
 // orderAvroSchema is the schema of OrderAvro, from "schemas/order.avsc".
 const orderAvroSchema = "" +
 	"{\"type\": \"record\", \"name\": \"OrderAvro\", \"namespace\": \"bench\", \"doc\": \"An order with its line items (the bench's 1 KB body).\",\n" +

@@ -3,13 +3,7 @@
 
 package orders
 
-import (
-	"regexp"
-	"time"
-	"unicode/utf8"
-
-	"github.com/acemq/acemq-go/runtime"
-)
+import "time"
 
 // OrderJSON is the payload of the message "OrderJSON".
 //
@@ -24,52 +18,6 @@ type OrderJSON struct {
 	Note       *string              `json:"note,omitempty"`
 	Total      float64              `json:"total"`
 	Items      []OrderJSONItemsItem `json:"items"`
-}
-
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
-func (v *OrderJSON) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
-	if !utf8.ValidString(string(v.OrderID)) {
-		c.Undecided()
-	}
-	if !acemqFormatUUID(string(v.OrderID)) {
-		c.Fail(&runtime.JSONAt{Up: at, Key: "order_id"}, "is not valid uuid")
-	}
-	if utf8.RuneCountInString(string(v.CustomerID)) < 1 {
-		c.Fail(&runtime.JSONAt{Up: at, Key: "customer_id"}, "minLength: want at least 1 characters")
-	}
-	if v.Email != nil {
-		if !utf8.ValidString(string((*v.Email))) {
-			c.Undecided()
-		}
-		if !acemqFormatEmail(string((*v.Email))) {
-			c.Fail(&runtime.JSONAt{Up: at, Key: "email"}, "is not valid email")
-		}
-	}
-	if !utf8.ValidString(string(v.Status)) {
-		c.Undecided()
-	}
-	switch string(v.Status) {
-	case "placed", "paid", "shipped":
-	default:
-		c.Fail(&runtime.JSONAt{Up: at, Key: "status"}, "value must be one of the enum's values")
-	}
-	if !utf8.ValidString(string(v.Currency)) {
-		c.Undecided()
-	}
-	if !acemqPattern0.MatchString(string(v.Currency)) {
-		c.Fail(&runtime.JSONAt{Up: at, Key: "currency"}, "does not match pattern ^[A-Z]{3}$")
-	}
-	if v.Total < 0 {
-		c.Fail(&runtime.JSONAt{Up: at, Key: "total"}, "minimum: must not be < 0")
-	}
-	if v.Items == nil {
-		c.Fail(&runtime.JSONAt{Up: at, Key: "items"}, "got null, want array")
-	} else {
-		at1 := &runtime.JSONAt{Up: at, Key: "items"}
-		for i1 := range v.Items {
-			v.Items[i1].acemqCheckJSON(c, &runtime.JSONAt{Up: at1, Index: i1, Item: true})
-		}
-	}
 }
 
 // OrderJSONStatus is the enum at #/properties/status in schemas/order.json.
@@ -88,22 +36,6 @@ type OrderJSONItemsItem struct {
 	Name  string  `json:"name"`
 	Qty   int64   `json:"qty"`
 	Price float64 `json:"price"`
-}
-
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
-func (v *OrderJSONItemsItem) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
-	if !utf8.ValidString(string(v.Sku)) {
-		c.Undecided()
-	}
-	if !acemqPattern1.MatchString(string(v.Sku)) {
-		c.Fail(&runtime.JSONAt{Up: at, Key: "sku"}, "does not match pattern ^[A-Z]+-[0-9]+$")
-	}
-	if v.Qty < 1 {
-		c.Fail(&runtime.JSONAt{Up: at, Key: "qty"}, "minimum: must not be < 1")
-	}
-	if v.Price < 0 {
-		c.Fail(&runtime.JSONAt{Up: at, Key: "price"}, "minimum: must not be < 0")
-	}
 }
 
 // OrderAvro is the payload of the message "OrderAvro".
@@ -138,11 +70,3 @@ type Item struct {
 	Qty   int32   `avro:"qty" json:"qty"`
 	Price float64 `avro:"price" json:"price"`
 }
-
-// The patterns (compiled as the reference validator compiles them, RE2) and formats (the reference validator's own functions) the generated checks use.
-var (
-	acemqFormatUUID  = runtime.JSONFormat("uuid")
-	acemqFormatEmail = runtime.JSONFormat("email")
-	acemqPattern0    = regexp.MustCompile("^[A-Z]{3}$")
-	acemqPattern1    = regexp.MustCompile("^[A-Z]+-[0-9]+$")
-)

@@ -104,7 +104,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// counted is "1 file", "6 files".
+// counted is "1 file", "7 files".
 func counted(n int, noun string) string {
 	return fmt.Sprintf("%d %s", n, plural(n, noun, noun+"s"))
 }

@@ -48,28 +48,3 @@ func TypeOfOrderPlaced() *runtime.MessageType[OrderPlaced] {
 func DecodeOrderPlaced(ctx context.Context, c *runtime.Connection, d *runtime.Delivery) (OrderPlaced, error) {
 	return runtime.DecodeDelivery(ctx, c, orderPlacedType, d)
 }
-
-// acemqCheckOrderPlaced is the generated check of OrderPlaced's JSON Schema (runtime.JSONChecker).
-func acemqCheckOrderPlaced(v any, c *runtime.JSONCheck) bool {
-	switch x := v.(type) {
-	case OrderPlaced:
-		x.acemqCheckJSON(c, nil)
-	case *OrderPlaced:
-		if x == nil {
-			return false
-		}
-		x.acemqCheckJSON(c, nil)
-	default:
-		return false
-	}
-	return true
-}
-
-// Validate reports whether v may be published as the message
-// "order.placed.v2": nil, or the error Publish would return (one matching
-// runtime.ErrInvalidMessage, with a *runtime.SchemaError, for a value that
-// breaks the schema). It checks v in plain Go and asks the reference validator
-// only about a value the check does not pass.
-func (v OrderPlaced) Validate() error {
-	return orderPlacedType.Validate(v)
-}

@@ -3,8 +3,6 @@
 
 package main
 
-import "github.com/acemq/acemq-go/runtime"
-
 // OrderPlaced is the payload of the message "OrderPlaced".
 //
 // An order a customer placed.
@@ -14,6 +12,3 @@ type OrderPlaced struct {
 	// Who placed it; an order without one is refused.
 	CustomerID *string `json:"customer_id,omitempty"`
 }
-
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
-func (v *OrderPlaced) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {}

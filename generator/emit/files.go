@@ -31,6 +31,7 @@ type Output struct {
 func Files(m *model.Model, source string) []Output {
 	return []Output{
 		{"types.go", typesFile(m, source)},
+		{"checks.go", checksFile(m, source)},
 		{"messages.go", messagesFile(m, source)},
 		{"policies.go", policiesFile(m, source)},
 		{"topology.go", topologyFile(m, source)},

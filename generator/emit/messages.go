@@ -25,7 +25,6 @@ func messagesFile(m *model.Model, source string) *jen.File {
 		f.Line()
 		registryVar(f, m.Registry)
 	}
-	checked := map[*schema.Type]bool{}
 	for _, msg := range m.Messages {
 		f.Line()
 		// const orderPlacedSchema = "{...}"
@@ -33,11 +32,6 @@ func messagesFile(m *model.Model, source string) *jen.File {
 		f.Const().Id(msg.SchemaConst).Op("=").Add(lines(msg.SchemaText))
 		f.Line()
 		messageTypeVar(f, msg, m.Registry)
-		if jsonChecked(msg) && !checked[msg.Root] {
-			checked[msg.Root] = true
-			f.Line()
-			checkRoot(f, msg.Root, msg.VarName, msg.Type)
-		}
 	}
 	return f
 }

@@ -13,15 +13,10 @@ import (
 // them, the Avro schema texts and the helper that converts union branches.
 func Types(f *jen.File, u *schema.Universe) {
 	f.ImportName(typAvroPkg, "avro")
-	cv := newCheckVars()
 	for _, t := range u.Types {
 		switch t.Kind {
 		case schema.Struct:
 			typStruct(f, t)
-			if t.JSONCheck != nil {
-				f.Line()
-				typCheck(f, t, cv)
-			}
 		case schema.Enum:
 			typEnum(f, t)
 		case schema.Alias:
@@ -30,7 +25,6 @@ func Types(f *jen.File, u *schema.Universe) {
 			typUnion(f, t)
 		}
 	}
-	cv.emit(f)
 	typAvroSources(f, u)
 }
 

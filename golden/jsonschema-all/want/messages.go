@@ -203,28 +203,3 @@ func TypeOfEverything() *runtime.MessageType[Everything] {
 func DecodeEverything(ctx context.Context, c *runtime.Connection, d *runtime.Delivery) (Everything, error) {
 	return runtime.DecodeDelivery(ctx, c, everythingType, d)
 }
-
-// acemqCheckEverything is the generated check of Everything's JSON Schema (runtime.JSONChecker).
-func acemqCheckEverything(v any, c *runtime.JSONCheck) bool {
-	switch x := v.(type) {
-	case Everything:
-		x.acemqCheckJSON(c, nil)
-	case *Everything:
-		if x == nil {
-			return false
-		}
-		x.acemqCheckJSON(c, nil)
-	default:
-		return false
-	}
-	return true
-}
-
-// Validate reports whether v may be published as the message
-// "golden.jsonschema.everything.v1": nil, or the error Publish would return
-// (one matching runtime.ErrInvalidMessage, with a *runtime.SchemaError, for a
-// value that breaks the schema). It checks v in plain Go and asks the
-// reference validator only about a value the check does not pass.
-func (v Everything) Validate() error {
-	return everythingType.Validate(v)
-}

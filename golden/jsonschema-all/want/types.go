@@ -3,13 +3,7 @@
 
 package jsonschemaall
 
-import (
-	"regexp"
-	"time"
-	"unicode/utf8"
-
-	"github.com/acemq/acemq-go/runtime"
-)
+import "time"
 
 // Everything is the payload of the message "Everything".
 //
@@ -37,49 +31,6 @@ type Everything struct {
 	Money *Money                `json:"money,omitempty"`
 }
 
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
-func (v *Everything) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
-	if !utf8.ValidString(string(v.ID)) {
-		c.Undecided()
-	}
-	if !acemqFormatUUID(string(v.ID)) {
-		c.Fail(&runtime.JSONAt{Up: at, Key: "id"}, "is not valid uuid")
-	}
-	if v.Count < 0 {
-		c.Fail(&runtime.JSONAt{Up: at, Key: "count"}, "minimum: must not be < 0")
-	}
-	if !utf8.ValidString(string(v.Status)) {
-		c.Undecided()
-	}
-	switch string(v.Status) {
-	case "draft", "live", "retired":
-	default:
-		c.Fail(&runtime.JSONAt{Up: at, Key: "status"}, "value must be one of the enum's values")
-	}
-	if v.Tags == nil {
-		c.Fail(&runtime.JSONAt{Up: at, Key: "tags"}, "got null, want array")
-	}
-	v.Address.acemqCheckJSON(c, &runtime.JSONAt{Up: at, Key: "address"})
-	if v.Billing != nil {
-		v.Billing.acemqCheckJSON(c, &runtime.JSONAt{Up: at, Key: "billing"})
-	}
-	if v.Labels == nil {
-		c.Fail(&runtime.JSONAt{Up: at, Key: "labels"}, "got null, want object")
-	}
-	if v.Tree != nil {
-		v.Tree.acemqCheckJSON(c, &runtime.JSONAt{Up: at, Key: "tree"})
-	}
-	if len(v.Items) > 0 {
-		at1 := &runtime.JSONAt{Up: at, Key: "items"}
-		for i1 := range v.Items {
-			v.Items[i1].acemqCheckJSON(c, &runtime.JSONAt{Up: at1, Index: i1, Item: true})
-		}
-	}
-	if v.Money != nil {
-		v.Money.acemqCheckJSON(c, &runtime.JSONAt{Up: at, Key: "money"})
-	}
-}
-
 // EverythingStatus is the schema at #/properties/status in schemas/everything.json.
 //
 // An enum.
@@ -98,25 +49,12 @@ type EverythingAddress struct {
 	City   string  `json:"city"`
 }
 
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
-func (v *EverythingAddress) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {}
-
 // EverythingTree is the schema at #/$defs/tree in schemas/everything.json.
 //
 // A recursive definition.
 type EverythingTree struct {
 	Name     string           `json:"name"`
 	Children []EverythingTree `json:"children,omitempty"`
-}
-
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
-func (v *EverythingTree) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
-	if len(v.Children) > 0 {
-		at1 := &runtime.JSONAt{Up: at, Key: "children"}
-		for i1 := range v.Children {
-			v.Children[i1].acemqCheckJSON(c, &runtime.JSONAt{Up: at1, Index: i1, Item: true})
-		}
-	}
 }
 
 // EverythingItemsItem is the object at #/properties/items/items in schemas/everything.json.
@@ -126,28 +64,9 @@ type EverythingItemsItem struct {
 	Quantity *int64 `json:"quantity,omitempty"`
 }
 
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
-func (v *EverythingItemsItem) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {}
-
 // Money is the schema at # in schemas/money.json.
 type Money struct {
 	// In the currency's smallest unit.
 	Amount   int64  `json:"amount"`
 	Currency string `json:"currency"`
 }
-
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
-func (v *Money) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
-	if !utf8.ValidString(string(v.Currency)) {
-		c.Undecided()
-	}
-	if !acemqPattern0.MatchString(string(v.Currency)) {
-		c.Fail(&runtime.JSONAt{Up: at, Key: "currency"}, "does not match pattern ^[A-Z]{3}$")
-	}
-}
-
-// The patterns (compiled as the reference validator compiles them, RE2) and formats (the reference validator's own functions) the generated checks use.
-var (
-	acemqFormatUUID = runtime.JSONFormat("uuid")
-	acemqPattern0   = regexp.MustCompile("^[A-Z]{3}$")
-)

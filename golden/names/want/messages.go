@@ -56,31 +56,6 @@ func DecodeType(ctx context.Context, c *runtime.Connection, d *runtime.Delivery)
 	return runtime.DecodeDelivery(ctx, c, typeType, d)
 }
 
-// acemqCheckType is the generated check of Type's JSON Schema (runtime.JSONChecker).
-func acemqCheckType(v any, c *runtime.JSONCheck) bool {
-	switch x := v.(type) {
-	case Type:
-		x.acemqCheckJSON(c, nil)
-	case *Type:
-		if x == nil {
-			return false
-		}
-		x.acemqCheckJSON(c, nil)
-	default:
-		return false
-	}
-	return true
-}
-
-// Validate reports whether v may be published as the message "names.type.v1 */ //go:generate
-// echo pwned": nil, or the error Publish would return (one matching
-// runtime.ErrInvalidMessage, with a *runtime.SchemaError, for a value that
-// breaks the schema). It checks v in plain Go and asks the reference validator
-// only about a value the check does not pass.
-func (v Type) Validate() error {
-	return typeType.Validate(v)
-}
-
 // x2faCodeSchema is the schema of X2faCode, from "schemas/2fa_code.avsc".
 const x2faCodeSchema = "" +
 	"{\n" +
@@ -148,31 +123,6 @@ func DecodeCaféCrème(ctx context.Context, c *runtime.Connection, d *runtime.De
 	return runtime.DecodeDelivery(ctx, c, caféCrèmeType, d)
 }
 
-// acemqCheckCaféCrème is the generated check of CaféCrème's JSON Schema (runtime.JSONChecker).
-func acemqCheckCaféCrème(v any, c *runtime.JSONCheck) bool {
-	switch x := v.(type) {
-	case CaféCrème:
-		x.acemqCheckJSON(c, nil)
-	case *CaféCrème:
-		if x == nil {
-			return false
-		}
-		x.acemqCheckJSON(c, nil)
-	default:
-		return false
-	}
-	return true
-}
-
-// Validate reports whether v may be published as the message "names.café.v1":
-// nil, or the error Publish would return (one matching
-// runtime.ErrInvalidMessage, with a *runtime.SchemaError, for a value that
-// breaks the schema). It checks v in plain Go and asks the reference validator
-// only about a value the check does not pass.
-func (v CaféCrème) Validate() error {
-	return caféCrèmeType.Validate(v)
-}
-
 // x订单Schema is the schema of X订单, from "schemas/dingdan.json".
 const x订单Schema = "" +
 	"{\n" +
@@ -206,31 +156,6 @@ func DecodeX订单(ctx context.Context, c *runtime.Connection, d *runtime.Delive
 	return runtime.DecodeDelivery(ctx, c, x订单Type, d)
 }
 
-// acemqCheckX订单 is the generated check of X订单's JSON Schema (runtime.JSONChecker).
-func acemqCheckX订单(v any, c *runtime.JSONCheck) bool {
-	switch x := v.(type) {
-	case X订单:
-		x.acemqCheckJSON(c, nil)
-	case *X订单:
-		if x == nil {
-			return false
-		}
-		x.acemqCheckJSON(c, nil)
-	default:
-		return false
-	}
-	return true
-}
-
-// Validate reports whether v may be published as the message
-// "names.订单.v1": nil, or the error Publish would return (one matching
-// runtime.ErrInvalidMessage, with a *runtime.SchemaError, for a value that
-// breaks the schema). It checks v in plain Go and asks the reference validator
-// only about a value the check does not pass.
-func (v X订单) Validate() error {
-	return x订单Type.Validate(v)
-}
-
 // rangeEventSchema is the schema of RangeEvent, from "schemas/range.json".
 const rangeEventSchema = "" +
 	"{\n" +
@@ -262,29 +187,4 @@ func TypeOfRangeEvent() *runtime.MessageType[RangeEvent] {
 // delivery of another type is an error matching runtime.ErrOtherType.
 func DecodeRangeEvent(ctx context.Context, c *runtime.Connection, d *runtime.Delivery) (RangeEvent, error) {
 	return runtime.DecodeDelivery(ctx, c, rangeEventType, d)
-}
-
-// acemqCheckRangeEvent is the generated check of RangeEvent's JSON Schema (runtime.JSONChecker).
-func acemqCheckRangeEvent(v any, c *runtime.JSONCheck) bool {
-	switch x := v.(type) {
-	case RangeEvent:
-		x.acemqCheckJSON(c, nil)
-	case *RangeEvent:
-		if x == nil {
-			return false
-		}
-		x.acemqCheckJSON(c, nil)
-	default:
-		return false
-	}
-	return true
-}
-
-// Validate reports whether v may be published as the message "names.range.v1":
-// nil, or the error Publish would return (one matching
-// runtime.ErrInvalidMessage, with a *runtime.SchemaError, for a value that
-// breaks the schema). It checks v in plain Go and asks the reference validator
-// only about a value the check does not pass.
-func (v RangeEvent) Validate() error {
-	return rangeEventType.Validate(v)
 }

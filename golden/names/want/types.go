@@ -3,12 +3,6 @@
 
 package names
 
-import (
-	"unicode/utf8"
-
-	"github.com/acemq/acemq-go/runtime"
-)
-
 // Type is the payload of the message "type".
 //
 // type
@@ -29,9 +23,6 @@ type Type struct {
 	WithDash *string `json:"with-dash,omitempty"`
 	Ünïcödé  *string `json:"ünïcödé,omitempty"`
 }
-
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
-func (v *Type) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {}
 
 // X2faCode is the payload of the message "2fa-code".
 //
@@ -68,18 +59,6 @@ type CaféCrème struct {
 	Sucré  *bool           `json:"sucré,omitempty"`
 }
 
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
-func (v *CaféCrème) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
-	if !utf8.ValidString(string(v.Taille)) {
-		c.Undecided()
-	}
-	switch string(v.Taille) {
-	case "petit", "grand", "très-grand":
-	default:
-		c.Fail(&runtime.JSONAt{Up: at, Key: "taille"}, "value must be one of the enum's values")
-	}
-}
-
 // CaféCrèmeTaille is the enum at #/properties/taille in schemas/cafe.json.
 type CaféCrèmeTaille string
 
@@ -98,14 +77,8 @@ type X订单 struct {
 	X编号 string `json:"编号"`
 }
 
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
-func (v *X订单) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {}
-
 // RangeEvent is the object at # in schemas/range.json.
 type RangeEvent struct {
 	From int64 `json:"from"`
 	To   int64 `json:"to"`
 }
-
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
-func (v *RangeEvent) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {}

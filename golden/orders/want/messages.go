@@ -95,28 +95,3 @@ func TypeOfOrderCancelled() *runtime.MessageType[OrderCancelled] {
 func DecodeOrderCancelled(ctx context.Context, c *runtime.Connection, d *runtime.Delivery) (OrderCancelled, error) {
 	return runtime.DecodeDelivery(ctx, c, orderCancelledType, d)
 }
-
-// acemqCheckOrderCancelled is the generated check of OrderCancelled's JSON Schema (runtime.JSONChecker).
-func acemqCheckOrderCancelled(v any, c *runtime.JSONCheck) bool {
-	switch x := v.(type) {
-	case OrderCancelled:
-		x.acemqCheckJSON(c, nil)
-	case *OrderCancelled:
-		if x == nil {
-			return false
-		}
-		x.acemqCheckJSON(c, nil)
-	default:
-		return false
-	}
-	return true
-}
-
-// Validate reports whether v may be published as the message
-// "order.cancelled.v1": nil, or the error Publish would return (one matching
-// runtime.ErrInvalidMessage, with a *runtime.SchemaError, for a value that
-// breaks the schema). It checks v in plain Go and asks the reference validator
-// only about a value the check does not pass.
-func (v OrderCancelled) Validate() error {
-	return orderCancelledType.Validate(v)
-}

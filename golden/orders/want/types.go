@@ -3,12 +3,6 @@
 
 package orders
 
-import (
-	"unicode/utf8"
-
-	"github.com/acemq/acemq-go/runtime"
-)
-
 // OrderPlaced is the payload of the message "OrderPlaced".
 //
 // An order a customer placed.
@@ -38,18 +32,6 @@ type OrderCancelled struct {
 	OrderID string               `json:"order_id"`
 	Reason  OrderCancelledReason `json:"reason"`
 	Note    *string              `json:"note,omitempty"`
-}
-
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
-func (v *OrderCancelled) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
-	if !utf8.ValidString(string(v.Reason)) {
-		c.Undecided()
-	}
-	switch string(v.Reason) {
-	case "customer", "stock", "fraud":
-	default:
-		c.Fail(&runtime.JSONAt{Up: at, Key: "reason"}, "value must be one of the enum's values")
-	}
 }
 
 // OrderCancelledReason is the enum at #/properties/reason in schemas/order_cancelled.json.

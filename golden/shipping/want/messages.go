@@ -67,28 +67,3 @@ func TypeOfShipmentRequested() *runtime.MessageType[ShipmentRequested] {
 func DecodeShipmentRequested(ctx context.Context, c *runtime.Connection, d *runtime.Delivery) (ShipmentRequested, error) {
 	return runtime.DecodeDelivery(ctx, c, shipmentRequestedType, d)
 }
-
-// acemqCheckShipmentRequested is the generated check of ShipmentRequested's JSON Schema (runtime.JSONChecker).
-func acemqCheckShipmentRequested(v any, c *runtime.JSONCheck) bool {
-	switch x := v.(type) {
-	case ShipmentRequested:
-		x.acemqCheckJSON(c, nil)
-	case *ShipmentRequested:
-		if x == nil {
-			return false
-		}
-		x.acemqCheckJSON(c, nil)
-	default:
-		return false
-	}
-	return true
-}
-
-// Validate reports whether v may be published as the message
-// "shipment.requested.v1": nil, or the error Publish would return (one
-// matching runtime.ErrInvalidMessage, with a *runtime.SchemaError, for a value
-// that breaks the schema). It checks v in plain Go and asks the reference
-// validator only about a value the check does not pass.
-func (v ShipmentRequested) Validate() error {
-	return shipmentRequestedType.Validate(v)
-}

@@ -3,11 +3,7 @@
 
 package shipping
 
-import (
-	"time"
-
-	"github.com/acemq/acemq-go/runtime"
-)
+import "time"
 
 // ShipmentRequested is the payload of the message "ShipmentRequested".
 //
@@ -20,16 +16,6 @@ type ShipmentRequested struct {
 	Parcels     *int64                   `json:"parcels,omitempty"`
 }
 
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
-func (v *ShipmentRequested) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
-	v.Address.acemqCheckJSON(c, &runtime.JSONAt{Up: at, Key: "address"})
-	if v.Parcels != nil {
-		if (*v.Parcels) < 1 {
-			c.Fail(&runtime.JSONAt{Up: at, Key: "parcels"}, "minimum: must not be < 1")
-		}
-	}
-}
-
 // ShipmentRequestedAddress is the object at #/$defs/address in schemas/shipment_requested.json.
 type ShipmentRequestedAddress struct {
 	Street string `json:"street"`
@@ -37,6 +23,3 @@ type ShipmentRequestedAddress struct {
 	// ISO 3166-1 alpha-2 code.
 	Country string `json:"country"`
 }
-
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
-func (v *ShipmentRequestedAddress) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {}

@@ -4,18 +4,44 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/acemq/acemq-go/generator/model"
 	"github.com/acemq/acemq-go/generator/schema"
 	"github.com/dave/jennifer/jen"
 )
 
-// The generated JSON Schema checks (docs/schema-mapping.md, "Validation"):
-// each struct with a schema.JSONStructCheck gets
+// checksFile emits the generated JSON Schema checks (docs/schema-mapping.md,
+// "Validation"); a package without any has the file, empty, so that the
+// set of generated files never depends on the schemas. Each struct with a
+// schema.JSONStructCheck gets
 //
 //	func (v *Order) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt)
 //
 // which reports to c every violation of its schema in the value as
 // encoding/json writes it; the message types of such structs are declared
 // with runtime.JSONTypeChecked and the payload gets a Validate method.
+func checksFile(m *model.Model, source string) *jen.File {
+	f := newFile(m, source)
+	if m.Types == nil {
+		return f
+	}
+	cv := newCheckVars()
+	for _, t := range m.Types.Types {
+		if t.Kind == schema.Struct && t.JSONCheck != nil {
+			typCheck(f, t, cv)
+			f.Line()
+		}
+	}
+	done := map[*schema.Type]bool{}
+	for _, msg := range m.Messages {
+		if jsonChecked(msg) && !done[msg.Root] {
+			done[msg.Root] = true
+			checkRoot(f, msg.Root, msg.VarName, msg.Type)
+			f.Line()
+		}
+	}
+	cv.emit(f)
+	return f
+}
 
 const (
 	utf8Pkg   = "unicode/utf8"
