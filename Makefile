@@ -22,13 +22,13 @@ broker: ## make sure a RabbitMQ with the management plugin answers at ACEMQ_TEST
 crosscheck: ## install avsc and ajv (the corpus tests' second implementations) into internal/crosscheck (npm ci)
 	@bash scripts/crosscheck.sh
 
-broker4: ## RabbitMQ 4.0 beside the machine's broker: node rmq4@localhost, 127.0.0.1:5674, management :15674 (trixie chroot in /var/cache/acemq; root)
+broker4: ## RabbitMQ 4.0 beside the machine's broker: node rmq4@localhost, 127.0.0.1:5674, management :15674, rabbitmq_prometheus :15694 (trixie chroot in /var/cache/acemq; root)
 	@bash scripts/broker4.sh up
 
 broker4-down: ## stop the RabbitMQ 4.0 node (the chroot stays for the next run)
 	@bash scripts/broker4.sh down
 
-RMQ4_ENV := ACEMQ_TEST_URL=amqp://guest:guest@127.0.0.1:5674/ ACEMQ_TEST_MGMT_URL=http://127.0.0.1:15674
+RMQ4_ENV := ACEMQ_TEST_URL=amqp://guest:guest@127.0.0.1:5674/ ACEMQ_TEST_MGMT_URL=http://127.0.0.1:15674 ACEMQ_TEST_PROMETHEUS_URL=http://127.0.0.1:15694
 
 test-rmq4: broker4 ## every test (with -race) against RabbitMQ 4.0 (make broker4), then: no deprecated feature used
 	$(RMQ4_ENV) $(GO) test -race -count=1 -timeout 12m ./...

@@ -141,7 +141,14 @@ loopback_users.guest = true
 log.file.level = info
 log.console = false
 EOF
-  echo '[rabbitmq_management].' >"$ROOT/etc/rabbitmq/$n.plugins"
+  local plugins=rabbitmq_management
+  if [ "$n" = rmq4 ]; then
+    # RabbitMQ's own exporter for internal/alertcheck's drain alerts, on
+    # the AMQP port plus 10020 (15694; the cluster nodes have none).
+    printf 'prometheus.tcp.ip = 127.0.0.1\nprometheus.tcp.port = %d\n' $((AMQP + 10020)) >>"$ROOT/etc/rabbitmq/$n.conf"
+    plugins=rabbitmq_management,rabbitmq_prometheus
+  fi
+  echo "[$plugins]." >"$ROOT/etc/rabbitmq/$n.plugins"
   chown "$RMQ_UID:$RMQ_UID" "$ROOT/etc/rabbitmq/$n.conf" "$ROOT/etc/rabbitmq/$n.plugins"
   mkdir -p "$ROOT/var/lib/rabbitmq/$n" "$ROOT/var/log/rabbitmq/$n"
   chown "$RMQ_UID:$RMQ_UID" "$ROOT/var/lib/rabbitmq/$n" "$ROOT/var/log/rabbitmq/$n"
