@@ -171,3 +171,24 @@ func sortedKeys(m map[string]any) []string {
 func asWritten(data []byte) string {
 	return strings.TrimRight(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
 }
+
+// unbundle maps a pointer into a bundled text back to the file it came
+// from: "#/$defs/acemq-bundle:schemas~1money.json/properties/cents" is
+// "schemas/money.json", "#/properties/cents". ok is false for a pointer
+// into the root file.
+func unbundle(pointer string) (file, inFile string, ok bool) {
+	rest, isPtr := strings.CutPrefix(pointer, "#/")
+	if !isPtr {
+		return "", "", false
+	}
+	defs, rest, _ := strings.Cut(rest, "/")
+	key, inner, _ := strings.Cut(rest, "/")
+	target, bundled := strings.CutPrefix(strings.NewReplacer("~1", "/", "~0", "~").Replace(key), "acemq-bundle:")
+	if defs != "$defs" && defs != "definitions" || !bundled {
+		return "", "", false
+	}
+	if inner == "" {
+		return target, "#", true
+	}
+	return target, "#/" + inner, true
+}

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"path"
 	"strings"
 
+	"github.com/acemq/acemq-go/generator/input"
 	"github.com/acemq/acemq-go/generator/manifest"
 	"github.com/acemq/acemq-go/generator/schema"
 	"github.com/acemq/acemq-go/runtime"
@@ -42,10 +45,40 @@ func (b *builder) checkCodec(who string, at manifest.Str, m *Message) {
 	default:
 		return
 	}
-	if err != nil {
-		b.errorf(at.Pos, "%s: %s: the runtime cannot use this schema: %v; fix the schema",
-			who, schema.Printable(at.Value), err)
+	if err == nil {
+		return
 	}
+	if m.Format == schema.JSONSchema {
+		// What a file alone passes, the bundle of it and the files it
+		// refers to can break (a document without $schema takes its
+		// bundle's draft): said by keyword and pointer into the text the
+		// generated code holds, never by the compiler's internal URI.
+		if es := schema.MetaschemaErrors(m.SchemaPath, m.SchemaText); len(es) > 0 {
+			for _, e := range es {
+				b.errorf(at.Pos, "%s: %v", who, b.unbundled(e, m.SchemaPath))
+			}
+			return
+		}
+	}
+	b.errorf(at.Pos, "%s: %s: the runtime cannot use this schema: %v; fix the schema",
+		who, schema.Printable(at.Value), err)
+}
+
+// unbundled is e, found in the bundled text of the schema file root, at
+// the file and pointer it came from (with a word on why that file passes
+// alone: in the bundle it takes root's draft), else at root.
+func (b *builder) unbundled(e *schema.Error, root string) *schema.Error {
+	file, ptr, ok := unbundle(e.Pointer)
+	if !ok {
+		e.Line, e.Col = 0, 0 // a place in the bundle, not in the file
+		return e
+	}
+	e.Path, e.Pointer, e.Line, e.Col = file, ptr, 0, 0
+	if data, err := fs.ReadFile(b.fsys, input.Resolve(b.dir, file)); err == nil {
+		e.Line, e.Col = schema.Locate(data, ptr)
+	}
+	e.Msg += fmt.Sprintf(" (bundled into %s, a document without $schema takes its draft: give %s a $schema of its own, or write it for that draft)", schema.Printable(root), schema.Printable(path.Base(file)))
+	return e
 }
 
 // noRegistry is the registry checkCodec's Avro codec is built with: the

@@ -72,3 +72,26 @@ type refuseLoader struct{}
 func (refuseLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("%s is not loaded when checking a document against its metaschema", url)
 }
+
+// MetaschemaErrors checks a JSON Schema text against its metaschema as
+// Build checks each document (and as the runtime's compiler does), and
+// returns one error per place that breaks it, at path and a pointer into
+// the text, with the one keyword that is wrong: for a text Build did not
+// read as it is (a bundle of several files), whose compile the runtime
+// refuses all the same.
+func MetaschemaErrors(path, text string) []*Error {
+	data := []byte(text)
+	root, err := parseJSON(data)
+	if err != nil {
+		return nil
+	}
+	b := newBuilder(nil)
+	if b.checkMetaschema(&jsonDoc{path: path, root: root}, data) {
+		return nil
+	}
+	out := make([]*Error, 0, len(b.errs))
+	for _, e := range b.errs {
+		out = append(out, e.(*Error))
+	}
+	return out
+}

@@ -75,3 +75,19 @@ func (b *builder) failJSON(path string, data []byte, err error) {
 	}
 	b.errs = append(b.errs, e)
 }
+
+// Locate is the line and column (1-based, in bytes) of the value at
+// pointer ("#/properties/a") in the JSON text data, or 0, 0 when data is
+// not JSON or has nothing there.
+func Locate(data []byte, pointer string) (line, col int) {
+	root, err := parseJSON(data)
+	if err != nil {
+		return 0, 0
+	}
+	s := source{root: root, data: data}
+	off := s.offset(pointer)
+	if off < 0 {
+		return 0, 0
+	}
+	return textPos(data, off)
+}
