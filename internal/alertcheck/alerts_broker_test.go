@@ -120,7 +120,7 @@ func promtool(t *testing.T, root string) string {
 func TestEveryDocumentedExpressionIsTested(t *testing.T) {
 	exprs := docExprs(t, filepath.Join(moduleRoot(t), "docs", "metrics.md"))
 	tested := []string{
-		"acemq_retry_rung_missing_total", "acemq_set_aside_failed_total", // TestDocumentedAlertsOnTheRuntimesSeries
+		"acemq_retry_rung_missing_total", "acemq_set_aside_failed_total", "acemq_outcome_total", // TestDocumentedAlertsOnTheRuntimesSeries
 		"rabbitmq_", // TestDrainAlertsOnRabbitMQsSeries
 	}
 	for _, e := range exprs {
@@ -267,13 +267,16 @@ func writeJSON(t *testing.T, path string, v any) {
 // then after each failed try (minutes 1..3), and the last values are held
 // for 20 minutes: the rung alert fires for the rung's queue alone from
 // minute 1 until 10 minutes pass without an increase; the set-aside alert
-// fires for the other queue alone, until 5 minutes after the last failure.
+// fires for the other queue alone, until 5 minutes after the last failure;
+// the dead-letter growth alert fires for a third queue, whose first
+// message was rejected into its q.dlq, until an hour without another.
 func TestDocumentedAlertsOnTheRuntimesSeries(t *testing.T) {
 	root := moduleRoot(t)
 	bin := promtool(t, root)
 	exprs := docExprs(t, filepath.Join(root, "docs", "metrics.md"))
 	rungExpr := claim(t, exprs, "acemq_retry_rung_missing_total")
 	setAsideExpr := claim(t, exprs, "acemq_set_aside_failed_total")
+	growthExpr := claim(t, exprs, "acemq_outcome_total")
 	brokertest.Require(t)
 
 	reg := prometheus.NewRegistry()
@@ -312,15 +315,26 @@ func TestDocumentedAlertsOnTheRuntimesSeries(t *testing.T) {
 		return runtime.Reject(errors.New("nowhere to go"))
 	}, runtime.WithoutDeclare())
 
+	// A queue whose first message is rejected, with its q.dlq: the first
+	// dead letter (acemq.outcome rejected is born at 1).
+	rejects := brokertest.Queue(t, "alerts.rejects")
+	if err := c.Declare(ctx, runtime.NewTopology().Queue(runtime.Queue{Name: rejects, DeadLetter: true})); err != nil {
+		t.Fatal(err)
+	}
+	consume(t, ctx, c, rejects, mt, func(*runtime.Message[string]) runtime.Ack {
+		return runtime.Reject(errors.New("no customer id"))
+	})
+
 	var snaps snapshots
-	snaps.take(t, reg) // minute 0: both consumers up, nothing published
-	for _, q := range []string{rungQ, homeless} {
+	snaps.take(t, reg) // minute 0: the consumers up, nothing published
+	for _, q := range []string{rungQ, homeless, rejects} {
 		if err := runtime.Publish(ctx, c, mt, "", "x", runtime.WithRoutingKey(q)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	rung := counterSeries("acemq_retry_rung_missing_total", rungQ)
 	failed := counterSeries("acemq_set_aside_failed_total", homeless)
+	rejected := "acemq_outcome_total{acemq_message_type=" + strconv.Quote(mt.Name()) + ",acemq_outcome=\"rejected\",messaging_destination_name=" + strconv.Quote(rejects)
 	for want := 1.0; want <= 3; want++ { // minutes 1, 2, 3: after each failed try
 		deadline := time.Now().Add(30 * time.Second)
 		for {
@@ -331,11 +345,11 @@ func TestDocumentedAlertsOnTheRuntimesSeries(t *testing.T) {
 					snap[seriesName(f.GetName(), m)] = m.GetCounter().GetValue()
 				}
 			}
-			if valueOf(snap, rung) == 1 && valueOf(snap, failed) >= want {
+			if valueOf(snap, rung) == 1 && valueOf(snap, failed) >= want && valueOf(snap, rejected) == 1 {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("after 30s: %s %v, %s %v (want 1, ≥ %v)", rung, valueOf(snap, rung), failed, valueOf(snap, failed), want)
+				t.Fatalf("after 30s: %s %v, %s %v, %s %v (want 1, ≥ %v, 1)", rung, valueOf(snap, rung), failed, valueOf(snap, failed), rejected, valueOf(snap, rejected), want)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
@@ -343,7 +357,7 @@ func TestDocumentedAlertsOnTheRuntimesSeries(t *testing.T) {
 	}
 
 	dest := func(q string) []map[string]string { return []map[string]string{{"messaging_destination_name": q}} }
-	runPromtool(t, bin, map[string]expr{"RungMissing": rungExpr, "SetAsideFailed": setAsideExpr}, snaps.inputSeries(20), []alertCase{
+	runPromtool(t, bin, map[string]expr{"RungMissing": rungExpr, "SetAsideFailed": setAsideExpr, "DeadLetters": growthExpr}, snaps.inputSeries(70), []alertCase{
 		{0, "RungMissing", nil},
 		{time.Minute, "RungMissing", dest(rungQ)},
 		{3 * time.Minute, "RungMissing", dest(rungQ)},
@@ -353,6 +367,10 @@ func TestDocumentedAlertsOnTheRuntimesSeries(t *testing.T) {
 		{time.Minute, "SetAsideFailed", dest(homeless)},
 		{7 * time.Minute, "SetAsideFailed", dest(homeless)}, // the last failure, minute 2 to 3, is in [2m, 7m]
 		{8 * time.Minute, "SetAsideFailed", nil},
+		{0, "DeadLetters", nil},
+		{time.Minute, "DeadLetters", dest(rejects)},
+		{60 * time.Minute, "DeadLetters", dest(rejects)}, // an hour ago (minute 0) it did not exist yet
+		{62 * time.Minute, "DeadLetters", nil},           // there an hour ago, no increase since
 	})
 }
 
