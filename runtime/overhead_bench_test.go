@@ -64,16 +64,23 @@ func BenchmarkConsumeObservability(b *testing.B) {
 			return runtime.Accept()
 		})
 	}
-	b.Run("handler=empty", func(b *testing.B) { benchObservability(b, true, fillText, empty) })
+	b.Run("handler=empty", func(b *testing.B) { benchObservability(b, sdktrace.AlwaysSample(), fillText, empty) })
 	// Metrics on, tracing off (the no-op tracer provider): what the
 	// metrics cost alone.
-	b.Run("handler=empty/on=metrics", func(b *testing.B) { benchObservability(b, false, fillText, empty) })
+	b.Run("handler=empty/on=metrics", func(b *testing.B) { benchObservability(b, nil, fillText, empty) })
+	// Metrics on, one trace in ten kept (TraceIDRatioBased(0.1), which
+	// ignores the publisher's sampled flag): the SDK still starts a span
+	// for each message, but only a tenth record their attributes and are
+	// exported.
+	b.Run("handler=empty/on=sampled10", func(b *testing.B) {
+		benchObservability(b, sdktrace.TraceIDRatioBased(0.1), fillText, empty)
+	})
 	b.Run("handler=json", func(b *testing.B) {
 		orders := make([]benchOrder, obsBatch)
 		for i := range orders {
 			orders[i] = benchOrderValue()
 		}
-		benchObservability(b, true,
+		benchObservability(b, sdktrace.AlwaysSample(),
 			func(ctx context.Context, c *runtime.Connection, q string) error {
 				return runtime.PublishAll(ctx, c, benchOrderType, "", orders, runtime.WithRoutingKey(q), runtime.WithCorrelationID("conv-1"))
 			},
@@ -97,8 +104,9 @@ const obsBatch = 1000
 
 // benchObservability runs the pairs: fill publishes the batch to a queue,
 // route makes the consumer's route, whose handler calls done once per
-// message; the on side traces when traces, else it has metrics only.
-func benchObservability(b *testing.B, traces bool, fill func(context.Context, *runtime.Connection, string) error, route func(done func()) runtime.Route) {
+// message; the on side traces with sampler, or has metrics only when
+// sampler is nil.
+func benchObservability(b *testing.B, sampler sdktrace.Sampler, fill func(context.Context, *runtime.Connection, string) error, route func(done func()) runtime.Route) {
 	queues := [2]string{brokertest.Queue(b, "bench.obs.off"), brokertest.Queue(b, "bench.obs.on")}
 	_, ch := brokertest.Raw(b)
 	for _, q := range queues {
@@ -116,14 +124,14 @@ func benchObservability(b *testing.B, traces bool, fill func(context.Context, *r
 	})
 	pprof.Do(context.Background(), pprof.Labels("side", "on"), func(context.Context) {
 		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()),
-			sdktrace.WithBatcher(tracetest.NewNoopExporter()))
-		b.Cleanup(func() { _ = mp.Shutdown(context.Background()); _ = tp.Shutdown(context.Background()) })
-		var onTP trace.TracerProvider = tp
-		if !traces {
-			onTP = tracenoop.NewTracerProvider()
+		b.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+		var tp trace.TracerProvider = tracenoop.NewTracerProvider()
+		if sampler != nil {
+			sdk := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+			b.Cleanup(func() { _ = sdk.Shutdown(context.Background()) })
+			tp = sdk
 		}
-		conns[1] = dial(b, runtime.WithMeterProvider(mp), runtime.WithTracerProvider(onTP))
+		conns[1] = dial(b, runtime.WithMeterProvider(mp), runtime.WithTracerProvider(tp))
 	})
 	// The publisher: no-op providers, a traced caller's context, so that
 	// each message carries that caller's sampled traceparent.
