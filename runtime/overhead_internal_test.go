@@ -2,16 +2,21 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"syscall"
 	"testing"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 )
 
 // With the global providers left as they are (no-ops until a service
@@ -88,26 +93,51 @@ func BenchmarkObservabilityHooks(b *testing.B) {
 
 // BenchmarkObservabilityDeliveryHooksSDK: the delivery hooks (consumed
 // count, process span with its attributes, duration, outcome) with the
-// SDKs (a meter provider with a reader, a tracer provider batching to a
-// no-op exporter): the CPU and allocations observability adds per
-// delivery when it is on, without the broker's noise.
+// SDKs (a meter provider with a reader, a tracer provider sampling every
+// span and batching to a no-op exporter): the CPU and allocations
+// observability adds per delivery when it is on, without the broker's
+// noise. Sub-benchmarks split it: providers=noop (the extraction of the
+// delivery's trace context, which every side does), metrics (SDK meter,
+// no-op tracer), traces, both, and both/sampled10 (one trace in ten).
 //
 //	go test -run '^$' -bench DeliveryHooksSDK -benchmem ./runtime/
 func BenchmarkObservabilityDeliveryHooksSDK(b *testing.B) {
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
-	b.Cleanup(func() { _ = mp.Shutdown(context.Background()); _ = tp.Shutdown(context.Background()) })
+	meter := func(b *testing.B) metric.MeterProvider {
+		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+		b.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+		return mp
+	}
+	tracer := func(b *testing.B, s sdktrace.Sampler) trace.TracerProvider {
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(s), sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+		b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+		return tp
+	}
+	noMeter, noTracer := metricnoop.NewMeterProvider(), tracenoop.NewTracerProvider()
+	all := sdktrace.AlwaysSample()
+	b.Run("providers=noop", func(b *testing.B) { benchDeliveryHooks(b, noMeter, noTracer) })
+	b.Run("providers=metrics", func(b *testing.B) { benchDeliveryHooks(b, meter(b), noTracer) })
+	b.Run("providers=traces", func(b *testing.B) { benchDeliveryHooks(b, noMeter, tracer(b, all)) })
+	b.Run("providers=both", func(b *testing.B) { benchDeliveryHooks(b, meter(b), tracer(b, all)) })
+	b.Run("providers=both/sampled10", func(b *testing.B) {
+		benchDeliveryHooks(b, meter(b), tracer(b, sdktrace.TraceIDRatioBased(0.1)))
+	})
+}
+
+func benchDeliveryHooks(b *testing.B, mp metric.MeterProvider, tp trace.TracerProvider) {
 	c := &Connection{metrics: newMetrics(mp)}
 	c.cfg.tracerProvider = tp
 	declareType("acemq.alloc.test")
 	ctx := context.Background()
 	cs := &Consumer{c: c, queue: "orders.new", handlerCtx: ctx}
-	// A delivery as a publish of the runtime leaves it: trace headers set.
+	// A delivery as a traced publish of the runtime leaves it: a sampled
+	// traceparent in its headers.
+	publisher := &Connection{metrics: newMetrics(metricnoop.NewMeterProvider())}
+	publisher.cfg.tracerProvider = sdktrace.NewTracerProvider()
 	o := outgoing{exchange: "", key: "orders.new", msg: amqp.Publishing{
 		Headers: amqp.Table{HeaderID: "id-1", HeaderAttempt: int64(1)}, MessageId: "id-1", CorrelationId: "conv-1", Type: "acemq.alloc.test", Body: []byte("body"),
 	}}
-	span := c.startPublish(ctx, &o)
-	c.endPublish(span, &o, time.Now(), nil)
+	span := publisher.startPublish(ctx, &o)
+	publisher.endPublish(span, &o, time.Now(), nil)
 	d := amqp.Delivery{Headers: o.msg.Headers, MessageId: "id-1", CorrelationId: "conv-1", Type: "acemq.alloc.test", RoutingKey: "orders.new", Body: []byte("body")}
 	env := Envelope{Attempt: 1}
 	start := time.Now()
@@ -120,6 +150,45 @@ func BenchmarkObservabilityDeliveryHooksSDK(b *testing.B) {
 		span.outcome = AckAccept.String()
 		cs.settledAs(d, outcomeAccepted, "")
 		span.end()
+	}
+}
+
+// BenchmarkObservabilitySDKSpan: the tracing SDK alone, a consumer span
+// started and ended with none, 8 or 11 attributes (the process span's
+// count) and a link: what dropping attributes would save.
+//
+//	go test -run '^$' -bench SDKSpan -benchmem ./runtime/
+func BenchmarkObservabilitySDKSpan(b *testing.B) {
+	attrs := []attribute.KeyValue{
+		attrSystem, attrOpProcess, attrOpTypeProcess,
+		attribute.String("messaging.destination.name", "orders.new"),
+		attribute.String("messaging.message.id", "0194a3b2-7c1d-7e2f-8a9b-0c1d2e3f4a5b"),
+		attribute.Int("messaging.message.body.size", 120),
+		attribute.String("messaging.rabbitmq.destination.routing_key", "orders.new"),
+		attribute.Int("acemq.attempt", 1),
+		attribute.String("acemq.message.type", "acemq.alloc.test"),
+		attribute.String("messaging.message.conversation_id", "conv-1"),
+		attribute.String("acemq.outcome", "accept"),
+	}
+	for _, n := range []int{0, 8, len(attrs)} {
+		b.Run(fmt.Sprintf("attributes=%d", n), func(b *testing.B) {
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+			b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+			tr := tp.Tracer(tracerName)
+			_, parent := tr.Start(context.Background(), "publish")
+			psc := parent.SpanContext()
+			pctx := trace.ContextWithRemoteSpanContext(context.Background(), psc)
+			b.ReportAllocs()
+			defer reportCPU(b)()
+			for b.Loop() {
+				_, span := tr.Start(pctx, "orders.new process", consumerStart...)
+				span.AddLink(trace.Link{SpanContext: psc})
+				if n > 0 {
+					span.SetAttributes(attrs[:n]...)
+				}
+				span.End()
+			}
+		})
 	}
 }
 
