@@ -16,7 +16,7 @@ import (
 // matching ErrUnroutable. A message that breaks its schema is an error
 // matching ErrInvalidMessage and is never sent.
 //
-// ctx bounds every wait: a dial, the send slot, the write and the confirm,
+// ctx bounds every wait: a dial, the write queue, the write and the confirm,
 // and any registry call of the codec. Cancelling it does not unsend a
 // message already written (it may still reach the broker). While the broker
 // blocks the connection (a memory or disk alarm) Publish fails at once with

@@ -45,20 +45,24 @@ func (p *Pending) Wait(ctx context.Context) error {
 	}
 }
 
-// PublishAsync encodes v with mt's codec and writes it to exchange on the
-// connection's confirm channel, and returns without waiting for the
-// broker's confirm: the Pending's Wait (or Done) gives the outcome.
+// PublishAsync encodes v with mt's codec and queues it for the writer of
+// the connection's confirm channel, and returns without waiting for the
+// write or the broker's confirm: the Pending's Wait (or Done) gives the
+// outcome, a failed write included.
 // Keeping many publishes pending from one goroutine pipelines them as
 // PublishAll does, without waiting for a whole batch; bound how many are
 // pending (a window) so that memory and the broker's backlog stay bounded.
 //
 // The message is built and sent as Publish sends it (mandatory unless
-// WithoutMandatory, a new x-acemq-id...). An error from PublishAsync means
-// the message was not written (or, when ctx ended during the write, may
-// still be): an encoding error matching ErrInvalidMessage, ErrBlocked
-// while the broker blocks the connection, ErrUnavailable during an outage.
-// ctx bounds the dial, the codec's registry calls, the send slot and the
-// write, not the confirm: cancelling it later does not touch the Pending.
+// WithoutMandatory, a new x-acemq-id...), in the order of the calls. An
+// error from PublishAsync means the message was not queued, so never sent:
+// an encoding error matching ErrInvalidMessage, ErrBlocked while the broker
+// blocks the connection, ErrUnavailable during an outage, ctx's error when
+// it ended while the write queue was full. ctx bounds the dial, the
+// codec's registry calls, the wait for room and the wait for the write (a
+// message whose ctx ended before the writer reached it is not sent, and its
+// Pending says so), not the confirm: cancelling it after the write does not
+// touch the Pending.
 func PublishAsync[T any](ctx context.Context, c *Connection, mt *MessageType[T], exchange string, v T, opts ...PublishOption) (*Pending, error) {
 	codec, err := mt.codecFor(c)
 	if err != nil {

@@ -16,8 +16,10 @@ import (
 
 // publisher is one confirm-mode channel of a connection session: one
 // carries the application's publishes, another the consumers' copies.
-// Publishes are pipelined: each call registers its delivery tag, writes,
-// and waits only for its own confirm.
+// Publishes are pipelined: each call queues its message for the channel's
+// one writer goroutine (which takes the delivery tags and writes, in queue
+// order, as many as are queued each time it wakes) and waits only for its
+// own write and confirm.
 //
 // A mandatory publish that no queue takes comes back as basic.return before
 // its basic.ack. amqp091-go hands both to listeners from its one reader
@@ -32,18 +34,18 @@ import (
 type publisher struct {
 	ch *amqp.Channel
 
-	// slot serialises tag allocation and the write. It is a channel, not a
-	// mutex, so that a publish queued behind a write the broker does not
-	// read (a memory alarm) gives up when its ctx does.
-	slot chan struct{}
-	// writes hands the holder of the slot's message to the one writer
-	// goroutine, which writes it, answers on the message's wrote, then
-	// frees the slot (so a holder that gave up, its ctx ended, does not
-	// keep it).
-	writes chan *inflight
-	quit   chan struct{} // closed by fail: the writer stops
+	// One writer goroutine takes the tags and writes, in the order the
+	// messages were queued (queued, under mu; kick wakes it). space bounds
+	// the queue: a publish waits for room within its ctx, so that one
+	// queued behind a write the broker does not read (a memory alarm)
+	// gives up when its ctx does. The writer skips a message whose ctx
+	// ended while it waited.
+	space chan struct{}
+	kick  chan struct{} // buffered 1
+	quit  chan struct{} // closed by fail: the writer stops
 
 	mu      sync.Mutex
+	queued  []*inflight
 	pending map[uint64]*inflight
 	byKey   map[returnKey][]uint64 // tags in flight, oldest first
 	dead    error                  // set once the channel is gone
@@ -59,11 +61,15 @@ type returnKey struct{ id, exchange, routingKey string }
 type inflight struct {
 	key      returnKey
 	returned bool
-	// What the writer writes, under tag; msg is dropped once written.
+	// What the writer writes, under tag, unless ctx ended first; msg is
+	// dropped once written.
+	ctx       context.Context
 	tag       uint64
 	mandatory bool
 	msg       amqp.Publishing
-	wrote     chan error // buffered 1: the write's result
+	// wrote (buffered 1) gets the write's result, for a synchronous
+	// publish; an asynchronous one's failed write goes to then.
+	wrote chan error
 	// The outcome goes to then when it is set (an asynchronous publish),
 	// else to done (buffered 1).
 	done chan error
@@ -84,7 +90,7 @@ func newPublisher(ch *amqp.Channel) (*publisher, error) {
 		ch.Close()
 		return nil, fmt.Errorf("confirm mode: %w", err)
 	}
-	p := &publisher{ch: ch, slot: make(chan struct{}, 1), writes: make(chan *inflight),
+	p := &publisher{ch: ch, space: make(chan struct{}, writeQueue), kick: make(chan struct{}, 1),
 		quit: make(chan struct{}), pending: map[uint64]*inflight{}, byKey: map[returnKey][]uint64{}}
 	returns := ch.NotifyReturn(make(chan amqp.Return))
 	confirms := ch.NotifyPublish(make(chan amqp.Confirmation))
@@ -172,11 +178,15 @@ func (p *publisher) fail(err error) {
 	p.mu.Lock()
 	p.dead = err
 	close(p.quit)
-	pending := p.pending
-	p.pending, p.byKey = map[uint64]*inflight{}, map[returnKey][]uint64{}
+	pending, queued := p.pending, p.queued
+	p.pending, p.byKey, p.queued = map[uint64]*inflight{}, map[returnKey][]uint64{}, nil
 	p.mu.Unlock()
 	for _, f := range pending {
 		f.settle(err)
+	}
+	for _, f := range queued {
+		<-p.space
+		f.wroteErr(err)
 	}
 }
 
@@ -187,12 +197,12 @@ func (p *publisher) alive() bool {
 }
 
 // send writes one message and returns the channel its outcome arrives on.
-// It waits for the send slot and for the write within ctx: a write the
-// broker does not read (a memory alarm blocks the connection) keeps the
-// slot until the socket takes it or closes, but the caller returns at ctx's
-// end (the message may still be sent).
+// It waits for room in the write queue and for the write within ctx: a
+// write the broker does not read (a memory alarm blocks the connection)
+// holds the writer until the socket takes it or closes, but the caller
+// returns at ctx's end (the message may still be sent).
 func (p *publisher) send(ctx context.Context, exchange, key string, mandatory bool, msg amqp.Publishing) (<-chan error, error) {
-	f := &inflight{key: returnKey{msg.MessageId, exchange, key}, mandatory: mandatory, msg: msg, done: make(chan error, 1)}
+	f := &inflight{key: returnKey{msg.MessageId, exchange, key}, mandatory: mandatory, msg: msg, done: make(chan error, 1), wrote: make(chan error, 1)}
 	if err := p.write(ctx, f); err != nil {
 		return nil, err
 	}
@@ -207,41 +217,46 @@ func (p *publisher) sendThen(ctx context.Context, exchange, key string, mandator
 	return p.write(ctx, &inflight{key: returnKey{msg.MessageId, exchange, key}, mandatory: mandatory, msg: msg, then: then})
 }
 
-// write registers f under the next delivery tag and has the writer write
-// it, waiting within ctx.
+// writeQueue is how many messages may wait for the writer.
+const writeQueue = 256
+
+// wroteErr reports a write that failed (or never happened) to its caller.
+func (f *inflight) wroteErr(err error) {
+	if f.wrote != nil {
+		f.wrote <- err
+		return
+	}
+	f.settle(err)
+}
+
+// write queues f for the writer. A synchronous publish (f.wrote set) then
+// waits for the write within ctx; an asynchronous one returns at once, and
+// a failed write reaches it through then.
 func (p *publisher) write(ctx context.Context, f *inflight) error {
 	if err := ctx.Err(); err != nil {
-		return err // the same error whether or not the slot is free
+		return err // the same error whether or not there is room
 	}
 	select {
-	case p.slot <- struct{}{}:
+	case p.space <- struct{}{}:
 	case <-ctx.Done():
 		return fmt.Errorf("waiting to write behind an earlier publish the broker has not read: %w", ctx.Err())
 	}
-	if err := ctx.Err(); err != nil {
-		<-p.slot
-		return err
-	}
-	f.wrote = make(chan error, 1)
-	f.tag = p.ch.GetNextPublishSeqNo()
+	f.ctx = ctx
 	p.mu.Lock()
 	if p.dead != nil {
 		err := p.dead
 		p.mu.Unlock()
-		<-p.slot
+		<-p.space
 		return err
 	}
-	p.pending[f.tag] = f
-	p.byKey[f.key] = append(p.byKey[f.key], f.tag)
+	p.queued = append(p.queued, f)
 	p.mu.Unlock()
 	select {
-	case p.writes <- f:
-	case <-p.quit:
-		// The channel closed since: fail settled f with its loss.
-		<-p.slot
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return p.dead
+	case p.kick <- struct{}{}:
+	default: // the writer is awake already
+	}
+	if f.wrote == nil {
+		return nil
 	}
 	select {
 	case err := <-f.wrote:
@@ -251,25 +266,60 @@ func (p *publisher) write(ctx context.Context, f *inflight) error {
 	}
 }
 
-// writer writes what the holders of the slot hand it, one at a time, until
-// the channel is gone; it answers each on its wrote and frees the slot.
+// writer writes what is queued, in order, until the channel is gone.
 func (p *publisher) writer() {
+	var batch []*inflight
 	for {
 		select {
-		case f := <-p.writes:
-			err := p.ch.Publish(f.key.exchange, f.key.routingKey, f.mandatory, false, f.msg)
-			f.msg = amqp.Publishing{}
-			if err != nil {
-				p.mu.Lock()
-				delete(p.pending, f.tag)
-				p.forget(f.key, f.tag)
-				p.mu.Unlock()
-			}
-			f.wrote <- err
-			<-p.slot
+		case <-p.kick:
 		case <-p.quit:
 			return
 		}
+		p.mu.Lock()
+		batch, p.queued = p.queued, batch[:0]
+		p.mu.Unlock()
+		for i, f := range batch {
+			p.writeOne(f)
+			batch[i] = nil
+			<-p.space
+		}
+	}
+}
+
+// writeOne registers f under the next delivery tag and writes it.
+func (p *publisher) writeOne(f *inflight) {
+	if err := f.ctx.Err(); err != nil {
+		// Its caller gave up while it waited: not sent.
+		f.wroteErr(fmt.Errorf("waiting to write behind an earlier publish the broker has not read: %w", err))
+		return
+	}
+	f.tag = p.ch.GetNextPublishSeqNo()
+	p.mu.Lock()
+	if p.dead != nil {
+		err := p.dead
+		p.mu.Unlock()
+		f.wroteErr(err)
+		return
+	}
+	p.pending[f.tag] = f
+	p.byKey[f.key] = append(p.byKey[f.key], f.tag)
+	p.mu.Unlock()
+	err := p.ch.Publish(f.key.exchange, f.key.routingKey, f.mandatory, false, f.msg)
+	f.msg, f.ctx = amqp.Publishing{}, nil
+	if err != nil {
+		p.mu.Lock()
+		_, still := p.pending[f.tag]
+		delete(p.pending, f.tag)
+		p.forget(f.key, f.tag)
+		p.mu.Unlock()
+		if !still && f.wrote == nil {
+			return // fail settled it with the channel's loss
+		}
+		f.wroteErr(err)
+		return
+	}
+	if f.wrote != nil {
+		f.wrote <- nil
 	}
 }
 
