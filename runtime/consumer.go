@@ -327,10 +327,18 @@ func (cs *Consumer) run(s *session) {
 // subscription ends. It does not wait for the handlers: those of a dead
 // session must not hold up the next one.
 func (cs *Consumer) serve(s *session) {
-	work := make(chan amqp.Delivery)
+	// Buffered to the prefetch (the most the broker sends unacked): a busy
+	// worker takes the next delivery without this loop and the worker
+	// waking each other for every message.
+	work := make(chan amqp.Delivery, cs.cfg.prefetch)
 	for range cs.cfg.concurrency {
 		go func() {
 			for d := range work {
+				if cs.isClosing() || s.dead.Load() {
+					// Not started: it returns to the queue when the channel closes.
+					cs.handlers.Done()
+					continue
+				}
 				cs.slots <- struct{}{}
 				cs.handle(s, d)
 				<-cs.slots
