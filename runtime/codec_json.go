@@ -74,6 +74,8 @@ type jsonCodec struct {
 	// WithReferenceValidation): a value it passes is valid without the
 	// reference validator; anything else is validated by the reference.
 	check JSONChecker
+	// shape is the check's decode shape (nil: decode with the reference).
+	shape *JSONShape
 }
 
 // NewJSONCodec returns the application/json codec validating against
@@ -105,13 +107,13 @@ func NewJSONCodec(schema string) (Codec, error) {
 // newJSONCodecChecked is NewJSONCodec with a generated check: Encode
 // validates with check first and asks the reference validator only when
 // check does not pass the value.
-func newJSONCodecChecked(schema string, check JSONChecker) (Codec, error) {
+func newJSONCodecChecked(schema string, check JSONChecker, shape *JSONShape) (Codec, error) {
 	c, err := NewJSONCodec(schema)
 	if err != nil {
 		return nil, err
 	}
-	if jc := c.(*jsonCodec); jc.schema != nil {
-		jc.check = check
+	if jc := c.(*jsonCodec); jc.schema != nil && check != nil {
+		jc.check, jc.shape = check, shape
 	}
 	return c, nil
 }
@@ -173,6 +175,9 @@ func (c *jsonCodec) Encode(_ context.Context, v any) (body []byte, err error) {
 // Decode checks body is JSON, validates it, and unmarshals it into v.
 func (c *jsonCodec) Decode(_ context.Context, body []byte, v any) (err error) {
 	defer codecRecover(&err, "JSON codec: decoding into a %T", v)
+	if c.shape != nil && jsonDecodeChecked(c.check, c.shape, body, v) {
+		return nil
+	}
 	if c.schema != nil {
 		doc, err := jsonParse(body)
 		if err != nil {

@@ -1,7 +1,9 @@
 package runtime
 
 import (
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,6 +28,8 @@ type JSONChecker func(v any, c *JSONCheck) bool
 type JSONCheck struct {
 	violations []Violation
 	undecided  bool
+	decoding   bool
+	scanPath   []scanTok // the decode scan's path buffer, kept with the pooled check
 }
 
 // JSONAt is a location in the document a generated check walks: member
@@ -49,6 +53,12 @@ func (c *JSONCheck) Fail(at *JSONAt, msg string) {
 // decides.
 func (c *JSONCheck) Undecided() { c.undecided = true }
 
+// Decoded says the value was decoded from a body (json.Unmarshal into a
+// zero value), not about to be encoded: an empty slice or map then means
+// the member was there, and a float64 equal to a bound may stand for a
+// number just beside it.
+func (c *JSONCheck) Decoded() bool { return c.decoding }
+
 // Passed says the check found nothing and was not undecided.
 func (c *JSONCheck) Passed() bool { return len(c.violations) == 0 && !c.undecided }
 
@@ -69,6 +79,7 @@ func (c *JSONCheck) Err() error {
 func (c *JSONCheck) reset() {
 	c.violations = c.violations[:0]
 	c.undecided = false
+	c.decoding = false
 }
 
 // pointer is the RFC 6901 pointer of at, "/" for the document.
@@ -95,6 +106,34 @@ func jsonChecked(check JSONChecker, v any) bool {
 	ok := check(v, c) && c.Passed()
 	c.reset()
 	jsonCheckPool.Put(c)
+	return ok
+}
+
+// jsonDecodeChecked decodes body into v (a pointer to the checked type)
+// and checks it: json.Unmarshal into the zero value, the shape's scan of
+// the body for what the struct cannot show, then the check. True when all
+// pass; otherwise v is zeroed again and the reference decides.
+func jsonDecodeChecked(check JSONChecker, shape *JSONShape, body []byte, v any) bool {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return false
+	}
+	rv.Elem().SetZero()
+	if json.Unmarshal(body, v) != nil {
+		rv.Elem().SetZero()
+		return false
+	}
+	c := jsonCheckPool.Get().(*JSONCheck)
+	c.decoding = true
+	s := jsonScan{b: body, c: c, path: c.scanPath[:0]}
+	s.value(shape)
+	c.scanPath = s.path[:0]
+	ok := c.Passed() && check(v, c) && c.Passed()
+	c.reset()
+	jsonCheckPool.Put(c)
+	if !ok {
+		rv.Elem().SetZero()
+	}
 	return ok
 }
 

@@ -1,8 +1,12 @@
 package runtime
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -41,8 +45,13 @@ func TestJSONFormatUUIDIsTheReferences(t *testing.T) {
 // as acemq-gen writes one: it checks qty's minimum only.
 func checkedOrder(calls *int) JSONChecker {
 	return func(v any, c *JSONCheck) bool {
-		o, ok := v.(codecBenchOrder)
-		if !ok {
+		var o codecBenchOrder
+		switch x := v.(type) {
+		case codecBenchOrder:
+			o = x
+		case *codecBenchOrder:
+			o = *x
+		default:
 			return false
 		}
 		*calls++
@@ -120,5 +129,73 @@ func TestWithReferenceValidation(t *testing.T) {
 	}
 	if _, err := fast.Encode(t.Context(), codecBenchValue()); err != nil || calls != 1 {
 		t.Errorf("checked codec: %v, check called %d times", err, calls)
+	}
+}
+
+// orderShape is codecBenchSchema's decode shape, as acemq-gen writes one.
+func orderShape() *JSONShape {
+	item := &JSONShape{Kind: JSONObject, Fields: []JSONMember{
+		{Name: "sku", Required: true, Shape: &JSONShape{}},
+		{Name: "qty", Required: true, Shape: &JSONShape{}},
+		{Name: "price", Required: true, Shape: &JSONShape{}},
+	}}
+	return &JSONShape{Kind: JSONObject, Closed: true, Fields: []JSONMember{
+		{Name: "id", Required: true, Shape: &JSONShape{}},
+		{Name: "customer_id", Required: true, Shape: &JSONShape{}},
+		{Name: "email", Shape: &JSONShape{}},
+		{Name: "placed_at", Required: true, Shape: &JSONShape{}},
+		{Name: "status", Required: true, Shape: &JSONShape{}},
+		{Name: "total", Required: true, Shape: &JSONShape{}},
+		{Name: "items", Required: true, Shape: &JSONShape{Kind: JSONArray, Elem: item}},
+	}}
+}
+
+// Decode with a shape: a valid body decodes without the reference; a body
+// the scan or the check does not pass gets exactly the reference's error;
+// the scan reports a missing member, a null, an unknown member of a closed
+// object, and gives up on a key in another case.
+func TestJSONCodecCheckedDecode(t *testing.T) {
+	var calls int
+	mt := JSONTypeChecked[codecBenchOrder]("test.checked.v3", codecBenchSchema, checkedOrder(&calls), DecodeShape(orderShape))
+	checked, err := mt.Codec(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := codecMustJSON(t, codecBenchSchema)
+	ctx := t.Context()
+	good, _ := json.Marshal(codecBenchValue())
+	var v codecBenchOrder
+	if err := checked.Decode(ctx, good, &v); err != nil || calls != 1 || v.Items[2].SKU != "GHI-333" {
+		t.Fatalf("valid body: %v, %d calls, %+v", err, calls, v)
+	}
+	for _, tc := range []struct{ body, scan string }{
+		{strings.Replace(string(good), `"customer_id":"C-42",`, "", 1), "/customer_id: missing property"},
+		{strings.Replace(string(good), `"customer_id":"C-42"`, `"customer_id":null`, 1), "/customer_id: got null"},
+		{strings.Replace(string(good), `"qty":4`, `"qty":0`, 1), "/items/2/qty: minimum"},
+		{strings.Replace(string(good), `{"id"`, `{"extra":1,"id"`, 1), "/extra: property not allowed"},
+		{strings.Replace(string(good), `"sku":"DEF-22",`, ``, 1), "/items/1/sku: missing property"},
+		{strings.Replace(string(good), `"status"`, `"Status":"x","status"`, 1), "undecided"},
+		{`{"id": 7}`, "not a Go value"},
+		{`{"id"`, "not a Go value"},
+	} {
+		var got, want codecBenchOrder
+		gotErr := checked.Decode(ctx, []byte(tc.body), &got)
+		wantErr := ref.Decode(ctx, []byte(tc.body), &want)
+		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: checked %v (%+v), reference %v (%+v)", tc.body, gotErr, got, wantErr, want)
+		}
+		c, ok := mt.GeneratedDecodeCheck([]byte(tc.body))
+		var scan string
+		switch {
+		case !ok:
+			scan = "not a Go value"
+		case c.IsUndecided():
+			scan = "undecided"
+		default:
+			scan = fmt.Sprint(c.Err())
+		}
+		if scan != tc.scan {
+			t.Errorf("%s: the decode check says %q, want %q", tc.body, scan, tc.scan)
+		}
 	}
 }

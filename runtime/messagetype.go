@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 )
@@ -41,6 +42,7 @@ type MessageType[T any] struct {
 
 	// check is the generated check of a JSON type (JSONTypeChecked).
 	check JSONChecker
+	shape func() *JSONShape // the check's decode shape (DecodeShape)
 
 	// registry is the type's own registry (the manifest's registry:), used
 	// when the connection was dialled without WithSchemaRegistry.
@@ -79,9 +81,19 @@ func JSONType[T any](name, schema string) *MessageType[T] {
 // the reference validator (santhosh-tekuri/jsonschema) only when check does
 // not pass it, so an error is the same as JSONType's, its text the
 // reference's. WithReferenceValidation turns the check off on a connection.
-func JSONTypeChecked[T any](name, schema string, check JSONChecker) *MessageType[T] {
+//
+// With DecodeShape, Decode checks too: json.Unmarshal, a scan of the body
+// for what the struct cannot show (missing and unknown members, nulls,
+// the text of date-times), then check; a body any of them does not pass
+// is decoded as JSONType decodes it, by the reference.
+func JSONTypeChecked[T any](name, schema string, check JSONChecker, opts ...JSONTypeOption) *MessageType[T] {
 	mt := JSONType[T](name, schema)
 	mt.check = check
+	var o jsonTypeOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	mt.shape = o.shape
 	return mt
 }
 
@@ -183,7 +195,11 @@ func (mt *MessageType[T]) Codec(reg SchemaRegistry) (Codec, error) {
 			case FormatText:
 				mt.shared = NewTextCodec()
 			case FormatJSON:
-				mt.shared, mt.sharedErr = newJSONCodecChecked(mt.schema, mt.check)
+				var shape *JSONShape
+				if mt.shape != nil {
+					shape = mt.shape()
+				}
+				mt.shared, mt.sharedErr = newJSONCodecChecked(mt.schema, mt.check, shape)
 			default:
 				mt.sharedErr = fmt.Errorf("unknown format %v", mt.format)
 			}
@@ -219,6 +235,27 @@ func (mt *MessageType[T]) GeneratedCheck(v T) (c *JSONCheck, ok bool) {
 	}
 	c = new(JSONCheck)
 	if !mt.check(v, c) {
+		return nil, false
+	}
+	return c, true
+}
+
+// GeneratedDecodeCheck runs the decode check of a JSON type alone: body
+// unmarshalled into a zero T (ok is false when that fails, or the type has
+// no decode check), its shape's scan and the generated check, without the
+// reference validator. For tests comparing the check with the reference.
+func (mt *MessageType[T]) GeneratedDecodeCheck(body []byte) (c *JSONCheck, ok bool) {
+	if mt.check == nil || mt.shape == nil {
+		return nil, false
+	}
+	var v T
+	if json.Unmarshal(body, &v) != nil {
+		return nil, false
+	}
+	c = &JSONCheck{decoding: true}
+	s := jsonScan{b: body, c: c}
+	s.value(mt.shape())
+	if !mt.check(&v, c) {
 		return nil, false
 	}
 	return c, true

@@ -72,28 +72,69 @@ func BenchmarkJSONEncodeGenerated(b *testing.B) {
 	b.Run("codec=generated", func(b *testing.B) { loop(encodeWith(generated(b)))(b) })
 	b.Run("codec=reference", func(b *testing.B) { loop(encodeWith(reference(b)))(b) })
 	b.Run("ratio", func(b *testing.B) {
-		base, gen, ref := marshal(b), encodeWith(generated(b))(b), encodeWith(reference(b))(b)
-		n := max(1, int(20*time.Millisecond/max(timeOf(ref, 10)/10, time.Nanosecond)))
-		var genR, refR []float64
-		for range 7 {
-			bt := timeOf(base, 10*n)
-			gt := timeOf(gen, 10*n)
-			rt := timeOf(ref, n)
-			genR = append(genR, float64(gt)/float64(bt))
-			refR = append(refR, float64(rt)*10/float64(bt))
-		}
-		slices.Sort(genR)
-		slices.Sort(refR)
-		for b.Loop() {
-		}
-		b.ReportMetric(genR[3], "generated-x-baseline")
-		b.ReportMetric(genR[0], "generated-x-min")
-		b.ReportMetric(genR[6], "generated-x-max")
-		b.ReportMetric(refR[3], "reference-x-baseline")
-		b.ReportMetric(refR[0], "reference-x-min")
-		b.ReportMetric(refR[6], "reference-x-max")
-		b.ReportMetric(0, "ns/op")
+		ratios(b, marshal(b), encodeWith(generated(b))(b), encodeWith(reference(b))(b))
 	})
+}
+
+func unmarshal(b *testing.B) func() {
+	body, _ := json.Marshal(order())
+	return func() {
+		var v orders.OrderJSON
+		if err := json.Unmarshal(body, &v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func decodeWith(c runtime.Codec) func(b *testing.B) func() {
+	return func(b *testing.B) func() {
+		body, _ := json.Marshal(order())
+		ctx := context.Background()
+		return func() {
+			var v orders.OrderJSON
+			if err := c.Decode(ctx, body, &v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkJSONDecodeGenerated is K3 with the generated check:
+// json.Unmarshal, the generated type's codec (unmarshal, the shape's scan,
+// the check) and the reference alone (parse, validate, unmarshal), then
+// ratio as BenchmarkJSONEncodeGenerated's.
+func BenchmarkJSONDecodeGenerated(b *testing.B) {
+	b.Run("baseline=json.Unmarshal", loop(unmarshal))
+	b.Run("codec=generated", func(b *testing.B) { loop(decodeWith(generated(b)))(b) })
+	b.Run("codec=reference", func(b *testing.B) { loop(decodeWith(reference(b)))(b) })
+	b.Run("ratio", func(b *testing.B) {
+		ratios(b, unmarshal(b), decodeWith(generated(b))(b), decodeWith(reference(b))(b))
+	})
+}
+
+// ratios times base, gen and ref interleaved, 7 rounds (base and gen ten
+// times as long as ref, which is slower), and reports the medians.
+func ratios(b *testing.B, base, gen, ref func()) {
+	n := max(1, int(20*time.Millisecond/max(timeOf(ref, 10)/10, time.Nanosecond)))
+	var genR, refR []float64
+	for range 7 {
+		bt := timeOf(base, 10*n)
+		gt := timeOf(gen, 10*n)
+		rt := timeOf(ref, n)
+		genR = append(genR, float64(gt)/float64(bt))
+		refR = append(refR, float64(rt)*10/float64(bt))
+	}
+	slices.Sort(genR)
+	slices.Sort(refR)
+	for b.Loop() {
+	}
+	b.ReportMetric(genR[3], "generated-x-baseline")
+	b.ReportMetric(genR[0], "generated-x-min")
+	b.ReportMetric(genR[6], "generated-x-max")
+	b.ReportMetric(refR[3], "reference-x-baseline")
+	b.ReportMetric(refR[0], "reference-x-min")
+	b.ReportMetric(refR[6], "reference-x-max")
+	b.ReportMetric(0, "ns/op")
 }
 
 func loop(op func(b *testing.B) func()) func(*testing.B) {

@@ -43,6 +43,9 @@ func (v *OrderJSON) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
 	if !acemqPattern0.MatchString(string(v.Currency)) {
 		c.Fail(&runtime.JSONAt{Up: at, Key: "currency"}, "does not match pattern ^[A-Z]{3}$")
 	}
+	if c.Decoded() && (v.Total == 0) {
+		c.Undecided()
+	}
 	if v.Total < 0 {
 		c.Fail(&runtime.JSONAt{Up: at, Key: "total"}, "minimum: must not be < 0")
 	}
@@ -66,6 +69,9 @@ func (v *OrderJSONItemsItem) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JS
 	}
 	if v.Qty < 1 {
 		c.Fail(&runtime.JSONAt{Up: at, Key: "qty"}, "minimum: must not be < 1")
+	}
+	if c.Decoded() && (v.Price == 0) {
+		c.Undecided()
 	}
 	if v.Price < 0 {
 		c.Fail(&runtime.JSONAt{Up: at, Key: "price"}, "minimum: must not be < 0")
@@ -97,10 +103,35 @@ func (v OrderJSON) Validate() error {
 	return orderJSONType.Validate(v)
 }
 
+// acemqShapeOrderJSON is the decode shape of OrderJSON (runtime.DecodeShape): what the struct cannot show of a body.
+func acemqShapeOrderJSON() *runtime.JSONShape {
+	s0 := &runtime.JSONShape{Kind: runtime.JSONObject}
+	s1 := &runtime.JSONShape{Kind: runtime.JSONObject}
+	s0.Fields = []runtime.JSONMember{
+		{Name: "order_id", Required: true, Shape: &runtime.JSONShape{}},
+		{Name: "customer_id", Required: true, Shape: &runtime.JSONShape{}},
+		{Name: "email", Required: false, Shape: &runtime.JSONShape{}},
+		{Name: "placed_at", Required: true, Shape: &runtime.JSONShape{Kind: runtime.JSONString, Format: acemqFormatDateTime}},
+		{Name: "status", Required: true, Shape: &runtime.JSONShape{}},
+		{Name: "currency", Required: true, Shape: &runtime.JSONShape{}},
+		{Name: "note", Required: false, Shape: &runtime.JSONShape{}},
+		{Name: "total", Required: true, Shape: &runtime.JSONShape{}},
+		{Name: "items", Required: true, Shape: &runtime.JSONShape{Kind: runtime.JSONArray, Elem: s1}},
+	}
+	s1.Fields = []runtime.JSONMember{
+		{Name: "sku", Required: true, Shape: &runtime.JSONShape{}},
+		{Name: "name", Required: true, Shape: &runtime.JSONShape{}},
+		{Name: "qty", Required: true, Shape: &runtime.JSONShape{}},
+		{Name: "price", Required: true, Shape: &runtime.JSONShape{}},
+	}
+	return s0
+}
+
 // The patterns (compiled as the reference validator compiles them, RE2) and formats (the reference validator's own functions) the generated checks use.
 var (
-	acemqFormatUUID  = runtime.JSONFormat("uuid")
-	acemqFormatEmail = runtime.JSONFormat("email")
-	acemqPattern0    = regexp.MustCompile("^[A-Z]{3}$")
-	acemqPattern1    = regexp.MustCompile("^[A-Z]+-[0-9]+$")
+	acemqFormatUUID     = runtime.JSONFormat("uuid")
+	acemqFormatEmail    = runtime.JSONFormat("email")
+	acemqPattern0       = regexp.MustCompile("^[A-Z]{3}$")
+	acemqPattern1       = regexp.MustCompile("^[A-Z]+-[0-9]+$")
+	acemqFormatDateTime = runtime.JSONFormat("date-time")
 )

@@ -51,7 +51,7 @@ const orderJSONSchema = "" +
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckOrderJSON (the reference validator decides only
 // what it does not pass).
-var orderJSONType = runtime.JSONTypeChecked[OrderJSON]("bench.order.json.v1", orderJSONSchema, acemqCheckOrderJSON)
+var orderJSONType = runtime.JSONTypeChecked[OrderJSON]("bench.order.json.v1", orderJSONSchema, acemqCheckOrderJSON, runtime.DecodeShape(acemqShapeOrderJSON))
 
 // TypeOfOrderJSON returns the message type "bench.order.json.v1", payload
 // OrderJSON: JSON, validated against its JSON Schema on publish and on

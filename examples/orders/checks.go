@@ -32,3 +32,13 @@ func acemqCheckOrderPlaced(v any, c *runtime.JSONCheck) bool {
 func (v OrderPlaced) Validate() error {
 	return orderPlacedType.Validate(v)
 }
+
+// acemqShapeOrderPlaced is the decode shape of OrderPlaced (runtime.DecodeShape): what the struct cannot show of a body.
+func acemqShapeOrderPlaced() *runtime.JSONShape {
+	s0 := &runtime.JSONShape{Kind: runtime.JSONObject}
+	s0.Fields = []runtime.JSONMember{
+		{Name: "order_id", Required: true, Shape: &runtime.JSONShape{}},
+		{Name: "customer_id", Required: false, Shape: &runtime.JSONShape{}},
+	}
+	return s0
+}

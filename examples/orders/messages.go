@@ -32,7 +32,7 @@ const orderPlacedSchema = "" +
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckOrderPlaced (the reference validator decides only
 // what it does not pass).
-var orderPlacedType = runtime.JSONTypeChecked[OrderPlaced]("order.placed.v2", orderPlacedSchema, acemqCheckOrderPlaced)
+var orderPlacedType = runtime.JSONTypeChecked[OrderPlaced]("order.placed.v2", orderPlacedSchema, acemqCheckOrderPlaced, runtime.DecodeShape(acemqShapeOrderPlaced))
 
 // TypeOfOrderPlaced returns the message type "order.placed.v2", payload
 // OrderPlaced: JSON, validated against its JSON Schema on publish and on

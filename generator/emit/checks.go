@@ -37,6 +37,8 @@ func checksFile(m *model.Model, source string) *jen.File {
 			done[msg.Root] = true
 			checkRoot(f, msg.Root, msg.VarName, msg.Type)
 			f.Line()
+			checkShape(f, msg.Root, cv)
+			f.Line()
 		}
 	}
 	cv.emit(f)
@@ -143,7 +145,9 @@ func nilCheck(x *jen.Statement, omitempty, hasLen bool, null func() []jen.Code, 
 	}
 	cond := x.Clone().Op("!=").Nil()
 	if omitempty && hasLen {
-		cond = jen.Len(x.Clone()).Op(">").Lit(0)
+		// Encoding leaves an empty one out; a decoded one is empty
+		// only when the body had it ([] or {}).
+		cond = x.Clone().Op("!=").Nil().Op("&&").Parens(jen.Len(x.Clone()).Op(">").Lit(0).Op("||").Id("c").Dot("Decoded").Call())
 	}
 	switch {
 	case len(inner) == 0 && len(isNil) == 0:
@@ -170,7 +174,7 @@ func checkPresent(x, ref *jen.Statement, r *schema.TypeRef, v *schema.JSONValueC
 	case r.Kind == schema.Named && r.Named.Kind == schema.Enum, r.Kind == schema.Builtin && r.Name == "string":
 		return checkString(x, v, fail, cv)
 	case r.Kind == schema.Builtin && (r.Name == "int64" || r.Name == "float64"):
-		return checkNumber(x, v, fail)
+		return checkNumber(x, v, r.Name == "float64", fail)
 	}
 	return nil
 }
@@ -211,8 +215,25 @@ func checkString(x *jen.Statement, v *schema.JSONValueCheck, fail func(string) j
 	return out
 }
 
-func checkNumber(x *jen.Statement, v *schema.JSONValueCheck, fail func(string) jen.Code) []jen.Code {
+func checkNumber(x *jen.Statement, v *schema.JSONValueCheck, float bool, fail func(string) jen.Code) []jen.Code {
 	var out []jen.Code
+	if float {
+		// A decoded float64 equal to a bound may be a number just beside
+		// it in the body: the reference decides.
+		var eq []jen.Code
+		for _, b := range []string{v.Minimum, v.Maximum, v.ExclusiveMinimum, v.ExclusiveMaximum} {
+			if b != "" {
+				eq = append(eq, x.Clone().Op("==").Id(b))
+			}
+		}
+		if len(eq) > 0 {
+			cond := eq[0].(*jen.Statement)
+			for _, e := range eq[1:] {
+				cond = cond.Op("||").Add(e)
+			}
+			out = append(out, jen.If(jen.Id("c").Dot("Decoded").Call().Op("&&").Parens(cond)).Block(jen.Id("c").Dot("Undecided").Call()))
+		}
+	}
 	for _, b := range []struct{ lit, op, kw string }{
 		{v.Minimum, "<", "minimum"}, {v.Maximum, ">", "maximum"},
 		{v.ExclusiveMinimum, "<=", "exclusiveMinimum"}, {v.ExclusiveMaximum, ">=", "exclusiveMaximum"},
@@ -318,4 +339,95 @@ func checkRoot(f *jen.File, t *schema.Type, typeVar, message string) {
 	f.Func().Params(jen.Id("v").Id(t.Name)).Id("Validate").Params().Error().Block(
 		jen.Return(jen.Id(typeVar).Dot("Validate").Call(jen.Id("v"))),
 	)
+}
+
+// checkShape emits the decode shape of a message's payload struct:
+//
+//	func acemqShapeOrder() *runtime.JSONShape
+//
+// one variable per struct it reaches (and per struct reached as nullable),
+// so that a recursive one refers to itself, each then given its members.
+func checkShape(f *jen.File, root *schema.Type, cv *checkVars) {
+	var order []shapeKey
+	vars := map[shapeKey]string{}
+	var visit func(k shapeKey)
+	var visitValue func(v *schema.JSONValueCheck)
+	visitValue = func(v *schema.JSONValueCheck) {
+		if v == nil {
+			return
+		}
+		if v.Struct != nil {
+			visit(shapeKey{v.Struct, v.Null})
+		}
+		visitValue(v.Items)
+		visitValue(v.Values)
+	}
+	visit = func(k shapeKey) {
+		if _, ok := vars[k]; ok {
+			return
+		}
+		vars[k] = fmt.Sprintf("s%d", len(order))
+		order = append(order, k)
+		for _, fc := range k.t.JSONCheck.Fields {
+			visitValue(fc.Value)
+		}
+	}
+	rootKey := shapeKey{root, false}
+	visit(rootKey)
+	var body []jen.Code
+	for _, k := range order {
+		fields := []jen.Code{jen.Id("Kind").Op(":").Add(rt("JSONObject"))}
+		if k.null {
+			fields = append(fields, jen.Id("Null").Op(":").True())
+		}
+		if k.t.JSONCheck.Closed {
+			fields = append(fields, jen.Id("Closed").Op(":").True())
+		}
+		body = append(body, jen.Id(vars[k]).Op(":=").Op("&").Add(rt("JSONShape")).Values(fields...))
+	}
+	for _, k := range order {
+		body = append(body, jen.Id(vars[k]).Dot("Fields").Op("=").Index().Add(rt("JSONMember")).ValuesFunc(func(g *jen.Group) {
+			for _, fc := range k.t.JSONCheck.Fields {
+				g.Line().Values(
+					jen.Id("Name").Op(":").Lit(fc.Field.WireName),
+					jen.Id("Required").Op(":").Lit(!fc.Field.Optional),
+					jen.Id("Shape").Op(":").Add(shapeOf(fc.Field.Type, fc.Value, vars, cv)),
+				)
+			}
+			g.Line()
+		}))
+	}
+	body = append(body, jen.Return(jen.Id(vars[rootKey])))
+	fn := "acemqShape" + root.Name
+	f.Comment(fmt.Sprintf("%s is the decode shape of %s (runtime.DecodeShape): what the struct cannot show of a body.", fn, root.Name))
+	f.Func().Id(fn).Params().Op("*").Add(rt("JSONShape")).Block(body...)
+}
+
+// shapeKey is a struct's shape, nullable or not.
+type shapeKey struct {
+	t    *schema.Type
+	null bool
+}
+
+// shapeOf is the shape of a value of Go type r checked by v.
+func shapeOf(r *schema.TypeRef, v *schema.JSONValueCheck, vars map[shapeKey]string, cv *checkVars) jen.Code {
+	for r.Kind == schema.Pointer {
+		r = r.Elem
+	}
+	var fields []jen.Code
+	if v.Null {
+		fields = append(fields, jen.Id("Null").Op(":").True())
+	}
+	switch {
+	case v.Struct != nil:
+		return jen.Id(vars[shapeKey{v.Struct, v.Null}])
+	case r.Kind == schema.Slice:
+		fields = append(fields, jen.Id("Kind").Op(":").Add(rt("JSONArray")), jen.Id("Elem").Op(":").Add(shapeOf(r.Elem, v.Items, vars, cv)))
+	case r.Kind == schema.Map:
+		fields = append(fields, jen.Id("Kind").Op(":").Add(rt("JSONMap")), jen.Id("Elem").Op(":").Add(shapeOf(r.Elem, v.Values, vars, cv)))
+	case r.Kind == schema.Qual && r.Pkg == "time" && r.Name == "Time":
+		// encoding/json keeps no text of a time.Time: the scan checks it.
+		fields = append(fields, jen.Id("Kind").Op(":").Add(rt("JSONString")), jen.Id("Format").Op(":").Id(cv.format("date-time")))
+	}
+	return jen.Op("&").Add(rt("JSONShape")).Values(fields...)
 }

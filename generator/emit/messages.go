@@ -93,7 +93,8 @@ func messageTypeVar(f *jen.File, msg *model.Message, reg *model.Registry) {
 		ctor = rt("JSONType").Types(jen.Id(msg.GoName)).Call(jen.Lit(msg.Type), jen.Id(msg.SchemaConst))
 		if jsonChecked(msg) {
 			what += ", checked in plain Go by " + "acemqCheck" + msg.Root.Name + " (the reference validator decides only what it does not pass)"
-			ctor = rt("JSONTypeChecked").Types(jen.Id(msg.GoName)).Call(jen.Lit(msg.Type), jen.Id(msg.SchemaConst), jen.Id("acemqCheck"+msg.Root.Name))
+			ctor = rt("JSONTypeChecked").Types(jen.Id(msg.GoName)).Call(jen.Lit(msg.Type), jen.Id(msg.SchemaConst), jen.Id("acemqCheck"+msg.Root.Name),
+				rt("DecodeShape").Call(jen.Id("acemqShape"+msg.Root.Name)))
 		}
 	}
 	doc(f.Comment, "%s is %s.", msg.VarName, what)

@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"regexp"
 	"slices"
+	"strconv"
 )
 
 // JSONStructCheck is what a generated check verifies of a struct mapped
@@ -15,6 +16,7 @@ import (
 // message's schema is left to the reference alone.
 type JSONStructCheck struct {
 	Fields []*JSONFieldCheck
+	Closed bool // additionalProperties: false (a decoded body may have others)
 }
 
 // JSONFieldCheck checks one field.
@@ -149,7 +151,7 @@ func (l *jsonLoader) planStruct(t *Type) *JSONStructCheck {
 	for _, f := range t.Fields {
 		fields[f.WireName] = f
 	}
-	c := &JSONStructCheck{}
+	c := &JSONStructCheck{Closed: ps.closed}
 	for _, name := range ps.order {
 		p := ps.props[name]
 		f := fields[name]
@@ -462,11 +464,18 @@ func numberBound(text, kw string, integer bool) (string, bool) {
 		return "", false
 	}
 	if !integer {
+		// A float64 that holds the bound exactly and whose shortest
+		// form (what encoding/json writes) is the bound: then a value
+		// equal to it is written as the bound itself.
 		f, exact := r.Float64()
 		if !exact || math.IsInf(f, 0) {
 			return "", false
 		}
-		return big.NewFloat(f).Text('g', -1), true
+		short := strconv.FormatFloat(f, 'g', -1, 64)
+		if back, ok := new(big.Rat).SetString(short); !ok || back.Cmp(r) != 0 {
+			return "", false
+		}
+		return short, true
 	}
 	num, den := r.Num(), r.Denom()
 	q, m := new(big.Int).DivMod(num, den, new(big.Int)) // floor

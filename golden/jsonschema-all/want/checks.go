@@ -42,7 +42,7 @@ func (v *Everything) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
 	if v.Tree != nil {
 		v.Tree.acemqCheckJSON(c, &runtime.JSONAt{Up: at, Key: "tree"})
 	}
-	if len(v.Items) > 0 {
+	if v.Items != nil && (len(v.Items) > 0 || c.Decoded()) {
 		at1 := &runtime.JSONAt{Up: at, Key: "items"}
 		for i1 := range v.Items {
 			v.Items[i1].acemqCheckJSON(c, &runtime.JSONAt{Up: at1, Index: i1, Item: true})
@@ -58,7 +58,7 @@ func (v *EverythingAddress) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSO
 
 // acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
 func (v *EverythingTree) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
-	if len(v.Children) > 0 {
+	if v.Children != nil && (len(v.Children) > 0 || c.Decoded()) {
 		at1 := &runtime.JSONAt{Up: at, Key: "children"}
 		for i1 := range v.Children {
 			v.Children[i1].acemqCheckJSON(c, &runtime.JSONAt{Up: at1, Index: i1, Item: true})
@@ -104,8 +104,53 @@ func (v Everything) Validate() error {
 	return everythingType.Validate(v)
 }
 
+// acemqShapeEverything is the decode shape of Everything (runtime.DecodeShape): what the struct cannot show of a body.
+func acemqShapeEverything() *runtime.JSONShape {
+	s0 := &runtime.JSONShape{Kind: runtime.JSONObject, Closed: true}
+	s1 := &runtime.JSONShape{Kind: runtime.JSONObject}
+	s2 := &runtime.JSONShape{Kind: runtime.JSONObject}
+	s3 := &runtime.JSONShape{Kind: runtime.JSONObject}
+	s4 := &runtime.JSONShape{Kind: runtime.JSONObject}
+	s0.Fields = []runtime.JSONMember{
+		{Name: "id", Required: true, Shape: &runtime.JSONShape{}},
+		{Name: "count", Required: true, Shape: &runtime.JSONShape{}},
+		{Name: "ratio", Required: true, Shape: &runtime.JSONShape{}},
+		{Name: "active", Required: true, Shape: &runtime.JSONShape{}},
+		{Name: "status", Required: true, Shape: &runtime.JSONShape{}},
+		{Name: "tags", Required: true, Shape: &runtime.JSONShape{Kind: runtime.JSONArray, Elem: &runtime.JSONShape{}}},
+		{Name: "address", Required: true, Shape: s1},
+		{Name: "billing", Required: false, Shape: s1},
+		{Name: "created_at", Required: true, Shape: &runtime.JSONShape{Kind: runtime.JSONString, Format: acemqFormatDateTime}},
+		{Name: "updated_at", Required: false, Shape: &runtime.JSONShape{Kind: runtime.JSONString, Format: acemqFormatDateTime}},
+		{Name: "labels", Required: true, Shape: &runtime.JSONShape{Kind: runtime.JSONMap, Elem: &runtime.JSONShape{}}},
+		{Name: "scores", Required: false, Shape: &runtime.JSONShape{Kind: runtime.JSONMap, Elem: &runtime.JSONShape{}}},
+		{Name: "note", Required: false, Shape: &runtime.JSONShape{Null: true}},
+		{Name: "tree", Required: false, Shape: s2},
+		{Name: "items", Required: false, Shape: &runtime.JSONShape{Kind: runtime.JSONArray, Elem: s3}},
+		{Name: "money", Required: false, Shape: s4},
+	}
+	s1.Fields = []runtime.JSONMember{
+		{Name: "street", Required: false, Shape: &runtime.JSONShape{}},
+		{Name: "city", Required: true, Shape: &runtime.JSONShape{}},
+	}
+	s2.Fields = []runtime.JSONMember{
+		{Name: "name", Required: true, Shape: &runtime.JSONShape{}},
+		{Name: "children", Required: false, Shape: &runtime.JSONShape{Kind: runtime.JSONArray, Elem: s2}},
+	}
+	s3.Fields = []runtime.JSONMember{
+		{Name: "sku", Required: true, Shape: &runtime.JSONShape{}},
+		{Name: "quantity", Required: false, Shape: &runtime.JSONShape{}},
+	}
+	s4.Fields = []runtime.JSONMember{
+		{Name: "amount", Required: true, Shape: &runtime.JSONShape{}},
+		{Name: "currency", Required: true, Shape: &runtime.JSONShape{}},
+	}
+	return s0
+}
+
 // The patterns (compiled as the reference validator compiles them, RE2) and formats (the reference validator's own functions) the generated checks use.
 var (
-	acemqFormatUUID = runtime.JSONFormat("uuid")
-	acemqPattern0   = regexp.MustCompile("^[A-Z]{3}$")
+	acemqFormatUUID     = runtime.JSONFormat("uuid")
+	acemqPattern0       = regexp.MustCompile("^[A-Z]{3}$")
+	acemqFormatDateTime = runtime.JSONFormat("date-time")
 )

@@ -187,7 +187,7 @@ const everythingSchema = "" +
 // payload Everything: JSON, validated against its JSON Schema on publish and
 // on consume, checked in plain Go by acemqCheckEverything (the reference
 // validator decides only what it does not pass).
-var everythingType = runtime.JSONTypeChecked[Everything]("golden.jsonschema.everything.v1", everythingSchema, acemqCheckEverything)
+var everythingType = runtime.JSONTypeChecked[Everything]("golden.jsonschema.everything.v1", everythingSchema, acemqCheckEverything, runtime.DecodeShape(acemqShapeEverything))
 
 // TypeOfEverything returns the message type "golden.jsonschema.everything.v1",
 // payload Everything: JSON, validated against its JSON Schema on publish and

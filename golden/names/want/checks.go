@@ -55,6 +55,20 @@ func (v Type) Validate() error {
 	return typeType.Validate(v)
 }
 
+// acemqShapeType is the decode shape of Type (runtime.DecodeShape): what the struct cannot show of a body.
+func acemqShapeType() *runtime.JSONShape {
+	s0 := &runtime.JSONShape{Kind: runtime.JSONObject}
+	s0.Fields = []runtime.JSONMember{
+		{Name: "func", Required: true, Shape: &runtime.JSONShape{}},
+		{Name: "type", Required: true, Shape: &runtime.JSONShape{}},
+		{Name: "range", Required: false, Shape: &runtime.JSONShape{}},
+		{Name: "2nd", Required: false, Shape: &runtime.JSONShape{}},
+		{Name: "with-dash", Required: false, Shape: &runtime.JSONShape{}},
+		{Name: "ünïcödé", Required: false, Shape: &runtime.JSONShape{}},
+	}
+	return s0
+}
+
 // acemqCheckCaféCrème is the generated check of CaféCrème's JSON Schema (runtime.JSONChecker).
 func acemqCheckCaféCrème(v any, c *runtime.JSONCheck) bool {
 	switch x := v.(type) {
@@ -78,6 +92,16 @@ func acemqCheckCaféCrème(v any, c *runtime.JSONCheck) bool {
 // only about a value the check does not pass.
 func (v CaféCrème) Validate() error {
 	return caféCrèmeType.Validate(v)
+}
+
+// acemqShapeCaféCrème is the decode shape of CaféCrème (runtime.DecodeShape): what the struct cannot show of a body.
+func acemqShapeCaféCrème() *runtime.JSONShape {
+	s0 := &runtime.JSONShape{Kind: runtime.JSONObject}
+	s0.Fields = []runtime.JSONMember{
+		{Name: "taille", Required: true, Shape: &runtime.JSONShape{}},
+		{Name: "sucré", Required: false, Shape: &runtime.JSONShape{}},
+	}
+	return s0
 }
 
 // acemqCheckX订单 is the generated check of X订单's JSON Schema (runtime.JSONChecker).
@@ -105,6 +129,15 @@ func (v X订单) Validate() error {
 	return x订单Type.Validate(v)
 }
 
+// acemqShapeX订单 is the decode shape of X订单 (runtime.DecodeShape): what the struct cannot show of a body.
+func acemqShapeX订单() *runtime.JSONShape {
+	s0 := &runtime.JSONShape{Kind: runtime.JSONObject}
+	s0.Fields = []runtime.JSONMember{
+		{Name: "编号", Required: true, Shape: &runtime.JSONShape{}},
+	}
+	return s0
+}
+
 // acemqCheckRangeEvent is the generated check of RangeEvent's JSON Schema (runtime.JSONChecker).
 func acemqCheckRangeEvent(v any, c *runtime.JSONCheck) bool {
 	switch x := v.(type) {
@@ -128,4 +161,14 @@ func acemqCheckRangeEvent(v any, c *runtime.JSONCheck) bool {
 // only about a value the check does not pass.
 func (v RangeEvent) Validate() error {
 	return rangeEventType.Validate(v)
+}
+
+// acemqShapeRangeEvent is the decode shape of RangeEvent (runtime.DecodeShape): what the struct cannot show of a body.
+func acemqShapeRangeEvent() *runtime.JSONShape {
+	s0 := &runtime.JSONShape{Kind: runtime.JSONObject}
+	s0.Fields = []runtime.JSONMember{
+		{Name: "from", Required: true, Shape: &runtime.JSONShape{}},
+		{Name: "to", Required: true, Shape: &runtime.JSONShape{}},
+	}
+	return s0
 }

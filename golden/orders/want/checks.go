@@ -45,3 +45,14 @@ func acemqCheckOrderCancelled(v any, c *runtime.JSONCheck) bool {
 func (v OrderCancelled) Validate() error {
 	return orderCancelledType.Validate(v)
 }
+
+// acemqShapeOrderCancelled is the decode shape of OrderCancelled (runtime.DecodeShape): what the struct cannot show of a body.
+func acemqShapeOrderCancelled() *runtime.JSONShape {
+	s0 := &runtime.JSONShape{Kind: runtime.JSONObject, Closed: true}
+	s0.Fields = []runtime.JSONMember{
+		{Name: "order_id", Required: true, Shape: &runtime.JSONShape{}},
+		{Name: "reason", Required: true, Shape: &runtime.JSONShape{}},
+		{Name: "note", Required: false, Shape: &runtime.JSONShape{}},
+	}
+	return s0
+}

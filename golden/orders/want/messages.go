@@ -78,7 +78,7 @@ const orderCancelledSchema = "" +
 // OrderCancelled: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckOrderCancelled (the reference
 // validator decides only what it does not pass).
-var orderCancelledType = runtime.JSONTypeChecked[OrderCancelled]("order.cancelled.v1", orderCancelledSchema, acemqCheckOrderCancelled)
+var orderCancelledType = runtime.JSONTypeChecked[OrderCancelled]("order.cancelled.v1", orderCancelledSchema, acemqCheckOrderCancelled, runtime.DecodeShape(acemqShapeOrderCancelled))
 
 // TypeOfOrderCancelled returns the message type "order.cancelled.v1", payload
 // OrderCancelled: JSON, validated against its JSON Schema on publish and on

@@ -42,3 +42,27 @@ func acemqCheckShipmentRequested(v any, c *runtime.JSONCheck) bool {
 func (v ShipmentRequested) Validate() error {
 	return shipmentRequestedType.Validate(v)
 }
+
+// acemqShapeShipmentRequested is the decode shape of ShipmentRequested (runtime.DecodeShape): what the struct cannot show of a body.
+func acemqShapeShipmentRequested() *runtime.JSONShape {
+	s0 := &runtime.JSONShape{Kind: runtime.JSONObject}
+	s1 := &runtime.JSONShape{Kind: runtime.JSONObject}
+	s0.Fields = []runtime.JSONMember{
+		{Name: "order_id", Required: true, Shape: &runtime.JSONShape{}},
+		{Name: "address", Required: true, Shape: s1},
+		{Name: "requested_at", Required: true, Shape: &runtime.JSONShape{Kind: runtime.JSONString, Format: acemqFormatDateTime}},
+		{Name: "express", Required: false, Shape: &runtime.JSONShape{}},
+		{Name: "parcels", Required: false, Shape: &runtime.JSONShape{}},
+	}
+	s1.Fields = []runtime.JSONMember{
+		{Name: "street", Required: true, Shape: &runtime.JSONShape{}},
+		{Name: "city", Required: true, Shape: &runtime.JSONShape{}},
+		{Name: "country", Required: true, Shape: &runtime.JSONShape{}},
+	}
+	return s0
+}
+
+// The patterns (compiled as the reference validator compiles them, RE2) and formats (the reference validator's own functions) the generated checks use.
+var (
+	acemqFormatDateTime = runtime.JSONFormat("date-time")
+)

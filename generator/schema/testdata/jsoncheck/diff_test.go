@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"math/big"
 	"os"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -83,6 +84,68 @@ func run[T any](t *testing.T, file string, mt *runtime.MessageType[T]) {
 		}
 	}
 	report(t, tl)
+	runDecode(t, file, mt, ref, docs)
+}
+
+// runDecode compares, for each document the Go type can hold, the decode
+// check (scan and generated check of the unmarshalled value) with the
+// reference's decode.
+func runDecode[T any](t *testing.T, file string, mt *runtime.MessageType[T], ref runtime.Codec, docs [][]byte) {
+	tl := tally{file: file + " (decode)"}
+	if _, ok := mt.GeneratedDecodeCheck([]byte("{}")); !ok {
+		var v T
+		if json.Unmarshal([]byte("{}"), &v) == nil {
+			report(t, tally{file: tl.file, docs: -1})
+			return
+		}
+	}
+	checked, err := mt.Codec(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range docs {
+		tl.docs++
+		c, ok := mt.GeneratedDecodeCheck(doc)
+		if !ok {
+			tl.notGo++
+			continue
+		}
+		if c.IsUndecided() {
+			tl.undecided++
+			continue
+		}
+		var rv T
+		refErr := ref.Decode(context.Background(), doc, &rv)
+		var se *runtime.SchemaError
+		if refErr != nil && !errors.As(refErr, &se) {
+			t.Errorf("%s: %s: json.Unmarshal took it, the reference's decode did not: %v", file, doc, refErr)
+			continue
+		}
+		tl.compared++
+		genErr := c.Err()
+		switch {
+		case (genErr == nil) != (refErr == nil):
+			t.Errorf("%s: decode %s: the generated check says %v, the reference says %v", file, doc, verdict(genErr), verdict(refErr))
+		case genErr != nil:
+			tl.invalid++
+			g := genErr.(*runtime.SchemaError).Violations[0].Location
+			r := se.Violations[0].Location
+			if g != r {
+				t.Errorf("%s: decode %s: the first violation is at %s for the generated check (%v), at %s for the reference (%v)", file, doc, g, genErr, r, refErr)
+			}
+		default:
+			tl.valid++
+			// The checked codec decodes it without the reference, to the
+			// same value.
+			var cv T
+			if err := checked.Decode(context.Background(), doc, &cv); err != nil {
+				t.Errorf("%s: decode %s: the checked codec refused a valid body: %v", file, doc, err)
+			} else if !reflect.DeepEqual(cv, rv) {
+				t.Errorf("%s: decode %s: the checked codec gave %+v, the reference path %+v", file, doc, cv, rv)
+			}
+		}
+	}
+	report(t, tl)
 }
 
 func verdict(err error) string {
@@ -137,6 +200,34 @@ func instances(s *jsonschema.Schema) [][]byte {
 		for _, m := range mutations(s, v, 0) {
 			add(m)
 		}
+	}
+	// Bodies only a decoder sees: a key in another case, a key twice,
+	// escapes, a body that is not an object, trailing data.
+	if len(out) > 0 {
+		first := out[0]
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(first, &obj) == nil {
+			for k, v := range obj {
+				up := strings.ToUpper(k)
+				if up == k {
+					continue
+				}
+				c := map[string]json.RawMessage{}
+				for k2, v2 := range obj {
+					c[k2] = v2
+				}
+				c[up] = v
+				add(c)
+				delete(c, k)
+				add(c)
+				break
+			}
+			if len(first) > 2 {
+				out = append(out, []byte(`{"\u0069d":1,`+string(first[1:])))
+				out = append(out, append(append([]byte{}, first[:len(first)-1]...), []byte(`,"zz":null}`)...))
+			}
+		}
+		out = append(out, []byte("null"), []byte("[]"), []byte(`"x"`), append(append([]byte{}, first...), " "...))
 	}
 	return out
 }

@@ -1,0 +1,308 @@
+package runtime
+
+import (
+	"strconv"
+	"strings"
+)
+
+// JSONShape is what a decode check needs to know of a JSON value beside
+// the typed struct encoding/json fills: which members an object must
+// have, which it may not, where null is allowed, and which strings must be
+// date-times (a time.Time field keeps no text to check). acemq-gen writes
+// one per checked message type (DecodeShape); the runtime scans the body
+// with it after json.Unmarshal succeeded, so a missing required property,
+// an unknown member of a closed object, a null where a value must be, or
+// a key only encoding/json's case-insensitive matching took are seen even
+// though the struct cannot show them.
+type JSONShape struct {
+	Kind   JSONShapeKind
+	Null   bool              // null is valid here
+	Fields []JSONMember      // JSONObject: the properties
+	Closed bool              // JSONObject: additionalProperties false
+	Elem   *JSONShape        // JSONArray: each item; JSONMap: each member
+	Format func(string) bool // JSONString: the string's format, checked on the text
+}
+
+// JSONMember is one property of a JSONObject shape.
+type JSONMember struct {
+	Name     string
+	Required bool
+	Shape    *JSONShape
+}
+
+// JSONShapeKind is what a JSONShape describes.
+type JSONShapeKind int
+
+const (
+	JSONAny    JSONShapeKind = iota // any value (a scalar, or json.RawMessage)
+	JSONObject                      // a struct
+	JSONArray                       // a slice
+	JSONMap                         // a map
+	JSONString                      // a string with a Format to check on its text
+)
+
+// DecodeShape gives a checked JSON type the shape its decode check scans
+// the body with; shape is called once, on first use. Without it a checked
+// type decodes with the reference validator.
+func DecodeShape(shape func() *JSONShape) JSONTypeOption {
+	return func(o *jsonTypeOptions) { o.shape = shape }
+}
+
+// JSONTypeOption configures JSONTypeChecked.
+type JSONTypeOption func(*jsonTypeOptions)
+
+type jsonTypeOptions struct {
+	shape func() *JSONShape
+}
+
+// jsonScan walks a body json.Unmarshal accepted (so well formed) as shape
+// says, reporting to c what the struct cannot show. It gives up (c
+// undecided) on what it does not follow: a key written with escapes, a
+// key encoding/json may have matched to a field case-insensitively.
+type jsonScan struct {
+	b    []byte
+	i    int
+	c    *JSONCheck
+	path []scanTok // where the scan is; a location is built only for a violation
+}
+
+// scanTok is one step of a scan's path: a member (its key in the body) or
+// an element.
+type scanTok struct {
+	key   []byte
+	index int
+	item  bool
+}
+
+func (s *jsonScan) push(t scanTok) { s.path = append(s.path, t) }
+func (s *jsonScan) pop()           { s.path = s.path[:len(s.path)-1] }
+
+// fail records a violation at the scan's path, plus key when not nil.
+func (s *jsonScan) fail(key []byte, msg string) {
+	tokens := make([]string, 0, len(s.path)+1)
+	for _, t := range s.path {
+		if t.item {
+			tokens = append(tokens, strconv.Itoa(t.index))
+		} else {
+			tokens = append(tokens, string(t.key))
+		}
+	}
+	if key != nil {
+		tokens = append(tokens, string(key))
+	}
+	s.c.violations = append(s.c.violations, Violation{Location: jsonPointer(tokens), Message: msg})
+}
+
+func (s *jsonScan) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// value scans one value at at under shape.
+func (s *jsonScan) value(sh *JSONShape) {
+	s.ws()
+	if s.i >= len(s.b) {
+		s.c.Undecided()
+		return
+	}
+	if s.b[s.i] == 'n' {
+		s.i += 4
+		if !sh.Null {
+			s.fail(nil, "got null")
+		}
+		return
+	}
+	switch {
+	case sh.Kind == JSONObject && s.b[s.i] == '{':
+		s.object(sh)
+	case sh.Kind == JSONArray && s.b[s.i] == '[':
+		s.array(sh.Elem)
+	case sh.Kind == JSONMap && s.b[s.i] == '{':
+		s.i++
+		for {
+			key, ok := s.next()
+			if !ok {
+				return
+			}
+			s.push(scanTok{key: key})
+			s.value(sh.Elem)
+			s.pop()
+		}
+	case sh.Kind == JSONString && s.b[s.i] == '"':
+		start := s.i
+		s.skip()
+		str := s.b[start+1 : s.i-1]
+		if strings.IndexByte(string(str), '\\') >= 0 {
+			s.c.Undecided()
+		} else if sh.Format != nil && !sh.Format(string(str)) {
+			s.fail(nil, "bad format")
+		}
+	default:
+		s.skip()
+	}
+}
+
+// object scans a struct's members: the required ones must be there, an
+// unknown one must be allowed.
+func (s *jsonScan) object(sh *JSONShape) {
+	var seenSmall [64]bool
+	var seen []bool
+	if len(sh.Fields) <= len(seenSmall) {
+		seen = seenSmall[:len(sh.Fields)]
+	} else {
+		seen = make([]bool, len(sh.Fields))
+	}
+	s.i++ // {
+	for {
+		key, ok := s.next()
+		if !ok {
+			break
+		}
+		s.member(sh, seen, key)
+	}
+	for i := range sh.Fields {
+		if sh.Fields[i].Required && !seen[i] {
+			s.fail([]byte(sh.Fields[i].Name), "missing property")
+		}
+	}
+}
+
+// member scans the value of member key of a struct.
+func (s *jsonScan) member(sh *JSONShape, seen []bool, key []byte) {
+	for i := range sh.Fields {
+		if sh.Fields[i].Name == string(key) {
+			seen[i] = true
+			s.push(scanTok{key: key})
+			s.value(sh.Fields[i].Shape)
+			s.pop()
+			return
+		}
+	}
+	if sh.Closed {
+		s.fail(key, "property not allowed")
+	}
+	for i := range sh.Fields {
+		if strings.EqualFold(sh.Fields[i].Name, string(key)) {
+			s.c.Undecided() // encoding/json may have put it in the field
+		}
+	}
+	s.skip()
+}
+
+// next moves to the next member of the object being read (after its
+// "{"), returns its key and leaves s.i at its value; ok is false at the
+// object's end, or when the scan gave up.
+func (s *jsonScan) next() (key []byte, ok bool) {
+	for {
+		s.ws()
+		if s.i >= len(s.b) || s.c.undecided {
+			s.c.Undecided()
+			return nil, false
+		}
+		switch s.b[s.i] {
+		case '}':
+			s.i++
+			return nil, false
+		case ',':
+			s.i++
+			continue
+		case '"':
+		default:
+			s.c.Undecided()
+			return nil, false
+		}
+		start := s.i + 1
+		j := start
+		for j < len(s.b) && s.b[j] != '"' && s.b[j] != '\\' {
+			j++
+		}
+		if j >= len(s.b) || s.b[j] == '\\' {
+			s.c.Undecided() // an escaped key: the reference decides
+			return nil, false
+		}
+		key = s.b[start:j]
+		s.i = j + 1
+		s.ws()
+		s.i++ // :
+		return key, true
+	}
+}
+
+func (s *jsonScan) array(elem *JSONShape) {
+	s.i++ // [
+	for n := 0; ; {
+		s.ws()
+		if s.i >= len(s.b) {
+			s.c.Undecided()
+			return
+		}
+		switch s.b[s.i] {
+		case ']':
+			s.i++
+			return
+		case ',':
+			s.i++
+			continue
+		}
+		s.push(scanTok{index: n, item: true})
+		s.value(elem)
+		s.pop()
+		n++
+		if s.c.undecided {
+			return
+		}
+	}
+}
+
+// skip moves past one value.
+func (s *jsonScan) skip() {
+	s.ws()
+	if s.i >= len(s.b) {
+		return
+	}
+	depth := 0
+	for s.i < len(s.b) {
+		ch := s.b[s.i]
+		switch ch {
+		case '"':
+			s.i++
+			for s.i < len(s.b) && s.b[s.i] != '"' {
+				if s.b[s.i] == '\\' {
+					s.i++
+				}
+				s.i++
+			}
+			s.i++
+			if depth == 0 {
+				return
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				s.i++
+				return
+			}
+			if depth < 0 {
+				return // the end of the enclosing container: not ours
+			}
+		case ',':
+			if depth == 0 {
+				return
+			}
+		case ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return
+			}
+		}
+		s.i++
+	}
+}
