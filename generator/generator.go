@@ -209,7 +209,7 @@ func Render(m *model.Model, source string) ([]File, error) {
 		// gofmt'd, and an emitter bug is an error here, never bad Go on disk.
 		var buf bytes.Buffer
 		if err := o.File.Render(&buf); err != nil {
-			return nil, fmt.Errorf("acemq-gen: emitting %s: %w (a bug: please report it with the manifest)", o.Name, err)
+			return nil, fmt.Errorf("emitting %s: %w (a bug: please report it with the manifest)", o.Name, err)
 		}
 		content, err := emit.Format(buf.Bytes())
 		if err != nil {
