@@ -2,7 +2,9 @@
 // message types, retry policies, the topology, typed publishers and typed
 // consumers over github.com/acemq/acemq-go/runtime.
 //
-//	acemq-gen -f acemq.yaml [-o DIR]         write the generated files
+//	acemq-gen -f acemq.yaml [-o DIR] [-q]    write the generated files; one line
+//	                                         says what was written (-q: none)
+//	acemq-gen version                        print acemq-gen's module version
 //	acemq-gen check -f acemq.yaml [-o DIR]   exit 1 with a diff when they are stale
 //	acemq-gen compat -f acemq.yaml --against DIR|git:REF
 //	                                         exit 1 when a schema change breaks a reader

@@ -35,9 +35,9 @@ func checksFile(m *model.Model, source string) *jen.File {
 	for _, msg := range m.Messages {
 		if jsonChecked(msg) && !done[msg.Root] {
 			done[msg.Root] = true
-			checkRoot(f, msg.Root, msg.VarName, msg.Type)
+			checkRoot(f, msg.Root, msg.CheckFunc, msg.VarName, msg.Type)
 			f.Line()
-			checkShape(f, msg.Root, cv)
+			checkShape(f, msg.Root, msg.ShapeFunc, cv)
 			f.Line()
 		}
 	}
@@ -315,8 +315,7 @@ func jsonWant(r *schema.TypeRef, v *schema.JSONValueCheck) string {
 //
 //	func acemqCheckOrder(v any, c *runtime.JSONCheck) bool
 //	func (v Order) Validate() error
-func checkRoot(f *jen.File, t *schema.Type, typeVar, message string) {
-	fn := "acemqCheck" + t.Name
+func checkRoot(f *jen.File, t *schema.Type, fn, typeVar, message string) {
 	f.Comment(fmt.Sprintf("%s is the generated check of %s's JSON Schema (runtime.JSONChecker).", fn, t.Name))
 	f.Func().Id(fn).Params(jen.Id("v").Any(), jen.Id("c").Op("*").Add(rt("JSONCheck"))).Bool().Block(
 		jen.Switch(jen.Id("x").Op(":=").Id("v").Assert(jen.Type())).Block(
@@ -347,7 +346,7 @@ func checkRoot(f *jen.File, t *schema.Type, typeVar, message string) {
 //
 // one variable per struct it reaches (and per struct reached as nullable),
 // so that a recursive one refers to itself, each then given its members.
-func checkShape(f *jen.File, root *schema.Type, cv *checkVars) {
+func checkShape(f *jen.File, root *schema.Type, fn string, cv *checkVars) {
 	var order []shapeKey
 	vars := map[shapeKey]string{}
 	var visit func(k shapeKey)
@@ -398,7 +397,6 @@ func checkShape(f *jen.File, root *schema.Type, cv *checkVars) {
 		}))
 	}
 	body = append(body, jen.Return(jen.Id(vars[rootKey])))
-	fn := "acemqShape" + root.Name
 	f.Comment(fmt.Sprintf("%s is the decode shape of %s (runtime.DecodeShape): what the struct cannot show of a body.", fn, root.Name))
 	f.Func().Id(fn).Params().Op("*").Add(rt("JSONShape")).Block(body...)
 }

@@ -92,9 +92,9 @@ func messageTypeVar(f *jen.File, msg *model.Message, reg *model.Registry) {
 		what = fmt.Sprintf("the message type %q, payload %s: JSON, validated against its JSON Schema on publish and on consume", msg.Type, msg.GoName)
 		ctor = rt("JSONType").Types(jen.Id(msg.GoName)).Call(jen.Lit(msg.Type), jen.Id(msg.SchemaConst))
 		if jsonChecked(msg) {
-			what += ", checked in plain Go by " + "acemqCheck" + msg.Root.Name + " (the reference validator decides only what it does not pass)"
-			ctor = rt("JSONTypeChecked").Types(jen.Id(msg.GoName)).Call(jen.Lit(msg.Type), jen.Id(msg.SchemaConst), jen.Id("acemqCheck"+msg.Root.Name),
-				rt("DecodeShape").Call(jen.Id("acemqShape"+msg.Root.Name)))
+			what += ", checked in plain Go by " + msg.CheckFunc + " (the reference validator decides only what it does not pass)"
+			ctor = rt("JSONTypeChecked").Types(jen.Id(msg.GoName)).Call(jen.Lit(msg.Type), jen.Id(msg.SchemaConst), jen.Id(msg.CheckFunc),
+				rt("DecodeShape").Call(jen.Id(msg.ShapeFunc)))
 		}
 	}
 	doc(f.Comment, "%s is %s.", msg.VarName, what)
@@ -116,7 +116,7 @@ func messageTypeVar(f *jen.File, msg *model.Message, reg *model.Registry) {
 // jsonChecked says msg is a JSON message whose payload struct has a
 // generated check.
 func jsonChecked(msg *model.Message) bool {
-	return msg.Format == schema.JSONSchema && msg.Root != nil && msg.Root.Kind == schema.Struct && msg.Root.JSONCheck != nil && msg.Root.Name == msg.GoName
+	return msg.Format == schema.JSONSchema && msg.CheckFunc != "" && msg.ShapeFunc != "" && msg.Root != nil && msg.Root.Kind == schema.Struct && msg.Root.JSONCheck != nil && msg.Root.Name == msg.GoName
 }
 
 // lines is text as a string constant of one line per line of text, so

@@ -57,6 +57,12 @@ func (b *builder) messages() {
 			b.messageFormat(who, mm, m)
 			b.bundle(who, mm, m)
 		}
+		if m.Format == schema.JSONSchema && m.GoName != "" {
+			m.CheckFunc = "acemqCheck" + m.GoName
+			m.ShapeFunc = "acemqShape" + m.GoName
+			_ = b.ns.claim(m.CheckFunc, who+" (its check func)", mm.Name.Pos) &&
+				b.ns.claim(m.ShapeFunc, who+" (its decode shape func)", mm.Name.Pos)
+		}
 		b.messageByName[m.Name] = m
 		b.messagePos[m] = mm.Schema
 		b.m.Messages = append(b.m.Messages, m)
