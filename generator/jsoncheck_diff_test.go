@@ -101,6 +101,12 @@ func TestJSONCheckDifferential(t *testing.T) {
 	cases := "package diffall\n\nimport (\n\t\"testing\"\n\n" + strings.Join(imports, "\n") + "\n)\n\nfunc TestDifferential(t *testing.T) {\n" + strings.Join(calls, "\n") + "\n}\n"
 	writeScratch(t, root, mod, map[string]string{"diffall/diff_test.go": string(harness), "diffall/cases_test.go": cases})
 	out := filepath.Join(t.TempDir(), "tally.tsv")
+	vet := exec.Command("go", "vet", "./...")
+	vet.Dir = mod
+	vet.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "GOTOOLCHAIN=local")
+	if b, err := vet.CombinedOutput(); err != nil {
+		t.Fatalf("go vet of the generated packages: %v\n%s", err, b)
+	}
 	cmd := exec.Command("go", "test", "-count=1", "./diffall")
 	cmd.Dir = mod
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "GOTOOLCHAIN=local", "ACEMQ_DIFF_OUT="+out)

@@ -346,7 +346,12 @@ func (l *jsonLoader) planString(n *jvalue, v *JSONValueCheck) bool {
 			if x.kind != jString {
 				return false
 			}
-			v.Enum = append(v.Enum, x.str)
+			if !slices.Contains(v.Enum, x.str) {
+				v.Enum = append(v.Enum, x.str) // a switch takes each once
+			}
+		}
+		if len(v.Enum) == 0 {
+			return false // nothing is valid: the reference says so
 		}
 	}
 	if c := n.get("const"); c != nil {
