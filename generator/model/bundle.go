@@ -23,15 +23,15 @@ import (
 // resources. An absolute reference (https://...) to a document that is
 // one of the manifest's schema files by its $id (ids: URI → file) is
 // bundled the same way; any other is left as it is (schema.Build refuses
-// it).
-func bundleJSONSchema(fsys fs.FS, dir, file string, data []byte, ids map[string]string) (string, error) {
+// it). refs lists the files it embeds, by their names from dir.
+func bundleJSONSchema(fsys fs.FS, dir, file string, data []byte, ids map[string]string) (text string, refs []string, err error) {
 	root, err := decodeJSON(data)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	rootMap, ok := root.(map[string]any)
 	if !ok || len(docRefs(root, ids)) == 0 {
-		return asWritten(data), nil
+		return asWritten(data), nil, nil
 	}
 	idKey, defsKey := draftKeys(rootMap)
 	base, _ := rootMap[idKey].(string)
@@ -78,6 +78,7 @@ func bundleJSONSchema(fsys fs.FS, dir, file string, data []byte, ids map[string]
 				defs["acemq-bundle-alias:"+target] = map[string]any{idKey: uri, "$ref": own}
 			}
 			defs["acemq-bundle:"+target] = m
+			refs = append(refs, target)
 			queue = append(queue, doc{target, own, m})
 		}
 	}
@@ -87,9 +88,9 @@ func bundleJSONSchema(fsys fs.FS, dir, file string, data []byte, ids map[string]
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ") // one line per value: a change is the lines that changed
 	if err := enc.Encode(rootMap); err != nil {
-		return "", err
+		return "", nil, err
 	}
-	return strings.TrimSuffix(buf.String(), "\n"), nil
+	return strings.TrimSuffix(buf.String(), "\n"), refs, nil
 }
 
 // draftKeys are the id and definitions keywords of the document's draft.

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/acemq/acemq-go/generator/input"
@@ -121,12 +122,13 @@ func (b *builder) bundle(who string, mm *manifest.Message, m *Message) {
 	if m.Format != schema.JSONSchema {
 		return
 	}
-	text, err := bundleJSONSchema(b.fsys, b.dir, path.Clean(mm.Schema.Value), m.schemaData, b.schemaIDs())
+	text, refs, err := bundleJSONSchema(b.fsys, b.dir, path.Clean(mm.Schema.Value), m.schemaData, b.schemaIDs())
 	if err != nil {
 		b.errorf(mm.Schema.Pos, "%s: %s: %v", who, schema.Printable(mm.Schema.Value), err)
 		return
 	}
 	m.SchemaText = text
+	m.refFiles = refs
 }
 
 // schemaIDs maps the absolute $id of each JSON Schema file of the manifest
@@ -245,6 +247,13 @@ func (b *builder) types() (refused map[*Message]bool, ok bool) {
 				}
 				continue
 			}
+			// A file no message names, which a message's schema refers
+			// to: reported at the first such message's schema:.
+			if m := b.referrer(se.Path); m != nil {
+				b.errorf(b.messagePos[m].Pos, "message %q: %s", m.Name, se.Error())
+				ok = false
+				continue
+			}
 		}
 		b.errorf(manifest.Pos{}, "%v", e)
 		ok = false
@@ -281,4 +290,16 @@ func flatten(err error) []error {
 		return out
 	}
 	return []error{err}
+}
+
+// referrer is the first message whose schema embeds the file named file
+// (by a relative $ref, or an absolute one to a manifest schema's $id), or
+// nil.
+func (b *builder) referrer(file string) *Message {
+	for _, m := range b.m.Messages {
+		if slices.Contains(m.refFiles, file) {
+			return m
+		}
+	}
+	return nil
 }

@@ -95,6 +95,7 @@ type Message struct {
 	Root          *schema.Type  // the payload type in Types
 
 	schemaData []byte                 // the file as read
+	refFiles   []string               // the files its bundled schema embeds
 	fieldNames []manifest.FieldGoName // field_go_names
 }
 

@@ -100,6 +100,8 @@ func TestErrors(t *testing.T) {
 			`acemq.yaml:5:3: message "B" (its message type variable) and message "RefundType" (its check func) (acemq.yaml:4:3) both become the Go name acemqCheckRefundType; set go_name on one of them`},
 		{"decode shape func and a message type variable", "messages:\n  RefundType: {type: a, schema: a.json}\n  B: {type: b, schema: a.json, go_name: AcemqShapeRefund}\n",
 			`acemq.yaml:5:3: message "B" (its message type variable) and message "RefundType" (its decode shape func) (acemq.yaml:4:3) both become the Go name acemqShapeRefundType; set go_name on one of them`},
+		{"schema error in a file a schema refers to", "messages:\n  A: {type: a, schema: r.json}\n",
+			`acemq.yaml:4:24: message "A": sub/c.json:1:33: #/minLength: must be at least 0, got the number -1`},
 		{"give_up_after zero", "policies:\n  p:\n    fixed: {attempts: 2, delay: 1s}\n    give_up_after: 0s\n",
 			`acemq.yaml:6:20: policy "p": give_up_after 0s is no age limit to the runtime (its zero), not "give up at once"; remove give_up_after for no limit`},
 		{"rung not whole seconds", "policies:\n  p: {fixed: {attempts: 3, delay: 1500ms}, wait_in_broker_from: 1s}\n",
@@ -130,7 +132,8 @@ func TestErrors(t *testing.T) {
 			case "blank package":
 				pkg = "_"
 			}
-			fs := map[string]string{"broken.json": `{"type": 1, }`, "any.json": `{"type": "object", "properties": {"x": {"$ref": "missing.json"}}}`}
+			fs := map[string]string{"broken.json": `{"type": 1, }`, "any.json": `{"type": "object", "properties": {"x": {"$ref": "missing.json"}}}`,
+				"r.json": `{"type": "object", "properties": {"x": {"$ref": "sub/c.json"}}}`, "sub/c.json": `{"type": "string", "minLength": -1}`}
 			for k, v := range files {
 				fs[k] = v
 			}
