@@ -10,7 +10,8 @@ import (
 	"github.com/acemq/acemq-go/runtime"
 )
 
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
+// acemqCheckJSON reports to c what checking v against its JSON Schema finds;
+// at is where v is in the document encoding/json writes (nil: the root).
 func (v *OrderJSON) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
 	if !utf8.ValidString(string(v.OrderID)) {
 		c.Undecided()
@@ -59,7 +60,8 @@ func (v *OrderJSON) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
 	}
 }
 
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
+// acemqCheckJSON reports to c what checking v against its JSON Schema finds;
+// at is where v is in the document encoding/json writes (nil: the root).
 func (v *OrderJSONItemsItem) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
 	if !utf8.ValidString(string(v.Sku)) {
 		c.Undecided()
@@ -78,7 +80,8 @@ func (v *OrderJSONItemsItem) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JS
 	}
 }
 
-// acemqCheckOrderJSON is the generated check of OrderJSON's JSON Schema (runtime.JSONChecker).
+// acemqCheckOrderJSON is the generated check of OrderJSON's JSON Schema
+// (runtime.JSONChecker).
 func acemqCheckOrderJSON(v any, c *runtime.JSONCheck) bool {
 	switch x := v.(type) {
 	case OrderJSON:
@@ -103,7 +106,8 @@ func (v OrderJSON) Validate() error {
 	return orderJSONType.Validate(v)
 }
 
-// acemqShapeOrderJSON is the decode shape of OrderJSON (runtime.DecodeShape): what the struct cannot show of a body.
+// acemqShapeOrderJSON is the decode shape of OrderJSON (runtime.DecodeShape):
+// what the struct cannot show of a body.
 func acemqShapeOrderJSON() *runtime.JSONShape {
 	s0 := &runtime.JSONShape{Kind: runtime.JSONObject}
 	s1 := &runtime.JSONShape{Kind: runtime.JSONObject}
@@ -127,7 +131,8 @@ func acemqShapeOrderJSON() *runtime.JSONShape {
 	return s0
 }
 
-// The patterns (compiled as the reference validator compiles them, RE2) and formats (the reference validator's own functions) the generated checks use.
+// The patterns (compiled as the reference validator compiles them, RE2) and
+// formats (the reference validator's own functions) the generated checks use.
 var (
 	acemqFormatUUID     = runtime.JSONFormat("uuid")
 	acemqFormatEmail    = runtime.JSONFormat("email")

@@ -5,10 +5,12 @@ package main
 
 import "github.com/acemq/acemq-go/runtime"
 
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
+// acemqCheckJSON reports to c what checking v against its JSON Schema finds;
+// at is where v is in the document encoding/json writes (nil: the root).
 func (v *OrderPlaced) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {}
 
-// acemqCheckOrderPlaced is the generated check of OrderPlaced's JSON Schema (runtime.JSONChecker).
+// acemqCheckOrderPlaced is the generated check of OrderPlaced's JSON Schema
+// (runtime.JSONChecker).
 func acemqCheckOrderPlaced(v any, c *runtime.JSONCheck) bool {
 	switch x := v.(type) {
 	case OrderPlaced:
@@ -33,7 +35,8 @@ func (v OrderPlaced) Validate() error {
 	return orderPlacedType.Validate(v)
 }
 
-// acemqShapeOrderPlaced is the decode shape of OrderPlaced (runtime.DecodeShape): what the struct cannot show of a body.
+// acemqShapeOrderPlaced is the decode shape of OrderPlaced
+// (runtime.DecodeShape): what the struct cannot show of a body.
 func acemqShapeOrderPlaced() *runtime.JSONShape {
 	s0 := &runtime.JSONShape{Kind: runtime.JSONObject}
 	s0.Fields = []runtime.JSONMember{

@@ -96,7 +96,7 @@ func (cv *checkVars) emit(f *jen.File) {
 	if len(cv.order) == 0 {
 		return
 	}
-	f.Comment("The patterns (compiled as the reference validator compiles them, RE2) and formats (the reference validator's own functions) the generated checks use.")
+	doc(f.Comment, "The patterns (compiled as the reference validator compiles them, RE2) and formats (the reference validator's own functions) the generated checks use.")
 	f.Var().Defs(cv.order...)
 }
 
@@ -110,7 +110,7 @@ func typCheck(f *jen.File, t *schema.Type, cv *checkVars) {
 		}
 		body = append(body, checkValue(jen.Id("v").Dot(fd.GoName), fd.Type, fc.Value, fd.Tags.OmitEmpty, loc, 1, cv)...)
 	}
-	f.Comment(fmt.Sprintf("%s reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.", checkName))
+	doc(f.Comment, "%s reports to c what checking v against its JSON Schema finds; at is where v is in the document encoding/json writes (nil: the root).", checkName)
 	f.Func().Params(jen.Id("v").Op("*").Id(t.Name)).Id(checkName).Params(
 		jen.Id("c").Op("*").Add(rt("JSONCheck")), jen.Id("at").Op("*").Add(rt("JSONAt")),
 	).Block(body...)
@@ -316,7 +316,7 @@ func jsonWant(r *schema.TypeRef, v *schema.JSONValueCheck) string {
 //	func acemqCheckOrder(v any, c *runtime.JSONCheck) bool
 //	func (v Order) Validate() error
 func checkRoot(f *jen.File, t *schema.Type, fn, typeVar, message string) {
-	f.Comment(fmt.Sprintf("%s is the generated check of %s's JSON Schema (runtime.JSONChecker).", fn, t.Name))
+	doc(f.Comment, "%s is the generated check of %s's JSON Schema (runtime.JSONChecker).", fn, t.Name)
 	f.Func().Id(fn).Params(jen.Id("v").Any(), jen.Id("c").Op("*").Add(rt("JSONCheck"))).Bool().Block(
 		jen.Switch(jen.Id("x").Op(":=").Id("v").Assert(jen.Type())).Block(
 			jen.Case(jen.Id(t.Name)).Block(jen.Id("x").Dot(checkName).Call(jen.Id("c"), jen.Nil())),
@@ -397,7 +397,7 @@ func checkShape(f *jen.File, root *schema.Type, fn string, cv *checkVars) {
 		}))
 	}
 	body = append(body, jen.Return(jen.Id(vars[rootKey])))
-	f.Comment(fmt.Sprintf("%s is the decode shape of %s (runtime.DecodeShape): what the struct cannot show of a body.", fn, root.Name))
+	doc(f.Comment, "%s is the decode shape of %s (runtime.DecodeShape): what the struct cannot show of a body.", fn, root.Name)
 	f.Func().Id(fn).Params().Op("*").Add(rt("JSONShape")).Block(body...)
 }
 

@@ -10,7 +10,8 @@ import (
 	"github.com/acemq/acemq-go/runtime"
 )
 
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
+// acemqCheckJSON reports to c what checking v against its JSON Schema finds;
+// at is where v is in the document encoding/json writes (nil: the root).
 func (v *Everything) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
 	if !utf8.ValidString(string(v.ID)) {
 		c.Undecided()
@@ -53,10 +54,12 @@ func (v *Everything) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
 	}
 }
 
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
+// acemqCheckJSON reports to c what checking v against its JSON Schema finds;
+// at is where v is in the document encoding/json writes (nil: the root).
 func (v *EverythingAddress) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {}
 
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
+// acemqCheckJSON reports to c what checking v against its JSON Schema finds;
+// at is where v is in the document encoding/json writes (nil: the root).
 func (v *EverythingTree) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
 	if v.Children != nil && (len(v.Children) > 0 || c.Decoded()) {
 		at1 := &runtime.JSONAt{Up: at, Key: "children"}
@@ -66,10 +69,12 @@ func (v *EverythingTree) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt
 	}
 }
 
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
+// acemqCheckJSON reports to c what checking v against its JSON Schema finds;
+// at is where v is in the document encoding/json writes (nil: the root).
 func (v *EverythingItemsItem) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {}
 
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
+// acemqCheckJSON reports to c what checking v against its JSON Schema finds;
+// at is where v is in the document encoding/json writes (nil: the root).
 func (v *Money) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
 	if !utf8.ValidString(string(v.Currency)) {
 		c.Undecided()
@@ -79,7 +84,8 @@ func (v *Money) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
 	}
 }
 
-// acemqCheckEverything is the generated check of Everything's JSON Schema (runtime.JSONChecker).
+// acemqCheckEverything is the generated check of Everything's JSON Schema
+// (runtime.JSONChecker).
 func acemqCheckEverything(v any, c *runtime.JSONCheck) bool {
 	switch x := v.(type) {
 	case Everything:
@@ -104,7 +110,8 @@ func (v Everything) Validate() error {
 	return everythingType.Validate(v)
 }
 
-// acemqShapeEverything is the decode shape of Everything (runtime.DecodeShape): what the struct cannot show of a body.
+// acemqShapeEverything is the decode shape of Everything
+// (runtime.DecodeShape): what the struct cannot show of a body.
 func acemqShapeEverything() *runtime.JSONShape {
 	s0 := &runtime.JSONShape{Kind: runtime.JSONObject, Closed: true}
 	s1 := &runtime.JSONShape{Kind: runtime.JSONObject}
@@ -148,7 +155,8 @@ func acemqShapeEverything() *runtime.JSONShape {
 	return s0
 }
 
-// The patterns (compiled as the reference validator compiles them, RE2) and formats (the reference validator's own functions) the generated checks use.
+// The patterns (compiled as the reference validator compiles them, RE2) and
+// formats (the reference validator's own functions) the generated checks use.
 var (
 	acemqFormatUUID     = runtime.JSONFormat("uuid")
 	acemqPattern0       = regexp.MustCompile("^[A-Z]{3}$")

@@ -9,10 +9,12 @@ import (
 	"github.com/acemq/acemq-go/runtime"
 )
 
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
+// acemqCheckJSON reports to c what checking v against its JSON Schema finds;
+// at is where v is in the document encoding/json writes (nil: the root).
 func (v *Type) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {}
 
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
+// acemqCheckJSON reports to c what checking v against its JSON Schema finds;
+// at is where v is in the document encoding/json writes (nil: the root).
 func (v *CaféCrème) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
 	if !utf8.ValidString(string(v.Taille)) {
 		c.Undecided()
@@ -24,13 +26,16 @@ func (v *CaféCrème) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
 	}
 }
 
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
+// acemqCheckJSON reports to c what checking v against its JSON Schema finds;
+// at is where v is in the document encoding/json writes (nil: the root).
 func (v *X订单) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {}
 
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
+// acemqCheckJSON reports to c what checking v against its JSON Schema finds;
+// at is where v is in the document encoding/json writes (nil: the root).
 func (v *RangeEvent) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {}
 
-// acemqCheckType is the generated check of Type's JSON Schema (runtime.JSONChecker).
+// acemqCheckType is the generated check of Type's JSON Schema
+// (runtime.JSONChecker).
 func acemqCheckType(v any, c *runtime.JSONCheck) bool {
 	switch x := v.(type) {
 	case Type:
@@ -55,7 +60,8 @@ func (v Type) Validate() error {
 	return typeType.Validate(v)
 }
 
-// acemqShapeType is the decode shape of Type (runtime.DecodeShape): what the struct cannot show of a body.
+// acemqShapeType is the decode shape of Type (runtime.DecodeShape): what the
+// struct cannot show of a body.
 func acemqShapeType() *runtime.JSONShape {
 	s0 := &runtime.JSONShape{Kind: runtime.JSONObject}
 	s0.Fields = []runtime.JSONMember{
@@ -69,7 +75,8 @@ func acemqShapeType() *runtime.JSONShape {
 	return s0
 }
 
-// acemqCheckCaféCrème is the generated check of CaféCrème's JSON Schema (runtime.JSONChecker).
+// acemqCheckCaféCrème is the generated check of CaféCrème's JSON Schema
+// (runtime.JSONChecker).
 func acemqCheckCaféCrème(v any, c *runtime.JSONCheck) bool {
 	switch x := v.(type) {
 	case CaféCrème:
@@ -94,7 +101,8 @@ func (v CaféCrème) Validate() error {
 	return caféCrèmeType.Validate(v)
 }
 
-// acemqShapeCaféCrème is the decode shape of CaféCrème (runtime.DecodeShape): what the struct cannot show of a body.
+// acemqShapeCaféCrème is the decode shape of CaféCrème
+// (runtime.DecodeShape): what the struct cannot show of a body.
 func acemqShapeCaféCrème() *runtime.JSONShape {
 	s0 := &runtime.JSONShape{Kind: runtime.JSONObject}
 	s0.Fields = []runtime.JSONMember{
@@ -104,7 +112,8 @@ func acemqShapeCaféCrème() *runtime.JSONShape {
 	return s0
 }
 
-// acemqCheckX订单 is the generated check of X订单's JSON Schema (runtime.JSONChecker).
+// acemqCheckX订单 is the generated check of X订单's JSON Schema
+// (runtime.JSONChecker).
 func acemqCheckX订单(v any, c *runtime.JSONCheck) bool {
 	switch x := v.(type) {
 	case X订单:
@@ -129,7 +138,8 @@ func (v X订单) Validate() error {
 	return x订单Type.Validate(v)
 }
 
-// acemqShapeX订单 is the decode shape of X订单 (runtime.DecodeShape): what the struct cannot show of a body.
+// acemqShapeX订单 is the decode shape of X订单 (runtime.DecodeShape): what
+// the struct cannot show of a body.
 func acemqShapeX订单() *runtime.JSONShape {
 	s0 := &runtime.JSONShape{Kind: runtime.JSONObject}
 	s0.Fields = []runtime.JSONMember{
@@ -138,7 +148,8 @@ func acemqShapeX订单() *runtime.JSONShape {
 	return s0
 }
 
-// acemqCheckRangeEvent is the generated check of RangeEvent's JSON Schema (runtime.JSONChecker).
+// acemqCheckRangeEvent is the generated check of RangeEvent's JSON Schema
+// (runtime.JSONChecker).
 func acemqCheckRangeEvent(v any, c *runtime.JSONCheck) bool {
 	switch x := v.(type) {
 	case RangeEvent:
@@ -163,7 +174,8 @@ func (v RangeEvent) Validate() error {
 	return rangeEventType.Validate(v)
 }
 
-// acemqShapeRangeEvent is the decode shape of RangeEvent (runtime.DecodeShape): what the struct cannot show of a body.
+// acemqShapeRangeEvent is the decode shape of RangeEvent
+// (runtime.DecodeShape): what the struct cannot show of a body.
 func acemqShapeRangeEvent() *runtime.JSONShape {
 	s0 := &runtime.JSONShape{Kind: runtime.JSONObject}
 	s0.Fields = []runtime.JSONMember{

@@ -9,7 +9,8 @@ import (
 	"github.com/acemq/acemq-go/runtime"
 )
 
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
+// acemqCheckJSON reports to c what checking v against its JSON Schema finds;
+// at is where v is in the document encoding/json writes (nil: the root).
 func (v *OrderCancelled) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
 	if !utf8.ValidString(string(v.Reason)) {
 		c.Undecided()
@@ -21,7 +22,8 @@ func (v *OrderCancelled) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt
 	}
 }
 
-// acemqCheckOrderCancelled is the generated check of OrderCancelled's JSON Schema (runtime.JSONChecker).
+// acemqCheckOrderCancelled is the generated check of OrderCancelled's JSON
+// Schema (runtime.JSONChecker).
 func acemqCheckOrderCancelled(v any, c *runtime.JSONCheck) bool {
 	switch x := v.(type) {
 	case OrderCancelled:
@@ -46,7 +48,8 @@ func (v OrderCancelled) Validate() error {
 	return orderCancelledType.Validate(v)
 }
 
-// acemqShapeOrderCancelled is the decode shape of OrderCancelled (runtime.DecodeShape): what the struct cannot show of a body.
+// acemqShapeOrderCancelled is the decode shape of OrderCancelled
+// (runtime.DecodeShape): what the struct cannot show of a body.
 func acemqShapeOrderCancelled() *runtime.JSONShape {
 	s0 := &runtime.JSONShape{Kind: runtime.JSONObject, Closed: true}
 	s0.Fields = []runtime.JSONMember{

@@ -5,7 +5,8 @@ package shipping
 
 import "github.com/acemq/acemq-go/runtime"
 
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
+// acemqCheckJSON reports to c what checking v against its JSON Schema finds;
+// at is where v is in the document encoding/json writes (nil: the root).
 func (v *ShipmentRequested) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
 	v.Address.acemqCheckJSON(c, &runtime.JSONAt{Up: at, Key: "address"})
 	if v.Parcels != nil {
@@ -15,10 +16,12 @@ func (v *ShipmentRequested) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSO
 	}
 }
 
-// acemqCheckJSON reports to c what validating v, as encoding/json writes it at at, against its JSON Schema finds.
+// acemqCheckJSON reports to c what checking v against its JSON Schema finds;
+// at is where v is in the document encoding/json writes (nil: the root).
 func (v *ShipmentRequestedAddress) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {}
 
-// acemqCheckShipmentRequested is the generated check of ShipmentRequested's JSON Schema (runtime.JSONChecker).
+// acemqCheckShipmentRequested is the generated check of ShipmentRequested's
+// JSON Schema (runtime.JSONChecker).
 func acemqCheckShipmentRequested(v any, c *runtime.JSONCheck) bool {
 	switch x := v.(type) {
 	case ShipmentRequested:
@@ -43,7 +46,8 @@ func (v ShipmentRequested) Validate() error {
 	return shipmentRequestedType.Validate(v)
 }
 
-// acemqShapeShipmentRequested is the decode shape of ShipmentRequested (runtime.DecodeShape): what the struct cannot show of a body.
+// acemqShapeShipmentRequested is the decode shape of ShipmentRequested
+// (runtime.DecodeShape): what the struct cannot show of a body.
 func acemqShapeShipmentRequested() *runtime.JSONShape {
 	s0 := &runtime.JSONShape{Kind: runtime.JSONObject}
 	s1 := &runtime.JSONShape{Kind: runtime.JSONObject}
@@ -62,7 +66,8 @@ func acemqShapeShipmentRequested() *runtime.JSONShape {
 	return s0
 }
 
-// The patterns (compiled as the reference validator compiles them, RE2) and formats (the reference validator's own functions) the generated checks use.
+// The patterns (compiled as the reference validator compiles them, RE2) and
+// formats (the reference validator's own functions) the generated checks use.
 var (
 	acemqFormatDateTime = runtime.JSONFormat("date-time")
 )
