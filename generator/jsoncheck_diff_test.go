@@ -94,6 +94,7 @@ func TestJSONCheckDifferential(t *testing.T) {
 		}
 		addPkg("g"+strings.ReplaceAll(g.dir, "-", ""), filepath.Join(root, "golden", g.dir, "acemq.yaml"), "golden/"+g.dir, msgs)
 	}
+	addPkg("edge", filepath.Join(root, "generator/schema/testdata/jsoncheck/acemq.yaml"), "jsoncheck/edge", []string{"Edge"})
 	harness, err := os.ReadFile("schema/testdata/jsoncheck/diff_test.go")
 	if err != nil {
 		t.Fatal(err)
@@ -124,9 +125,13 @@ func checkTally(t *testing.T, path string) {
 	}
 	defer f.Close()
 	var checked, fallback, compared, invalid int
+	seen := ""
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		cols := strings.Split(sc.Text(), "\t")
+		if n, _ := strconv.Atoi(cols[1]); n >= 0 {
+			seen += sc.Text() + "\n"
+		}
 		n := make([]int, len(cols))
 		for i := 1; i < len(cols); i++ {
 			n[i], _ = strconv.Atoi(cols[i])
@@ -140,13 +145,18 @@ func checkTally(t *testing.T, path string) {
 		compared += n[3]
 		invalid += n[5]
 		t.Logf("%s: %d documents, %d not Go values, %d compared (%d valid, %d invalid), %d undecided", cols[0], n[1], n[2], n[3], n[4], n[5], n[6])
-		if strings.HasPrefix(cols[0], "golden/jsonschema-all") && (n[4] == 0 || n[5] < 10) {
+		if (strings.HasPrefix(cols[0], "golden/jsonschema-all") || strings.HasPrefix(cols[0], "jsoncheck/edge")) && (n[4] == 0 || n[5] < 10) {
 			t.Errorf("%s: the comparison is too thin: %d valid, %d invalid", cols[0], n[4], n[5])
 		}
 	}
 	t.Logf("%d message types with a generated check, %d left to the reference; %d documents compared, %d of them invalid", checked, fallback, compared, invalid)
 	if checked == 0 || invalid == 0 {
 		t.Errorf("nothing was compared")
+	}
+	for _, must := range []string{"golden/jsonschema-all Everything", "jsoncheck/edge Edge"} {
+		if !strings.Contains(seen, must+"\t") || !strings.Contains(seen, must+" (decode)\t") {
+			t.Errorf("%s: no generated check was compared, encode and decode", must)
+		}
 	}
 }
 

@@ -15,12 +15,15 @@ import (
 // a key only encoding/json's case-insensitive matching took are seen even
 // though the struct cannot show them.
 type JSONShape struct {
-	Kind   JSONShapeKind
-	Null   bool              // null is valid here
-	Fields []JSONMember      // JSONObject: the properties
-	Closed bool              // JSONObject: additionalProperties false
-	Elem   *JSONShape        // JSONArray: each item; JSONMap: each member
-	Format func(string) bool // JSONString: the string's format, checked on the text
+	Kind JSONShapeKind
+	Null bool // null is valid here
+	// NullUndecided: null is valid here but unmarshals to a zero struct
+	// the check cannot tell from an object: the reference decides.
+	NullUndecided bool
+	Fields        []JSONMember      // JSONObject: the properties
+	Closed        bool              // JSONObject: additionalProperties false
+	Elem          *JSONShape        // JSONArray: each item; JSONMap: each member
+	Format        func(string) bool // JSONString: the string's format, checked on the text
 }
 
 // JSONMember is one property of a JSONObject shape.
@@ -113,7 +116,10 @@ func (s *jsonScan) value(sh *JSONShape) {
 	}
 	if s.b[s.i] == 'n' {
 		s.i += 4
-		if !sh.Null {
+		switch {
+		case sh.NullUndecided:
+			s.c.Undecided()
+		case !sh.Null:
 			s.fail(nil, "got null")
 		}
 		return

@@ -350,16 +350,17 @@ func checkShape(f *jen.File, root *schema.Type, fn string, cv *checkVars) {
 	var order []shapeKey
 	vars := map[shapeKey]string{}
 	var visit func(k shapeKey)
-	var visitValue func(v *schema.JSONValueCheck)
-	visitValue = func(v *schema.JSONValueCheck) {
-		if v == nil {
-			return
-		}
+	var visitField func(r *schema.TypeRef, v *schema.JSONValueCheck)
+	visitField = func(r *schema.TypeRef, v *schema.JSONValueCheck) {
 		if v.Struct != nil {
-			visit(shapeKey{v.Struct, v.Null})
+			visit(structKey(r, v))
 		}
-		visitValue(v.Items)
-		visitValue(v.Values)
+		if v.Items != nil {
+			visitField(r.Elem, v.Items)
+		}
+		if v.Values != nil {
+			visitField(r.Elem, v.Values)
+		}
 	}
 	visit = func(k shapeKey) {
 		if _, ok := vars[k]; ok {
@@ -368,16 +369,19 @@ func checkShape(f *jen.File, root *schema.Type, fn string, cv *checkVars) {
 		vars[k] = fmt.Sprintf("s%d", len(order))
 		order = append(order, k)
 		for _, fc := range k.t.JSONCheck.Fields {
-			visitValue(fc.Value)
+			visitField(fc.Field.Type, fc.Value)
 		}
 	}
-	rootKey := shapeKey{root, false}
+	rootKey := shapeKey{t: root}
 	visit(rootKey)
 	var body []jen.Code
 	for _, k := range order {
 		fields := []jen.Code{jen.Id("Kind").Op(":").Add(rt("JSONObject"))}
 		if k.null {
 			fields = append(fields, jen.Id("Null").Op(":").True())
+		}
+		if k.undecided {
+			fields = append(fields, jen.Id("NullUndecided").Op(":").True())
 		}
 		if k.t.JSONCheck.Closed {
 			fields = append(fields, jen.Id("Closed").Op(":").True())
@@ -403,12 +407,23 @@ func checkShape(f *jen.File, root *schema.Type, fn string, cv *checkVars) {
 
 // shapeKey is a struct's shape, nullable or not.
 type shapeKey struct {
-	t    *schema.Type
-	null bool
+	t         *schema.Type
+	null      bool
+	undecided bool // null valid, held in a struct value that cannot show it
+}
+
+// structKey is the shape of a struct value of Go type r (a pointer or
+// not) checked by v.
+func structKey(r *schema.TypeRef, v *schema.JSONValueCheck) shapeKey {
+	ptr := r.Kind == schema.Pointer
+	return shapeKey{t: v.Struct, null: v.Null && ptr, undecided: v.Null && !ptr}
 }
 
 // shapeOf is the shape of a value of Go type r checked by v.
 func shapeOf(r *schema.TypeRef, v *schema.JSONValueCheck, vars map[shapeKey]string, cv *checkVars) jen.Code {
+	if v.Struct != nil {
+		return jen.Id(vars[structKey(r, v)])
+	}
 	for r.Kind == schema.Pointer {
 		r = r.Elem
 	}
@@ -417,8 +432,6 @@ func shapeOf(r *schema.TypeRef, v *schema.JSONValueCheck, vars map[shapeKey]stri
 		fields = append(fields, jen.Id("Null").Op(":").True())
 	}
 	switch {
-	case v.Struct != nil:
-		return jen.Id(vars[shapeKey{v.Struct, v.Null}])
 	case r.Kind == schema.Slice:
 		fields = append(fields, jen.Id("Kind").Op(":").Add(rt("JSONArray")), jen.Id("Elem").Op(":").Add(shapeOf(r.Elem, v.Items, vars, cv)))
 	case r.Kind == schema.Map:

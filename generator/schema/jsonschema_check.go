@@ -230,6 +230,9 @@ func (l *jsonLoader) planValue(n *jvalue, d *jsonDoc, r *TypeRef, depth int) *JS
 			return nil
 		}
 		v.Struct = elem.Named
+		if n.get("type") == nil {
+			v.Null = true // properties, required... apply to objects only
+		}
 		return v
 	case elem.Kind == Named && elem.Named.Kind == Enum, elem.Kind == Builtin && elem.Name == "string":
 		if !stringTyped(types, n) || !l.planString(n, v) {

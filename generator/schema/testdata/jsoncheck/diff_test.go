@@ -385,6 +385,11 @@ func bound(s *jsonschema.Schema, integer bool) string {
 	if s.ExclusiveMaximum != nil && v.Cmp(s.ExclusiveMaximum) >= 0 {
 		v = new(big.Rat).Sub(s.ExclusiveMaximum, big.NewRat(1, 1))
 	}
+	if s.MultipleOf != nil && s.MultipleOf.IsInt() && v.IsInt() {
+		k := s.MultipleOf.Num()
+		q := new(big.Int).Div(new(big.Int).Add(v.Num(), new(big.Int).Sub(k, big.NewInt(1))), k)
+		v = new(big.Rat).SetInt(new(big.Int).Mul(q, k))
+	}
 	if v.IsInt() {
 		return v.Num().String()
 	}
