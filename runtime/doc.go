@@ -70,8 +70,11 @@
 // is held in memory instead. Per-message expiration is never used: the
 // broker only expires the head of a queue.
 //
-// Publishing is pipelined on a confirm channel: each publish registers its
-// delivery tag and waits only for its own confirm. The application's
+// Publishing is pipelined on a confirm channel: each publish queues its
+// message for the channel's writer and waits only for its own confirm;
+// PublishAsync returns a Pending instead of waiting, so one goroutine can
+// keep a window of confirms in flight. Consumers ack in batches
+// (multiple=true) only below their lowest unsettled delivery. The application's
 // publishes and the consumers' copies use two channels of the connection,
 // so a publish that makes the broker close one channel cannot fail the
 // other's publishes in flight.
