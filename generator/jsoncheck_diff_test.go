@@ -136,12 +136,17 @@ func checkTally(t *testing.T, path string) {
 		for i := 1; i < len(cols); i++ {
 			n[i], _ = strconv.Atoi(cols[i])
 		}
+		decode := strings.HasSuffix(cols[0], " (decode)")
 		if n[1] < 0 {
-			fallback++
+			if !decode {
+				fallback++
+			}
 			t.Logf("%s: no generated check (the reference validates it)", cols[0])
 			continue
 		}
-		checked++
+		if !decode {
+			checked++
+		}
 		compared += n[3]
 		invalid += n[5]
 		t.Logf("%s: %d documents, %d not Go values, %d compared (%d valid, %d invalid), %d undecided", cols[0], n[1], n[2], n[3], n[4], n[5], n[6])
@@ -149,7 +154,7 @@ func checkTally(t *testing.T, path string) {
 			t.Errorf("%s: the comparison is too thin: %d valid, %d invalid", cols[0], n[4], n[5])
 		}
 	}
-	t.Logf("%d message types with a generated check, %d left to the reference; %d documents compared, %d of them invalid", checked, fallback, compared, invalid)
+	t.Logf("%d message types with a generated check, %d left to the reference; %d comparisons (encode and decode), %d of them of invalid documents", checked, fallback, compared, invalid)
 	if checked == 0 || invalid == 0 {
 		t.Errorf("nothing was compared")
 	}

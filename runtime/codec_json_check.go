@@ -48,6 +48,9 @@ func (c *JSONCheck) Fail(at *JSONAt, msg string) {
 	c.violations = append(c.violations, Violation{Location: at.pointer(), Message: msg})
 }
 
+// Count is how many violations the check has found so far.
+func (c *JSONCheck) Count() int { return len(c.violations) }
+
 // Undecided says the check cannot tell for this value (a string that is
 // not UTF-8, which encoding/json rewrites): the reference validator
 // decides.

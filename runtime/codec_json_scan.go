@@ -20,10 +20,13 @@ type JSONShape struct {
 	// NullUndecided: null is valid here but unmarshals to a zero struct
 	// the check cannot tell from an object: the reference decides.
 	NullUndecided bool
-	Fields        []JSONMember      // JSONObject: the properties
-	Closed        bool              // JSONObject: additionalProperties false
-	Elem          *JSONShape        // JSONArray: each item; JSONMap: each member
-	Format        func(string) bool // JSONString: the string's format, checked on the text
+	// NullBranch: the schema is anyOf/oneOf of a schema and null; a
+	// violation inside the value is also one at the value itself.
+	NullBranch bool
+	Fields     []JSONMember      // JSONObject: the properties
+	Closed     bool              // JSONObject: additionalProperties false
+	Elem       *JSONShape        // JSONArray: each item; JSONMap: each member
+	Format     func(string) bool // JSONString: the string's format, checked on the text
 }
 
 // JSONMember is one property of a JSONObject shape.
@@ -107,8 +110,20 @@ func (s *jsonScan) ws() {
 	}
 }
 
-// value scans one value at at under shape.
+// value scans one value under shape.
 func (s *jsonScan) value(sh *JSONShape) {
+	if sh.NullBranch {
+		n := len(s.c.violations)
+		s.value1(sh)
+		if len(s.c.violations) > n {
+			s.fail(nil, "neither the schema nor null (anyOf/oneOf)")
+		}
+		return
+	}
+	s.value1(sh)
+}
+
+func (s *jsonScan) value1(sh *JSONShape) {
 	s.ws()
 	if s.i >= len(s.b) {
 		s.c.Undecided()

@@ -128,12 +128,25 @@ func checkValue(x *jen.Statement, r *schema.TypeRef, v *schema.JSONValueCheck, o
 	switch r.Kind {
 	case schema.Pointer:
 		inner := checkPresent(jen.Parens(jen.Op("*").Add(x.Clone())), x.Clone(), r.Elem, v, loc, depth, cv)
-		return nilCheck(x, omitempty, false, null, inner)
+		return nilCheck(x, omitempty, false, null, nullBranch(v, inner, loc, depth))
 	case schema.Slice, schema.Map:
 		inner := checkPresent(x.Clone(), x.Clone(), r, v, loc, depth, cv)
-		return nilCheck(x, omitempty, true, null, inner)
+		return nilCheck(x, omitempty, true, null, nullBranch(v, inner, loc, depth))
 	}
 	return checkPresent(x, x, r, v, loc, depth, cv)
+}
+
+// nullBranch reports, under anyOf/oneOf [x, null], a violation at the
+// value's own location whenever inner finds one, as the reference's null
+// branch does.
+func nullBranch(v *schema.JSONValueCheck, inner []jen.Code, loc func() jen.Code, depth int) []jen.Code {
+	if !v.NullBranch || len(inner) == 0 {
+		return inner
+	}
+	n := jen.Id(fmt.Sprintf("n%d", depth))
+	out := append([]jen.Code{n.Clone().Op(":=").Id("c").Dot("Count").Call()}, inner...)
+	return append(out, jen.If(jen.Id("c").Dot("Count").Call().Op(">").Add(n.Clone())).Block(
+		jen.Id("c").Dot("Fail").Call(loc(), jen.Lit("neither the schema nor null (anyOf/oneOf)"))))
 }
 
 // nilCheck guards inner by x being set: a nil x is absent (omitempty) or
@@ -383,6 +396,9 @@ func checkShape(f *jen.File, root *schema.Type, fn string, cv *checkVars) {
 		if k.undecided {
 			fields = append(fields, jen.Id("NullUndecided").Op(":").True())
 		}
+		if k.branch {
+			fields = append(fields, jen.Id("NullBranch").Op(":").True())
+		}
 		if k.t.JSONCheck.Closed {
 			fields = append(fields, jen.Id("Closed").Op(":").True())
 		}
@@ -410,13 +426,14 @@ type shapeKey struct {
 	t         *schema.Type
 	null      bool
 	undecided bool // null valid, held in a struct value that cannot show it
+	branch    bool // anyOf/oneOf [the struct, null]
 }
 
 // structKey is the shape of a struct value of Go type r (a pointer or
 // not) checked by v.
 func structKey(r *schema.TypeRef, v *schema.JSONValueCheck) shapeKey {
 	ptr := r.Kind == schema.Pointer
-	return shapeKey{t: v.Struct, null: v.Null && ptr, undecided: v.Null && !ptr}
+	return shapeKey{t: v.Struct, null: v.Null && ptr, undecided: v.Null && !ptr, branch: v.NullBranch}
 }
 
 // shapeOf is the shape of a value of Go type r checked by v.
@@ -430,6 +447,9 @@ func shapeOf(r *schema.TypeRef, v *schema.JSONValueCheck, vars map[shapeKey]stri
 	var fields []jen.Code
 	if v.Null {
 		fields = append(fields, jen.Id("Null").Op(":").True())
+	}
+	if v.NullBranch {
+		fields = append(fields, jen.Id("NullBranch").Op(":").True())
 	}
 	switch {
 	case r.Kind == schema.Slice:

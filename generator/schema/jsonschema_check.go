@@ -42,6 +42,11 @@ type JSONValueCheck struct {
 	MultipleOf                                           int64 // int64 fields, 0 when absent
 	MinItems, MaxItems                                   int   // -1 when absent
 	Items, Values                                        *JSONValueCheck
+	// NullBranch: the schema is anyOf/oneOf of a schema and {"type":
+	// "null"}; the reference then reports any violation of the value at
+	// the value's own location too (the null branch's), and so does the
+	// check.
+	NullBranch bool
 }
 
 // jsonSource is where a struct came from, for planning its check.
@@ -214,6 +219,20 @@ func (l *jsonLoader) planValue(n *jvalue, d *jsonDoc, r *TypeRef, depth int) *JS
 		}
 		return l.planValue(m, md, r, depth+1)
 	}
+	if x, ok := nullBranchOf(n); ok {
+		// A value of x, or null: x must refuse null itself, so that
+		// oneOf's "exactly one" is anyOf's "at least one".
+		if r.Kind != Pointer && !r.Nilable() || !l.refusesNull(x, d, 0) {
+			return nil
+		}
+		inner := l.planValue(x, d, r, depth+1)
+		if inner == nil || inner.Null {
+			return nil
+		}
+		w := *inner
+		w.Null, w.NullBranch = true, true
+		return &w
+	}
 	types, null := jsonTypes(n)
 	if tv := n.get("type"); tv != nil && tv.kind != jString && tv.kind != jArray {
 		return nil
@@ -306,6 +325,38 @@ func (l *jsonLoader) planValue(n *jvalue, d *jsonDoc, r *TypeRef, depth int) *JS
 		return anyValue(elem)
 	}
 	return nil
+}
+
+// nullBranchOf returns x when n is {"anyOf" or "oneOf": [x, {"type":
+// "null"}]} (either order) and nothing else asserting.
+func nullBranchOf(n *jvalue) (*jvalue, bool) {
+	for _, kw := range []string{"anyOf", "oneOf"} {
+		arr := n.get(kw)
+		if arr == nil || !onlyKeywords(n, kw) || arr.kind != jArray || len(arr.arr) != 2 {
+			continue
+		}
+		a, b := arr.arr[0], arr.arr[1]
+		switch {
+		case isNullSchema(b) && onlyKeywords(b, "type") && !isNullSchema(a):
+			return a, true
+		case isNullSchema(a) && onlyKeywords(a, "type") && !isNullSchema(b):
+			return b, true
+		}
+	}
+	return nil, false
+}
+
+// refusesNull says schema n (following $refs) has a type without null.
+func (l *jsonLoader) refusesNull(n *jvalue, d *jsonDoc, depth int) bool {
+	if depth > maxDepth || n.kind != jObject {
+		return false
+	}
+	if ref, ok := n.getStr("$ref"); ok {
+		m, md, _, ok := l.resolveQuiet(ref, d)
+		return ok && l.refusesNull(m, md, depth+1)
+	}
+	types, null := jsonTypes(n)
+	return len(types) > 0 && !null
 }
 
 func derefRaw(r *TypeRef) *TypeRef {

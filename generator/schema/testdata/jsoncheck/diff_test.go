@@ -240,9 +240,26 @@ func resolve(s *jsonschema.Schema) *jsonschema.Schema {
 			s = s.Ref
 		case s.Types == nil && s.Properties == nil && len(s.AllOf) == 1:
 			s = s.AllOf[0]
+		case s.Types == nil && s.Properties == nil && len(s.AnyOf)+len(s.OneOf) > 0:
+			branches := append(append([]*jsonschema.Schema{}, s.AnyOf...), s.OneOf...)
+			next := branches[0]
+			for _, b := range branches {
+				if ts := types(resolveOnce(b)); !(len(ts) == 1 && ts[0] == "null") {
+					next = b
+					break
+				}
+			}
+			s = next
 		default:
 			return s
 		}
+	}
+	return s
+}
+
+func resolveOnce(s *jsonschema.Schema) *jsonschema.Schema {
+	if s.Ref != nil && s.Types == nil {
+		return s.Ref
 	}
 	return s
 }
