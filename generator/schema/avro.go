@@ -3,6 +3,8 @@ package schema
 import (
 	"encoding/json"
 	"fmt"
+	"path"
+	"strings"
 
 	"github.com/acemq/acemq-go/generator/internal/names"
 	"github.com/hamba/avro/v2"
@@ -13,9 +15,10 @@ import (
 // when another input has a type of the same full name: rendering it for
 // every named type re-renders every nested subtree, quadratic in the depth.
 type avroNamed struct {
-	schema avro.NamedSchema
-	canon  string // schema.String(), once needed
-	ref    *TypeRef
+	schema  avro.NamedSchema
+	canon   string // schema.String(), once needed
+	ref     *TypeRef
+	message string // the Input.Message that mapped it
 }
 
 // sameAs reports whether s has the canonical form of the type mapped.
@@ -37,6 +40,9 @@ type avroLoader struct {
 	local map[string]*TypeRef // full name → type, in this input
 	busy  map[*Type]bool      // records whose fields are being mapped
 	src   *AvroSource         // this input's text, once a union needs it
+	// names are the Go names of the file's named types, by full name,
+	// decided by the file alone (see avroFileNames).
+	names map[string]string
 }
 
 func (b *builder) loadAvro(in Input) {
@@ -55,7 +61,7 @@ func (b *builder) loadAvro(in Input) {
 		}
 		return
 	}
-	l := &avroLoader{b: b, in: in, local: map[string]*TypeRef{}, busy: map[*Type]bool{}}
+	l := &avroLoader{b: b, in: in, local: map[string]*TypeRef{}, busy: map[*Type]bool{}, names: avroFileNames(s, b.names)}
 	l.root(s)
 }
 
@@ -67,7 +73,7 @@ func (l *avroLoader) root(s avro.Schema) {
 		l.record(s, "#", l.b.rootType(in, Struct, "record "+s.FullName()))
 		return
 	case *avro.EnumSchema:
-		l.enum(s, l.b.rootType(in, Enum, "enum "+s.FullName()))
+		l.enum(s, "#", l.b.rootType(in, Enum, "enum "+s.FullName()))
 		return
 	case *avro.FixedSchema:
 		if s.Logical() == nil {
@@ -126,9 +132,9 @@ func (l *avroLoader) typeOf(s avro.Schema, ptr, hint string) *TypeRef {
 	case *avro.RecordSchema:
 		return l.record(s, ptr, nil)
 	case *avro.EnumSchema:
-		return l.enum(s, nil)
+		return l.enum(s, ptr, nil)
 	case *avro.FixedSchema:
-		return l.fixed(s)
+		return l.fixed(s, ptr)
 	case *avro.ArraySchema:
 		e := l.typeOf(s.Items(), ptr+"/items", hint+"Item")
 		if e == nil {
@@ -199,6 +205,10 @@ func (l *avroLoader) lookup(s avro.NamedSchema) *TypeRef {
 	}
 	if n, ok := l.b.avroNamed[s.FullName()]; ok && n.sameAs(s) {
 		l.local[s.FullName()] = n.ref
+		if t := n.ref.Named; t != nil && !l.b.rootTypes[t] && !l.b.usedTypeNames[s.FullName()] && t.Name != l.names[s.FullName()] && l.names[s.FullName()] != "" {
+			l.b.fail(l.in.Path, "#", "name", fmt.Sprintf("the Avro %s %s is %s in this file but %s in the schema of message %q (by the short names each file uses); set its name in type_go_names: %q: %s",
+				s.Type(), s.FullName(), l.names[s.FullName()], t.Name, n.message, s.FullName(), t.Name))
+		}
 		return n.ref
 	}
 	return nil
@@ -207,14 +217,67 @@ func (l *avroLoader) lookup(s avro.NamedSchema) *TypeRef {
 func (l *avroLoader) remember(s avro.NamedSchema, r *TypeRef) {
 	l.local[s.FullName()] = r
 	if _, ok := l.b.avroNamed[s.FullName()]; !ok {
-		l.b.avroNamed[s.FullName()] = &avroNamed{schema: s, ref: r}
+		l.b.avroNamed[s.FullName()] = &avroNamed{schema: s, ref: r, message: l.in.Message}
 	}
 }
 
-// typeNameCandidates are the Go names a named Avro type may take, best
-// first: its short name, then its full name.
-func (l *avroLoader) typeNameCandidates(s avro.NamedSchema) []string {
-	return []string{l.b.names.Ident(s.Name()), l.b.names.Ident(s.FullName())}
+// newNamed declares the type of the named Avro schema s at ptr under the
+// name its file gives it (avroFileNames), or its type_go_names entry: by
+// "<path>#<ptr>" first (which tells apart two definitions of one full
+// name), then by full name.
+func (l *avroLoader) newNamed(kind Kind, s avro.NamedSchema, ptr string) *Type {
+	what := string(s.Type())
+	if r, ok := s.(*avro.RecordSchema); ok && r.IsError() {
+		what = "error"
+	}
+	origin := what + " " + s.FullName()
+	name := l.names[s.FullName()]
+	if name == "" {
+		name = l.b.names.Ident(s.Name())
+	}
+	file := strings.TrimSuffix(path.Clean(l.in.Path), path.Ext(l.in.Path))
+	return l.b.newTypeAt(kind, origin, TypeKey(l.in.Path+ptr), l.b.names.Ident(path.Base(file)+" "+s.Name()), name)
+}
+
+// avroFileNames are the Go names of the named types of one Avro file
+// other than its root, by full name: the short name, or the full name for
+// a type whose short name a type met earlier in the file (depth first, in
+// the order written) has, so that com.a.Address then com.b.Address give
+// Address and ComBAddress. The file alone decides them: no other message
+// can rename its types.
+func avroFileNames(root avro.Schema, r *names.Rules) map[string]string {
+	out := map[string]string{}
+	short := map[string]string{} // Go name → full name
+	var walk func(s avro.Schema, isRoot bool)
+	walk = func(s avro.Schema, isRoot bool) {
+		if n, ok := s.(avro.NamedSchema); ok && !isRoot {
+			if _, seen := out[n.FullName()]; seen {
+				return
+			}
+			name := r.Ident(n.Name())
+			if other, ok := short[name]; ok && other != n.FullName() {
+				name = r.Ident(n.FullName())
+			}
+			short[name] = n.FullName()
+			out[n.FullName()] = name
+		}
+		switch s := s.(type) {
+		case *avro.RecordSchema:
+			for _, f := range s.Fields() {
+				walk(f.Type(), false)
+			}
+		case *avro.ArraySchema:
+			walk(s.Items(), false)
+		case *avro.MapSchema:
+			walk(s.Values(), false)
+		case *avro.UnionSchema:
+			for _, t := range s.Types() {
+				walk(t, false)
+			}
+		}
+	}
+	walk(root, true)
+	return out
 }
 
 func (l *avroLoader) record(s *avro.RecordSchema, ptr string, t *Type) *TypeRef {
@@ -222,7 +285,7 @@ func (l *avroLoader) record(s *avro.RecordSchema, ptr string, t *Type) *TypeRef 
 		if r := l.lookup(s); r != nil {
 			return r
 		}
-		t = l.b.newType(Struct, "record "+s.FullName(), l.typeNameCandidates(s)...)
+		t = l.newNamed(Struct, s, ptr)
 	}
 	ref := named(t)
 	l.remember(s, ref)
@@ -284,12 +347,12 @@ func avroDefault(v any) string {
 	return string(out)
 }
 
-func (l *avroLoader) enum(s *avro.EnumSchema, t *Type) *TypeRef {
+func (l *avroLoader) enum(s *avro.EnumSchema, ptr string, t *Type) *TypeRef {
 	if t == nil {
 		if r := l.lookup(s); r != nil {
 			return r
 		}
-		t = l.b.newType(Enum, "enum "+s.FullName(), l.typeNameCandidates(s)...)
+		t = l.newNamed(Enum, s, ptr)
 	}
 	ref := named(t)
 	l.remember(s, ref)
@@ -301,12 +364,12 @@ func (l *avroLoader) enum(s *avro.EnumSchema, t *Type) *TypeRef {
 		t.Doc = append(t.Doc, docLine(fmt.Sprintf("A reader meeting an unknown symbol reads %s.", s.Default())))
 	}
 	for _, sym := range s.Symbols() {
-		t.Values = append(t.Values, &Symbol{GoName: l.b.pkg.Take(t.Name + l.b.names.EnumSymbol(sym)), Value: sym})
+		t.Values = append(t.Values, &Symbol{GoName: l.b.constName(t, sym, t.Name+l.b.names.EnumSymbol(sym)), Value: sym})
 	}
 	return ref
 }
 
-func (l *avroLoader) fixed(s *avro.FixedSchema) *TypeRef {
+func (l *avroLoader) fixed(s *avro.FixedSchema, ptr string) *TypeRef {
 	if s.Logical() != nil {
 		switch s.Logical().Type() {
 		case avro.Decimal:
@@ -318,7 +381,7 @@ func (l *avroLoader) fixed(s *avro.FixedSchema) *TypeRef {
 	if r := l.lookup(s); r != nil {
 		return r
 	}
-	t := l.b.newType(Alias, "fixed "+s.FullName(), l.typeNameCandidates(s)...)
+	t := l.newNamed(Alias, s, ptr)
 	t.Doc = []string{fmt.Sprintf("%s is the Avro fixed %s (%d bytes).", t.Name, s.FullName(), s.Size())}
 	t.Target = array(s.Size(), builtin("byte"))
 	ref := named(t)

@@ -21,7 +21,7 @@ func nestedRecords(depth int) string {
 // records took minutes).
 func TestAvroCanonicalFormIsLazy(t *testing.T) {
 	b := newBuilder(nil)
-	b.pkg.Take("A")
+	b.reserve("A")
 	b.load(Input{Message: "A", GoName: "A", Path: "a.avsc", Data: []byte(nestedRecords(50)), Format: Avro})
 	if len(b.errs) > 0 {
 		t.Fatal(b.errs)
@@ -37,7 +37,7 @@ func TestAvroCanonicalFormIsLazy(t *testing.T) {
 
 	// A second input with the same types shares them: only the outermost is
 	// compared, so only its canonical form is rendered.
-	b.pkg.Take("B")
+	b.reserve("B")
 	b.load(Input{Message: "B", GoName: "B", Path: "b.avsc", Data: []byte(`{"type":"record","name":"W","fields":[{"name":"r","type":` + nestedRecords(50) + `}]}`), Format: Avro})
 	if len(b.errs) > 0 {
 		t.Fatal(b.errs)

@@ -25,11 +25,9 @@ func Build(inputs []Input, reserved []string, opts ...Option) (*Universe, error)
 	// Roots first: each gets exactly its GoName, before any nested type
 	// can take it.
 	for _, in := range inputs {
-		if b.pkg.Has(in.GoName) {
+		if !b.claimRoot(in) {
 			b.fail(in.Path, "#", "name", fmt.Sprintf("the Go name %q of message %q is already taken by another declaration; choose another go_name", in.GoName, in.Message))
-			continue
 		}
-		b.pkg.Take(in.GoName)
 	}
 	// Types are named in the order of the messages' Go names, not the
 	// manifest's, so that reordering messages renames nothing; then listed
@@ -46,6 +44,7 @@ func Build(inputs []Input, reserved []string, opts ...Option) (*Universe, error)
 	}
 	for _, in := range sorted {
 		n := len(b.u.Types)
+		b.cur = in
 		b.load(in)
 		for _, t := range b.u.Types[n:] {
 			first[t] = rank[in.Message]
@@ -71,6 +70,7 @@ func Build(inputs []Input, reserved []string, opts ...Option) (*Universe, error)
 		}
 		slices.Sort(b.u.UnusedFieldNames[in.Message])
 	}
+	b.u.UnusedTypeNames = b.unusedTypeNames()
 	return b.u, errors.Join(b.errs...)
 }
 
@@ -114,11 +114,14 @@ func (b *builder) onDisk(inputs []Input) []Input {
 // builder holds the state shared by every input: the package-level names
 // and the types built so far.
 type builder struct {
-	pkg   *names.Scope
-	names *names.Rules
-	fsys  fs.FS // where $refs to files are read (WithFS)
-	u     *Universe
-	errs  []error
+	taken map[string]*Claim // package-level Go names (typenames.go)
+	cur   Input             // the input being mapped
+	// rootTypes are the messages' own types.
+	rootTypes map[*Type]bool
+	names     *names.Rules
+	fsys      fs.FS // where $refs to files are read (WithFS)
+	u         *Universe
+	errs      []error
 
 	avroNamed      map[string]*avroNamed      // Avro full name → type, across inputs
 	jsonDocs       map[string]*jsonDoc        // JSON Schema documents by $id and by "file:"+path
@@ -128,6 +131,8 @@ type builder struct {
 	usedFieldNames map[string]map[string]bool // Input.Message → Input.FieldNames pointers applied
 	sources        map[string]source          // schema file path → its text, to place errors
 	renamed        map[string]string          // path+"\x00"+pointer of a schema → the keyword its $ref was (toRef)
+	typeNames      map[string]string          // type_go_names: TypeKey → Go name (WithTypeNames)
+	usedTypeNames  map[string]bool            // typeNames keys applied
 }
 
 // fieldName is the Go name of the field at ptr of in's file: its
@@ -156,8 +161,9 @@ func (b *builder) fieldName(in Input, fields *names.Scope, ptr, wire string, sib
 }
 
 func newBuilder(reserved []string) *builder {
-	return &builder{
-		pkg:            names.NewScope(reserved...),
+	b := &builder{
+		taken:          map[string]*Claim{},
+		rootTypes:      map[*Type]bool{},
 		names:          names.Default(),
 		u:              &Universe{Roots: map[string]*Type{}},
 		avroNamed:      map[string]*avroNamed{},
@@ -168,7 +174,13 @@ func newBuilder(reserved []string) *builder {
 		usedFieldNames: map[string]map[string]bool{},
 		sources:        map[string]source{},
 		renamed:        map[string]string{},
+		typeNames:      map[string]string{},
+		usedTypeNames:  map[string]bool{},
 	}
+	for _, r := range reserved {
+		b.reserve(r)
+	}
+	return b
 }
 
 func (b *builder) fail(path, pointer, construct, msg string) {
@@ -177,9 +189,16 @@ func (b *builder) fail(path, pointer, construct, msg string) {
 	b.errs = append(b.errs, &Error{Path: path, Pointer: pointer, Construct: construct, Msg: msg, Line: line, Col: col})
 }
 
-// newType declares a type under the first free name among candidates.
-func (b *builder) newType(kind Kind, origin string, candidates ...string) *Type {
-	t := &Type{Kind: kind, Origin: origin, Name: b.pkg.Take(candidates...)}
+// newType declares the type at origin under name, or its type_go_names
+// entry (see typeName).
+func (b *builder) newType(kind Kind, origin, name string) *Type {
+	return b.newTypeAt(kind, origin, "", "", name)
+}
+
+// newTypeAt is newType with alt, another type_go_names key of the type,
+// and altName, a Go name to suggest for it.
+func (b *builder) newTypeAt(kind Kind, origin, alt, altName, name string) *Type {
+	t := &Type{Kind: kind, Origin: origin, Name: b.typeName(origin, alt, altName, name)}
 	b.u.Types = append(b.u.Types, t)
 	return t
 }
@@ -187,6 +206,7 @@ func (b *builder) newType(kind Kind, origin string, candidates ...string) *Type 
 // rootType declares the root type of in under its settled GoName.
 func (b *builder) rootType(in Input, kind Kind, origin string) *Type {
 	t := &Type{Kind: kind, Origin: origin, Name: in.GoName}
+	b.rootTypes[t] = true
 	b.u.Types = append(b.u.Types, t)
 	b.u.Roots[in.Message] = t
 	return t

@@ -299,7 +299,7 @@ func (l *jsonLoader) enumType(n, e *jvalue, d *jsonDoc, ptr, hint string) *jsonR
 			continue
 		}
 		seen[v.str] = true
-		t.Values = append(t.Values, &Symbol{GoName: l.b.pkg.Take(t.Name + l.b.names.EnumSymbol(v.str)), Value: v.str})
+		t.Values = append(t.Values, &Symbol{GoName: l.b.constName(t, v.str, t.Name+l.b.names.EnumSymbol(v.str)), Value: v.str})
 	}
 	r := &jsonResult{ref: named(t), nullable: null}
 	l.b.jsonTypes[n] = r

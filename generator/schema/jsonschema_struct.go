@@ -270,7 +270,7 @@ func (l *jsonLoader) propType(hint string, alts []propAlt) (r *jsonResult, same 
 			t.Doc = []string{fmt.Sprintf("%s is the values of %s in its variants.", t.Name, Printable(first.ptr))}
 		}
 		for _, v := range vals {
-			t.Values = append(t.Values, &Symbol{GoName: l.b.pkg.Take(t.Name + l.b.names.EnumSymbol(v)), Value: v})
+			t.Values = append(t.Values, &Symbol{GoName: l.b.constName(t, v, t.Name+l.b.names.EnumSymbol(v)), Value: v})
 		}
 		return &jsonResult{ref: named(t), nullable: null, note: "Its values across the variants."}, false
 	}

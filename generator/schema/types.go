@@ -46,6 +46,9 @@ type Universe struct {
 	// UnusedFieldNames are, by Input.Message, the pointers of
 	// Input.FieldNames at which no field was mapped.
 	UnusedFieldNames map[string][]string
+	// UnusedTypeNames are the keys of WithTypeNames that named no type,
+	// sorted.
+	UnusedTypeNames []string
 }
 
 // Kind is the shape of a named type.

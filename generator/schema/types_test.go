@@ -90,9 +90,23 @@ func TestReservedAndRootNames(t *testing.T) {
 		{Message: "OrderPlaced", GoName: "OrderPlaced", Path: "a.avsc", Format: schema.Avro,
 			Data: []byte(`{"type":"record","name":"Order","namespace":"com.acme","fields":[{"name":"x","type":{"type":"record","name":"Topology","fields":[]}},{"name":"y","type":{"type":"record","name":"OrderPlaced","fields":[]}}]}`)},
 	}
-	u, err := schema.Build(in, []string{"Topology", "OrdersPublisher"})
+	// A nested type may not take a reserved name nor a message's: each
+	// is an error, never a silent qualification.
+	_, err := schema.Build(in, []string{"Topology", "OrdersPublisher"})
+	if got, want := fmt.Sprint(err), "the Avro record com.acme.Topology and a declaration of the generated package both become the Go name Topology\n"+
+		`the Avro record com.acme.OrderPlaced and message "OrderPlaced" both become the Go name OrderPlaced`; got != want {
+		t.Errorf("error\n%s\nwant\n%s", got, want)
+	}
+	var clash *schema.NameClash
+	if !errors.As(err, &clash) || clash.Suggest != `"com.acme.Topology": ComAcmeTopology` || clash.B.Message != "OrderPlaced" || clash.A.Message != "" {
+		t.Errorf("clash %+v", clash)
+	}
+	u, err := schema.Build(in, []string{"Topology", "OrdersPublisher"}, schema.WithTypeNames(map[string]string{"com.acme.Topology": "ComAcmeTopology", "com.acme.OrderPlaced": "ComAcmeOrderPlaced", "com.nope.X": "X"}))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if fmt.Sprint(u.UnusedTypeNames) != "[com.nope.X]" {
+		t.Errorf("unused type names %v", u.UnusedTypeNames)
 	}
 	src, err := render("p", u)
 	if err != nil {
@@ -116,7 +130,17 @@ func TestSharedAvroTypesAcrossInputs(t *testing.T) {
 		{Message: "B", GoName: "B", Path: "b.avsc", Format: schema.Avro, Data: []byte(`{"type":"record","name":"B","fields":[{"name":"l","type":` + line + `}]}`)},
 		{Message: "C", GoName: "C", Path: "c.avsc", Format: schema.Avro, Data: []byte(`{"type":"record","name":"C","fields":[{"name":"l","type":{"type":"record","name":"Line","namespace":"com.acme","fields":[{"name":"n","type":"int"}]}}]}`)},
 	}
-	u, err := schema.Build(in, nil)
+	// Two definitions of one full name: an error, whatever the order;
+	// type_go_names by the definition's place names the second.
+	for _, order := range [][]schema.Input{in, {in[2], in[1], in[0]}} {
+		_, err := schema.Build(order, nil)
+		const want = `c.avsc:1:58: #/fields/0/type: the Avro record com.acme.Line is defined twice, differently (in the schemas of messages "A" and "C"); ` +
+			`define it once the same way, or give this one its own Go name in type_go_names: "c.avsc#/fields/0/type": CLine`
+		if fmt.Sprint(err) != want {
+			t.Errorf("error\n%v\nwant\n%s", err, want)
+		}
+	}
+	u, err := schema.Build(in, nil, schema.WithTypeNames(map[string]string{"c.avsc#/fields/0/type": "CLine"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +151,7 @@ func TestSharedAvroTypesAcrossInputs(t *testing.T) {
 	if n := strings.Count(src, "type Line struct"); n != 1 {
 		t.Errorf("the identical record Line is declared %d times", n)
 	}
-	assertHas(t, src, "L ComAcmeLine", "type ComAcmeLine struct")
+	assertHas(t, src, "L CLine", "type CLine struct")
 }
 
 func TestDeterministic(t *testing.T) {
