@@ -30,6 +30,16 @@ type File struct {
 	Exports    []*Export    `yaml:"exports"`
 	Registry   *Registry    `yaml:"registry"`
 	Names      *Names       `yaml:"names"`
+	// TypeGoNames are type_go_names: a Go name by the place of a type in
+	// the schemas ("<schema path>#<JSON pointer>"), or by its Avro full
+	// name, in manifest order.
+	TypeGoNames []TypeGoName `yaml:"type_go_names"`
+}
+
+// TypeGoName is one entry of type_go_names.
+type TypeGoName struct {
+	Key    Str `yaml:",key"`
+	GoName Str `yaml:",value"`
 }
 
 // Names is the names: block, how Go names are made.

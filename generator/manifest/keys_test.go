@@ -223,6 +223,7 @@ var samplePatterns = map[string]string{
 	`^[A-Za-z][A-Za-z0-9]*$`:                        "SKU",
 	`^#/`:                                           "#/properties/order_id",
 	`^x-`:                                           "x-max-length",
+	`^([^#]+#(/.*)?|[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*)$`: "common/address.json#",
 }
 
 // sample is a value of s that sets every property: one entry of a mapping

@@ -232,10 +232,16 @@ func (b *builder) types() (refused map[*Message]bool, ok bool) {
 			reserved = append(reserved, n)
 		}
 	}
-	u, err := schema.Build(inputs, reserved, schema.WithNames(b.names), schema.WithFS(b.fsys))
+	u, err := schema.Build(inputs, reserved, schema.WithNames(b.names), schema.WithFS(b.fsys), schema.WithTypeNames(b.typeGoNames()))
 	b.m.Types = u
 	refused, ok = map[*Message]bool{}, true
 	for _, e := range flatten(err) {
+		var clash *schema.NameClash
+		if errors.As(e, &clash) {
+			b.nameClash(clash)
+			ok = false
+			continue
+		}
 		var se *schema.Error
 		if errors.As(e, &se) {
 			if m := byPath[se.Path]; m != nil {
@@ -261,6 +267,7 @@ func (b *builder) types() (refused map[*Message]bool, ok bool) {
 	if u == nil {
 		return refused, false
 	}
+	b.unusedTypeGoNames(u.UnusedTypeNames)
 	for _, m := range b.m.Messages {
 		for _, ptr := range u.UnusedFieldNames[m.Name] {
 			for _, f := range m.fieldNames {

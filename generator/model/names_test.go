@@ -1,8 +1,11 @@
 package model
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -47,44 +50,73 @@ func TestNamesSection(t *testing.T) {
 }
 
 // Every name a type, field or enum constant has stays when messages are
-// reordered or added: names come from where a type is defined, and the
-// few clashes left are settled in the order of the messages' Go names.
+// reordered or added: a name comes from where its type is defined, never
+// from the other messages. An added message whose type would take a name
+// an existing one has (an Avro short name, a file's name, a message's own
+// name) fails the generation, naming both; it never renames the existing
+// type. The added messages sort first and last by Go name, as the order in
+// which messages are mapped follows it.
 func TestNamesStable(t *testing.T) {
 	files := map[string]string{
 		"shipping.json": `{"type": "object", "properties": {"to": {"$ref": "#/$defs/address"}, "common": {"$ref": "common.json#/$defs/address"}},
 			"$defs": {"address": {"type": "object", "properties": {"street": {"type": "string"}}}}}`,
 		"billing.json": `{"type": "object", "properties": {"to": {"$ref": "#/$defs/address"}, "line": {"type": "object", "properties": {"sku": {"type": "string"}}}},
 			"$defs": {"address": {"type": "object", "properties": {"iban": {"type": "string"}}}}}`,
-		"common.json": `{"$defs": {"address": {"type": "object", "properties": {"zip": {"type": "string"}}}}}`,
-		"user.json":   `{"type": "object", "properties": {"type": {"enum": ["bot", "human"]}}, "required": ["type"]}`,
-		"a.avsc":      `{"type": "record", "name": "A", "fields": [{"name": "address", "type": {"type": "record", "name": "Address", "namespace": "com.a", "fields": [{"name": "x", "type": "int"}]}}]}`,
-		"b.avsc":      `{"type": "record", "name": "B", "fields": [{"name": "address", "type": {"type": "record", "name": "Address", "namespace": "com.b", "fields": [{"name": "y", "type": "int"}]}}]}`,
-		"new.json":    `{"type": "object", "properties": {"to": {"$ref": "common.json#/$defs/address"}}, "$defs": {"address": {"type": "object"}}}`,
-		"c.avsc":      `{"type": "record", "name": "C", "fields": [{"name": "address", "type": {"type": "record", "name": "Address", "namespace": "com.c", "fields": [{"name": "z", "type": "int"}]}}]}`,
+		"common.json":         `{"$defs": {"address": {"type": "object", "properties": {"zip": {"type": "string"}}}}}`,
+		"common/address.json": `{"type": "object", "properties": {"city": {"type": "string"}}}`,
+		"other/address.json":  `{"type": "object", "properties": {"town": {"type": "string"}}}`,
+		"refund.json":         `{"type": "object", "properties": {"type": {"enum": ["full", "part"]}, "to": {"$ref": "common/address.json"}}, "required": ["type"]}`,
+		"user.json":           `{"type": "object", "properties": {"type": {"enum": ["bot", "human"]}}, "required": ["type"]}`,
+		"a.avsc":              `{"type": "record", "name": "A", "fields": [{"name": "at", "type": {"type": "record", "name": "Point", "namespace": "com.a", "fields": [{"name": "x", "type": "int"}]}}]}`,
+		"paid.avsc": `{"type": "record", "name": "Paid", "namespace": "com.acme", "fields": [{"name": "method", "type": {"type": "enum", "name": "Method", "symbols": ["CARD", "SMS_2"]}},
+			{"name": "b", "type": {"type": "record", "name": "Card", "namespace": "com.b", "fields": [{"name": "y", "type": "int"}]}},
+			{"name": "c", "type": {"type": "record", "name": "Card", "namespace": "com.c", "fields": [{"name": "z", "type": "int"}]}}]}`,
+		// Added, without a clash: their own $defs and shared types.
+		"new.json":  `{"type": "object", "properties": {"to": {"$ref": "common.json#/$defs/address"}, "at": {"$ref": "common/address.json"}}, "$defs": {"address": {"type": "object"}}}`,
+		"same.avsc": `{"type": "record", "name": "Same", "fields": [{"name": "m", "type": {"type": "enum", "name": "Method", "namespace": "com.acme", "symbols": ["CARD", "SMS_2"]}}]}`,
+		// Added, each with a type that would take an existing name.
+		"other.json": `{"type": "object", "properties": {"to": {"$ref": "other/address.json"}}}`,
+		"zoo.avsc":   `{"type": "record", "name": "Zoo", "namespace": "com.zoo", "fields": [{"name": "m", "type": {"type": "enum", "name": "Method", "symbols": ["CASH"]}}]}`,
 	}
 	msg := map[string]string{
-		"Shipping": "  Shipping: {type: s, schema: shipping.json}\n",
-		"Billing":  "  Billing: {type: b, schema: billing.json}\n",
-		"User":     "  User: {type: u, schema: user.json}\n",
-		"A":        "  A: {type: a, schema: a.avsc}\n",
-		"B":        "  B: {type: bb, schema: b.avsc}\n",
-		"New":      "  New: {type: n, schema: new.json}\n",
-		"C":        "  C: {type: c, schema: c.avsc}\n",
+		"Shipping": "Shipping: {type: s, schema: shipping.json}",
+		"Billing":  "Billing: {type: b, schema: billing.json}",
+		"User":     "User: {type: u, schema: user.json}",
+		"Refund":   "Refund: {type: r, schema: refund.json}",
+		"A":        "A: {type: a, schema: a.avsc}",
+		"Paid":     "Paid: {type: p, schema: paid.avsc}",
+		// No clash, first and last.
+		"Aaa": "Aaa: {type: aaa, schema: new.json}",
+		"Zzz": "Zzz: {type: zzz, schema: new.json}",
+		"Aas": "Aas: {type: aas, schema: same.avsc}",
+		"Zzs": "Zzs: {type: zzs, schema: same.avsc}",
+		// (1) a $ref to another file of the same name.
+		"Aother": "Aother: {type: ao, schema: other.json}",
+		"Zother": "Zother: {type: zo, schema: other.json}",
+		// (2) an Avro type of the same short name.
+		"Azoo": "Azoo: {type: az, schema: zoo.avsc}",
+		"Zzoo": "Zzoo: {type: zz, schema: zoo.avsc}",
+		// (3) a message named as an existing nested type.
+		"RefundType":   "RefundType: {type: rt, schema: user.json}",
+		"Aa":           "Aa: {type: aa, schema: user.json, go_name: RefundType}",
+		"Method":       "Method: {type: me, schema: user.json}",
+		"AddressOwner": "Address: {type: ad, schema: user.json}",
 	}
-	names := func(order ...string) map[string]string {
+	buildWith := func(extra string, order ...string) (map[string]string, error) {
 		t.Helper()
 		src := "version: 1\npackage: p\nmessages:\n"
 		for _, o := range order {
-			src += msg[o]
+			src += "  " + msg[o] + "\n"
 		}
+		src += extra
 		m, err := build(t, src, files)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		out := map[string]string{}
 		for _, ty := range m.Types.Types {
 			key := ty.Origin
-			if key == "#" { // a root: named by its message
+			if m.Types.Roots[ty.Name] == ty || ty.Origin == "#" {
 				key = "root " + ty.Name
 			}
 			out["type "+key] = ty.Name
@@ -98,34 +130,143 @@ func TestNamesStable(t *testing.T) {
 		for _, mm := range m.Messages {
 			out["message "+mm.Name] = mm.GoName + " " + mm.TypeFunc + " " + mm.VarName
 		}
-		return out
+		return out, nil
 	}
-	base := names("Shipping", "Billing", "User", "A", "B")
+	build := func(order ...string) (map[string]string, error) { t.Helper(); return buildWith("", order...) }
+	baseOrder := []string{"Shipping", "Billing", "User", "Refund", "A", "Paid"}
+	base, err := build(baseOrder...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []struct{ key, name string }{
 		{"type shipping.json #/$defs/address", "ShippingAddress"},
 		{"type billing.json #/$defs/address", "BillingAddress"},
 		{"type common.json #/$defs/address", "CommonAddress"},
+		{"type common/address.json #", "Address"},
 		{"type billing.json #/properties/line", "BillingLine"},
 		{"type user.json #/properties/type", "UserType"},
 		{"const user.json #/properties/type bot", "UserTypeBot"},
-		{"type record com.a.Address", "Address"},
-		{"type record com.b.Address", "ComBAddress"},
+		{"type refund.json #/properties/type", "RefundType"},
+		{"type record com.a.Point", "Point"},
+		{"type enum com.acme.Method", "Method"},
+		{"const enum com.acme.Method SMS_2", "MethodSms2"},
+		{"type record com.b.Card", "Card"},
+		{"type record com.c.Card", "ComCCard"}, // its file has com.b.Card first
 		{"message User", "User TypeOfUser userType"},
 	} {
 		if got := base[want.key]; got != want.name {
 			t.Errorf("%s is named %q, want %q", want.key, got, want.name)
 		}
 	}
+
+	// Reordered, or with messages added that take no existing name: every
+	// name stays.
 	for _, order := range [][]string{
-		{"B", "A", "User", "Billing", "Shipping"},
-		{"New", "User", "Billing", "C", "Shipping", "A", "B"},
-		{"Shipping", "Billing", "User", "A", "B", "New", "C"},
+		{"Paid", "A", "Refund", "User", "Billing", "Shipping"},
+		{"Aaa", "Aas", "Shipping", "Billing", "User", "Refund", "A", "Paid", "Zzz", "Zzs"},
+		{"Zzs", "Paid", "Zzz", "User", "Aaa", "Billing", "A", "Shipping", "Refund", "Aas"},
 	} {
-		got := names(order...)
+		got, err := build(order...)
+		if err != nil {
+			t.Errorf("messages %v: %v", order, err)
+			continue
+		}
 		for k, v := range base {
 			if got[k] != v {
 				t.Errorf("messages %v: %s is named %q, was %q", order, k, got[k], v)
 			}
+		}
+	}
+
+	// Added messages with a type that takes an existing name: an error at
+	// the entry, naming both, whether the message comes first or last (in
+	// the manifest and by Go name); never a rename.
+	const (
+		other = `acemq.yaml:{add}:3: message "{name}": the schema at # in other/address.json becomes the Go name Address, which the schema at # in common/address.json ` +
+			`(from message "Refund", acemq.yaml:{Refund}:3) has too; name it otherwise in type_go_names, e.g. type_go_names: {"other/address.json#": OtherAddress}`
+		zoo = `acemq.yaml:{add}:3: message "{name}": the Avro enum com.zoo.Method becomes the Go name Method, which the Avro enum com.acme.Method ` +
+			`(from message "Paid", acemq.yaml:{Paid}:3) has too; name it otherwise in type_go_names, e.g. type_go_names: {"com.zoo.Method": ComZooMethod}`
+		refundType = `acemq.yaml:{Refund}:3: message "Refund": the schema at #/properties/type in refund.json becomes the Go name RefundType, which message "{name}" ` +
+			`(acemq.yaml:{add}:3) has too; name one of them otherwise: type_go_names: {"refund.json#/properties/type": RefundPropertiesType}, or a go_name for message "{name}"`
+	)
+	for _, c := range []struct{ add, want string }{
+		{"Aother", other}, {"Zother", other}, {"Azoo", zoo}, {"Zzoo", zoo}, {"RefundType", refundType}, {"Aa", refundType},
+		{"Method", `acemq.yaml:{Paid}:3: message "Paid": the Avro enum com.acme.Method becomes the Go name Method, which message "Method" (acemq.yaml:{add}:3) has too; ` +
+			`name one of them otherwise: type_go_names: {"com.acme.Method": ComAcmeMethod}, or a go_name for message "Method"`},
+		{"AddressOwner", `acemq.yaml:{Refund}:3: message "Refund": the schema at # in common/address.json becomes the Go name Address, which message "Address" (acemq.yaml:{add}:3) has too; ` +
+			`name one of them otherwise: type_go_names: {"common/address.json#": CommonAddressType}, or a go_name for message "Address"`},
+	} {
+		for _, first := range []bool{true, false} {
+			order := append(slices.Clone(baseOrder), c.add)
+			if first {
+				order = append([]string{c.add}, baseOrder...)
+			}
+			_, err := build(order...)
+			want := strings.NewReplacer("{add}", strconv.Itoa(4+slices.Index(order, c.add)), "{name}", strings.TrimSuffix(c.add, "Owner"),
+				"{Refund}", strconv.Itoa(4+slices.Index(order, "Refund")), "{Paid}", strconv.Itoa(4+slices.Index(order, "Paid"))).Replace(c.want)
+			if fmt.Sprint(err) != want {
+				t.Errorf("%s added (first: %v): error\n%v\nwant\n%s", c.add, first, err, want)
+			}
+		}
+	}
+
+	// The suggested type_go_names entry settles the clash; every existing
+	// name stays.
+	for _, c := range []struct{ add, entry, key, want string }{
+		{"Aother", `"other/address.json#": OtherAddress`, "type other/address.json #", "OtherAddress"},
+		{"Azoo", `"com.zoo.Method": ComZooMethod`, "type enum com.zoo.Method", "ComZooMethod"},
+	} {
+		got, err := buildWith("type_go_names: {"+c.entry+"}\n", append([]string{c.add}, baseOrder...)...)
+		if err != nil {
+			t.Errorf("%s with %s: %v", c.add, c.entry, err)
+			continue
+		}
+		if got[c.key] != c.want {
+			t.Errorf("%s with %s: %s is %q, want %q", c.add, c.entry, c.key, got[c.key], c.want)
+		}
+		for k, v := range base {
+			if got[k] != v {
+				t.Errorf("%s with %s: %s is named %q, was %q", c.add, c.entry, k, got[k], v)
+			}
+		}
+	}
+}
+
+// type_go_names entries are checked: an exported identifier, a type at the
+// key, one entry per type, no clash.
+func TestTypeGoNamesErrors(t *testing.T) {
+	files := map[string]string{
+		"a.json":              `{"type": "object", "properties": {"to": {"$ref": "common/address.json"}, "line": {"type": "object", "properties": {"n": {"type": "integer"}}}}}`,
+		"common/address.json": `{"type": "object", "properties": {"city": {"type": "string"}}}`,
+		"b.avsc":              `{"type": "record", "name": "B", "fields": [{"name": "m", "type": {"type": "enum", "name": "Method", "namespace": "com.acme", "symbols": ["X"]}}]}`,
+	}
+	const msgs = "messages:\n  A: {type: a, schema: a.json}\n  B: {type: b, schema: b.avsc}\nqueues:\n  orders: {}\npublishers:\n  orders: {messages: {A: {routing_key: orders}}}\n"
+	m, err := build(t, "version: 1\npackage: p\n"+msgs+`type_go_names: {"./common/../common/address.json#": Place, "com.acme.Method": PayMethod, "a.json#/properties/line": Row}`+"\n", files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, ty := range m.Types.Types {
+		got[ty.Name] = true
+	}
+	for _, n := range []string{"Place", "PayMethod", "Row", "A", "B"} {
+		if !got[n] {
+			t.Errorf("no type %s (types: %v)", n, got)
+		}
+	}
+	for _, c := range []struct{ name, entries, want string }{
+		{"lower case", `{"com.acme.Method": method}`, `acemq.yaml:10:36: type_go_names "com.acme.Method": go_name "method" is not exported: start it with an upper-case letter`},
+		{"nothing there", `{"a.json#/properties/nope": Nope}`, `acemq.yaml:10:17: type_go_names "a.json#/properties/nope": no message's schema has a type there (a key is <schema path>#<JSON pointer>, ` +
+			`like common/address.json# or schemas/refund.json#/$defs/line, or an Avro full name, like com.acme.Method; a message's own type is named by its go_name)`},
+		{"a message's own type", `{"a.json#": Whole}`, `acemq.yaml:10:17: type_go_names "a.json#": no message's schema has a type there`},
+		{"twice", `{"common/address.json#": P, "./common/address.json#": Q}`, `acemq.yaml:10:44: type_go_names "./common/address.json#" names the type of "common/address.json#" (acemq.yaml:10:17) again; keep one of them`},
+		{"a message's name", `{"com.acme.Method": A}`, `acemq.yaml:5:3: message "B": the Avro enum com.acme.Method becomes the Go name A, which message "A" (acemq.yaml:4:3) has too`},
+		{"a publisher's name", `{"com.acme.Method": OrdersPublisher}`, `acemq.yaml:5:3: message "B": the Avro enum com.acme.Method becomes the Go name OrdersPublisher, which publisher "orders" (acemq.yaml:9:3) has too`},
+		{"two entries, one name", `{"com.acme.Method": Same, "a.json#/properties/line": Same}`, `acemq.yaml:5:3: message "B": the Avro enum com.acme.Method becomes the Go name Same, which the schema at #/properties/line in a.json (from message "A", acemq.yaml:4:3) has too`},
+	} {
+		_, err := build(t, "version: 1\npackage: p\n"+msgs+"type_go_names: "+c.entries+"\n", files)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error\n%v\nwant it to contain\n%s", c.name, err, c.want)
 		}
 	}
 }

@@ -71,6 +71,7 @@ func Build(inputs []Input, reserved []string, opts ...Option) (*Universe, error)
 		slices.Sort(b.u.UnusedFieldNames[in.Message])
 	}
 	b.u.UnusedTypeNames = b.unusedTypeNames()
+	b.errs = append(b.errs, b.clashErrors()...)
 	return b.u, errors.Join(b.errs...)
 }
 
@@ -116,6 +117,8 @@ func (b *builder) onDisk(inputs []Input) []Input {
 type builder struct {
 	taken map[string]*Claim // package-level Go names (typenames.go)
 	cur   Input             // the input being mapped
+	// clashes are the names two declarations want (typenames.go).
+	clashes []*NameClash
 	// rootTypes are the messages' own types.
 	rootTypes map[*Type]bool
 	names     *names.Rules

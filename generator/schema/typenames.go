@@ -36,7 +36,9 @@ type Claim struct {
 	// name.
 	Message string
 
-	root    bool   // a message's own type
+	// Root is set for a message's own type.
+	Root bool
+
 	alt     string // a named Avro type: "<path>#<pointer>" of its definition
 	altName string // and a name for it: the file's name and the short name
 	owner   string // an enum constant: its enum's origin
@@ -56,7 +58,7 @@ type NameClash struct {
 
 // Error names both declarations and the Go name.
 func (e *NameClash) Error() string {
-	return fmt.Sprintf("%s and %s both become the Go name %s", e.B.What, e.A.What, e.Name)
+	return fmt.Sprintf("%s becomes the Go name %s, which %s has too", e.B.What, e.Name, e.A.What)
 }
 
 // WithTypeNames gives types the Go names of a manifest's type_go_names,
@@ -91,7 +93,7 @@ func (b *builder) claimRoot(in Input) bool {
 	if _, ok := b.taken[in.GoName]; ok {
 		return false
 	}
-	b.taken[in.GoName] = &Claim{What: fmt.Sprintf("message %q", in.Message), Message: in.Message, root: true}
+	b.taken[in.GoName] = &Claim{What: fmt.Sprintf("message %q", in.Message), Message: in.Message, Root: true}
 	return true
 }
 
@@ -149,11 +151,20 @@ func (b *builder) claim(name string, c *Claim) {
 	if claimLess(z, a) {
 		a, z = z, a
 	}
-	e := &NameClash{Name: name, A: a, B: z}
-	if z.Key != "" {
-		e.Suggest = fmt.Sprintf("%s: %s", strconv.Quote(z.Key), b.suggestName(z.Key))
+	b.clashes = append(b.clashes, &NameClash{Name: name, A: a, B: z})
+}
+
+// clashErrors are the name clashes, each with a suggestion that takes no
+// name of the package (known only once every type is named).
+func (b *builder) clashErrors() []error {
+	var out []error
+	for _, e := range b.clashes {
+		if e.B.Key != "" {
+			e.Suggest = fmt.Sprintf("%s: %s", strconv.Quote(e.B.Key), b.suggestName(e.B.Key, e.Name))
+		}
+		out = append(out, e)
 	}
-	b.errs = append(b.errs, e)
+	return out
 }
 
 // claimLess orders the two sides of a clash: a reserved name first, then
@@ -163,7 +174,7 @@ func claimLess(x, y Claim) bool {
 		switch {
 		case c.Message == "":
 			return 0
-		case c.root:
+		case c.Root:
 			return 1
 		}
 		return 2
@@ -174,19 +185,30 @@ func claimLess(x, y Claim) bool {
 	return cmp.Or(cmp.Compare(x.Key, y.Key), cmp.Compare(x.What, y.What)) < 0
 }
 
-// suggestName is a Go name for the type of key made of all of its path
-// (other/address.json# OtherAddress, com.zoo.Method ComZooMethod,
-// schemas/refund.json#/properties/type SchemasRefundType).
-func (b *builder) suggestName(key string) string {
+// suggestName is a Go name for the type of key, other than name and free:
+// made of its file's path and its pointer's last token, or all of its
+// tokens (other/address.json# OtherAddress, com.zoo.Method ComZooMethod,
+// schemas/refund.json#/properties/type SchemasRefundType or
+// SchemasRefundPropertiesType).
+func (b *builder) suggestName(key, name string) string {
 	p, ptr, ok := strings.Cut(key, "#")
 	if !ok {
-		return b.names.Ident(key)
+		p, ptr = key, ""
 	}
 	s := strings.TrimSuffix(p, path.Ext(p))
-	if i := strings.LastIndex(ptr, "/"); i >= 0 {
-		s += " " + strings.NewReplacer("~1", "/", "~0", "~").Replace(ptr[i+1:])
+	if !ok {
+		s = key
 	}
-	return b.names.Ident(s)
+	tokens := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
+	unescape := strings.NewReplacer("~1", "/", "~0", "~")
+	last := s + " " + unescape.Replace(tokens[len(tokens)-1])
+	all := s + " " + unescape.Replace(strings.Join(tokens, " "))
+	for _, c := range []string{last, all, all + " type"} {
+		if g := b.names.Ident(c); g != name && b.taken[g] == nil {
+			return g
+		}
+	}
+	return b.names.Ident(all) + "Type"
 }
 
 // originKey is the type_go_names key of a Type.Origin: "<path>#<pointer>"

@@ -93,8 +93,8 @@ func TestReservedAndRootNames(t *testing.T) {
 	// A nested type may not take a reserved name nor a message's: each
 	// is an error, never a silent qualification.
 	_, err := schema.Build(in, []string{"Topology", "OrdersPublisher"})
-	if got, want := fmt.Sprint(err), "the Avro record com.acme.Topology and a declaration of the generated package both become the Go name Topology\n"+
-		`the Avro record com.acme.OrderPlaced and message "OrderPlaced" both become the Go name OrderPlaced`; got != want {
+	if got, want := fmt.Sprint(err), "the Avro record com.acme.Topology becomes the Go name Topology, which a declaration of the generated package has too\n"+
+		`the Avro record com.acme.OrderPlaced becomes the Go name OrderPlaced, which message "OrderPlaced" has too`; got != want {
 		t.Errorf("error\n%s\nwant\n%s", got, want)
 	}
 	var clash *schema.NameClash
