@@ -206,3 +206,30 @@ func TestSharedRefsDoNotExplode(t *testing.T) {
 		t.Fatal("Build did not return: shared subschemas are mapped once per path")
 	}
 }
+
+// An enum's own constants are numbered when two symbols make the same
+// words; a constant that would take another declaration's name is a
+// NameClash.
+func TestEnumConstantNames(t *testing.T) {
+	in := []schema.Input{{Message: "M", GoName: "M", Path: "m.json", Format: schema.JSONSchema,
+		Data: []byte(`{"type": "object", "properties": {"e": {"enum": ["a-b", "a_b"]}}}`)}}
+	u, err := schema.Build(in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ty := range u.Types {
+		for _, v := range ty.Values {
+			got = append(got, v.GoName)
+		}
+	}
+	if fmt.Sprint(got) != "[MEAB MEAB2]" {
+		t.Errorf("constants %v, want [MEAB MEAB2]", got)
+	}
+	in[0].Data = []byte(`{"type": "object", "properties": {"e": {"enum": ["line"]}, "e_line": {"type": "object", "properties": {"x": {"type": "string"}}}}}`)
+	_, err = schema.Build(in, nil)
+	const want = `the schema at #/properties/e_line in m.json becomes the Go name MELine, which the constant for "line" of the schema at #/properties/e in m.json has too`
+	if fmt.Sprint(err) != want {
+		t.Errorf("error\n%v\nwant\n%s", err, want)
+	}
+}
