@@ -267,7 +267,9 @@ func (b *builder) types() (refused map[*Message]bool, ok bool) {
 	if u == nil {
 		return refused, false
 	}
-	b.unusedTypeGoNames(u.UnusedTypeNames)
+	if err == nil {
+		b.unusedTypeGoNames(u.UnusedTypeNames)
+	}
 	for _, m := range b.m.Messages {
 		for _, ptr := range u.UnusedFieldNames[m.Name] {
 			for _, f := range m.fieldNames {

@@ -260,9 +260,9 @@ func TestTypeGoNamesErrors(t *testing.T) {
 			`like common/address.json# or schemas/refund.json#/$defs/line, or an Avro full name, like com.acme.Method; a message's own type is named by its go_name)`},
 		{"a message's own type", `{"a.json#": Whole}`, `acemq.yaml:10:17: type_go_names "a.json#": no message's schema has a type there`},
 		{"twice", `{"common/address.json#": P, "./common/address.json#": Q}`, `acemq.yaml:10:44: type_go_names "./common/address.json#" names the type of "common/address.json#" (acemq.yaml:10:17) again; keep one of them`},
-		{"a message's name", `{"com.acme.Method": A}`, `acemq.yaml:5:3: message "B": the Avro enum com.acme.Method becomes the Go name A, which message "A" (acemq.yaml:4:3) has too`},
-		{"a publisher's name", `{"com.acme.Method": OrdersPublisher}`, `acemq.yaml:5:3: message "B": the Avro enum com.acme.Method becomes the Go name OrdersPublisher, which publisher "orders" (acemq.yaml:9:3) has too`},
-		{"two entries, one name", `{"com.acme.Method": Same, "a.json#/properties/line": Same}`, `acemq.yaml:5:3: message "B": the Avro enum com.acme.Method becomes the Go name Same, which the schema at #/properties/line in a.json (from message "A", acemq.yaml:4:3) has too`},
+		{"a message's name", `{"com.acme.Method": A}`, `acemq.yaml:10:36: type_go_names "com.acme.Method": the Avro enum com.acme.Method becomes the Go name A, which message "A" (acemq.yaml:4:3) has too; choose another`},
+		{"a publisher's name", `{"com.acme.Method": OrdersPublisher}`, `acemq.yaml:10:36: type_go_names "com.acme.Method": the Avro enum com.acme.Method becomes the Go name OrdersPublisher, which publisher "orders" (acemq.yaml:9:3) has too; choose another`},
+		{"two entries, one name", `{"com.acme.Method": Same, "a.json#/properties/line": Same}`, `acemq.yaml:10:36: type_go_names "com.acme.Method": the Avro enum com.acme.Method becomes the Go name Same, which the schema at #/properties/line in a.json (from message "A", acemq.yaml:4:3) has too; choose another`},
 	} {
 		_, err := build(t, "version: 1\npackage: p\n"+msgs+"type_go_names: "+c.entries+"\n", files)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -64,6 +64,14 @@ func (b *builder) nameClash(c *schema.NameClash) {
 			other += fmt.Sprintf(" (from message %q, %s:%d:%d)", c.A.Message, b.file.Path, p.Line, p.Col)
 		}
 	}
+	if c.B.Renamed != "" {
+		for _, e := range b.file.TypeGoNames {
+			if schema.TypeKey(e.Key.Value) == c.B.Renamed {
+				b.errorf(e.GoName.Pos, "type_go_names %q: %s becomes the Go name %s, which %s has too; choose another", e.Key.Value, c.B.What, c.Name, other)
+				return
+			}
+		}
+	}
 	var fix string
 	switch {
 	case c.Suggest != "" && c.A.Root:

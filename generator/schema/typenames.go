@@ -38,6 +38,8 @@ type Claim struct {
 
 	// Root is set for a message's own type.
 	Root bool
+	// Renamed is the type_go_names key that gave the name, if one did.
+	Renamed string
 
 	alt     string // a named Avro type: "<path>#<pointer>" of its definition
 	altName string // and a name for it: the file's name and the short name
@@ -102,15 +104,15 @@ func (b *builder) claimRoot(in Input) bool {
 // declaration has is a NameClash; the name is returned anyway (the
 // generation fails).
 func (b *builder) typeName(origin, alt, altName, name string) string {
-	key := originKey(origin)
+	key, renamed := originKey(origin), ""
 	for _, k := range []string{alt, key} {
 		if gn, ok := b.typeNames[k]; ok && k != "" {
 			b.usedTypeNames[k] = true
-			name = gn
+			name, renamed = gn, k
 			break
 		}
 	}
-	b.claim(name, &Claim{Key: key, What: originWhat(origin), Message: b.cur.Message, alt: alt, altName: altName})
+	b.claim(name, &Claim{Key: key, What: originWhat(origin), Message: b.cur.Message, Renamed: renamed, alt: alt, altName: altName})
 	return name
 }
 
@@ -176,8 +178,10 @@ func claimLess(x, y Claim) bool {
 			return 0
 		case c.Root:
 			return 1
+		case c.Renamed == "":
+			return 2
 		}
-		return 2
+		return 3 // named by type_go_names: the entry is what to change
 	}
 	if r := cmp.Compare(rank(x), rank(y)); r != 0 {
 		return r < 0
