@@ -80,8 +80,8 @@ func cases() []benchCase {
 			aName: "Consume+decode+ack, prefetch 256", a: typedConsume("avro"),
 			bName: "raw, prefetch 256, multiple acks", b: rawConsume("avro")},
 		// C1-avro-ackeach: the same typed side against a raw consumer
-		// that acks each delivery on its own, as the runtime does — what
-		// is left of C1-avro's gap once acks are not batched.
+		// that acks each delivery on its own, as the runtime did before it
+		// batched its acks.
 		{name: "C1-avro-ackeach", format: "avro",
 			aName: "Consume+decode+ack, prefetch 256", a: typedConsume("avro"),
 			bName: "raw, prefetch 256, ack each", b: rawConsumeAcking("avro", 1)},
