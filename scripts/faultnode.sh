@@ -18,12 +18,15 @@
 # files and clears the node's PEM cache.
 set -euo pipefail
 
-NODE=acemqfaults@localhost
+# ACEMQ_FAULTNODE_NAME and ACEMQ_FAULTNODE_{AMQP,TLS,MGMT,DIST}_PORT start a
+# node of another name on other ports (the suite reads the same variables),
+# so that two engineers' fault runs on one machine do not share a node.
+NODE=${ACEMQ_FAULTNODE_NAME:-acemqfaults@localhost}
 DIR=${ACEMQ_FAULTNODE_DIR:-/tmp/acemq-faultnode}
-AMQP_PORT=5673
-TLS_PORT=5676
-MGMT_PORT=15673
-DIST_PORT=25673
+AMQP_PORT=${ACEMQ_FAULTNODE_AMQP_PORT:-5673}
+TLS_PORT=${ACEMQ_FAULTNODE_TLS_PORT:-5676}
+MGMT_PORT=${ACEMQ_FAULTNODE_MGMT_PORT:-15673}
+DIST_PORT=${ACEMQ_FAULTNODE_DIST_PORT:-25673}
 
 ctl() {
   # -n is never left out: a bare rabbitmqctl targets the shared node.

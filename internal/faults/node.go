@@ -23,20 +23,36 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
-// Node is the fault suite's own RabbitMQ node.
-const Node = "acemqfaults@localhost"
+// Node is the fault suite's own RabbitMQ node (ACEMQ_FAULTNODE_NAME, as
+// scripts/faultnode.sh reads it).
+var Node = envOr("ACEMQ_FAULTNODE_NAME", "acemqfaults@localhost")
 
-// Its ports (scripts/faultnode.sh).
-const (
-	AMQPPort = 5673
-	TLSPort  = 5676
-	MgmtPort = 15673
+// Its ports (scripts/faultnode.sh; ACEMQ_FAULTNODE_*_PORT).
+var (
+	AMQPPort = envPort("ACEMQ_FAULTNODE_AMQP_PORT", 5673)
+	TLSPort  = envPort("ACEMQ_FAULTNODE_TLS_PORT", 5676)
+	MgmtPort = envPort("ACEMQ_FAULTNODE_MGMT_PORT", 15673)
 )
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func envPort(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
 
 // URL is the node's AMQP URL.
 func URL() string { return fmt.Sprintf("amqp://guest:guest@127.0.0.1:%d/", AMQPPort) }

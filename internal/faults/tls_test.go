@@ -17,6 +17,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -146,7 +147,7 @@ func (l *logBuffer) String() string {
 	return l.buf.String()
 }
 
-var tlsURL = "amqps://" + secretUser + ":" + secretPass + "@localhost:5676/"
+var tlsURL = "amqps://" + secretUser + ":" + secretPass + "@localhost:" + strconv.Itoa(TLSPort) + "/"
 
 func dialTLS(t *testing.T, cfg *tls.Config, logs *logBuffer) (*runtime.Connection, error) {
 	t.Helper()
