@@ -20,6 +20,12 @@ import (
 //
 // Acks and nacks of a session go out under one lock, in the order they
 // were decided: a multiple ack never overtakes the nack of a tag below it.
+//
+// A batch lost with its process (a crash) makes its deliveries come again
+// as redelivered, which the redelivery limit counts. So a redelivered
+// delivery (perhaps the message that crashed the process) flushes the
+// batch before its handler runs, and its own ack is sent at once: batching
+// adds at most one redelivery to a delivery that was settled.
 const (
 	// ackDelay bounds how long a settled delivery waits for its ack.
 	ackDelay = 5 * time.Millisecond
@@ -62,13 +68,15 @@ func ackBatchSize(prefetch int) int {
 	return max(1, min(prefetch/4, ackBatchMax))
 }
 
-// ack acks the settled tag, now or in the session's next batch.
-func (cs *Consumer) ack(s *session, tag uint64) {
+// ack acks the settled tag, now or in the session's next batch; a
+// redelivered one at once (with the batch), so that a delivery that has
+// shared crashes already is not counted in one more.
+func (cs *Consumer) ack(s *session, tag uint64, redelivered bool) {
 	s.mu.Lock()
 	delete(s.taken, tag)
 	delete(s.budgeted, tag) // as settled does
 	s.acks.ready = append(s.acks.ready, tag)
-	full := len(s.acks.ready) >= s.acks.size
+	full := len(s.acks.ready) >= s.acks.size || redelivered
 	if !full && !s.acks.armed {
 		s.acks.armed = true
 		if s.acks.timer == nil {
@@ -79,7 +87,7 @@ func (cs *Consumer) ack(s *session, tag uint64) {
 	}
 	s.mu.Unlock()
 	if full {
-		cs.flushAcks(s, false)
+		cs.flushAcks(s, redelivered)
 	}
 }
 

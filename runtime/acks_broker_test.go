@@ -17,6 +17,7 @@ import (
 
 	"github.com/acemq/acemq-go/internal/brokertest"
 	"github.com/acemq/acemq-go/runtime"
+	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // unacked is the broker's count of q's deliveries not acked yet (the
@@ -213,6 +214,71 @@ func TestAcksAfterTheCopy(t *testing.T) {
 	if got := string(ds[0].Body); got != "r00" {
 		t.Errorf("%s got %q, want r00", runtime.DeadLetterQueue(q), got)
 	}
+	waitUnacked(t, q, 0)
+	if d := depth(t, q); d != 0 {
+		t.Errorf("%s holds %d, want 0", q, d)
+	}
+}
+
+// A redelivered delivery (perhaps the message that crashed the last
+// consumer) sends the batch before its handler runs, and its own ack at
+// once: a and b, accepted and waiting in a batch that only Close would
+// send, are acked when r comes back redelivered, while r's handler still
+// runs; r is acked as soon as it is accepted.
+func TestAcksRedeliveredFlushesTheBatch(t *testing.T) {
+	t.Parallel()
+	c := dial(t)
+	q := brokertest.Queue(t, "acksredelivered")
+	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
+	publishText(t, c, q, "r")
+	raw := rawChannel(t)
+	if err := raw.Qos(1, 0, false); err != nil { // r only
+		t.Fatal(err)
+	}
+	held, err := raw.Consume(q, "", false, false, false, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r amqp.Delivery
+	select {
+	case r = <-held:
+	case <-time.After(wait):
+		t.Fatal("the raw consumer got nothing")
+	}
+	publishText(t, c, q, "a")
+	publishText(t, c, q, "b")
+	got := make(chan seen, 3)
+	release := make(chan struct{})
+	consume(t, c, q, nil, func(s seen) runtime.Ack {
+		got <- s
+		if s.Body == "r" {
+			<-release // as if it crashed the process: never settled
+		}
+		return runtime.Accept()
+	}, runtime.WithPrefetch(100), runtime.WithAckDelayForTest(time.Hour))
+	for range 2 {
+		select {
+		case <-got:
+		case <-time.After(wait):
+			t.Fatal("a and b were not handled")
+		}
+	}
+	waitUnacked(t, q, 3) // a and b in the batch, r held by the raw consumer
+	if err := r.Nack(false, true); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-got:
+		if s.Body != "r" || !s.Redelivered {
+			t.Fatalf("got %q (redelivered %v), want r redelivered", s.Body, s.Redelivered)
+		}
+	case <-time.After(wait):
+		t.Fatal("r was not redelivered to the consumer")
+	}
+	// r is being handled: a and b were acked before it started.
+	waitUnacked(t, q, 1)
+	close(release)
+	// r's own ack goes at once, not after the hour.
 	waitUnacked(t, q, 0)
 	if d := depth(t, q); d != 0 {
 		t.Errorf("%s holds %d, want 0", q, d)

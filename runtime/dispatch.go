@@ -36,6 +36,12 @@ func (cs *Consumer) process(s *session, d amqp.Delivery, h *heldLookup) {
 	}
 	ctx, span := cs.startProcess(&d, env)
 	defer span.end()
+	if d.Redelivered && h == nil {
+		// It may be a message that kills the process: what is settled is
+		// acked before it runs, so that a crash it causes does not count
+		// as a redelivery of the others (acks.go).
+		cs.flushAcks(s, true)
+	}
 	if h == nil && cs.poisoned(ctx, s, d, env) {
 		span.fail("could not be handled: redelivered too many times without being settled")
 		return
@@ -199,5 +205,5 @@ func (cs *Consumer) settledAs(d amqp.Delivery, o outcome, wait string) {
 // settle acks d once its copy (if any) is safe, in the session's next
 // batch of acks (acks.go).
 func (cs *Consumer) settle(s *session, d amqp.Delivery) {
-	cs.ack(s, d.DeliveryTag)
+	cs.ack(s, d.DeliveryTag, d.Redelivered)
 }
