@@ -101,6 +101,10 @@ func TestNamesStable(t *testing.T) {
 		"Aa":           "Aa: {type: aa, schema: user.json, go_name: RefundType}",
 		"Method":       "Method: {type: me, schema: user.json}",
 		"AddressOwner": "Address: {type: ad, schema: user.json}",
+		// (4) a message whose schema is a file another message $refs.
+		"Acommon": "Acommon: {type: ac, schema: common/address.json}",
+		"Zcommon": "Zcommon: {type: zc, schema: common/address.json}",
+		"Afixed":  "Acommon: {type: ac, schema: common/address.json, go_name: Address}",
 	}
 	buildWith := func(extra string, order ...string) (map[string]string, error) {
 		t.Helper()
@@ -189,12 +193,15 @@ func TestNamesStable(t *testing.T) {
 		refundType = `acemq.yaml:{Refund}:3: message "Refund": the schema at #/properties/type in refund.json becomes the Go name RefundType, which message "{name}" ` +
 			`(acemq.yaml:{add}:3) has too; name one of them otherwise: type_go_names: {"refund.json#/properties/type": RefundPropertiesType}, or a go_name for message "{name}"`
 	)
+	const owned = `acemq.yaml:{Refund}:29: message "Refund": refund.json:1:86: #/properties/to/$ref: common/address.json is the schema of message "{name}", whose Go name {name} is not the file's name Address, ` +
+		`so the types this $ref reaches would change names as messages with that file come and go; give message "{name}" go_name: Address, or $ref a file that is no message's schema`
 	for _, c := range []struct{ add, want string }{
 		{"Aother", other}, {"Zother", other}, {"Azoo", zoo}, {"Zzoo", zoo}, {"RefundType", refundType}, {"Aa", refundType},
 		{"Method", `acemq.yaml:{Paid}:3: message "Paid": the Avro enum com.acme.Method becomes the Go name Method, which message "Method" (acemq.yaml:{add}:3) has too; ` +
 			`name one of them otherwise: type_go_names: {"com.acme.Method": ComAcmeMethod}, or a go_name for message "Method"`},
 		{"AddressOwner", `acemq.yaml:{Refund}:3: message "Refund": the schema at # in common/address.json becomes the Go name Address, which message "Address" (acemq.yaml:{add}:3) has too; ` +
 			`name one of them otherwise: type_go_names: {"common/address.json#": CommonAddressType}, or a go_name for message "Address"`},
+		{"Acommon", owned}, {"Zcommon", owned},
 	} {
 		for _, first := range []bool{true, false} {
 			order := append(slices.Clone(baseOrder), c.add)
@@ -228,6 +235,19 @@ func TestNamesStable(t *testing.T) {
 			if got[k] != v {
 				t.Errorf("%s with %s: %s is named %q, was %q", c.add, c.entry, k, got[k], v)
 			}
+		}
+	}
+
+	// The suggested go_name settles (4): the $ref keeps the type Address,
+	// now the message's.
+	got, err := build(append([]string{"Afixed"}, baseOrder...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range base {
+		k = strings.Replace(k, "common/address.json #", "root Address", 1)
+		if got[k] != v {
+			t.Errorf("Acommon with go_name Address: %s is named %q, was %q", k, got[k], v)
 		}
 	}
 }

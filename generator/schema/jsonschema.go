@@ -21,10 +21,12 @@ type jsonDoc struct {
 	// ShipmentRequestedAddress): the Go name of the message whose schema
 	// it is (of the first by Go name, when several share it), else the
 	// file's name (common.json: Common).
-	qual    string
-	owned   bool // qual is a message's
-	root    *jvalue
-	invalid bool // breaks its metaschema (reported): not mapped
+	qual     string
+	owned    bool   // qual is a message's
+	owner    string // that message (Input.Message)
+	fileQual string // the file's name, qual when no message owns it
+	root     *jvalue
+	invalid  bool // breaks its metaschema (reported): not mapped
 }
 
 // jsonResult is what a schema maps to in place.
@@ -51,7 +53,7 @@ func (b *builder) addJSONDoc(path, file string, data []byte) (*jsonDoc, error) {
 		return nil, err
 	}
 	stem := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
-	d := &jsonDoc{path: path, file: file, root: root, qual: b.names.Ident(stem)}
+	d := &jsonDoc{path: path, file: file, root: root, qual: b.names.Ident(stem), fileQual: b.names.Ident(stem)}
 	b.jsonDocs["file:"+file] = d
 	if _, ok := b.sources[path]; !ok {
 		b.sources[path] = source{root: root, data: data}
@@ -88,7 +90,7 @@ func (b *builder) preloadJSON(inputs []Input) {
 			continue
 		}
 		if !d.owned {
-			d.qual, d.owned = in.GoName, true
+			d.qual, d.owned, d.owner = in.GoName, true, in.Message
 		}
 	}
 }

@@ -87,6 +87,13 @@ func (l *jsonLoader) refType(n *jvalue, ref string, d *jsonDoc, ptr, hint string
 	if !ok {
 		return &jsonResult{ref: rawJSON(), note: "Unresolved $ref " + ref + "."}
 	}
+	if td != d && td.owned && td.qual != td.fileQual {
+		// What the $ref reaches would be named after the message, and
+		// renamed when a message that has this file is added or removed.
+		l.fail(d, ptr+"/$ref", "$ref", fmt.Sprintf("%s is the schema of message %q, whose Go name %s is not the file's name %s, so the types this $ref reaches "+
+			"would change names as messages with that file come and go; give message %q go_name: %s, or $ref a file that is no message's schema",
+			Printable(td.path), td.owner, td.qual, td.fileQual, td.owner, td.fileQual))
+	}
 	if r, ok := l.b.jsonTypes[target]; ok {
 		return r
 	}
