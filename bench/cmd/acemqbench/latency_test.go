@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/acemq/acemq-go/internal/brokertest"
 )
 
 // echoServer answers every connection with what it receives.
@@ -96,7 +94,7 @@ func TestViaProxyKeepsCredentialsAndVhost(t *testing.T) {
 // TestRunThroughTheProxy runs P2 once through the proxy against the test
 // broker and checks the table says how it was made.
 func TestRunThroughTheProxy(t *testing.T) {
-	url := brokertest.Require(t)
+	url := ownVhost(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out bytes.Buffer

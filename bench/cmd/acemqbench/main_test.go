@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/acemq/acemq-go/internal/brokertest"
 )
 
 // TestEveryCaseRuns runs every case once with a few messages against the
@@ -16,7 +14,7 @@ import (
 // fails the test) and checks the table has a row per case and a verdict
 // line per target. It is the harness's smoke test, not a measurement.
 func TestEveryCaseRuns(t *testing.T) {
-	url := brokertest.Require(t)
+	url := ownVhost(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out bytes.Buffer
