@@ -155,7 +155,7 @@ func Consume(ctx context.Context, c *Connection, spec ConsumerSpec, opts ...Cons
 		o.applyConsume(&cfg)
 	}
 	if !cfg.holdBudgetSet {
-		cfg.holdBudget = cfg.prefetch
+		cfg.holdBudget = defaultHoldBudget(cfg)
 	}
 	cs := &Consumer{
 		c:       c,
@@ -515,4 +515,18 @@ func (cs *Consumer) Close(ctx context.Context) error {
 		err = fmt.Errorf("close consumer %q: %w", cs.queue, cerr)
 	}
 	return err
+}
+
+// defaultHoldBudget is the hold budget of a consumer that did not set one:
+// as many as the prefetch, but none under WithRedeliveryLimit. Every
+// delivery the broker has sent ahead shares the crash of the process
+// holding it, and the limit counts that crash against each of them: the
+// budget would widen that window from the prefetch to prefetch + budget,
+// so that with WithPrefetch(1) an innocent message sent ahead of a poison
+// one would be parked beside it.
+func defaultHoldBudget(cfg consumeConfig) int {
+	if cfg.redeliveryLimit > 0 {
+		return 0
+	}
+	return cfg.prefetch
 }

@@ -262,3 +262,37 @@ func TestHoldBudgetRefused(t *testing.T) {
 		}
 	}
 }
+
+// The default hold budget is the prefetch, except under a redelivery
+// limit: there every message sent ahead shares a poison message's crash
+// and its count, so the window stays at the prefetch (qos 1 with
+// WithPrefetch(1)), as the fault suite's poison test needs. A budget set
+// explicitly is kept.
+func TestDefaultHoldBudgetUnderRedeliveryLimit(t *testing.T) {
+	t.Parallel()
+	c := dial(t)
+	for _, tc := range []struct {
+		name string
+		opts []runtime.ConsumeOption
+		want int
+	}{
+		{"default", []runtime.ConsumeOption{runtime.WithPrefetch(1)}, 2},
+		{"redelivery limit", []runtime.ConsumeOption{runtime.WithPrefetch(1), runtime.WithRedeliveryLimit(3)}, 1},
+		{"redelivery limit and a budget", []runtime.ConsumeOption{runtime.WithPrefetch(1), runtime.WithRedeliveryLimit(3), runtime.WithHoldBudget(4)}, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := brokertest.Queue(t, "holdbudget.default")
+			declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
+			ctx := ctxFor(t, 30*time.Second)
+			cs, err := runtime.Consume(ctx, c, runtime.ConsumerSpec{Queue: q, Routes: []runtime.Route{runtime.Handle(textType,
+				func(context.Context, *runtime.Message[string]) runtime.Ack { return runtime.Accept() })}}, tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = cs.Close(ctx) }()
+			if got := consumerPrefetch(t, q); got != tc.want {
+				t.Errorf("the broker's prefetch for the consumer is %d, want %d", got, tc.want)
+			}
+		})
+	}
+}

@@ -163,7 +163,8 @@ func WithPrefetch(n int) ConsumeOption {
 }
 
 // WithHoldBudget sets how many retries the consumer holds in memory at
-// once on top of its prefetch (default: as many as the prefetch). The
+// once on top of its prefetch (default: as many as the prefetch; 0 under
+// WithRedeliveryLimit, whose count every message sent ahead shares). The
 // channel's basic.qos is prefetch + budget, so held retries never starve
 // the handlers. Once the budget is full a further wait below the policy's
 // wait_in_broker_from spills to the broker: its copy goes to the rung for
@@ -214,7 +215,11 @@ func WithRequeueOnFailure() ConsumeOption {
 // is replaced by a copy carrying the count (published with a confirm, then
 // the original acked) before any handler sees it, so the copy goes to the
 // back of the queue and reaches the handler with Redelivered false. Off
-// (0) by default.
+// (0) by default. Every message the broker has sent ahead (the basic.qos
+// window) comes back with the one that killed the process, so each counts
+// that crash: with it the default hold budget is 0, keeping the window at
+// the prefetch (WithPrefetch(1) isolates a poison message); set
+// WithHoldBudget to have both.
 func WithRedeliveryLimit(n int) ConsumeOption {
 	return consumeOptionFunc(func(c *consumeConfig) { c.redeliveryLimit = n })
 }
