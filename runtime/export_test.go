@@ -8,3 +8,7 @@ var WithRegistryWaitsForTest = withRegistryWaits
 // WithAckDelayForTest sets how long a settled delivery waits for its
 // batch's ack, so a test can see what only Close or a full batch acks.
 var WithAckDelayForTest = withAckDelay
+
+// CodecBenchSchema is the codec benchmarks' order schema, for the
+// observability benchmark's JSON handler.
+const CodecBenchSchema = codecBenchSchema
