@@ -19,13 +19,22 @@ import (
 // and the schema id, 4 bytes big-endian.
 const avroHeaderLen = 5
 
-// avroAPI is the encoders' configuration (limits only bind readers).
+// avroEncodeConfig is the encoders' configuration (limits only bind
+// readers), frozen in avroAPI.
 //
 // Arrays and maps are written as the Java reference and avsc write them: a
 // count before each block and no byte size (hamba's default adds the size,
 // a form the specification allows but some readers do not take: BigQuery,
 // Elixir's avro_ex — hamba/avro#264). Readers take both forms.
-var avroAPI = avro.Config{DisableBlockSizeHeader: true}.Freeze()
+var avroEncodeConfig = avro.Config{DisableBlockSizeHeader: true}
+
+var avroAPI = avroEncodeConfig.Freeze()
+
+// avroDecodeConfig is the decoders' configuration for one body limit (see
+// avroDecoding).
+func avroDecodeConfig(limit int) avro.Config {
+	return avro.Config{MaxByteSliceSize: limit, MaxSliceAllocSize: limit}
+}
 
 // avroDecoding is the decoder configuration for one body limit: a string
 // or bytes value, and an array or map, of at most limit bytes or elements
@@ -46,7 +55,7 @@ func avroDecodingFor(limit int) *avroDecoding {
 	if d, ok := avroDecodings.Load(limit); ok {
 		return d.(*avroDecoding)
 	}
-	d := &avroDecoding{api: avro.Config{MaxByteSliceSize: limit, MaxSliceAllocSize: limit}.Freeze()}
+	d := &avroDecoding{api: avroDecodeConfig(limit).Freeze()}
 	d.readers.New = func() any { return avro.NewReader(nil, 0, avro.WithReaderConfig(d.api)) }
 	actual, _ := avroDecodings.LoadOrStore(limit, d)
 	return actual.(*avroDecoding)
