@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -44,6 +43,7 @@ func avroDecodeConfig(limit int) avro.Config {
 // (a reader carries a 1 KiB slab for short strings; strings already handed
 // out keep their part of it, which is never written again).
 type avroDecoding struct {
+	limit   int
 	api     avro.API
 	readers sync.Pool
 }
@@ -55,7 +55,7 @@ func avroDecodingFor(limit int) *avroDecoding {
 	if d, ok := avroDecodings.Load(limit); ok {
 		return d.(*avroDecoding)
 	}
-	d := &avroDecoding{api: avroDecodeConfig(limit).Freeze()}
+	d := &avroDecoding{limit: limit, api: avroDecodeConfig(limit).Freeze()}
 	d.readers.New = func() any { return avro.NewReader(nil, 0, avro.WithReaderConfig(d.api)) }
 	actual, _ := avroDecodings.LoadOrStore(limit, d)
 	return actual.(*avroDecoding)
@@ -80,6 +80,13 @@ type avroCodec struct {
 
 	writers sync.Map // writer schema id (int) → *avroWriter
 
+	// lastWriter and lastDecoding are the writer and the decoding the
+	// last Decode used: a consumer decodes body after body of one writer
+	// id under one limit, and an atomic load is cheaper than a sync.Map
+	// lookup (an interface hash each) on every message.
+	lastWriter   atomic.Pointer[avroWriter]
+	lastDecoding atomic.Pointer[avroDecoding]
+
 	lookMu  sync.Mutex
 	lookups map[int]*avroLookup // registry lookups in flight, by writer id
 }
@@ -94,6 +101,7 @@ type avroLookup struct {
 
 // avroWriter is what the codec learned about one writer schema id.
 type avroWriter struct {
+	id         int         // the writer schema id
 	print      string      // the writer schema's fingerprint text
 	decodeWith avro.Schema // the reader schema, or the writer resolved onto it
 	err        error       // the pair cannot resolve (a permanent answer)
@@ -160,21 +168,24 @@ func (c *avroCodec) Encode(ctx context.Context, v any) (body []byte, err error) 
 	if err != nil {
 		return nil, err
 	}
+	// Writers in the pool are empty (reset before Put); one whose WriteVal
+	// panicked is dropped, not put back.
 	w := avroWriters.Get().(*avro.Writer)
-	defer func() {
-		w.Error = nil
-		w.Reset(nil)
-		avroWriters.Put(w)
-	}()
-	w.Reset(nil)
 	var header [avroHeaderLen]byte // header[0] is the magic byte 0x00
 	binary.BigEndian.PutUint32(header[1:], uint32(id))
 	_, _ = w.Write(header[:]) // into the buffer: cannot fail
 	w.WriteVal(c.reader, v)
 	if w.Error != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidMessage, w.Error)
+		err = fmt.Errorf("%w: %w", ErrInvalidMessage, w.Error)
+	} else {
+		// The one copy, out of the pooled buffer, as hamba's Marshal makes.
+		body = make([]byte, len(w.Buffer()))
+		copy(body, w.Buffer())
 	}
-	return bytes.Clone(w.Buffer()), nil
+	w.Error = nil
+	w.Reset(nil)
+	avroWriters.Put(w)
+	return body, err
 }
 
 // schemaID registers the reader schema once and returns its id.
@@ -216,9 +227,12 @@ func (c *avroCodec) Decode(ctx context.Context, body []byte, v any) (err error) 
 	if info.fingerprint != c.readerPrint {
 		// Not written with the reader schema itself (or no header says
 		// so): the registry says what id means.
-		w, err := c.writer(ctx, id)
-		if err != nil {
-			return err
+		w := c.lastWriter.Load()
+		if w == nil || w.id != id {
+			if w, err = c.writer(ctx, id); err != nil {
+				return err
+			}
+			c.lastWriter.Store(w)
 		}
 		if info.fingerprint != "" && w.print != "" && info.fingerprint != w.print {
 			return fmt.Errorf("writer schema %d: %w: the registry's schema %d has fingerprint %s, the message's %s header says %s (do the publisher and the consumer share a registry?)",
@@ -229,7 +243,12 @@ func (c *avroCodec) Decode(ctx context.Context, body []byte, v any) (err error) 
 		}
 		decodeWith = w.decodeWith
 	}
-	if err := avroUnmarshal(avroDecodingFor(info.maxBody), decodeWith, body[avroHeaderLen:], v); err != nil {
+	dec := c.lastDecoding.Load()
+	if dec == nil || dec.limit != info.maxBody {
+		dec = avroDecodingFor(info.maxBody)
+		c.lastDecoding.Store(dec)
+	}
+	if err := avroUnmarshal(dec, decodeWith, body[avroHeaderLen:], v); err != nil {
 		return fmt.Errorf("the Avro body (writer schema %d) does not decode: %w", id, err)
 	}
 	return nil
@@ -316,18 +335,18 @@ func (c *avroCodec) writer(ctx context.Context, id int) (*avroWriter, error) {
 func (c *avroCodec) resolve(id int, text string) *avroWriter {
 	ws, err := avroParse(text)
 	if err != nil {
-		return &avroWriter{err: fmt.Errorf("writer schema %d: %w", id, err)}
+		return &avroWriter{id: id, err: fmt.Errorf("writer schema %d: %w", id, err)}
 	}
 	print := fingerprintText(ws)
 	if ws.Fingerprint() == c.readerFP {
-		return &avroWriter{print: print, decodeWith: c.reader}
+		return &avroWriter{id: id, print: print, decodeWith: c.reader}
 	}
 	resolved, err := c.compat.Resolve(c.reader, ws)
 	if err != nil {
-		return &avroWriter{print: print, err: fmt.Errorf("writer schema %d cannot be read as the reader schema: %s",
+		return &avroWriter{id: id, print: print, err: fmt.Errorf("writer schema %d cannot be read as the reader schema: %s",
 			id, avroExplain(c.compat, c.reader, ws, err))}
 	}
-	return &avroWriter{print: print, decodeWith: resolved}
+	return &avroWriter{id: id, print: print, decodeWith: resolved}
 }
 
 // avroExplain prefixes hamba's resolution error with the path of the field

@@ -135,3 +135,44 @@ func TestAvroCodecOneLookupPerNewWriterID(t *testing.T) {
 		t.Fatalf("%d registry lookups for one writer id, want 1", reg.calls)
 	}
 }
+
+// One consumer codec decoding, body after body, what two writer schemas
+// wrote, and under two body limits: the writer and the decoder limits the
+// last Decode used are remembered, and never used for a body of another
+// id or under another limit (v1's bodies get the default currency, v2's
+// keep theirs; the small limit refuses the long string the large one takes).
+func TestAvroCodecAlternatingWritersAndLimits(t *testing.T) {
+	ctx := context.Background()
+	reg := NewMemoryRegistry()
+	v1 := codecMustAvro(t, reg, "orders", codecOrderV1)
+	v2 := codecMustAvro(t, reg, "orders", codecOrderV2)
+	long := strings.Repeat("x", 100)
+	b1, err := v1.Encode(ctx, codecOrderV1Go{ID: long})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2, err := v2.Encode(ctx, codecOrderV2Go{ID: long, Currency: "GBP"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := codecMustAvro(t, reg, "orders", codecOrderV2)
+	small := withDecodeInfo(ctx, decodeInfo{maxBody: 64})
+	for i := range 4 {
+		for _, c := range []struct {
+			body []byte
+			want string
+		}{{b1, "EUR"}, {b2, "GBP"}} {
+			var got codecOrderV2Go
+			if err := sub.Decode(ctx, c.body, &got); err != nil || got.ID != long || got.Currency != c.want {
+				t.Fatalf("round %d: decode: %q %q, %v; want currency %s", i, got.ID[:min(len(got.ID), 8)], got.Currency, err, c.want)
+			}
+			if err := sub.Decode(small, c.body, &got); !errors.Is(err, ErrBodyTooLarge) {
+				t.Fatalf("round %d: decode under a 64-byte limit: %v, want ErrBodyTooLarge", i, err)
+			}
+			forged := append(append([]byte{}, c.body[:avroHeaderLen]...), 0xfe, 0x01) // a string of 127 bytes, in a 7-byte body
+			if err := sub.Decode(small, forged, &got); err == nil || !strings.Contains(err.Error(), "MaxByteSliceSize") {
+				t.Fatalf("round %d: a forged length under a 64-byte limit: %v, want hamba's MaxByteSliceSize", i, err)
+			}
+		}
+	}
+}
