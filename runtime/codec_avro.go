@@ -273,21 +273,21 @@ func bodyTooLarge(size, limit int) error {
 // avroUnmarshal decodes data into v and, unlike hamba's Unmarshal, treats
 // running out of data as the error it is: hamba reports a read past the
 // end as io.EOF and its Unmarshal returns nil for io.EOF, so a truncated
-// body would decode into zero values.
+// body would decode into zero values. A reader whose ReadVal panicked is
+// dropped, not put back (the caller's codecRecover reports the panic).
 func avroUnmarshal(dec *avroDecoding, schema avro.Schema, data []byte, v any) error {
 	r := dec.readers.Get().(*avro.Reader).Reset(data)
-	defer func() {
-		r.Error = nil
-		dec.readers.Put(r.Reset(nil))
-	}()
 	r.ReadVal(schema, v)
+	err := r.Error
+	r.Error = nil
+	dec.readers.Put(r.Reset(nil))
 	switch {
-	case r.Error == nil:
+	case err == nil:
 		return nil
-	case errors.Is(r.Error, io.EOF) || errors.Is(r.Error, io.ErrUnexpectedEOF):
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("the body ends too early (%d bytes of Avro data): %w", len(data), io.ErrUnexpectedEOF)
 	}
-	return r.Error
+	return err
 }
 
 // writer returns how to decode bodies written with schema id, from the
