@@ -22,6 +22,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"slices"
 	"testing"
 	"time"
@@ -106,10 +107,11 @@ type codecBenchOp func(b *testing.B) func()
 
 // codecBenchPairs is how many interleaved pairs the ratio times, and
 // codecBenchSlice how long each side of a pair runs: many short pairs, so
-// that the other processes of a shared machine fall on both sides alike.
-const (
-	codecBenchPairs = 21
-	codecBenchSlice = 10 * time.Millisecond
+// that the other processes of a shared machine fall on both sides alike
+// (go test ... -args -codecbench.pairs 41 -codecbench.slice 5ms).
+var (
+	codecBenchPairs = flag.Int("codecbench.pairs", 21, "interleaved pairs per ratio sub-benchmark")
+	codecBenchSlice = flag.Duration("codecbench.slice", 10*time.Millisecond, "how long each side of a ratio's pair runs")
 )
 
 // codecBenchPair runs the baseline and the codec as sub-benchmarks of b,
@@ -125,11 +127,16 @@ func codecBenchPair(b *testing.B, baseName string, base codecBenchOp, codecName 
 	b.Run("ratio", func(b *testing.B) {
 		baseOp, codecOp := base(b), codec(b)
 		// Enough iterations for a slice of codecBenchSlice, from a
-		// first estimate of the slower side.
-		n := max(1, int(codecBenchSlice/max(codecBenchTime(codecOp, 10)/10, time.Nanosecond)))
-		ratios := make([]float64, 0, codecBenchPairs)
+		// first estimate of the slower side (a warm-up, then a tenth of
+		// a slice's worth).
+		pairs, slice := max(1, *codecBenchPairs), *codecBenchSlice
+		est := max(codecBenchTime(codecOp, 10)/10, time.Nanosecond)
+		m := max(10, int(slice/10/est))
+		est = max(codecBenchTime(codecOp, m)/time.Duration(m), time.Nanosecond)
+		n := max(1, int(slice/est))
+		ratios := make([]float64, 0, pairs)
 		var baseSum, codecSum time.Duration
-		for i := range codecBenchPairs {
+		for i := range pairs {
 			var bt, ct time.Duration
 			if i%2 == 0 {
 				bt, ct = codecBenchTime(baseOp, n), codecBenchTime(codecOp, n)
@@ -145,8 +152,8 @@ func codecBenchPair(b *testing.B, baseName string, base codecBenchOp, codecName 
 		b.ReportMetric(ratios[len(ratios)/2], "x-baseline")
 		b.ReportMetric(ratios[0], "x-min")
 		b.ReportMetric(ratios[len(ratios)-1], "x-max")
-		b.ReportMetric(float64(baseSum.Nanoseconds())/float64(n*codecBenchPairs), "baseline-ns/msg")
-		b.ReportMetric(float64(codecSum.Nanoseconds())/float64(n*codecBenchPairs), "codec-ns/msg")
+		b.ReportMetric(float64(baseSum.Nanoseconds())/float64(n*pairs), "baseline-ns/msg")
+		b.ReportMetric(float64(codecSum.Nanoseconds())/float64(n*pairs), "codec-ns/msg")
 		b.ReportMetric(0, "ns/op")
 	})
 }
