@@ -60,6 +60,8 @@ type Consumer struct {
 	registryDown atomic.Bool
 	// releasing counts held retries being republished right now.
 	releasing sync.WaitGroup
+	// copies counts copies written and not confirmed (or failed) yet.
+	copies copyCount
 	// handlers counts handlers running, of every session: those of a dead
 	// session finish in the background while the next session serves.
 	handlers sync.WaitGroup

@@ -61,8 +61,9 @@ const (
 	// a consumption (one the callback acked counts as consumed too).
 	MetricBrowsed = "acemq.browsed"
 	// MetricHeld is the deliveries a consumer holds unsettled while its
-	// worker is free: retries waiting in memory, copies tried again,
-	// deliveries waiting for the schema registry.
+	// worker is free: retries waiting in memory, copies tried again or
+	// waiting for their confirm, deliveries waiting for the schema
+	// registry.
 	MetricHeld = "acemq.consumer.held"
 	// MetricInFlight is the deliveries a consumer's handlers (or decoders)
 	// are working on.
@@ -134,7 +135,7 @@ func newMetrics(mp metric.MeterProvider) *metrics {
 	m.browsed = counter(MetricBrowsed, "{message}", "Messages Browse read and returned to their queue (a look, not a consumption).")
 	var err error
 	if m.held, err = m.meter.Int64ObservableGauge(MetricHeld, metric.WithUnit("{message}"),
-		metric.WithDescription("Deliveries a consumer holds unsettled with its worker free (retries waiting in memory, copies tried again, registry waits).")); err != nil {
+		metric.WithDescription("Deliveries a consumer holds unsettled with its worker free (retries waiting in memory, copies tried again or waiting for their confirm, registry waits).")); err != nil {
 		m.held, _ = metricNoop.Int64ObservableGauge(MetricHeld)
 	}
 	if m.inFlight, err = m.meter.Int64ObservableGauge(MetricInFlight, metric.WithUnit("{message}"),

@@ -77,13 +77,14 @@ func PublishAsync[T any](ctx context.Context, c *Connection, mt *MessageType[T],
 	if err != nil {
 		return nil, fmt.Errorf("publish %s to exchange %q: %w", mt.name, exchange, err)
 	}
-	return c.publishAsync(ctx, o)
+	return c.publishAsync(ctx, false, o)
 }
 
-// publishAsync writes o on the application's confirm channel and returns
-// its Pending, settled from the confirm loop. Its span and its
-// acemq.publish.duration end with the outcome, as a synchronous publish's.
-func (c *Connection) publishAsync(ctx context.Context, o outgoing) (*Pending, error) {
+// publishAsync writes o on the application's confirm channel (with side,
+// the consumers') and returns its Pending, settled from the confirm loop.
+// Its span and its acemq.publish.duration end with the outcome, as a
+// synchronous publish's.
+func (c *Connection) publishAsync(ctx context.Context, side bool, o outgoing) (*Pending, error) {
 	start := time.Now()
 	span := c.startPublish(ctx, &o)
 	pd := &Pending{exchange: o.exchange, key: o.key, done: make(chan struct{})}
@@ -102,7 +103,7 @@ func (c *Connection) publishAsync(ctx context.Context, o outgoing) (*Pending, er
 		close(pd.done)
 		return true
 	}
-	err := c.sendAsync(ctx, o, func(err error) { settle(err) })
+	err := c.sendAsync(ctx, side, o, func(err error) { settle(err) })
 	if err == nil {
 		return pd, nil
 	}
@@ -113,13 +114,13 @@ func (c *Connection) publishAsync(ctx context.Context, o outgoing) (*Pending, er
 	return nil, pd.err
 }
 
-// sendAsync checks the exchange, takes the confirm channel and writes o,
-// as publishAll does for each message.
-func (c *Connection) sendAsync(ctx context.Context, o outgoing, then func(error)) error {
+// sendAsync checks the exchange, takes the confirm channel (the side one
+// with side) and writes o, as publishAll does for each message.
+func (c *Connection) sendAsync(ctx context.Context, side bool, o outgoing, then func(error)) error {
 	if err := c.checkExchange(ctx, o.exchange); err != nil {
 		return err
 	}
-	p, err := c.publisher(ctx, false)
+	p, err := c.publisher(ctx, side)
 	if err != nil {
 		return err
 	}

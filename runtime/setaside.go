@@ -63,57 +63,52 @@ func (cs *Consumer) retry(ctx context.Context, s *session, d amqp.Delivery, env 
 	delay := p.Delay(env.Attempt)
 	switch {
 	case p.InBroker(delay):
-		if cs.toRung(ctx, s, d, env, why, delay, false) {
-			return
-		}
-		// A delivery held past the broker's consumer timeout (30m)
-		// closes the channel: never hold one longer than the cap.
-		delay = min(delay, MaxMemoryThreshold)
+		// Without its rung the retry waits in memory, but never longer
+		// than the cap: a delivery held past the broker's consumer
+		// timeout (30m) closes the channel.
+		cs.toRung(ctx, s, d, env, why, delay, false, min(delay, MaxMemoryThreshold))
 	case s.reserveHold(d.DeliveryTag, cs.cfg.holdBudget) || !p.spills(delay):
 		// Held in a budget slot; or past the budget under a policy
 		// that never uses the broker, in a handler's slot.
-		delay = p.jittered(delay)
+		cs.waitInMemory(s, d, env, why, p.jittered(delay), trace.SpanContextFromContext(ctx))
 	default:
 		// The hold budget is full: spill the wait to the broker rather
 		// than keep one of the handlers' slots (docs/performance.md, R1).
-		if cs.toRung(ctx, s, d, env, why, spillRung(delay), true) {
-			return
-		}
-		delay = p.jittered(delay)
+		cs.toRung(ctx, s, d, env, why, spillRung(delay), true, p.jittered(delay))
 	}
-	cs.settledAs(d, outcomeRetried, "memory")
-	cs.logRetry(d, env, why, "memory", delay)
-	cs.hold(&heldRetry{s: s, d: d, target: cs.queue, msg: copyOf(d, env.Attempt+1, why, ""), trace: trace.SpanContextFromContext(ctx)}, delay)
 }
 
-// toRung publishes d's next attempt to the rung for delay, then acks d,
-// reporting false when the rung is missing (the caller holds the retry in
-// memory instead). spilled is a wait below the threshold sent to the
-// broker because the hold budget is full.
-func (cs *Consumer) toRung(ctx context.Context, s *session, d amqp.Delivery, env Envelope, why string, delay time.Duration, spilled bool) bool {
+// waitInMemory holds d's next attempt in memory for delay: a copy
+// published to the queue when the timer fires, d acked once it is
+// confirmed. sc is the process span that decided the retry.
+func (cs *Consumer) waitInMemory(s *session, d amqp.Delivery, env Envelope, why string, delay time.Duration, sc trace.SpanContext) {
+	cs.settledAs(d, outcomeRetried, "memory")
+	cs.logRetry(d, env, why, "memory", delay)
+	cs.hold(&heldRetry{s: s, d: d, target: cs.queue, msg: copyOf(d, env.Attempt+1, why, ""), trace: sc}, delay)
+}
+
+// toRung sends d's next attempt to the rung for delay, and acks d once
+// the broker has confirmed the copy; the worker does not wait for that
+// (docs/performance.md, R1). When the rung is missing the retry waits in
+// memory for fallback instead. spilled is a wait below the threshold sent
+// to the broker because the hold budget is full.
+func (cs *Consumer) toRung(ctx context.Context, s *session, d amqp.Delivery, env Envelope, why string, delay time.Duration, spilled bool, fallback time.Duration) {
 	rung := RungQueue(cs.queue, delay)
-	msg := copyOf(d, env.Attempt+1, why, "")
-	retried := func() {
+	sc := trace.SpanContextFromContext(ctx)
+	h := &heldRetry{s: s, d: d, target: rung, msg: copyOf(d, env.Attempt+1, why, ""), trace: sc}
+	h.done = func() {
 		if spilled {
 			cs.c.metrics.add(cs.c.metrics.retrySpilled, cs.queue)
 		}
 		cs.settledAs(d, outcomeRetried, "broker")
 		cs.logRetry(d, env, why, "broker", delay)
 	}
-	err := cs.publishCopy(ctx, rung, msg)
-	switch {
-	case err == nil:
-		retried()
-		cs.settle(s, d)
-		return true
-	case errors.Is(err, ErrUnroutable):
+	h.unroutable = func() {
 		cs.c.metrics.add(cs.c.metrics.rungMissing, cs.queue)
 		cs.log.Warn("acemq: rung queue missing; waiting in memory instead (declare the topology)", "rung", rung)
-		return false
-	default:
-		cs.setAsideFailed(&heldRetry{s: s, d: d, target: rung, msg: msg, done: retried, trace: trace.SpanContextFromContext(ctx)}, err)
-		return true
+		cs.waitInMemory(s, d, env, why, fallback, sc)
 	}
+	cs.publishHeld(ctx, h)
 }
 
 func (cs *Consumer) deadLetter(ctx context.Context, s *session, d amqp.Delivery, env Envelope, why string, o outcome) {
@@ -160,6 +155,29 @@ func (cs *Consumer) discarded(s *session, d amqp.Delivery) bool {
 func (cs *Consumer) publishCopy(ctx context.Context, queue string, msg amqp.Publishing) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), setAsideTimeout)
 	defer cancel()
+	return cs.c.setAside(ctx, cs.copyOut(queue, msg))
+}
+
+// sendCopy is publishCopy without the wait: it writes the copy and
+// returns, and then gets the outcome (nil once the broker confirmed the
+// copy) on a goroutine of its own. cs.copies counts the copy until then
+// has returned, so that Close waits for it.
+func (cs *Consumer) sendCopy(ctx context.Context, queue string, msg amqp.Publishing, then func(error)) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), setAsideTimeout)
+	cs.copies.add()
+	pd, err := cs.c.publishAsync(ctx, true, cs.copyOut(queue, msg))
+	go func() {
+		defer cs.copies.done()
+		defer cancel()
+		if err == nil {
+			err = pd.Wait(ctx)
+		}
+		then(err)
+	}()
+}
+
+// copyOut is the publish of a copy of one of cs's deliveries to queue.
+func (cs *Consumer) copyOut(queue string, msg amqp.Publishing) outgoing {
 	origin := "retry"
 	switch queue {
 	case DeadLetterQueue(cs.queue):
@@ -167,7 +185,7 @@ func (cs *Consumer) publishCopy(ctx context.Context, queue string, msg amqp.Publ
 	case ParkedQueue(cs.queue):
 		origin = "park"
 	}
-	return cs.c.setAside(ctx, outgoing{key: queue, mandatory: true, msg: msg, origin: origin})
+	return outgoing{key: queue, mandatory: true, msg: msg, origin: origin}
 }
 
 // setAsideFailed handles a copy that was returned or refused: it is counted
@@ -204,7 +222,8 @@ func (cs *Consumer) setAsideFailed(h *heldRetry, err error) {
 		} else {
 			cs.log.Debug("acemq: could not set the message aside yet", "err", err, "id", h.d.MessageId, "to", h.target, "next_in", wait, "tries", h.failures+1)
 		}
-		cs.hold(&heldRetry{s: h.s, d: h.d, target: h.target, msg: h.msg, done: h.done, failures: h.failures + 1, since: since, trace: h.trace}, wait)
+		cs.hold(&heldRetry{s: h.s, d: h.d, target: h.target, msg: h.msg, done: h.done, unroutable: h.unroutable,
+			failures: h.failures + 1, since: since, trace: h.trace}, wait)
 	}
 }
 
@@ -278,16 +297,19 @@ func copyOf(d amqp.Delivery, attempt int, why, from string) amqp.Publishing {
 // could not be published, tried again after a backoff. It keeps its
 // prefetch slot; the worker that handled it is free.
 type heldRetry struct {
-	s        *session
-	d        amqp.Delivery
-	target   string            // the queue the copy goes to
-	msg      amqp.Publishing   // the copy
-	done     func()            // counts the outcome once the copy is confirmed; may be nil
-	trace    trace.SpanContext // the process span that decided the copy
-	failures int               // publishes of the copy that failed so far
-	since    time.Time         // when the consumer took d, once a copy failed
-	timer    *time.Timer
-	once     sync.Once
+	s      *session
+	d      amqp.Delivery
+	target string          // the queue the copy goes to
+	msg    amqp.Publishing // the copy
+	done   func()          // counts the outcome once the copy is confirmed; may be nil
+	// unroutable, when set, takes a copy that no queue took (a missing
+	// rung) instead of trying it again.
+	unroutable func()
+	trace      trace.SpanContext // the process span that decided the copy
+	failures   int               // publishes of the copy that failed so far
+	since      time.Time         // when the consumer took d, once a copy failed
+	timer      *time.Timer
+	once       sync.Once
 }
 
 // claim makes sure a held retry is settled once, by the timer, Close or
@@ -331,8 +353,11 @@ func (cs *Consumer) release(ctx context.Context, h *heldRetry) {
 	}
 }
 
-// publishHeld publishes h's copy and acks the original once it is
-// confirmed; a failure holds it again (setAsideFailed).
+// publishHeld sends h's copy and acks the original once the broker has
+// confirmed it (h.done counted first), without waiting for that: a worker
+// that set a message aside is free for the next one while the copy is
+// confirmed. A failure holds it again (setAsideFailed), or goes to
+// h.unroutable.
 func (cs *Consumer) publishHeld(ctx context.Context, h *heldRetry) {
 	if cs.discarded(h.s, h.d) {
 		return
@@ -340,14 +365,19 @@ func (cs *Consumer) publishHeld(ctx context.Context, h *heldRetry) {
 	if h.trace.IsValid() {
 		ctx = trace.ContextWithSpanContext(ctx, h.trace)
 	}
-	if err := cs.publishCopy(ctx, h.target, h.msg); err != nil {
-		cs.setAsideFailed(h, err)
-		return
-	}
-	if h.done != nil {
-		h.done()
-	}
-	cs.settle(h.s, h.d)
+	cs.sendCopy(ctx, h.target, h.msg, func(err error) {
+		switch {
+		case err == nil:
+			if h.done != nil {
+				h.done()
+			}
+			cs.settle(h.s, h.d)
+		case h.unroutable != nil && errors.Is(err, ErrUnroutable):
+			h.unroutable()
+		default:
+			cs.setAsideFailed(h, err)
+		}
+	})
 }
 
 func (cs *Consumer) forgetHeld(h *heldRetry) {
@@ -405,12 +435,67 @@ func (cs *Consumer) dropHeld(s *session) {
 }
 
 // waitReleases waits, bounded by ctx, for held retries whose timer had
-// already fired and that are being republished.
+// already fired and that are being republished, then for every copy
+// written and not settled yet (sendCopy).
 func (cs *Consumer) waitReleases(ctx context.Context) {
 	done := make(chan struct{})
 	go func() { cs.releasing.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-ctx.Done():
+		return
+	}
+	cs.copies.wait(ctx)
+}
+
+// copyCount counts copies written whose outcome has not been carried out
+// yet; unlike a WaitGroup it may be added to while someone waits.
+type copyCount struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n drops to 0; nil when nobody waits
+}
+
+func (c *copyCount) add() {
+	c.mu.Lock()
+	c.n++
+	c.mu.Unlock()
+}
+
+func (c *copyCount) done() {
+	c.mu.Lock()
+	c.n--
+	if c.n == 0 && c.idle != nil {
+		close(c.idle)
+		c.idle = nil
+	}
+	c.mu.Unlock()
+}
+
+// pending is how many copies are counted now.
+func (c *copyCount) pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+// wait returns once no copy is counted, or when ctx ends.
+func (c *copyCount) wait(ctx context.Context) {
+	for {
+		c.mu.Lock()
+		if c.n == 0 {
+			c.mu.Unlock()
+			return
+		}
+		if c.idle == nil {
+			c.idle = make(chan struct{})
+		}
+		idle := c.idle
+		c.mu.Unlock()
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return
+		}
 	}
 }

@@ -27,7 +27,9 @@ type ConsumerStats struct {
 	// InFlight is the deliveries its handlers (or decoders) are working on.
 	InFlight int `json:"in_flight"`
 	// Held is the deliveries it holds unsettled with the worker free:
-	// retries waiting in memory, copies tried again, registry waits.
+	// retries waiting in memory, copies tried again, registry waits, and
+	// deliveries whose copy (a retry, a dead letter, a park) waits for the
+	// broker's confirm.
 	Held int `json:"held"`
 	// Handled counts settled deliveries by outcome: accepted, retried,
 	// rejected, parked, dead_lettered, gave_up, undecodable (the
@@ -107,6 +109,7 @@ func (cs *Consumer) Stats() ConsumerStats {
 	cs.mu.Lock()
 	st.Held = len(cs.held) + len(cs.lookups)
 	cs.mu.Unlock()
+	st.Held += cs.copies.pending()
 	return st
 }
 
