@@ -9,6 +9,10 @@ var WithRegistryWaitsForTest = withRegistryWaits
 // batch's ack, so a test can see what only Close or a full batch acks.
 var WithAckDelayForTest = withAckDelay
 
+// WithCopyGateForTest holds every set-aside copy's outcome (the ack of its
+// original) until the channel is closed, as a late confirm would.
+var WithCopyGateForTest = withCopyGate
+
 // CodecBenchSchema is the codec benchmarks' order schema, for the
 // observability benchmark's JSON handler.
 const CodecBenchSchema = codecBenchSchema

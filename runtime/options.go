@@ -144,6 +144,9 @@ type consumeConfig struct {
 	registryWaits    registryWaits // zero: the defaults (registry_hold.go)
 	redeliveryLimit  int
 	ackDelay         time.Duration // zero: ackDelay (acks.go)
+	// copyGate, when set (tests), holds every set-aside copy's outcome
+	// until it is closed, as if the broker's confirm were late.
+	copyGate <-chan struct{}
 }
 
 // WithBodyInLogs adds the body, cut at maxBytes, to the consumer's outcome

@@ -172,8 +172,17 @@ func (cs *Consumer) sendCopy(ctx context.Context, queue string, msg amqp.Publish
 		if err == nil {
 			err = pd.Wait(ctx)
 		}
+		if g := cs.cfg.copyGate; g != nil {
+			<-g
+		}
 		then(err)
 	}()
+}
+
+// withCopyGate holds every set-aside copy's outcome until gate is closed
+// (tests).
+func withCopyGate(gate <-chan struct{}) ConsumeOption {
+	return consumeOptionFunc(func(c *consumeConfig) { c.copyGate = gate })
 }
 
 // copyOut is the publish of a copy of one of cs's deliveries to queue.

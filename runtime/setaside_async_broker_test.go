@@ -1,0 +1,61 @@
+package runtime_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/acemq/acemq-go/internal/brokertest"
+	"github.com/acemq/acemq-go/runtime"
+)
+
+// A worker that sets a message aside does not wait for the copy's
+// confirm: with one worker and every copy's outcome held back (as a late
+// confirm would be), a dead letter and a retry to a rung are written, the
+// four accepted messages behind them are handled meanwhile, and the two
+// originals stay unacked (Stats().Held counts them) until the outcomes are
+// let through; then both are acked and the rung hands the retry back.
+func TestSetAsideDoesNotWaitForTheConfirm(t *testing.T) {
+	t.Parallel()
+	q := brokertest.Queue(t, "asidefree")
+	policy := runtime.Fixed(2, time.Second).WaitInBrokerFrom(time.Second)
+	c := dial(t)
+	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q, Retry: policy}))
+	gate := make(chan struct{})
+	cs, rec := consume(t, c, q, &policy, func(m seen) runtime.Ack {
+		switch {
+		case m.Body == "dead":
+			return runtime.Reject(errors.New("no such order"))
+		case m.Body == "again" && m.Envelope.Attempt == 1:
+			return runtime.Retry(errors.New("warehouse down"))
+		}
+		return runtime.Accept()
+	}, runtime.WithConcurrency(1), runtime.WithPrefetch(10), runtime.WithCopyGateForTest(gate))
+	bodies := []string{"dead", "again", "ok1", "ok2", "ok3", "ok4"}
+	if err := runtime.PublishAll(ctxFor(t, 10*time.Second), c, textType, "", bodies, runtime.WithRoutingKey(q)); err != nil {
+		t.Fatalf("PublishAll: %v", err)
+	}
+	rec.waitN(t, len(bodies), wait)
+	if st := cs.Stats(); st.Held != 2 || st.Handled["accepted"] != 4 || st.Handled["rejected"] != 0 || st.Handled["retried"] != 0 {
+		t.Errorf("with both copies' outcomes held back: held %d, handled %v; want 2 held, 4 accepted, none rejected or retried yet",
+			st.Held, st.Handled)
+	}
+	waitUnacked(t, q, 2)
+	close(gate)
+	ds := drain(t, runtime.DeadLetterQueue(q), 1, wait)
+	if got, why := string(ds[0].Body), headerString(t, ds[0], runtime.HeaderError); got != "dead" || why != "rejected by the handler: no such order" {
+		t.Errorf("%s holds %q (%s %q), want dead with its reason", runtime.DeadLetterQueue(q), got, runtime.HeaderError, why)
+	}
+	calls := rec.waitN(t, len(bodies)+1, wait)
+	last := calls[len(calls)-1]
+	if last.Body != "again" || last.Envelope.Attempt != 2 || last.Envelope.Error != "warehouse down" {
+		t.Errorf("the rung gave back %q attempt %d error %q; want again, 2, warehouse down", last.Body, last.Envelope.Attempt, last.Envelope.Error)
+	}
+	waitUnacked(t, q, 0)
+	if st := cs.Stats(); st.Held != 0 || st.Handled["rejected"] != 1 || st.Handled["retried"] != 1 || st.Handled["accepted"] != 5 {
+		t.Errorf("after the confirms: held %d, handled %v; want 0 held, 1 rejected, 1 retried, 5 accepted", st.Held, st.Handled)
+	}
+	if d := depth(t, q); d != 0 {
+		t.Errorf("%s holds %d, want 0", q, d)
+	}
+}
