@@ -14,9 +14,9 @@ import (
 // outstanding tag up to it, so it is only ever sent on a tag below the
 // lowest delivery still unsettled (handled, held for a retry or the
 // registry, or a copy not confirmed yet): rule 1 holds, no delivery is
-// acked before it is settled. Settled tags above an unsettled one are
-// acked one by one when the batch is flushed by its timer, by Close, or
-// when too many wait.
+// acked before it is settled. Settled tags above an unsettled one wait
+// for it, up to ackStuck, and are then acked one by one; sooner when too
+// many wait, and at Close.
 //
 // Acks and nacks of a session go out under one lock, in the order they
 // were decided: a multiple ack never overtakes the nack of a tag below it.
@@ -45,6 +45,9 @@ type ackBatch struct {
 	delay time.Duration // and this long after the first
 	timer *time.Timer
 	armed bool
+	// restSince is when settled tags first waited above an unsettled
+	// one (zero while none does).
+	restSince time.Time
 }
 
 // newAckBatch is the batch of a session of a consumer with cfg.
@@ -77,17 +80,29 @@ func (cs *Consumer) ack(s *session, tag uint64, redelivered bool) {
 	delete(s.budgeted, tag) // as settled does
 	s.acks.ready = append(s.acks.ready, tag)
 	full := len(s.acks.ready) >= s.acks.size || redelivered
-	if !full && !s.acks.armed {
-		s.acks.armed = true
-		if s.acks.timer == nil {
-			s.acks.timer = time.AfterFunc(s.acks.delay, func() { cs.ackTimer(s) })
-		} else {
-			s.acks.timer.Reset(s.acks.delay)
-		}
+	if !full {
+		cs.armAcks(s)
 	}
 	s.mu.Unlock()
 	if full {
-		cs.flushAcks(s, redelivered)
+		mode := flushFull
+		if redelivered {
+			mode = flushAll
+		}
+		cs.flushAcks(s, mode)
+	}
+}
+
+// armAcks starts the batch's timer unless it is running; s.mu is held.
+func (cs *Consumer) armAcks(s *session) {
+	if s.acks.armed {
+		return
+	}
+	s.acks.armed = true
+	if s.acks.timer == nil {
+		s.acks.timer = time.AfterFunc(s.acks.delay, func() { cs.ackTimer(s) })
+	} else {
+		s.acks.timer.Reset(s.acks.delay)
 	}
 }
 
@@ -95,13 +110,36 @@ func (cs *Consumer) ackTimer(s *session) {
 	s.mu.Lock()
 	s.acks.armed = false
 	s.mu.Unlock()
-	cs.flushAcks(s, true)
+	cs.flushAcks(s, flushTimer)
 }
 
+// How a flush treats settled tags above the lowest unsettled one, which
+// no multiple ack may cover.
+type flushMode uint8
+
+const (
+	// flushFull acks them one by one only when a full batch of them waits.
+	flushFull flushMode = iota
+	// flushTimer does as flushFull, and also once they have waited
+	// ackStuck; otherwise it arms the timer again.
+	flushTimer
+	// flushAll acks every one of them now (Close, a redelivered delivery,
+	// the end of the session).
+	flushAll
+)
+
+// ackStuck is how long settled deliveries above an unsettled one (a copy
+// waiting for its confirm, a handler still running) wait for it, so that
+// one multiple ack covers them all when it settles, before they are acked
+// one by one. A broker walks its list of a channel's unacked deliveries
+// for each single ack, past every older one still unacked: a single ack
+// costs it more the more deliveries are held (docs/performance.md, R1).
+const ackStuck = 50 * time.Millisecond
+
 // flushAcks sends the session's ready acks: one multiple ack for those
-// below the lowest unsettled tag, and, with all (or when a full batch is
-// stuck above an unsettled tag), each of the others on its own.
-func (cs *Consumer) flushAcks(s *session, all bool) {
+// below the lowest unsettled tag, and, as mode says, each of the others on
+// its own.
+func (cs *Consumer) flushAcks(s *session, mode flushMode) {
 	s.acks.wire.Lock()
 	defer s.acks.wire.Unlock()
 	s.mu.Lock()
@@ -126,10 +164,21 @@ func (cs *Consumer) flushAcks(s *session, all bool) {
 			rest = append(rest, tag)
 		}
 	}
+	if len(rest) == 0 {
+		s.acks.restSince = time.Time{}
+	} else if s.acks.restSince.IsZero() {
+		s.acks.restSince = time.Now()
+	}
 	var each []uint64
-	if all || len(rest) >= s.acks.size {
+	switch {
+	case len(rest) == 0:
+	case mode == flushAll || len(rest) >= s.acks.size || mode == flushTimer && time.Since(s.acks.restSince) >= ackStuck:
 		each = slices.Clone(rest)
 		rest = rest[:0]
+		s.acks.restSince = time.Time{}
+	default:
+		// They wait for the tag below them: look again later.
+		cs.armAcks(s)
 	}
 	s.acks.ready = rest
 	s.mu.Unlock()

@@ -312,7 +312,7 @@ func (cs *Consumer) run(s *session) {
 		// already decided go out first if the channel is still open (a
 		// subscription the broker cancelled).
 		if !s.ch.IsClosed() {
-			cs.flushAcks(s, true)
+			cs.flushAcks(s, flushAll)
 		}
 		cs.sessionDied(s)
 		cs.closeChannel(s)
@@ -510,7 +510,7 @@ func (cs *Consumer) Close(ctx context.Context) error {
 	cs.returnLookups()
 	cs.waitReleases(ctx)
 	cs.hardStop()
-	if aerr := cs.c.bounded(ctx, s.conn, "basic.ack", func() error { cs.flushAcks(s, true); return nil }); aerr != nil && err == nil {
+	if aerr := cs.c.bounded(ctx, s.conn, "basic.ack", func() error { cs.flushAcks(s, flushAll); return nil }); aerr != nil && err == nil {
 		err = fmt.Errorf("close consumer %q: %w", cs.queue, aerr)
 	}
 	if cerr := cs.c.bounded(ctx, s.conn, "channel.close", s.ch.Close); cerr != nil && !errors.Is(cerr, amqp.ErrClosed) && err == nil {

@@ -40,7 +40,7 @@ func (cs *Consumer) process(s *session, d amqp.Delivery, h *heldLookup) {
 		// It may be a message that kills the process: what is settled is
 		// acked before it runs, so that a crash it causes does not count
 		// as a redelivery of the others (acks.go).
-		cs.flushAcks(s, true)
+		cs.flushAcks(s, flushAll)
 	}
 	if h == nil && cs.poisoned(ctx, s, d, env) {
 		span.fail("could not be handled: redelivered too many times without being settled")
