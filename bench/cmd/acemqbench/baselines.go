@@ -10,6 +10,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 	wamqp "github.com/ThreeDotsLabs/watermill-amqp/v3/pkg/amqp"
 	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/acemq/acemq-go/runtime"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -226,5 +227,149 @@ func watermillConsume(prefetch int) runFunc {
 			}
 		}
 		return time.Since(start), n, nil
+	}
+}
+
+// rawRetrying is R1 done by hand on raw amqp091-go, as cheaply as the
+// broker allows, to bound what any library can reach: n messages fill the
+// R1 queue, failPct percent of them marked to fail twice; a failing
+// delivery is acked at once and its copy published after 500ms to the queue
+// (the memory wait), then through the 1s rung (the broker wait), the third
+// attempt passing. The copies go out without confirms and the originals
+// are acked before them, with multiple acks every 64: unsafe (a crash
+// loses the retry), so no safe library can do the same retries with less
+// broker work. It times the healthy deliveries as typedRetrying does.
+func rawRetrying(failPct int) runFunc {
+	return func(ctx context.Context, e *env, n int) (time.Duration, int, error) {
+		const failHeader, attemptHeader = "x-bench-fail", "x-bench-attempt"
+		pub, err := e.rawChannel()
+		if err != nil {
+			return 0, 0, err
+		}
+		defer pub.Close()
+		failing := 0
+		for i := 0; i < n; i += 256 {
+			var dcs []*amqp.DeferredConfirmation
+			for j := i; j < min(i+256, n); j++ {
+				m := e.rawMessage("avro")
+				if failPct > 0 && j%(100/failPct) == 0 {
+					m.Headers[failHeader] = true
+					failing++
+				}
+				dc, err := pub.PublishWithDeferredConfirmWithContext(ctx, "bench", "r1", true, false, m)
+				if err != nil {
+					return 0, 0, fmt.Errorf("raw fill: %w", err)
+				}
+				dcs = append(dcs, dc)
+			}
+			for _, dc := range dcs {
+				if ok, err := dc.WaitContext(ctx); err != nil || !ok {
+					return 0, 0, fmt.Errorf("raw fill: confirm %v, %v", ok, err)
+				}
+			}
+		}
+		out, err := e.raw.Channel() // the copies: no confirms
+		if err != nil {
+			return 0, 0, err
+		}
+		defer out.Close()
+		ch, err := e.raw.Channel()
+		if err != nil {
+			return 0, 0, err
+		}
+		defer ch.Close()
+		if err := ch.Qos(256, 0, false); err != nil {
+			return 0, 0, err
+		}
+		healthy := n - failing
+		var timers sync.WaitGroup
+		defer timers.Wait()
+		start := time.Now()
+		ds, err := ch.ConsumeWithContext(ctx, queueR1, "acemqbench-raw-r1", false, false, false, false, nil)
+		if err != nil {
+			return 0, 0, fmt.Errorf("raw consume %s: %w", queueR1, err)
+		}
+		defer func() { _ = ch.Cancel("acemqbench-raw-r1", false) }()
+		seen, unacked := 0, 0
+		for seen < healthy {
+			var d amqp.Delivery
+			select {
+			case d = <-ds:
+			case <-ctx.Done():
+				return 0, 0, fmt.Errorf("raw consume %s: %d of %d healthy: %w", queueR1, seen, healthy, ctx.Err())
+			}
+			attempt, _ := d.Headers[attemptHeader].(int32)
+			if _, fail := d.Headers[failHeader]; fail && attempt < 2 {
+				copyOf := amqp.Publishing{Headers: amqp.Table{failHeader: true, attemptHeader: attempt + 1},
+					ContentType: d.ContentType, DeliveryMode: amqp.Persistent, MessageId: d.MessageId, Type: d.Type, Body: d.Body}
+				if attempt == 0 {
+					timers.Add(1)
+					time.AfterFunc(500*time.Millisecond, func() {
+						defer timers.Done()
+						_ = out.Publish("", queueR1, false, false, copyOf)
+					})
+				} else if err := out.Publish("", runtime.RungQueue(queueR1, time.Second), false, false, copyOf); err != nil {
+					return 0, 0, err
+				}
+			} else if !fail {
+				seen++
+			}
+			if unacked++; unacked == 64 || seen == healthy {
+				if err := d.Ack(true); err != nil {
+					return 0, 0, err
+				}
+				unacked = 0
+			}
+		}
+		return time.Since(start), healthy, nil
+	}
+}
+
+// rawConsumeHolding is rawConsumeAcking(format, 1) keeping hold deliveries
+// unacked (every tenth of the first ones) until the end, as held retries
+// are: prefetch 256 + hold, so the others have the same window.
+func rawConsumeHolding(format string, hold int) runFunc {
+	return func(ctx context.Context, e *env, n int) (time.Duration, int, error) {
+		q := e.queueOf(format)
+		if err := e.fill(ctx, format, n); err != nil {
+			return 0, 0, err
+		}
+		ch, err := e.raw.Channel()
+		if err != nil {
+			return 0, 0, err
+		}
+		defer ch.Close()
+		if err := ch.Qos(256+hold, 0, false); err != nil {
+			return 0, 0, err
+		}
+		start := time.Now()
+		ds, err := ch.ConsumeWithContext(ctx, q, "acemqbench-raw-hold", false, false, false, false, nil)
+		if err != nil {
+			return 0, 0, fmt.Errorf("raw consume %s: %w", q, err)
+		}
+		var held []uint64
+		for got := 1; got <= n; got++ {
+			var d amqp.Delivery
+			select {
+			case d = <-ds:
+			case <-ctx.Done():
+				return 0, 0, fmt.Errorf("raw consume %s: %d of %d: %w", q, got-1, n, ctx.Err())
+			}
+			if len(held) < hold && got%10 == 0 {
+				held = append(held, d.DeliveryTag)
+				continue
+			}
+			if err := d.Ack(false); err != nil {
+				return 0, 0, err
+			}
+		}
+		took := time.Since(start)
+		for _, tag := range held {
+			if err := ch.Ack(tag, false); err != nil {
+				return 0, 0, err
+			}
+		}
+		_ = ch.Cancel("acemqbench-raw-hold", false)
+		return took, n, nil
 	}
 }

@@ -93,6 +93,18 @@ func cases() []benchCase {
 		{name: "R1", format: "avro", target: 0.90, mul: 10,
 			aName: "healthy msg/s, 10% failing", a: typedRetrying(10),
 			bName: "no failures", b: typedRetrying(0)},
+		// R1-raw bounds R1 on the broker at hand: the same retries done
+		// by hand with the least broker work (and unsafely), so its ratio
+		// is the most any library can reach on this broker.
+		{name: "R1-raw", format: "avro", mul: 10,
+			aName: "raw, healthy msg/s, 10% failing", a: rawRetrying(10),
+			bName: "raw, no failures", b: rawRetrying(0)},
+		// A1 shows what a delivery held unacked costs the broker: the
+		// same single acks, with 256 deliveries held unacked below them
+		// and with none.
+		{name: "A1", format: "avro",
+			aName: "raw, ack each, 256 held unacked", a: rawConsumeHolding("avro", 256),
+			bName: "raw, ack each, none held", b: rawConsumeHolding("avro", 0)},
 		{name: "X1-publish", format: "json", target: 10, bDiv: 5,
 			aName: "Publish, 32 goroutines", a: landsIn(queueOf("json"), typedPublish("json", 32)),
 			bName: "watermill, ConfirmDelivery, 32 goroutines", b: landsIn(queueWatermill, watermillPublish(true, 32))},
@@ -322,7 +334,11 @@ func typedRetrying(failPct int) runFunc {
 		healthy := n - failing
 		h := &countingHandler{n: int64(healthy), done: make(chan struct{}), failPct: failPct}
 		start := time.Now()
-		c, err := orders.ConsumeBenchR1(ctx, e.conn, h, runtime.WithPrefetch(256))
+		opts := []runtime.ConsumeOption{runtime.WithPrefetch(256)}
+		if e.holdBudget >= 0 {
+			opts = append(opts, runtime.WithHoldBudget(e.holdBudget))
+		}
+		c, err := orders.ConsumeBenchR1(ctx, e.conn, h, opts...)
 		if err != nil {
 			return 0, 0, err
 		}

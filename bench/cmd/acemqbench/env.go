@@ -39,10 +39,13 @@ type env struct {
 	jsonValue orders.OrderJSON
 	avroValue orders.OrderAvro
 	wire      map[string]amqp.Publishing
+	// holdBudget is R1's consumer's hold budget; below 0 the runtime's
+	// default.
+	holdBudget int
 }
 
-func setup(ctx context.Context, url string) (*env, error) {
-	e := &env{url: url}
+func setup(ctx context.Context, url string, holdBudget int) (*env, error) {
+	e := &env{url: url, holdBudget: holdBudget}
 	var err error
 	// The runtime's outcome log at Warn: R1's retries would fill the
 	// terminal at Info, and the logging would be timed with them.

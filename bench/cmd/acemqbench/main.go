@@ -41,6 +41,9 @@ type options struct {
 	body  string
 	cpu   string        // --cpuprofile
 	rtt   time.Duration // --rtt: latency added by a proxy in front of the broker
+	// holdBudget is R1's consumer's WithHoldBudget; below 0 the runtime's
+	// default.
+	holdBudget int
 }
 
 func main() { os.Exit(benchMain()) }
@@ -55,6 +58,7 @@ func benchMain() int {
 	flag.StringVar(&o.cases, "cases", "", "a regexp: run only the cases whose name matches")
 	flag.StringVar(&o.body, "body", "1k", "body size: 1k (an order with 8 line items), 100 (an order without items) or both")
 	flag.DurationVar(&o.rtt, "rtt", 0, "add this round-trip time between every client and the broker, through a forwarding proxy (as a broker one network hop away answers; 0: none)")
+	flag.IntVar(&o.holdBudget, "hold-budget", -1, "R1's consumer's hold budget (runtime.WithHoldBudget); -1: the runtime's default")
 	flag.StringVar(&o.cpu, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	flag.Parse()
 	if o.cpu != "" {
@@ -132,7 +136,7 @@ func run(ctx context.Context, w io.Writer, o options) error {
 			return err
 		}
 	}
-	env, err := setup(ctx, brokerURL)
+	env, err := setup(ctx, brokerURL, o.holdBudget)
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ func TestEveryCaseRuns(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out bytes.Buffer
-	if err := run(ctx, &out, options{url: url, n: 40, pairs: 1, body: "both"}); err != nil {
+	if err := run(ctx, &out, options{url: url, n: 40, pairs: 1, body: "both", holdBudget: -1}); err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
 	text := out.String()
