@@ -519,8 +519,18 @@ func (cs *Consumer) Close(ctx context.Context) error {
 	return err
 }
 
+// defaultHoldBudgetMax is the largest default hold budget. A retry held in
+// memory is a delivery the broker keeps on the channel's list of unacked
+// ones for the whole wait, and the broker walks past every such older
+// delivery for each single ack (and no multiple ack may cover it): held
+// retries make every ack behind them dearer for the broker, the more the
+// more are held (docs/performance.md, R1, cases A1 and R1). Past a few,
+// the broker's rung is the cheaper place for a wait.
+const defaultHoldBudgetMax = 16
+
 // defaultHoldBudget is the hold budget of a consumer that did not set one:
-// as many as the prefetch, but none under WithRedeliveryLimit. Every
+// as many as the prefetch up to defaultHoldBudgetMax, but none under
+// WithRedeliveryLimit. Every
 // delivery the broker has sent ahead shares the crash of the process
 // holding it, and the limit counts that crash against each of them: the
 // budget would widen that window from the prefetch to prefetch + budget,
@@ -530,5 +540,5 @@ func defaultHoldBudget(cfg consumeConfig) int {
 	if cfg.redeliveryLimit > 0 {
 		return 0
 	}
-	return cfg.prefetch
+	return min(cfg.prefetch, defaultHoldBudgetMax)
 }

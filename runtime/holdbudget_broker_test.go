@@ -296,3 +296,26 @@ func TestDefaultHoldBudgetUnderRedeliveryLimit(t *testing.T) {
 		})
 	}
 }
+
+// The default hold budget is the prefetch up to 16: a consumer with
+// WithPrefetch(100) subscribes with 116, one with WithHoldBudget(100) with
+// 200.
+func TestDefaultHoldBudgetIsAtMost16(t *testing.T) {
+	t.Parallel()
+	c := dial(t)
+	for _, tc := range []struct {
+		name string
+		opts []runtime.ConsumeOption
+		want int
+	}{
+		{"default", []runtime.ConsumeOption{runtime.WithPrefetch(100)}, 116},
+		{"set", []runtime.ConsumeOption{runtime.WithPrefetch(100), runtime.WithHoldBudget(100)}, 200},
+	} {
+		q := brokertest.Queue(t, "budget"+tc.name)
+		declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
+		consume(t, c, q, ptr(runtime.Fixed(2, time.Second)), accept, tc.opts...)
+		if got := consumerPrefetch(t, q); got != tc.want {
+			t.Errorf("%s: the consumer's prefetch on the broker is %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

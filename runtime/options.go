@@ -166,13 +166,15 @@ func WithPrefetch(n int) ConsumeOption {
 }
 
 // WithHoldBudget sets how many retries the consumer holds in memory at
-// once on top of its prefetch (default: as many as the prefetch; 0 under
+// once on top of its prefetch (default: as many as the prefetch, at most
+// 16, for each held retry makes the broker's single acks dearer; 0 under
 // WithRedeliveryLimit, whose count every message sent ahead shares). The
 // channel's basic.qos is prefetch + budget, so held retries never starve
 // the handlers. Once the budget is full a further wait below the policy's
 // wait_in_broker_from spills to the broker: its copy goes to the rung for
 // that wait rounded up to whole seconds (RetryPolicy.SpillRungs, declared
-// by the topology), confirmed, then the delivery is acked. 0 holds none:
+// by the topology), confirmed, then the delivery is acked (the worker does
+// not wait for the confirm). 0 holds none:
 // every such wait goes to a rung. Under WaitInBrokerFrom(0) nothing
 // spills: past the budget a retry is held in one of the handlers' slots.
 func WithHoldBudget(n int) ConsumeOption {
