@@ -253,7 +253,7 @@ func TestHoldBudgetRefused(t *testing.T) {
 		want string
 	}{
 		{[]runtime.ConsumeOption{runtime.WithHoldBudget(-1)}, `consume "acemq.test.never.subscribed": hold budget -1 must be at least 0`},
-		{[]runtime.ConsumeOption{runtime.WithPrefetch(40000)}, `consume "acemq.test.never.subscribed": prefetch 40000 + hold budget 40000 is above 65535, the most a basic.qos can say`},
+		{[]runtime.ConsumeOption{runtime.WithPrefetch(65530)}, `consume "acemq.test.never.subscribed": prefetch 65530 + hold budget 16 is above 65535, the most a basic.qos can say`},
 		{[]runtime.ConsumeOption{runtime.WithPrefetch(65000), runtime.WithHoldBudget(536)}, `consume "acemq.test.never.subscribed": prefetch 65000 + hold budget 536 is above 65535, the most a basic.qos can say`},
 	} {
 		_, err := runtime.Consume(ctxFor(t, 10*time.Second), c, spec, tc.opts...)
