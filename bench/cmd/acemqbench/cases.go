@@ -114,6 +114,18 @@ func cases() []benchCase {
 		{name: "X1-consume", format: "json", target: 3,
 			aName: "Consume+decode+ack, prefetch 256", a: typedConsume("json"),
 			bName: "watermill, PrefetchCount 256", b: watermillConsume(256)},
+		{name: "X1-publish-async", format: "json", bDiv: 5,
+			aName: "PublishAsync, window 256", a: landsIn(queueOf("json"), typedPublishAsync("json", 256)),
+			bName: "watermill, ConfirmDelivery, 32 goroutines", b: landsIn(queueWatermill, watermillPublish(true, 32))},
+		// X1-publish-raw and X1-consume-raw are X1's ceilings on the
+		// machine at hand: raw amqp091-go against watermill, so no
+		// library over amqp091-go can do better than their ratio.
+		{name: "X1-publish-raw", format: "json", bDiv: 5,
+			aName: "raw, confirm window 256", a: landsIn(queueOf("json"), rawPublishWindow("json", 256)),
+			bName: "watermill, ConfirmDelivery, 32 goroutines", b: landsIn(queueWatermill, watermillPublish(true, 32))},
+		{name: "X1-consume-raw", format: "json",
+			aName: "raw, prefetch 256, multiple acks", a: rawConsume("json"),
+			bName: "watermill, PrefetchCount 256", b: watermillConsume(256)},
 	}
 }
 
