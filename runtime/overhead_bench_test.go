@@ -11,6 +11,7 @@ import (
 
 	"github.com/acemq/acemq-go/internal/brokertest"
 	"github.com/acemq/acemq-go/runtime"
+	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -29,9 +30,10 @@ import (
 // reader (pulled, as Prometheus does), a tracer provider sampling every
 // span (AlwaysSample) and batching them to an exporter that drops them.
 // Off is the no-op providers. Both consume the same messages, published
-// by the runtime from a traced caller: each carries its envelope headers,
-// a correlation id and a sampled traceparent, so that the process span on
-// the on side is a child of it and linked to it, as in production.
+// by the runtime with tracing on: each carries its envelope headers, a
+// correlation id and the sampled traceparent of its own publish span (a
+// trace of its own), so that the process span on the on side is a child
+// of it and linked to it, as in production.
 //
 // Each op is one pair: a queue filled with the batch (untimed), drained by
 // an off consumer, and another drained by an on consumer, the order
@@ -68,10 +70,15 @@ func BenchmarkConsumeObservability(b *testing.B) {
 	// Metrics on, tracing off (the no-op tracer provider): what the
 	// metrics cost alone.
 	b.Run("handler=empty/on=metrics", func(b *testing.B) { benchObservability(b, nil, fillText, empty) })
+	// Tracing on, metrics off (the no-op meter provider): what the traces
+	// cost alone.
+	b.Run("handler=empty/on=traces", func(b *testing.B) {
+		benchObservabilityWith(b, sdktrace.AlwaysSample(), false, fillText, empty)
+	})
 	// Metrics on, one trace in ten kept (TraceIDRatioBased(0.1), which
-	// ignores the publisher's sampled flag): the SDK still starts a span
-	// for each message, but only a tenth record their attributes and are
-	// exported.
+	// decides by the trace id and ignores the publisher's sampled flag):
+	// the SDK still starts a span for each message, but only a tenth
+	// record their attributes and are exported.
 	b.Run("handler=empty/on=sampled10", func(b *testing.B) {
 		benchObservability(b, sdktrace.TraceIDRatioBased(0.1), fillText, empty)
 	})
@@ -107,6 +114,12 @@ const obsBatch = 1000
 // message; the on side traces with sampler, or has metrics only when
 // sampler is nil.
 func benchObservability(b *testing.B, sampler sdktrace.Sampler, fill func(context.Context, *runtime.Connection, string) error, route func(done func()) runtime.Route) {
+	benchObservabilityWith(b, sampler, true, fill, route)
+}
+
+// benchObservabilityWith is benchObservability with the on side's metrics
+// on (an SDK meter provider) or off (the no-op one).
+func benchObservabilityWith(b *testing.B, sampler sdktrace.Sampler, metrics bool, fill func(context.Context, *runtime.Connection, string) error, route func(done func()) runtime.Route) {
 	queues := [2]string{brokertest.Queue(b, "bench.obs.off"), brokertest.Queue(b, "bench.obs.on")}
 	_, ch := brokertest.Raw(b)
 	for _, q := range queues {
@@ -123,8 +136,12 @@ func benchObservability(b *testing.B, sampler sdktrace.Sampler, fill func(contex
 		conns[0] = dial(b, runtime.WithMeterProvider(metricnoop.NewMeterProvider()), runtime.WithTracerProvider(tracenoop.NewTracerProvider()))
 	})
 	pprof.Do(context.Background(), pprof.Labels("side", "on"), func(context.Context) {
-		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
-		b.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+		var mp metric.MeterProvider = metricnoop.NewMeterProvider()
+		if metrics {
+			sdk := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+			b.Cleanup(func() { _ = sdk.Shutdown(context.Background()) })
+			mp = sdk
+		}
 		var tp trace.TracerProvider = tracenoop.NewTracerProvider()
 		if sampler != nil {
 			sdk := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithBatcher(tracetest.NewNoopExporter()))
@@ -133,16 +150,19 @@ func benchObservability(b *testing.B, sampler sdktrace.Sampler, fill func(contex
 		}
 		conns[1] = dial(b, runtime.WithMeterProvider(mp), runtime.WithTracerProvider(tp))
 	})
-	// The publisher: no-op providers, a traced caller's context, so that
-	// each message carries that caller's sampled traceparent.
-	publisher := dial(b, runtime.WithMeterProvider(metricnoop.NewMeterProvider()), runtime.WithTracerProvider(tracenoop.NewTracerProvider()))
+	// The publisher: a tracer provider sampling every span and exporting
+	// none, called from a context without a span, so that each message is
+	// the root of a trace of its own, as in a service where every order
+	// comes from its own request: each carries a sampled traceparent with
+	// its own trace id. (One caller's trace for the whole batch would give
+	// every message the same trace id, and TraceIDRatioBased, which
+	// decides by the trace id, would then keep all of them or none: with
+	// the id this benchmark used before, none.)
+	pubTracer := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
+	b.Cleanup(func() { _ = pubTracer.Shutdown(context.Background()) })
+	publisher := dial(b, runtime.WithMeterProvider(metricnoop.NewMeterProvider()), runtime.WithTracerProvider(pubTracer))
 	ctx := context.Background()
-	caller := trace.ContextWithRemoteSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
-		TraceID:    trace.TraceID{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36},
-		SpanID:     trace.SpanID{0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7},
-		TraceFlags: trace.FlagsSampled,
-		Remote:     true,
-	}))
+	caller := ctx
 	drain := func(i int) (took, cpu time.Duration) {
 		var n atomic.Int64
 		var start time.Time

@@ -129,21 +129,29 @@ func benchDeliveryHooks(b *testing.B, mp metric.MeterProvider, tp trace.TracerPr
 	declareType("acemq.alloc.test")
 	ctx := context.Background()
 	cs := &Consumer{c: c, queue: "orders.new", handlerCtx: ctx}
-	// A delivery as a traced publish of the runtime leaves it: a sampled
-	// traceparent in its headers.
+	// Deliveries as traced publishes of the runtime leave them: a sampled
+	// traceparent in their headers, each of a trace of its own (with one
+	// trace id for all, TraceIDRatioBased would keep every span or none).
 	publisher := &Connection{metrics: newMetrics(metricnoop.NewMeterProvider())}
 	publisher.cfg.tracerProvider = sdktrace.NewTracerProvider()
-	o := outgoing{exchange: "", key: "orders.new", msg: amqp.Publishing{
-		Headers: amqp.Table{HeaderID: "id-1", HeaderAttempt: int64(1)}, MessageId: "id-1", CorrelationId: "conv-1", Type: "acemq.alloc.test", Body: []byte("body"),
-	}}
-	span := publisher.startPublish(ctx, &o)
-	publisher.endPublish(span, &o, time.Now(), nil)
-	d := amqp.Delivery{Headers: o.msg.Headers, MessageId: "id-1", CorrelationId: "conv-1", Type: "acemq.alloc.test", RoutingKey: "orders.new", Body: []byte("body")}
+	headers := make([]amqp.Table, 1024)
+	for i := range headers {
+		o := outgoing{exchange: "", key: "orders.new", msg: amqp.Publishing{
+			Headers: amqp.Table{HeaderID: "id-1", HeaderAttempt: int64(1)}, MessageId: "id-1", CorrelationId: "conv-1", Type: "acemq.alloc.test", Body: []byte("body"),
+		}}
+		span := publisher.startPublish(ctx, &o)
+		publisher.endPublish(span, &o, time.Now(), nil)
+		headers[i] = o.msg.Headers
+	}
+	d := amqp.Delivery{MessageId: "id-1", CorrelationId: "conv-1", Type: "acemq.alloc.test", RoutingKey: "orders.new", Body: []byte("body")}
 	env := Envelope{Attempt: 1}
 	start := time.Now()
 	b.ReportAllocs()
 	defer reportCPU(b)()
+	i := 0
 	for b.Loop() {
+		d.Headers = headers[i%len(headers)]
+		i++
 		cs.consumedOne(d.Type)
 		_, span := cs.startProcess(&d, env)
 		cs.processed(d.Type, time.Since(start), "")
