@@ -62,6 +62,11 @@ type Consumer struct {
 	releasing sync.WaitGroup
 	// copies counts copies written and not confirmed (or failed) yet.
 	copies copyCount
+	// letGo is set once Close stopped waiting for copies (all settled, or
+	// its ctx ended): nothing is set aside any more, since what is still
+	// unsettled returns to its queue when the channel closes, and a copy
+	// written now would be a second one of it (discarded).
+	letGo atomic.Bool
 	// handlers counts handlers running, of every session: those of a dead
 	// session finish in the background while the next session serves.
 	handlers sync.WaitGroup
@@ -509,6 +514,7 @@ func (cs *Consumer) Close(ctx context.Context) error {
 	cs.flushHeld(ctx)
 	cs.returnLookups()
 	cs.waitReleases(ctx)
+	cs.letGo.Store(true)
 	cs.hardStop()
 	if aerr := cs.c.bounded(ctx, s.conn, "basic.ack", func() error { cs.flushAcks(s, flushAll); return nil }); aerr != nil && err == nil {
 		err = fmt.Errorf("close consumer %q: %w", cs.queue, aerr)

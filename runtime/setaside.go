@@ -137,14 +137,20 @@ func (cs *Consumer) moveTo(ctx context.Context, s *session, d amqp.Delivery, env
 		trace: trace.SpanContextFromContext(ctx)})
 }
 
-// discarded reports (and logs) a delivery of a dead session: what its
-// handler decided is not carried out, since its ack can no longer reach the
-// broker, which redelivers the message to the next session anyway.
+// discarded reports (and logs) a delivery of a dead session, or one whose
+// consumer Close let go of: what its handler decided is not carried out,
+// since its ack can no longer reach the broker, which redelivers the
+// message (to the next session, or when the closed consumer's channel
+// closes) anyway.
 func (cs *Consumer) discarded(s *session, d amqp.Delivery) bool {
-	if !s.dead.Load() {
+	switch {
+	case s.dead.Load():
+		cs.log.Debug("acemq: the session of this delivery died; its settlement is discarded (the broker redelivers it)", "id", d.MessageId)
+	case cs.letGo.Load():
+		cs.log.Debug("acemq: the consumer was closed before this delivery was set aside; its settlement is discarded (the broker redelivers it)", "id", d.MessageId)
+	default:
 		return false
 	}
-	cs.log.Debug("acemq: the session of this delivery died; its settlement is discarded (the broker redelivers it)", "id", d.MessageId)
 	return true
 }
 
@@ -376,6 +382,8 @@ func (cs *Consumer) publishHeld(ctx context.Context, h *heldRetry) {
 	}
 	cs.sendCopy(ctx, h.target, h.msg, func(err error) {
 		switch {
+		case err != nil && cs.discarded(h.s, h.d):
+			// Nothing is tried again for a delivery the broker redelivers.
 		case err == nil:
 			if h.done != nil {
 				h.done()

@@ -1,6 +1,7 @@
 package runtime_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -57,5 +58,73 @@ func TestSetAsideDoesNotWaitForTheConfirm(t *testing.T) {
 	}
 	if d := depth(t, q); d != 0 {
 		t.Errorf("%s holds %d, want 0", q, d)
+	}
+}
+
+// Close waits for a copy whose confirm has not been let through yet: it
+// returns once the outcome arrives, with the copy in q.dlq, the original
+// acked and nothing put back in q.
+func TestCloseWaitsForACopysConfirm(t *testing.T) {
+	t.Parallel()
+	q := brokertest.Queue(t, "asideclose")
+	c := dial(t)
+	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
+	gate := make(chan struct{})
+	cs, rec := consume(t, c, q, nil, func(seen) runtime.Ack { return runtime.Reject(errors.New("no such order")) },
+		runtime.WithCopyGateForTest(gate))
+	publishText(t, c, q, "dead")
+	rec.waitN(t, 1, wait)
+	waitUnacked(t, q, 1)
+	closed := make(chan error, 1)
+	go func() { closed <- cs.Close(ctxFor(t, 20*time.Second)) }()
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) while the dead letter's confirm was held back", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(gate)
+	if err := <-closed; err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if d := depth(t, runtime.DeadLetterQueue(q)); d != 1 {
+		t.Errorf("%s holds %d, want 1", runtime.DeadLetterQueue(q), d)
+	}
+	if d := depth(t, q); d != 0 {
+		t.Errorf("%s holds %d after Close, want 0 (the original acked, not returned)", q, d)
+	}
+}
+
+// A Close whose ctx ends while a copy's outcome is pending leaves the
+// delivery to the broker, which puts the original back when the channel
+// closes. When the outcome arrives later (here: the rung is missing, so
+// the retry would fall back to waiting in memory), the closed consumer
+// publishes nothing more: q holds the original alone, not a second copy
+// of it.
+func TestCloseGivenUpPublishesNoLateCopy(t *testing.T) {
+	t.Parallel()
+	q := brokertest.Queue(t, "asidelate")
+	policy := runtime.Fixed(2, time.Second).WaitInBrokerFrom(time.Second)
+	c := dial(t)
+	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q})) // no rung
+	gate := make(chan struct{})
+	cs, rec := consume(t, c, q, &policy, func(seen) runtime.Ack { return runtime.Retry(errors.New("warehouse down")) },
+		runtime.WithCopyGateForTest(gate))
+	publishText(t, c, q, "again")
+	rec.waitN(t, 1, wait)
+	waitUnacked(t, q, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if err := cs.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Close = %v, want its ctx's deadline (a copy's outcome is held back)", err)
+	}
+	close(gate)
+	// The late outcome would publish the memory retry's copy at once (the
+	// consumer is closing): give it the time to.
+	time.Sleep(time.Second)
+	if d := depth(t, q); d != 1 {
+		t.Errorf("%s holds %d, want 1: the original alone, put back by the broker, and no copy published after Close", q, d)
+	}
+	if d := getOne(t, q, wait); string(d.Body) != "again" || !d.Redelivered {
+		t.Errorf("%s gave %q (redelivered %v), want the original again, redelivered", q, d.Body, d.Redelivered)
 	}
 }
