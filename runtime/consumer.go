@@ -459,10 +459,13 @@ func (cs *Consumer) isClosing() bool {
 // Close stops the consumer: no new deliveries are taken, in-flight handlers
 // finish, and retries held in memory are republished at once with their
 // attempt advanced, so no count is lost. Deliveries prefetched but not
-// started go back to the queue. ctx bounds the whole of Close: when it
-// expires, handlers still running get their context cancelled, held
-// retries not yet republished are left to the broker (it redelivers them),
-// and Close returns an error matching ctx's. When the broker does not
+// started go back to the queue. Close waits for the broker's confirm of
+// every copy the consumer wrote (a retry, a dead letter, a park) before it
+// acks their originals. ctx bounds the whole of Close: when it expires,
+// handlers still running get their context cancelled, held retries not yet
+// republished and deliveries whose copy is not confirmed yet are left to
+// the broker (it redelivers them), and Close returns an error matching
+// ctx's. When the broker does not
 // answer in time (a memory alarm blocks the connection) Close closes the
 // connection's socket rather than wait, and its error says so.
 func (cs *Consumer) Close(ctx context.Context) error {
@@ -513,7 +516,9 @@ func (cs *Consumer) Close(ctx context.Context) error {
 	}
 	cs.flushHeld(ctx)
 	cs.returnLookups()
-	cs.waitReleases(ctx)
+	if werr := cs.waitReleases(ctx); werr != nil && err == nil {
+		err = fmt.Errorf("close consumer %q: %w", cs.queue, werr)
+	}
 	cs.letGo.Store(true)
 	cs.hardStop()
 	if aerr := cs.c.bounded(ctx, s.conn, "basic.ack", func() error { cs.flushAcks(s, flushAll); return nil }); aerr != nil && err == nil {

@@ -453,16 +453,20 @@ func (cs *Consumer) dropHeld(s *session) {
 
 // waitReleases waits, bounded by ctx, for held retries whose timer had
 // already fired and that are being republished, then for every copy
-// written and not settled yet (sendCopy).
-func (cs *Consumer) waitReleases(ctx context.Context) {
+// written and not settled yet (sendCopy). It returns an error wrapping
+// ctx's when ctx ended first.
+func (cs *Consumer) waitReleases(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() { cs.releasing.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-ctx.Done():
-		return
+		return fmt.Errorf("held retries still being republished: %w", ctx.Err())
 	}
-	cs.copies.wait(ctx)
+	if n := cs.copies.wait(ctx); n > 0 {
+		return fmt.Errorf("copies still waiting for their confirm: %d: %w", n, ctx.Err())
+	}
+	return nil
 }
 
 // copyCount counts copies written whose outcome has not been carried out
@@ -496,13 +500,14 @@ func (c *copyCount) pending() int {
 	return c.n
 }
 
-// wait returns once no copy is counted, or when ctx ends.
-func (c *copyCount) wait(ctx context.Context) {
+// wait returns 0 once no copy is counted, or how many still are when ctx
+// ends first.
+func (c *copyCount) wait(ctx context.Context) int {
 	for {
 		c.mu.Lock()
 		if c.n == 0 {
 			c.mu.Unlock()
-			return
+			return 0
 		}
 		if c.idle == nil {
 			c.idle = make(chan struct{})
@@ -512,7 +517,7 @@ func (c *copyCount) wait(ctx context.Context) {
 		select {
 		case <-idle:
 		case <-ctx.Done():
-			return
+			return c.pending()
 		}
 	}
 }

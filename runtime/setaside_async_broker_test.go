@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -37,6 +38,9 @@ func TestSetAsideDoesNotWaitForTheConfirm(t *testing.T) {
 		t.Fatalf("PublishAll: %v", err)
 	}
 	rec.waitN(t, len(bodies), wait)
+	// The recorder sees a call as its handler starts: the last Accept is
+	// counted a moment later.
+	waitStats(t, cs, func(st runtime.ConsumerStats) bool { return st.Handled["accepted"] == 4 })
 	if st := cs.Stats(); st.Held != 2 || st.Handled["accepted"] != 4 || st.Handled["rejected"] != 0 || st.Handled["retried"] != 0 {
 		t.Errorf("with both copies' outcomes held back: held %d, handled %v; want 2 held, 4 accepted, none rejected or retried yet",
 			st.Held, st.Handled)
@@ -53,6 +57,7 @@ func TestSetAsideDoesNotWaitForTheConfirm(t *testing.T) {
 		t.Errorf("the rung gave back %q attempt %d error %q; want again, 2, warehouse down", last.Body, last.Envelope.Attempt, last.Envelope.Error)
 	}
 	waitUnacked(t, q, 0)
+	waitStats(t, cs, func(st runtime.ConsumerStats) bool { return st.Handled["accepted"] == 5 })
 	if st := cs.Stats(); st.Held != 0 || st.Handled["rejected"] != 1 || st.Handled["retried"] != 1 || st.Handled["accepted"] != 5 {
 		t.Errorf("after the confirms: held %d, handled %v; want 0 held, 1 rejected, 1 retried, 5 accepted", st.Held, st.Handled)
 	}
@@ -114,8 +119,9 @@ func TestCloseGivenUpPublishesNoLateCopy(t *testing.T) {
 	waitUnacked(t, q, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	if err := cs.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Close = %v, want its ctx's deadline (a copy's outcome is held back)", err)
+	err := cs.Close(ctx)
+	if want := fmt.Sprintf("close consumer %q: copies still waiting for their confirm: 1: context deadline exceeded", q); err == nil || err.Error() != want || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Close = %v, want %s (a copy's outcome is held back)", err, want)
 	}
 	close(gate)
 	// The late outcome would publish the memory retry's copy at once (the
@@ -126,5 +132,14 @@ func TestCloseGivenUpPublishesNoLateCopy(t *testing.T) {
 	}
 	if d := getOne(t, q, wait); string(d.Body) != "again" || !d.Redelivered {
 		t.Errorf("%s gave %q (redelivered %v), want the original again, redelivered", q, d.Body, d.Redelivered)
+	}
+}
+
+// waitStats waits (up to wait) until cs's Stats satisfy ok; the caller then
+// asserts what it wants of them.
+func waitStats(t *testing.T, cs *runtime.Consumer, ok func(runtime.ConsumerStats) bool) {
+	t.Helper()
+	for deadline := time.Now().Add(wait); !ok(cs.Stats()) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
 	}
 }
