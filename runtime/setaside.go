@@ -461,7 +461,7 @@ func (cs *Consumer) waitReleases(ctx context.Context) error {
 	select {
 	case <-done:
 	case <-ctx.Done():
-		return fmt.Errorf("held retries still being republished: %w", ctx.Err())
+		return fmt.Errorf("republishing held retries: %w", ctx.Err())
 	}
 	if n := cs.copies.wait(ctx); n > 0 {
 		return fmt.Errorf("copies still waiting for their confirm: %d: %w", n, ctx.Err())
