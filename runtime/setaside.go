@@ -382,8 +382,10 @@ func (cs *Consumer) publishHeld(ctx context.Context, h *heldRetry) {
 	}
 	cs.sendCopy(ctx, h.target, h.msg, func(err error) {
 		switch {
-		case err != nil && cs.discarded(h.s, h.d):
-			// Nothing is tried again for a delivery the broker redelivers.
+		case err != nil && cs.letGo.Load():
+			// Close has let go of it (its ctx ended): nothing is tried
+			// again for a delivery the broker puts back.
+			cs.log.Debug("acemq: a copy failed after the consumer was closed; the broker puts the message back", "err", err, "id", h.d.MessageId, "to", h.target)
 		case err == nil:
 			if h.done != nil {
 				h.done()
