@@ -12,7 +12,7 @@ test: broker crosscheck tools fmt-check vet generated-check ## everything: broke
 	$(GO) test -race -count=1 -timeout 12m ./...
 	cd bench && $(GO) test -count=1 ./...
 
-tools: ## Graphviz (apt, as root) and the AsyncAPI npm packages (npm ci) that generator/export's tests use; promtool (Debian's prometheus package, unpacked into .tools/bin) for internal/alertcheck
+tools: ## Graphviz (apt, as root) and the AsyncAPI npm packages (npm ci) that internal/gen/export's tests use; promtool (Debian's prometheus package, unpacked into .tools/bin) for internal/alertcheck
 	@bash scripts/artifact-tools.sh
 	@bash scripts/promtool.sh
 
@@ -54,7 +54,7 @@ vet: ## go vet ./... (and in bench/, its own module)
 	cd bench && $(GO) vet ./...
 
 generated-check: ## fail when goldens, the examples' generated code or docs/corpus.md are stale
-	@if [ -d generator ]; then $(GO) test -count=1 -run 'TestGolden' ./generator/...; fi
+	@if [ -d generator ]; then $(GO) test -count=1 -run 'TestGolden' ./generator/... ./internal/gen/...; fi
 	@$(GO) run ./cmd/acemq-gen check -f bench/orders/acemq.yaml
 	@for m in $$(ls examples/*/acemq.yaml 2>/dev/null); do \
 	  d=$$(dirname $$m); (cd $$d && $(GO) run github.com/acemq/acemq-go/cmd/acemq-gen check -f acemq.yaml) || exit 1; \
@@ -76,7 +76,7 @@ generate: ## regenerate the examples' code (go generate)
 	$(GO) generate ./examples/...
 
 golden: ## rewrite the golden files (review with git diff golden/)
-	$(GO) test ./generator ./generator/export -run TestGolden -update
+	$(GO) test ./generator ./internal/gen/export -run TestGolden -update
 
 demo: broker ## play the orders example against the broker
 	$(GO) run ./examples/orders

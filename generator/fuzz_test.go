@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/acemq/acemq-go/generator/manifest"
+	"github.com/acemq/acemq-go/internal/gen/manifest"
 )
 
 // FuzzGenerate: whatever the manifest, Generate returns files or a

@@ -2,7 +2,7 @@
 // tree) → model (resolved, validated, every error at once) → emit (Go with
 // jennifer, one file per concern) → gofmt, and export (the artifacts the
 // manifest's exports: lists: definitions, AsyncAPI, diagrams, a summary;
-// see generator/export). Generate returns the files; it
+// see internal/gen/export). Generate returns the files; it
 // writes nothing, so a caller writes them only when the whole run
 // succeeded.
 package generator
@@ -16,11 +16,11 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/acemq/acemq-go/generator/emit"
-	"github.com/acemq/acemq-go/generator/export"
-	"github.com/acemq/acemq-go/generator/input"
-	"github.com/acemq/acemq-go/generator/manifest"
-	"github.com/acemq/acemq-go/generator/model"
+	"github.com/acemq/acemq-go/internal/gen/emit"
+	"github.com/acemq/acemq-go/internal/gen/export"
+	"github.com/acemq/acemq-go/internal/gen/input"
+	"github.com/acemq/acemq-go/internal/gen/manifest"
+	"github.com/acemq/acemq-go/internal/gen/model"
 )
 
 // Options says what to generate.
@@ -34,7 +34,7 @@ type Options struct {
 	// FS, when not nil, is where the manifest and its schema files are
 	// read from, Manifest being a name in it (an absolute schema path
 	// names a file from its root); default: the machine's file system.
-	// Either way the loading stage (generator/input) reads each file once,
+	// Either way the loading stage (internal/gen/input) reads each file once,
 	// before the other stages run; they do no I/O.
 	FS fs.FS
 }
@@ -109,7 +109,7 @@ func load(opts Options) (*model.Model, error) {
 	return Build(s)
 }
 
-// Build builds the model of a manifest that generator/input read; it does
+// Build builds the model of a manifest that internal/gen/input read; it does
 // no I/O. A bad manifest is a manifest.Errors listing every problem.
 func Build(s *input.Set) (*model.Model, error) {
 	f, shapeErr := s.Manifest, s.ParseErr
@@ -127,7 +127,7 @@ func Build(s *input.Set) (*model.Model, error) {
 }
 
 // Exports renders the artifacts the manifest's exports: lists (see
-// generator/export), each with its Path relative to the output directory
+// internal/gen/export), each with its Path relative to the output directory
 // (the manifest names it relative to its own directory). Each artifact's
 // header names the manifest relative to the artifact's directory.
 func Exports(m *model.Model, opts Options) ([]File, error) {

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acemq/acemq-go/generator/manifest"
+	"github.com/acemq/acemq-go/internal/gen/manifest"
 	"github.com/rogpeppe/go-internal/diff"
 )
 

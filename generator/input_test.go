@@ -13,7 +13,7 @@ import (
 	"testing/fstest"
 
 	"github.com/acemq/acemq-go/generator"
-	"github.com/acemq/acemq-go/generator/manifest"
+	"github.com/acemq/acemq-go/internal/gen/manifest"
 )
 
 // svc is a service whose files are nowhere on disk: a JSON Schema with a

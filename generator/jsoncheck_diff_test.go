@@ -10,12 +10,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acemq/acemq-go/generator/internal/names"
+	"github.com/acemq/acemq-go/internal/gen/names"
 )
 
 // TestJSONCheckDifferential proves the generated JSON Schema checks equal
 // to the reference validator (issue 14): every JSON Schema of the corpus
-// (generator/schema/testdata/corpus/jsonschema) and every golden case with
+// (internal/gen/schema/testdata/corpus/jsonschema) and every golden case with
 // JSON messages is generated into a package of a scratch module, and one
 // test binary (testdata/jsoncheck/diff_test.go there) feeds each message
 // type generated instances and mutations of each; the generated check and
@@ -55,7 +55,7 @@ func TestJSONCheckDifferential(t *testing.T) {
 			calls = append(calls, fmt.Sprintf("\tt.Run(%q, func(t *testing.T) { run(t, %q, %s.TypeOf%s()) })", label+" "+m, label+" "+m, pkg, m))
 		}
 	}
-	corpus, _ := filepath.Glob(filepath.Join(root, "generator/schema/testdata/corpus/jsonschema/*.json"))
+	corpus, _ := filepath.Glob(filepath.Join(root, "internal/gen/schema/testdata/corpus/jsonschema/*.json"))
 	if len(corpus) < 30 {
 		t.Fatalf("%d corpus JSON Schemas, want 30 or more", len(corpus))
 	}
@@ -94,7 +94,7 @@ func TestJSONCheckDifferential(t *testing.T) {
 		}
 		addPkg("g"+strings.ReplaceAll(g.dir, "-", ""), filepath.Join(root, "golden", g.dir, "acemq.yaml"), "golden/"+g.dir, msgs)
 	}
-	addPkg("edge", filepath.Join(root, "generator/schema/testdata/jsoncheck/acemq.yaml"), "jsoncheck/edge", []string{"Edge"})
+	addPkg("edge", filepath.Join(root, "internal/gen/schema/testdata/jsoncheck/acemq.yaml"), "jsoncheck/edge", []string{"Edge"})
 	harness, err := os.ReadFile("schema/testdata/jsoncheck/diff_test.go")
 	if err != nil {
 		t.Fatal(err)

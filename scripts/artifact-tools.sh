@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs what generator/export's tests need: Graphviz's dot (Debian's
+# Installs what internal/gen/export's tests need: Graphviz's dot (Debian's
 # graphviz) to render the DOT export, and the npm packages of
-# generator/export/testdata/node (the official AsyncAPI 3.0 JSON Schema
+# internal/gen/export/testdata/node (the official AsyncAPI 3.0 JSON Schema
 # and parser, Mermaid's parser on jsdom) with npm ci from its
 # package-lock.json. Run by make test
 # (make tools); does nothing when all is in place.
@@ -19,7 +19,7 @@ apt_install() {
 command -v dot >/dev/null || apt_install graphviz
 command -v npm >/dev/null || apt_install nodejs npm
 
-dir=generator/export/testdata/node
+dir=internal/gen/export/testdata/node
 if command -v npm >/dev/null; then
   # npm ci rewrites node_modules: only when it was made from another lock
   # file (a stamp in node_modules keeps the lock file's hash).

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/acemq/acemq-go/generator/compat"
+	"github.com/acemq/acemq-go/internal/gen/compat"
 )
 
 const compatUsage = `usage:

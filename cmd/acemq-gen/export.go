@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/acemq/acemq-go/generator"
-	"github.com/acemq/acemq-go/generator/export"
+	"github.com/acemq/acemq-go/internal/gen/export"
 )
 
 // runExport is acemq-gen export: the topology of a manifest as one of

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/acemq/acemq-go/generator"
-	"github.com/acemq/acemq-go/generator/schema"
+	"github.com/acemq/acemq-go/internal/gen/schema"
 	"github.com/acemq/acemq-go/runtime"
 )
 

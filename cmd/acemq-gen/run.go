@@ -12,7 +12,7 @@ import (
 	"runtime/debug"
 
 	"github.com/acemq/acemq-go/generator"
-	genmanifest "github.com/acemq/acemq-go/generator/manifest"
+	genmanifest "github.com/acemq/acemq-go/internal/gen/manifest"
 	"github.com/rogpeppe/go-internal/diff"
 )
 

@@ -1,5 +1,5 @@
 // check.js is the second implementation the corpus tests of acemq-go
-// compare against (generator/schema/corpus_test.go). It reads one JSON
+// compare against (internal/gen/schema/corpus_test.go). It reads one JSON
 // request on stdin and writes one JSON answer on stdout:
 //
 //   node check.js avro  {"schema": "...", "encoded": ["hex", ...], "random": 8}

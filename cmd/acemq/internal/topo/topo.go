@@ -13,8 +13,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/acemq/acemq-go/generator/input"
-	"github.com/acemq/acemq-go/generator/model"
+	"github.com/acemq/acemq-go/internal/gen/input"
+	"github.com/acemq/acemq-go/internal/gen/model"
 	"github.com/acemq/acemq-go/runtime"
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 )

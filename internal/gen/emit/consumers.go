@@ -1,0 +1,125 @@
+package emit
+
+import (
+	"fmt"
+
+	"github.com/acemq/acemq-go/internal/gen/model"
+	"github.com/dave/jennifer/jen"
+)
+
+// consumersFile emits, for each queue that consumes messages, a handler
+// interface with one method per message type and a Consume function.
+func consumersFile(m *model.Model, source string) *jen.File {
+	f := newFile(m, source)
+	for _, q := range m.Queues {
+		if len(q.Consumes) == 0 {
+			continue
+		}
+		handlerInterface(f, q)
+		f.Line()
+		if q.HandlerFuncName != "" {
+			handlerFunc(f, q)
+			f.Line()
+		}
+		consumeFunc(f, q)
+		f.Line()
+	}
+	return f
+}
+
+// handlerFunc emits the func adapter of a handler of one message type, as
+// http.HandlerFunc is of http.Handler:
+//
+//	type OrdersNewHandlerFunc func(ctx context.Context, m *runtime.Message[OrderPlaced]) runtime.Ack
+//
+//	func (fn OrdersNewHandlerFunc) HandleOrderPlaced(ctx context.Context, m *runtime.Message[OrderPlaced]) runtime.Ack {
+//		return fn(ctx, m)
+//	}
+func handlerFunc(f *jen.File, q *model.Queue) {
+	msg := q.Consumes[0]
+	params := func() *jen.Statement {
+		return jen.Params(jen.Id("ctx").Qual(contextPkg, "Context"), jen.Id("m").Op("*").Add(rt("Message")).Types(jen.Id(msg.GoName)))
+	}
+	doc(f.Comment, "%s adapts a func to %s, as http.HandlerFunc adapts one to http.Handler: %s(ctx, c, %s(handle)).", q.HandlerFuncName, q.HandlerName, q.ConsumeName, q.HandlerFuncName)
+	f.Type().Id(q.HandlerFuncName).Func().Add(params()).Add(rt("Ack"))
+	f.Line()
+	doc(f.Comment, "%s calls fn(ctx, m).", msg.HandlerMethod)
+	f.Func().Params(jen.Id("fn").Id(q.HandlerFuncName)).Id(msg.HandlerMethod).Add(params()).Add(rt("Ack")).Block(
+		jen.Return(jen.Id("fn").Call(jen.Id("ctx"), jen.Id("m"))),
+	)
+}
+
+// handlerInterface emits
+//
+//	type OrdersNewHandler interface {
+//		HandleOrderPlaced(ctx context.Context, m *runtime.Message[OrderPlaced]) runtime.Ack
+//	}
+func handlerInterface(f *jen.File, q *model.Queue) {
+	doc(f.Comment, "%s handles the messages of the queue %q, one method per message type. Each returns what becomes of the message: runtime.Accept(), Retry(err), Reject(err) or Park(err); a method that panics is a Retry.",
+		q.HandlerName, q.Name)
+	f.Type().Id(q.HandlerName).InterfaceFunc(func(g *jen.Group) {
+		for i, msg := range q.Consumes {
+			if i > 0 {
+				g.Line()
+			}
+			doc(g.Comment, "%s handles a message of the type %q.", msg.HandlerMethod, msg.Type)
+			g.Id(msg.HandlerMethod).Params(
+				jen.Id("ctx").Qual(contextPkg, "Context"),
+				jen.Id("m").Op("*").Add(rt("Message")).Types(jen.Id(msg.GoName)),
+			).Add(rt("Ack"))
+		}
+	})
+}
+
+// consumeFunc emits
+//
+//	func ConsumeOrdersNew(ctx context.Context, c *runtime.Connection, h OrdersNewHandler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+//		return runtime.Consume(ctx, c, runtime.ConsumerSpec{...}, opts...)
+//	}
+func consumeFunc(f *jen.File, q *model.Queue) {
+	text := fmt.Sprintf("%s consumes the queue %q, handing each message to the method of h for its type property; a message of a type h has no method for is parked.",
+		q.ConsumeName, q.Name)
+	if q.Retry != nil {
+		text += fmt.Sprintf(" Failures are retried by %s unless opts carry runtime.WithRetry.", q.Retry.GoName)
+	} else {
+		text += " The manifest gives the queue no retry policy: failures follow the runtime.WithRetry of opts, else the connection's, else runtime.NoRetry()."
+	}
+	if q.RequeueOnFailure {
+		text += " The manifest sets requeue_on_failure: a failed delivery goes back to the head of the queue instead of climbing the retry ladder (each time an attempt of its policy), a hot loop against a downstream that is down."
+	}
+	doc(f.Comment, "%s", text)
+	f.Comment("")
+	doc(f.Comment, "The consumer declares the queue's .dlq and .parked queues before it subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only; stop the consumer with its Close method.")
+	f.Func().Id(q.ConsumeName).Params(
+		jen.Id("ctx").Qual(contextPkg, "Context"),
+		jen.Id("c").Op("*").Add(rt("Connection")),
+		jen.Id("h").Id(q.HandlerName),
+		jen.Id("opts").Op("...").Add(rt("ConsumeOption")),
+	).Params(jen.Op("*").Add(rt("Consumer")), jen.Error()).Block(
+		jen.If(jen.Id("h").Op("==").Nil()).Block(
+			jen.Return(jen.Nil(), jen.Qual(errorsPkg, "New").Call(jen.Lit(q.ConsumeName+": the handler is nil"))),
+		),
+		jen.Return(rt("Consume").Call(jen.Id("ctx"), jen.Id("c"), consumerSpec(q), jen.Id("opts").Op("..."))),
+	)
+}
+
+// consumerSpec emits the runtime.ConsumerSpec literal.
+func consumerSpec(q *model.Queue) jen.Code {
+	return rt("ConsumerSpec").ValuesFunc(func(g *jen.Group) {
+		field := func(name string, v jen.Code) { g.Line().Id(name).Op(":").Add(v) }
+		field("Queue", jen.Lit(q.Name))
+		if q.Retry != nil {
+			field("Retry", jen.Op("&").Id(q.Retry.VarName))
+		}
+		if q.RequeueOnFailure {
+			field("RequeueOnFailure", jen.True())
+		}
+		field("Routes", jen.Index().Add(rt("Route")).ValuesFunc(func(r *jen.Group) {
+			for _, msg := range q.Consumes {
+				r.Line().Add(rt("Handle").Call(jen.Id(msg.VarName), jen.Id("h").Dot(msg.HandlerMethod)))
+			}
+			r.Line()
+		}))
+		g.Line()
+	})
+}

@@ -1,0 +1,76 @@
+package emit
+
+import (
+	"time"
+
+	"github.com/acemq/acemq-go/internal/gen/model"
+	"github.com/dave/jennifer/jen"
+)
+
+// policiesFile emits, per retry policy, an unexported variable that the
+// consumers use and a func that returns a copy, so that no code outside
+// the package can change the policy of every consumer:
+//
+//	var standardPolicy = runtime.Exponential(5, time.Second, time.Minute).GiveUpAfter(10 * time.Minute)
+//
+//	func StandardPolicy() runtime.RetryPolicy { return standardPolicy }
+func policiesFile(m *model.Model, source string) *jen.File {
+	f := newFile(m, source)
+	for _, p := range m.Policies {
+		doc(f.Comment, "%s is the retry policy %q: %s.", p.VarName, p.Name, p.Value.String())
+		f.Var().Id(p.VarName).Op("=").Add(policyExpr(p))
+		f.Line()
+		doc(f.Comment, "%s returns the retry policy %q (a copy): %s. The consumers of its queues use it unless their opts carry runtime.WithRetry.", p.GoName, p.Name, p.Value.String())
+		f.Func().Id(p.GoName).Params().Add(rt("RetryPolicy")).Block(jen.Return(jen.Id(p.VarName)))
+		f.Line()
+	}
+	return f
+}
+
+func policyExpr(p *model.Policy) *jen.Statement {
+	var s *jen.Statement
+	if p.Kind == model.Exponential {
+		s = rt("Exponential").Call(jen.Lit(p.Attempts), duration(p.Initial), duration(p.Max))
+	} else {
+		s = rt("Fixed").Call(jen.Lit(p.Attempts), duration(p.Initial))
+	}
+	if p.Multiplier != nil {
+		s = s.Dot("WithMultiplier").Call(jen.Lit(*p.Multiplier))
+	}
+	if p.Jitter != nil {
+		s = s.Dot("WithJitter").Call(jen.Lit(*p.Jitter))
+	}
+	if p.WaitInBrokerFrom != nil {
+		s = s.Dot("WaitInBrokerFrom").Call(duration(*p.WaitInBrokerFrom))
+	}
+	if p.GiveUpAfter > 0 {
+		s = s.Dot("GiveUpAfter").Call(duration(p.GiveUpAfter))
+	}
+	return s
+}
+
+var durationUnits = []struct {
+	d    time.Duration
+	name string
+}{
+	{time.Hour, "Hour"}, {time.Minute, "Minute"}, {time.Second, "Second"},
+	{time.Millisecond, "Millisecond"}, {time.Microsecond, "Microsecond"},
+}
+
+// duration writes d in the largest whole unit: time.Second, 90 * time.Second,
+// 10 * time.Minute; 0 for zero.
+func duration(d time.Duration) *jen.Statement {
+	if d == 0 {
+		return jen.Lit(0)
+	}
+	for _, u := range durationUnits {
+		if d%u.d != 0 {
+			continue
+		}
+		if n := int64(d / u.d); n != 1 {
+			return jen.Lit(int(n)).Op("*").Qual(timePkg, u.name)
+		}
+		return jen.Qual(timePkg, u.name)
+	}
+	return jen.Qual(timePkg, "Duration").Call(jen.Lit(int64(d)))
+}

@@ -1,0 +1,78 @@
+package emit
+
+import (
+	"github.com/acemq/acemq-go/internal/gen/model"
+	"github.com/dave/jennifer/jen"
+)
+
+// topologyFile emits
+//
+//	func Topology() *runtime.Topology {
+//		return runtime.NewTopology().
+//			Exchange("orders", "topic").
+//			Queue(runtime.Queue{Name: "orders.new", ...}).
+//			Bind("orders.new", "orders", "order.created")
+//	}
+func topologyFile(m *model.Model, source string) *jen.File {
+	f := newFile(m, source)
+	f.Comment("Topology is every exchange, queue and binding of the manifest, with each")
+	f.Comment("queue's dead-letter queue, parked queue and retry rungs. Declare it with")
+	f.Comment("(*runtime.Connection).Declare; declaring it again changes nothing.")
+	chain := rt("NewTopology").Call()
+	link := func(method string, args ...jen.Code) {
+		chain = chain.Op(".").Line().Id(method).Call(args...)
+	}
+	for _, x := range m.Exchanges {
+		link("Exchange", jen.Lit(x.Name), jen.Lit(x.Kind))
+	}
+	for _, q := range m.Queues {
+		link("Queue", queueLiteral(q))
+	}
+	for _, q := range m.Queues {
+		for _, b := range q.Bindings {
+			link("Bind", jen.Lit(q.Name), jen.Lit(b.Exchange.Name), jen.Lit(b.RoutingKey))
+		}
+	}
+	f.Func().Id("Topology").Params().Op("*").Add(rt("Topology")).Block(jen.Return(chain))
+	return f
+}
+
+// queueLiteral emits runtime.Queue{Name: ..., Type: ..., ...}, one field a
+// line, in the runtime struct's order, leaving out zero values.
+func queueLiteral(q *model.Queue) jen.Code {
+	return rt("Queue").ValuesFunc(func(g *jen.Group) {
+		field := func(name string, v jen.Code) { g.Line().Id(name).Op(":").Add(v) }
+		field("Name", jen.Lit(q.Name))
+		if q.Type == "quorum" {
+			field("Type", rt("Quorum"))
+		} else {
+			field("Type", rt("Classic"))
+		}
+		if q.DeadLetter {
+			field("DeadLetter", jen.True())
+		}
+		if q.DeliveryLimit > 0 {
+			field("DeliveryLimit", jen.Lit(q.DeliveryLimit))
+		}
+		if q.Retry != nil {
+			field("Retry", jen.Id(q.Retry.VarName))
+		}
+		if q.QuorumRungs {
+			field("QuorumRungs", jen.True())
+		}
+		if len(q.Arguments) > 0 {
+			field("Arguments", arguments(q.Arguments))
+		}
+		g.Line()
+	})
+}
+
+// arguments emits map[string]any{"x-max-length": 1000, ...}, in manifest order.
+func arguments(args []*model.Argument) jen.Code {
+	return jen.Map(jen.String()).Any().ValuesFunc(func(g *jen.Group) {
+		for _, a := range args {
+			g.Line().Lit(a.Key).Op(":").Lit(a.Value)
+		}
+		g.Line()
+	})
+}

@@ -1,0 +1,314 @@
+package model
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/acemq/acemq-go/internal/gen/input"
+	"github.com/acemq/acemq-go/internal/gen/manifest"
+	"github.com/acemq/acemq-go/internal/gen/names"
+	"github.com/acemq/acemq-go/internal/gen/schema"
+)
+
+func (b *builder) messages() {
+	b.messageByName = map[string]*Message{}
+	b.messagePos = map[*Message]manifest.Str{}
+	byType := map[string]*manifest.Message{}
+	for _, mm := range b.file.Messages {
+		who := fmt.Sprintf("message %q", mm.Name.Value)
+		m := &Message{Name: mm.Name.Value, Type: mm.Type.Value, SchemaPath: mm.Schema.Value}
+		m.Compat = CompatFull
+		if mm.Compat != nil {
+			m.Compat = CompatMode(mm.Compat.Value)
+		}
+		if m.GoName = b.baseName(who, mm.Name, mm.GoName); m.GoName != "" {
+			m.VarName = names.LowerFirst(m.GoName) + "Type"
+			m.TypeFunc = "TypeOf" + m.GoName
+			m.DecodeFunc = "Decode" + m.GoName
+			m.SchemaConst = names.LowerFirst(m.GoName) + "Schema"
+			m.HandlerMethod = "Handle" + m.GoName
+			_ = b.ns.claim(m.GoName, who, mm.Name.Pos) &&
+				b.ns.claim(m.TypeFunc, who+" (its message type func)", mm.Name.Pos) &&
+				b.ns.claim(m.DecodeFunc, who+" (its decode func)", mm.Name.Pos) &&
+				b.ns.claim(m.VarName, who+" (its message type variable)", mm.Name.Pos) &&
+				b.ns.claim(m.SchemaConst, who+" (its schema constant)", mm.Name.Pos)
+		}
+		for _, f := range mm.FieldGoNames {
+			if why := names.CheckGoName(f.GoName.Value); why != "" {
+				b.errorf(f.GoName.Pos, "%s: field_go_names %q: %s", who, f.Pointer.Value, why)
+				continue
+			}
+			m.fieldNames = append(m.fieldNames, f)
+		}
+		if prev, dup := byType[m.Type]; dup {
+			b.errorf(mm.Type.Pos, "%s has the type %q of message %q (%s:%d:%d); a consumer dispatches on the type, so give each message its own",
+				who, m.Type, prev.Name.Value, b.file.Path, prev.Name.Pos.Line, prev.Name.Pos.Col)
+		} else {
+			byType[m.Type] = mm
+		}
+		if b.loadSchema(who, mm, m) {
+			b.messageFormat(who, mm, m)
+			b.bundle(who, mm, m)
+		}
+		if m.Format == schema.JSONSchema && m.GoName != "" {
+			m.CheckFunc = "acemqCheck" + m.GoName
+			m.ShapeFunc = "acemqShape" + m.GoName
+			_ = b.ns.claim(m.CheckFunc, who+" (its check func)", mm.Name.Pos) &&
+				b.ns.claim(m.ShapeFunc, who+" (its decode shape func)", mm.Name.Pos)
+		}
+		b.messageByName[m.Name] = m
+		b.messagePos[m] = mm.Schema
+		b.m.Messages = append(b.m.Messages, m)
+	}
+}
+
+// messageFormat sets the format from the schema file's extension, and the
+// registry subject (Avro only; default: the type).
+func (b *builder) messageFormat(who string, mm *manifest.Message, m *Message) {
+	switch strings.ToLower(path.Ext(mm.Schema.Value)) {
+	case ".avsc":
+		m.Format = schema.Avro
+		m.Subject = m.Type
+		if mm.Subject != nil {
+			m.Subject = mm.Subject.Value
+		}
+		return
+	case ".json":
+		m.Format = schema.JSONSchema
+	default:
+		b.errorf(mm.Schema.Pos, "%s: schema %q is neither .avsc (Avro) nor .json (JSON Schema)", who, mm.Schema.Value)
+	}
+	if mm.Subject != nil {
+		b.errorf(mm.Subject.Pos, "%s: subject is for Avro messages (a registry subject); remove it", who)
+	}
+}
+
+// loadSchema reads the schema file (from fsys) and keeps its text as
+// written (see asWritten); false when the file cannot be read.
+func (b *builder) loadSchema(who string, mm *manifest.Message, m *Message) bool {
+	data, err := fs.ReadFile(b.fsys, input.Resolve(b.dir, mm.Schema.Value))
+	if errors.Is(err, fs.ErrNotExist) {
+		b.errorf(mm.Schema.Pos, "%s: schema file %q does not exist%s", who, mm.Schema.Value, b.nearFile(mm.Schema.Value))
+		return false
+	}
+	if err != nil {
+		b.errorf(mm.Schema.Pos, "%s: schema file %q: %v", who, mm.Schema.Value, err)
+		return false
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, data); err != nil {
+		var v any
+		if uerr := json.Unmarshal(data, &v); uerr != nil {
+			err = uerr // its offset is where the error is
+		}
+		b.errorf(mm.Schema.Pos, "%s: %s is not JSON: %s", who, where(mm.Schema.Value, data, err), err)
+		return false
+	}
+	m.SchemaText = asWritten(data)
+	m.schemaData = data
+	return true
+}
+
+// bundle makes the schema text of a JSON Schema message self-contained.
+func (b *builder) bundle(who string, mm *manifest.Message, m *Message) {
+	if m.Format != schema.JSONSchema {
+		return
+	}
+	text, refs, err := bundleJSONSchema(b.fsys, b.dir, path.Clean(mm.Schema.Value), m.schemaData, b.schemaIDs())
+	if err != nil {
+		b.errorf(mm.Schema.Pos, "%s: %s: %v", who, schema.Printable(mm.Schema.Value), err)
+		return
+	}
+	m.SchemaText = text
+	m.refFiles = refs
+}
+
+// schemaIDs maps the absolute $id of each JSON Schema file of the manifest
+// to its path, read once: an absolute $ref to one is bundled like a
+// relative one.
+func (b *builder) schemaIDs() map[string]string {
+	if b.ids != nil {
+		return b.ids
+	}
+	b.ids = map[string]string{}
+	for _, mm := range b.file.Messages {
+		if strings.ToLower(path.Ext(mm.Schema.Value)) != ".json" {
+			continue
+		}
+		data, err := fs.ReadFile(b.fsys, input.Resolve(b.dir, mm.Schema.Value))
+		if err != nil {
+			continue // reported with its message
+		}
+		var doc struct {
+			ID  string `json:"$id"`
+			Old string `json:"id"` // draft 4
+		}
+		if json.Unmarshal(data, &doc) != nil {
+			continue
+		}
+		id := cmp.Or(doc.ID, doc.Old)
+		if u, err := url.Parse(id); err == nil && u.IsAbs() {
+			u.Fragment = ""
+			if _, dup := b.ids[u.String()]; !dup {
+				b.ids[u.String()] = path.Clean(mm.Schema.Value)
+			}
+		}
+	}
+	return b.ids
+}
+
+// nearFile suggests a file of the same directory whose name is close.
+func (b *builder) nearFile(p string) string {
+	dir := path.Dir(p)
+	entries, err := fs.ReadDir(b.fsys, path.Dir(input.Resolve(b.dir, p)))
+	if err != nil {
+		return fmt.Sprintf(" (and neither does the directory %q)", dir)
+	}
+	var names []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			names = append(names, path.Join(dir, e.Name()))
+		}
+	}
+	return manifest.DidYouMean(p, names)
+}
+
+// where is "file:line:col" of a JSON syntax error.
+func where(file string, data []byte, err error) string {
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return file
+	}
+	line, col := 1, 1
+	// Offset counts the bytes read, the offending one included.
+	for _, c := range data[:max(0, min(int(se.Offset)-1, len(data)))] {
+		if c == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return fmt.Sprintf("%s:%d:%d", file, line, col)
+}
+
+// types maps every message's schema into the Go types to emit. It returns
+// the messages whose schema was refused, and whether every problem is one
+// of theirs (else no codec should be checked).
+func (b *builder) types() (refused map[*Message]bool, ok bool) {
+	var inputs []schema.Input
+	byPath := map[string]*Message{}
+	for _, m := range b.m.Messages {
+		var fieldNames map[string]string
+		for _, f := range m.fieldNames {
+			if fieldNames == nil {
+				fieldNames = map[string]string{}
+			}
+			fieldNames[f.Pointer.Value] = f.GoName.Value
+		}
+		inputs = append(inputs, schema.Input{
+			Message: m.Name, GoName: m.GoName, Path: m.SchemaPath,
+			Dir:  path.Dir(input.Resolve(b.dir, m.SchemaPath)),
+			Data: m.schemaData, Format: m.Format, FieldNames: fieldNames,
+		})
+		if _, ok := byPath[m.SchemaPath]; !ok {
+			byPath[m.SchemaPath] = m
+		}
+	}
+	roots := map[string]bool{}
+	for _, m := range b.m.Messages {
+		roots[m.GoName] = true
+	}
+	var reserved []string
+	for _, n := range b.ns.order {
+		if !roots[n] {
+			reserved = append(reserved, n)
+		}
+	}
+	u, err := schema.Build(inputs, reserved, schema.WithNames(b.names), schema.WithFS(b.fsys), schema.WithTypeNames(b.typeGoNames()))
+	b.m.Types = u
+	refused, ok = map[*Message]bool{}, true
+	for _, e := range flatten(err) {
+		var clash *schema.NameClash
+		if errors.As(e, &clash) {
+			b.nameClash(clash)
+			ok = false
+			continue
+		}
+		var se *schema.Error
+		if errors.As(e, &se) {
+			if m := byPath[se.Path]; m != nil {
+				b.errorf(b.messagePos[m].Pos, "message %q: %s", m.Name, se.Error())
+				for _, other := range b.m.Messages {
+					if other.SchemaPath == se.Path {
+						refused[other] = true
+					}
+				}
+				continue
+			}
+			// A file no message names, which a message's schema refers
+			// to: reported at the first such message's schema:.
+			if m := b.referrer(se.Path); m != nil {
+				b.errorf(b.messagePos[m].Pos, "message %q: %s", m.Name, se.Error())
+				ok = false
+				continue
+			}
+		}
+		b.errorf(manifest.Pos{}, "%v", e)
+		ok = false
+	}
+	if u == nil {
+		return refused, false
+	}
+	if err == nil {
+		b.unusedTypeGoNames(u.UnusedTypeNames)
+	}
+	for _, m := range b.m.Messages {
+		for _, ptr := range u.UnusedFieldNames[m.Name] {
+			for _, f := range m.fieldNames {
+				if f.Pointer.Value == ptr {
+					b.errorf(f.Pointer.Pos, "message %q: field_go_names %q: %s has no field there (a field is #/properties/<name> of an object, #/fields/<index> of an Avro record)", m.Name, ptr, m.SchemaPath)
+				}
+			}
+		}
+		m.Root = u.Roots[m.Name]
+		if m.Root == nil && err == nil {
+			b.errorf(b.messagePos[m].Pos, "message %q: its schema gave no type", m.Name)
+		}
+	}
+	return refused, ok
+}
+
+// flatten lists the errors of an errors.Join tree.
+func flatten(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+// referrer is the first message whose schema embeds the file named file
+// (by a relative $ref, or an absolute one to a manifest schema's $id), or
+// nil.
+func (b *builder) referrer(file string) *Message {
+	for _, m := range b.m.Messages {
+		if slices.Contains(m.refFiles, file) {
+			return m
+		}
+	}
+	return nil
+}

@@ -1,0 +1,261 @@
+package model
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/acemq/acemq-go/internal/gen/manifest"
+	"github.com/acemq/acemq-go/runtime"
+)
+
+func (b *builder) exchanges() {
+	b.exchangeByName = map[string]*Exchange{}
+	for _, me := range b.file.Exchanges {
+		name := me.Name.Value
+		switch {
+		case name == "":
+			b.errorf(me.Name.Pos, "an exchange needs a name (the default exchange is never declared)")
+		case strings.HasPrefix(name, "amq."):
+			b.errorf(me.Name.Pos, "exchange %q: names starting with amq. are reserved by RabbitMQ; choose another", name)
+		case name == "acemq.dlx" || name == "acemq.retry":
+			b.errorf(me.Name.Pos, "exchange %q is declared by the topology itself for dead letters and retries; choose another name", name)
+		}
+		x := &Exchange{Name: name, Kind: me.Type.Value}
+		b.exchangeByName[name] = x
+		b.m.Exchanges = append(b.m.Exchanges, x)
+	}
+}
+
+func (b *builder) queues() {
+	names := queueNames(b.file)
+	for _, mq := range b.file.Queues {
+		who := fmt.Sprintf("queue %q", mq.Name.Value)
+		q := &Queue{Name: mq.Name.Value, Type: runtime.Classic}
+		b.checkQueueName(who, mq, names)
+		q.GoName = b.baseName(who, mq.Name, mq.GoName)
+		if mq.Type != nil {
+			q.Type = runtime.QueueType(mq.Type.Value)
+		}
+		q.DeadLetter = mq.DeadLetter != nil && mq.DeadLetter.Value
+		q.RequeueOnFailure = mq.RequeueOnFailure != nil && mq.RequeueOnFailure.Value
+		q.QuorumRungs = mq.Rungs != nil && mq.Rungs.Type != nil && mq.Rungs.Type.Value == "quorum"
+		if mq.Retry != nil {
+			if q.Retry = b.policyByName[mq.Retry.Value]; q.Retry == nil {
+				b.errorf(mq.Retry.Pos, "%s retries with %q%s", who, mq.Retry.Value, unknown("policy", "policies", mq.Retry.Value, b.policyNames()))
+			}
+		}
+		for _, mb := range mq.Bindings {
+			x := b.exchangeByName[mb.Exchange.Value]
+			if x == nil {
+				b.errorf(mb.Exchange.Pos, "%s binds to the exchange %q%s", who, mb.Exchange.Value, unknown("exchange", "exchanges", mb.Exchange.Value, b.exchangeNames()))
+				continue
+			}
+			bd := &Binding{Exchange: x}
+			if mb.RoutingKey != nil {
+				bd.RoutingKey = mb.RoutingKey.Value
+			}
+			q.Bindings = append(q.Bindings, bd)
+		}
+		for _, c := range mq.Consumes {
+			m := b.messageByName[c.Value]
+			if m == nil {
+				b.errorf(c.Pos, "%s consumes %q%s", who, c.Value, unknown("message", "messages", c.Value, b.messageNames()))
+				continue
+			}
+			q.Consumes = append(q.Consumes, m)
+		}
+		b.queueArguments(who, mq, q)
+		b.deliveryLimit(who, mq, q)
+		if len(mq.Consumes) > 0 && q.GoName != "" {
+			q.HandlerName, q.ConsumeName = q.GoName+"Handler", "Consume"+q.GoName
+			ok := b.ns.claim(q.HandlerName, who+" (its handler interface)", mq.Name.Pos) &&
+				b.ns.claim(q.ConsumeName, who+" (its consume function)", mq.Name.Pos)
+			if ok && len(q.Consumes) == 1 {
+				q.HandlerFuncName = q.HandlerName + "Func"
+				b.ns.claim(q.HandlerFuncName, who+" (its handler func type)", mq.Name.Pos)
+			}
+		}
+		b.m.Queues = append(b.m.Queues, q)
+	}
+}
+
+// deliveryLimit gives a quorum queue its explicit x-delivery-limit and its
+// dead-letter target: past the limit the broker dead-letters a message,
+// and drops one it has nowhere to send.
+func (b *builder) deliveryLimit(who string, mq *manifest.Queue, q *Queue) {
+	if q.Type != runtime.Quorum {
+		if mq.DeliveryLimit != nil {
+			b.errorf(mq.DeliveryLimit.Pos, "%s: delivery_limit applies to quorum queues only (a classic queue counts no deliveries); remove it, or write type: quorum", who)
+		}
+		return
+	}
+	q.DeliveryLimit = runtime.DefaultDeliveryLimit
+	if mq.DeliveryLimit != nil {
+		q.DeliveryLimit = mq.DeliveryLimit.Value
+	}
+	if mq.DeadLetter != nil && !mq.DeadLetter.Value {
+		b.errorf(mq.DeadLetter.Pos, "%s: a quorum queue must dead-letter: past its delivery limit (%d) the broker drops a message it has nowhere to send; remove dead_letter: false (a quorum queue dead-letters to %s by default)",
+			who, q.DeliveryLimit, runtime.DeadLetterQueue(q.Name))
+	}
+	q.DeadLetter = true
+	// requeue_on_failure spends one delivery per failed attempt but the
+	// last, counted by the runtime; the broker must not cut it short.
+	if q.RequeueOnFailure && q.Retry != nil && q.Retry.Attempts > q.DeliveryLimit {
+		at := mq.RequeueOnFailure.Pos
+		if mq.DeliveryLimit != nil {
+			at = mq.DeliveryLimit.Pos
+		}
+		b.errorf(at, "%s: requeue_on_failure makes each of policy %q's %d attempts a delivery the broker counts, but the delivery limit is %d: the broker would dead-letter the message before the runtime gives up, without the runtime's reason; write delivery_limit: %d or more",
+			who, q.Retry.Name, q.Retry.Attempts, q.DeliveryLimit, q.Retry.Attempts)
+	}
+}
+
+func queueNames(f *manifest.File) map[string]bool {
+	out := map[string]bool{}
+	for _, q := range f.Queues {
+		out[q.Name.Value] = true
+	}
+	return out
+}
+
+// checkQueueName refuses names the wire contract gives to the queues the
+// topology derives from another queue of the manifest.
+func (b *builder) checkQueueName(who string, mq *manifest.Queue, names map[string]bool) {
+	name := mq.Name.Value
+	if name == "" {
+		b.errorf(mq.Name.Pos, "a queue needs a name")
+		return
+	}
+	if strings.HasPrefix(name, "amq.") {
+		b.errorf(mq.Name.Pos, "%s: names starting with amq. are reserved by RabbitMQ; choose another", who)
+	}
+	for _, suffix := range []string{".dlq", ".parked"} {
+		if base, ok := strings.CutSuffix(name, suffix); ok && names[base] {
+			b.errorf(mq.Name.Pos, "%s is the %s queue the topology declares for queue %q; remove it (or rename it)", who, suffix[1:], base)
+		}
+	}
+	if base, _, ok := strings.Cut(name, ".retry."); ok && names[base] {
+		b.errorf(mq.Name.Pos, "%s looks like a retry rung of queue %q, which the topology declares; rename it", who, base)
+	}
+}
+
+// managedArguments are the x-arguments the manifest sets through its own
+// keys; writing them under arguments: would contradict those.
+var managedArguments = map[string]string{
+	"x-queue-type":              "type: classic or quorum",
+	"x-dead-letter-exchange":    "dead_letter: true",
+	"x-dead-letter-routing-key": "dead_letter: true",
+	"x-delivery-limit":          "delivery_limit: N (quorum queues)",
+}
+
+func (b *builder) queueArguments(who string, mq *manifest.Queue, q *Queue) {
+	for _, a := range mq.Arguments {
+		if instead, ok := managedArguments[a.Key.Value]; ok {
+			b.errorf(a.Key.Pos, "%s: argument %s is set by the topology; write %s instead", who, a.Key.Value, instead)
+			continue
+		}
+		v := a.Value
+		if n, ok := v.(int64); ok && n >= math.MinInt32 && n <= math.MaxInt32 {
+			v = int(n) // AMQP writes an int as 32 bits; a larger one stays int64
+		}
+		q.Arguments = append(q.Arguments, &Argument{Key: a.Key.Value, Value: v})
+	}
+}
+
+func (b *builder) publishers() {
+	queues := queueNames(b.file)
+	for _, mp := range b.file.Publishers {
+		who := fmt.Sprintf("publisher %q", mp.Name.Value)
+		p := &Publisher{Name: mp.Name.Value}
+		if base := b.baseName(who, mp.Name, mp.GoName); base != "" {
+			p.GoName, p.NewName = base+"Publisher", "New"+base+"Publisher"
+			_ = b.ns.claim(p.GoName, who, mp.Name.Pos) &&
+				b.ns.claim(p.NewName, who+" (its constructor)", mp.Name.Pos)
+		}
+		if mp.Exchange != nil && mp.Exchange.Value != "" {
+			if p.Exchange = b.exchangeByName[mp.Exchange.Value]; p.Exchange == nil {
+				b.errorf(mp.Exchange.Pos, "%s publishes to the exchange %q%s", who, mp.Exchange.Value, unknown("exchange", "exchanges", mp.Exchange.Value, b.exchangeNames()))
+			}
+		}
+		methods := map[string]methodClaim{}
+		for _, pm := range mp.Messages {
+			m := b.messageByName[pm.Message.Value]
+			if m == nil {
+				b.errorf(pm.Message.Pos, "%s publishes %q%s", who, pm.Message.Value, unknown("message", "messages", pm.Message.Value, b.messageNames()))
+				continue
+			}
+			pub := &Published{Message: m, Method: "Publish" + m.GoName, BatchName: "Publish" + m.GoName + "Batch", AsyncName: "Publish" + m.GoName + "Async"}
+			b.claimMethod(who, methods, pub.Method, pm.Message, "")
+			b.claimMethod(who, methods, pub.BatchName, pm.Message, " (its batch method)")
+			b.claimMethod(who, methods, pub.AsyncName, pm.Message, " (its async method)")
+			if pm.RoutingKey != nil {
+				pub.RoutingKey = pm.RoutingKey.Value
+			}
+			if mp.Exchange == nil || mp.Exchange.Value == "" {
+				b.checkDefaultRoute(who, pm, queues)
+			}
+			p.Messages = append(p.Messages, pub)
+		}
+		b.m.Publishers = append(b.m.Publishers, p)
+	}
+}
+
+// methodClaim is the message of a publisher whose method took a name.
+type methodClaim struct {
+	message string
+	what    string
+	pos     manifest.Pos
+}
+
+// claimMethod takes the method name of a publisher for a message, or
+// reports the clash: messages Order and OrderBatch would both give
+// PublishOrderBatch.
+func (b *builder) claimMethod(who string, methods map[string]methodClaim, name string, msg manifest.Str, what string) {
+	if prev, ok := methods[name]; ok {
+		b.errorf(msg.Pos, "%s: message %q%s and message %q%s (%s:%d:%d) both become the method %s; set go_name on one of the messages",
+			who, msg.Value, what, prev.message, prev.what, b.file.Path, prev.pos.Line, prev.pos.Col, name)
+		return
+	}
+	methods[name] = methodClaim{message: msg.Value, what: what, pos: msg.Pos}
+}
+
+// checkDefaultRoute: through the default exchange, the routing key is the
+// name of the queue the message goes to.
+func (b *builder) checkDefaultRoute(who string, pm *manifest.Published, queues map[string]bool) {
+	if pm.RoutingKey == nil || pm.RoutingKey.Value == "" {
+		b.errorf(pm.Message.Pos, "%s has no exchange, so %s needs routing_key: the name of the queue it goes to", who, pm.Message.Value)
+		return
+	}
+	if rk := pm.RoutingKey.Value; !queues[rk] {
+		known := slices.Sorted(maps.Keys(queues))
+		b.errorf(pm.RoutingKey.Pos, "%s publishes %s through the default exchange to the queue %q%s",
+			who, pm.Message.Value, rk, unknown("queue", "queues", rk, known))
+	}
+}
+
+func (b *builder) policyNames() []string {
+	var out []string
+	for _, p := range b.file.Policies {
+		out = append(out, p.Name.Value)
+	}
+	return out
+}
+
+func (b *builder) messageNames() []string {
+	var out []string
+	for _, m := range b.file.Messages {
+		out = append(out, m.Name.Value)
+	}
+	return out
+}
+
+func (b *builder) exchangeNames() []string {
+	var out []string
+	for _, x := range b.file.Exchanges {
+		out = append(out, x.Name.Value)
+	}
+	return out
+}
