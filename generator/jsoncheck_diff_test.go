@@ -95,7 +95,7 @@ func TestJSONCheckDifferential(t *testing.T) {
 		addPkg("g"+strings.ReplaceAll(g.dir, "-", ""), filepath.Join(root, "golden", g.dir, "acemq.yaml"), "golden/"+g.dir, msgs)
 	}
 	addPkg("edge", filepath.Join(root, "internal/gen/schema/testdata/jsoncheck/acemq.yaml"), "jsoncheck/edge", []string{"Edge"})
-	harness, err := os.ReadFile("schema/testdata/jsoncheck/diff_test.go")
+	harness, err := os.ReadFile(filepath.Join(root, "internal/gen/schema/testdata/jsoncheck/diff_test.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
