@@ -59,12 +59,6 @@ func newAckBatch(cfg consumeConfig) ackBatch {
 	return ackBatch{size: ackBatchSize(cfg.prefetch), delay: d}
 }
 
-// withAckDelay sets how long a settled delivery waits for its batch's ack
-// (tests).
-func withAckDelay(d time.Duration) ConsumeOption {
-	return consumeOptionFunc(func(c *consumeConfig) { c.ackDelay = d })
-}
-
 // ackBatchSize is the flush size for a prefetch: a quarter of the window,
 // at most ackBatchMax; 1 (each ack at once) for a prefetch under 4.
 func ackBatchSize(prefetch int) int {

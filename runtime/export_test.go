@@ -1,17 +1,28 @@
 package runtime
 
+import "time"
+
+// The test hooks below set fields of consumeConfig that no exported option
+// sets: production code only reads them (zero is the default).
+
 // WithRegistryWaitsForTest sets a consumer's registry hold bounds (first
 // wait, longest wait, longest hold before the delivery is nacked back), so
 // a test need not wait ten minutes.
-var WithRegistryWaitsForTest = withRegistryWaits
+func WithRegistryWaitsForTest(min, max, hold time.Duration) ConsumeOption {
+	return consumeOptionFunc(func(c *consumeConfig) { c.registryWaits = registryWaits{min, max, hold} })
+}
 
 // WithAckDelayForTest sets how long a settled delivery waits for its
 // batch's ack, so a test can see what only Close or a full batch acks.
-var WithAckDelayForTest = withAckDelay
+func WithAckDelayForTest(d time.Duration) ConsumeOption {
+	return consumeOptionFunc(func(c *consumeConfig) { c.ackDelay = d })
+}
 
 // WithCopyGateForTest holds every set-aside copy's outcome (the ack of its
 // original) until the channel is closed, as a late confirm would.
-var WithCopyGateForTest = withCopyGate
+func WithCopyGateForTest(gate <-chan struct{}) ConsumeOption {
+	return consumeOptionFunc(func(c *consumeConfig) { c.copyGate = gate })
+}
 
 // CodecBenchSchema is the codec benchmarks' order schema, for the
 // observability benchmark's JSON handler.

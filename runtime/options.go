@@ -141,10 +141,10 @@ type consumeConfig struct {
 	bodyInLogs       int
 	maxBody          int
 	setAside         setAsideTiming
-	registryWaits    registryWaits // zero: the defaults (registry_hold.go)
+	registryWaits    registryWaits // zero: the defaults (registry_hold.go); tests set it (export_test.go)
 	redeliveryLimit  int
-	ackDelay         time.Duration // zero: ackDelay (acks.go)
-	// copyGate, when set (tests), holds every set-aside copy's outcome
+	ackDelay         time.Duration // zero: ackDelay (acks.go); tests set it (export_test.go)
+	// copyGate, when set (tests: export_test.go), holds every set-aside copy's outcome
 	// until it is closed, as if the broker's confirm were late.
 	copyGate <-chan struct{}
 }

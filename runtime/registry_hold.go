@@ -30,11 +30,6 @@ func (w registryWaits) orDefaults() registryWaits {
 	return w
 }
 
-// withRegistryWaits sets the hold bounds (for tests: export_test.go).
-func withRegistryWaits(min, max, hold time.Duration) ConsumeOption {
-	return consumeOptionFunc(func(c *consumeConfig) { c.registryWaits = registryWaits{min, max, hold} })
-}
-
 // heldLookup is a delivery waiting for the schema registry. It keeps its
 // prefetch slot; the worker that met the outage is free.
 type heldLookup struct {

@@ -185,12 +185,6 @@ func (cs *Consumer) sendCopy(ctx context.Context, queue string, msg amqp.Publish
 	}()
 }
 
-// withCopyGate holds every set-aside copy's outcome until gate is closed
-// (tests).
-func withCopyGate(gate <-chan struct{}) ConsumeOption {
-	return consumeOptionFunc(func(c *consumeConfig) { c.copyGate = gate })
-}
-
 // copyOut is the publish of a copy of one of cs's deliveries to queue.
 func (cs *Consumer) copyOut(queue string, msg amqp.Publishing) outgoing {
 	origin := "retry"
