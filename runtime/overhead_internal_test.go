@@ -40,16 +40,15 @@ func TestObservabilityAddsNoAllocationsWithTheNoopProviders(t *testing.T) {
 	}
 
 	cs := &Consumer{c: c, queue: "orders.new", handlerCtx: ctx}
-	d := amqp.Delivery{Headers: amqp.Table{HeaderID: "id-1", HeaderAttempt: int64(1)}, MessageId: "id-1", Type: "acemq.alloc.test", Body: []byte("body")}
-	env := Envelope{Attempt: 1}
+	dv := &delivery{cs: cs, d: amqp.Delivery{Headers: amqp.Table{HeaderID: "id-1", HeaderAttempt: int64(1)}, MessageId: "id-1", Type: "acemq.alloc.test", Body: []byte("body")},
+		env: Envelope{Attempt: 1}, began: start}
 	if n := testing.AllocsPerRun(1000, func() {
-		cs.consumedOne(d.Type)
-		_, span := cs.startProcess(&d, env)
-		cs.processed(d.Type, time.Since(start), "")
-		span.outcome = AckAccept.String()
-		cs.settledAs(d, outcomeAccepted, "")
-		span.fail("")
-		span.end()
+		cs.consumedOne(dv.d.Type)
+		dv.startSpan()
+		dv.answered(Accept())
+		dv.accepted()
+		dv.span.fail("")
+		dv.span.end()
 	}); n != 0 {
 		t.Errorf("process span and metrics: %v allocations per delivery, want 0", n)
 	}
@@ -59,16 +58,15 @@ func TestObservabilityAddsNoAllocationsWithTheNoopProviders(t *testing.T) {
 	// continues the trace) takes the two allocations of a context holding
 	// a span context, providers or not; nothing more.
 	const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-	d.Headers = amqp.Table{HeaderID: "id-1", HeaderAttempt: int64(1), "traceparent": traceparent}
+	dv.d.Headers = amqp.Table{HeaderID: "id-1", HeaderAttempt: int64(1), "traceparent": traceparent}
 	var got context.Context
 	if n := testing.AllocsPerRun(1000, func() {
-		cs.consumedOne(d.Type)
-		ctx, span := cs.startProcess(&d, env)
-		got = ctx
-		cs.processed(d.Type, time.Since(start), "")
-		span.outcome = AckAccept.String()
-		cs.settledAs(d, outcomeAccepted, "")
-		span.end()
+		cs.consumedOne(dv.d.Type)
+		dv.startSpan()
+		got = dv.ctx
+		dv.answered(Accept())
+		dv.accepted()
+		dv.span.end()
 	}); n != 2 {
 		t.Errorf("a delivery with a traceparent: %v allocations, want 2 (its context)", n)
 	}
@@ -143,21 +141,19 @@ func benchDeliveryHooks(b *testing.B, mp metric.MeterProvider, tp trace.TracerPr
 		publisher.endPublish(span, &o, time.Now(), nil)
 		headers[i] = o.msg.Headers
 	}
-	d := amqp.Delivery{MessageId: "id-1", CorrelationId: "conv-1", Type: "acemq.alloc.test", RoutingKey: "orders.new", Body: []byte("body")}
-	env := Envelope{Attempt: 1}
-	start := time.Now()
+	dv := &delivery{cs: cs, d: amqp.Delivery{MessageId: "id-1", CorrelationId: "conv-1", Type: "acemq.alloc.test", RoutingKey: "orders.new", Body: []byte("body")},
+		env: Envelope{Attempt: 1}, began: time.Now()}
 	b.ReportAllocs()
 	defer reportCPU(b)()
 	i := 0
 	for b.Loop() {
-		d.Headers = headers[i%len(headers)]
+		dv.d.Headers = headers[i%len(headers)]
 		i++
-		cs.consumedOne(d.Type)
-		_, span := cs.startProcess(&d, env)
-		cs.processed(d.Type, time.Since(start), "")
-		span.outcome = AckAccept.String()
-		cs.settledAs(d, outcomeAccepted, "")
-		span.end()
+		cs.consumedOne(dv.d.Type)
+		dv.startSpan()
+		dv.answered(Accept())
+		dv.accepted()
+		dv.span.end()
 	}
 }
 

@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"context"
 	"fmt"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -30,25 +29,28 @@ func redeliveries(d amqp.Delivery) int {
 // queue (with a confirm) and the original acked, so that the count
 // survives the crash of the process that handles the copy next. It returns
 // false for a delivery that is to be handled now.
-func (cs *Consumer) poisoned(ctx context.Context, s *session, d amqp.Delivery, env Envelope) bool {
+func (dv *delivery) poisoned() bool {
+	cs, d := dv.cs, &dv.d
 	limit := cs.cfg.redeliveryLimit
 	if limit <= 0 || !d.Redelivered {
 		return false
 	}
-	n := redeliveries(d)
+	n := redeliveries(dv.d)
 	if n > limit {
-		cs.park(ctx, s, d, env, fmt.Sprintf("could not be handled: redelivered %d times without being settled (a consumer crashed or was cut off on it each time)", n), outcomeParked)
+		dv.park(fmt.Sprintf("could not be handled: redelivered %d times without being settled (a consumer crashed or was cut off on it each time)", n), outcomeParked)
+		dv.poisonedNow()
 		return true
 	}
 	if _, quorum := d.Headers[headerDeliveryCount]; quorum {
 		return false // the broker counts; nothing to stamp
 	}
-	msg := copyOf(d, env.Attempt, "", "")
+	msg := copyOf(dv.d, dv.env.Attempt, "", "")
 	msg.Headers[HeaderRedeliveries] = int64(n)
-	if err := cs.publishCopy(ctx, cs.queue, msg); err != nil {
+	if err := cs.publishCopy(dv.ctx, cs.queue, msg); err != nil {
 		cs.log.Warn("acemq: could not stamp the redelivery count; handling the message as it is", "err", err, "id", d.MessageId)
 		return false
 	}
-	cs.settle(s, d)
+	dv.settle()
+	dv.poisonedNow()
 	return true
 }

@@ -3,8 +3,6 @@ package runtime
 import (
 	"sync"
 	"time"
-
-	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // How a delivery whose writer schema could not be looked up (the registry
@@ -33,8 +31,7 @@ func (w registryWaits) orDefaults() registryWaits {
 // heldLookup is a delivery waiting for the schema registry. It keeps its
 // prefetch slot; the worker that met the outage is free.
 type heldLookup struct {
-	s     *session
-	d     amqp.Delivery
+	dv    *delivery     // its next run (dv.lookup is this hold)
 	since time.Time     // the first failure
 	wait  time.Duration // the last wait
 	timer *time.Timer
@@ -47,32 +44,42 @@ func (h *heldLookup) claim() bool {
 	return won
 }
 
-// holdForRegistry counts the outage and holds d (again, when h is the hold
-// it came back from) until the next try, or returns it to its queue once it
+// holdForRegistry counts the outage and holds dv (again, when it came
+// back from a hold) until the next try, or returns it to its queue once it
 // has been held registryHoldMax.
-func (cs *Consumer) holdForRegistry(s *session, d amqp.Delivery, prev *heldLookup, err error) {
-	cs.c.metrics.add(cs.c.metrics.registryUnavail, cs.queue)
+func (dv *delivery) holdForRegistry(err error) {
+	dv.heldForRegistry()
+	cs := dv.cs
 	waits := cs.cfg.registryWaits.orDefaults()
-	h := &heldLookup{s: s, d: d, since: time.Now(), wait: waits.min}
-	if prev != nil {
+	next := &delivery{cs: cs, s: dv.s, d: dv.d}
+	h := &heldLookup{dv: next, since: time.Now(), wait: waits.min}
+	next.lookup = h
+	if prev := dv.lookup; prev != nil {
 		h.since, h.wait = prev.since, min(prev.wait*2, waits.max)
 	}
 	if time.Since(h.since) >= waits.hold {
 		cs.log.Warn("acemq: the schema registry is still unavailable; returning the message to its queue",
-			"err", err, "id", d.MessageId, "held", time.Since(h.since).Round(time.Second))
-		cs.nackBack(s, d)
+			"err", err, "id", dv.d.MessageId, "held", time.Since(h.since).Round(time.Second))
+		dv.nackBack()
 		return
 	}
 	if cs.registryDown.CompareAndSwap(false, true) {
 		cs.log.Warn("acemq: the schema registry is unavailable; holding messages until it answers",
-			"err", err, "id", d.MessageId, "next_in", h.wait)
+			"err", err, "id", dv.d.MessageId, "next_in", h.wait)
 	} else {
-		cs.log.Debug("acemq: the schema registry is still unavailable", "err", err, "id", d.MessageId, "next_in", h.wait)
+		cs.log.Debug("acemq: the schema registry is still unavailable", "err", err, "id", dv.d.MessageId, "next_in", h.wait)
 	}
+	cs.holdLookup(h)
+}
+
+// holdLookup keeps h until its wait is over, then processes its delivery
+// again in a handler's slot; when the consumer is closing, it returns the
+// delivery to its queue instead.
+func (cs *Consumer) holdLookup(h *heldLookup) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	if cs.closing {
-		cs.nackBack(s, d)
+		h.dv.nackBack()
 		return
 	}
 	cs.lookups[h] = struct{}{}
@@ -89,12 +96,12 @@ func (cs *Consumer) holdForRegistry(s *session, d amqp.Delivery, prev *heldLooku
 		closing := cs.closing
 		cs.mu.Unlock()
 		if closing {
-			cs.nackBack(h.s, h.d)
+			h.dv.nackBack()
 			return
 		}
 		cs.slots <- struct{}{}
 		defer func() { <-cs.slots }()
-		cs.process(h.s, h.d, h)
+		h.dv.process()
 	})
 }
 
@@ -105,11 +112,9 @@ func (cs *Consumer) registryBack() {
 	}
 }
 
-// nackBack returns d to the head of its queue now.
-func (cs *Consumer) nackBack(s *session, d amqp.Delivery) {
-	if err := s.nackTag(d.DeliveryTag); err != nil {
-		cs.log.Warn("acemq: nack failed; the broker will redeliver", "err", err, "id", d.MessageId)
-	}
+// nackBack returns dv to the head of its queue now.
+func (dv *delivery) nackBack() {
+	dv.nack("acemq: nack failed; the broker will redeliver")
 }
 
 func (cs *Consumer) takeLookups(match func(*heldLookup) bool) []*heldLookup {
@@ -133,12 +138,12 @@ func (cs *Consumer) takeLookups(match func(*heldLookup) bool) []*heldLookup {
 // returnLookups nacks every held lookup back to its queue (Close).
 func (cs *Consumer) returnLookups() {
 	for _, h := range cs.takeLookups(func(*heldLookup) bool { return true }) {
-		cs.nackBack(h.s, h.d)
+		h.dv.nackBack()
 	}
 }
 
 // dropLookups forgets the held lookups of a dead session: the broker
 // redelivers their messages.
 func (cs *Consumer) dropLookups(s *session) {
-	cs.takeLookups(func(h *heldLookup) bool { return h.s == s })
+	cs.takeLookups(func(h *heldLookup) bool { return h.dv.s == s })
 }

@@ -39,25 +39,21 @@ const (
 type setAsideTiming struct{ backoff, backoffMax, hold time.Duration }
 
 // retry spends the next attempt, or gives up.
-func (cs *Consumer) retry(ctx context.Context, s *session, d amqp.Delivery, env Envelope, why string) {
-	if cs.discarded(s, d) {
+func (dv *delivery) retry(why string) {
+	if dv.discarded() {
 		return
 	}
-	p := cs.policy
+	cs, p, env := dv.cs, dv.cs.policy, dv.env
 	if age := p.GiveUpAge(); age > 0 && !env.FirstSeen.IsZero() && time.Since(env.FirstSeen) > age {
-		cs.deadLetter(ctx, s, d, env, fmt.Sprintf("gave up after %d attempts (older than %s): %s", env.Attempt, age, why), outcomeGaveUp)
+		dv.deadLetter(fmt.Sprintf("gave up after %d attempts (older than %s): %s", env.Attempt, age, why), outcomeGaveUp)
 		return
 	}
 	if env.Attempt >= p.Attempts() {
-		cs.deadLetter(ctx, s, d, env, fmt.Sprintf("gave up after %d attempts: %s", env.Attempt, why), outcomeDeadLettered)
+		dv.deadLetter(fmt.Sprintf("gave up after %d attempts: %s", env.Attempt, why), outcomeDeadLettered)
 		return
 	}
 	if cs.requeue {
-		cs.requeues.add(requeueKey(d, env))
-		if cs.nack(s, d, "acemq: requeue failed") {
-			cs.settledAs(d, outcomeRetried, "requeue")
-			cs.logRetry(d, env, why, "requeue", 0)
-		}
+		dv.requeue(why)
 		return
 	}
 	delay := p.Delay(env.Attempt)
@@ -66,92 +62,82 @@ func (cs *Consumer) retry(ctx context.Context, s *session, d amqp.Delivery, env 
 		// Without its rung the retry waits in memory, but never longer
 		// than the cap: a delivery held past the broker's consumer
 		// timeout (30m) closes the channel.
-		cs.toRung(ctx, s, d, env, why, delay, false, min(delay, MaxMemoryThreshold))
-	case s.reserveHold(d.DeliveryTag, cs.cfg.holdBudget) || !p.spills(delay):
+		dv.toRung(why, delay, false, min(delay, MaxMemoryThreshold))
+	case dv.s.reserveHold(dv.d.DeliveryTag, cs.cfg.holdBudget) || !p.spills(delay):
 		// Held in a budget slot; or past the budget under a policy
 		// that never uses the broker, in a handler's slot.
-		cs.waitInMemory(s, d, env, why, p.jittered(delay), trace.SpanContextFromContext(ctx))
+		dv.waitInMemory(why, p.jittered(delay))
 	default:
 		// The hold budget is full: spill the wait to the broker rather
 		// than keep one of the handlers' slots (docs/performance.md, R1).
-		cs.toRung(ctx, s, d, env, why, spillRung(delay), true, p.jittered(delay))
+		dv.toRung(why, spillRung(delay), true, p.jittered(delay))
 	}
 }
 
-// waitInMemory holds d's next attempt in memory for delay: a copy
-// published to the queue when the timer fires, d acked once it is
-// confirmed. sc is the process span that decided the retry.
-func (cs *Consumer) waitInMemory(s *session, d amqp.Delivery, env Envelope, why string, delay time.Duration, sc trace.SpanContext) {
-	cs.settledAs(d, outcomeRetried, "memory")
-	cs.logRetry(d, env, why, "memory", delay)
-	cs.hold(&heldRetry{s: s, d: d, target: cs.queue, msg: copyOf(d, env.Attempt+1, why, ""), trace: sc}, delay)
+// requeue nacks dv back to its queue for its next attempt
+// (requeue_on_failure), counting the requeue where the broker does not.
+func (dv *delivery) requeue(why string) {
+	dv.cs.requeues.add(requeueKey(dv.d, dv.env))
+	if dv.nack("acemq: requeue failed") {
+		dv.retried(why, "requeue", 0)
+	}
 }
 
-// toRung sends d's next attempt to the rung for delay, and acks d once
+// waitInMemory holds dv's next attempt in memory for delay: a copy
+// published to the queue when the timer fires, dv acked once it is
+// confirmed.
+func (dv *delivery) waitInMemory(why string, delay time.Duration) {
+	dv.retried(why, "memory", delay)
+	dv.cs.hold(dv.copyFor(dv.cs.queue, dv.env.Attempt+1, why, ""), delay)
+}
+
+// toRung sends dv's next attempt to the rung for delay, and acks dv once
 // the broker has confirmed the copy; the worker does not wait for that
 // (docs/performance.md, R1). When the rung is missing the retry waits in
 // memory for fallback instead. spilled is a wait below the threshold sent
 // to the broker because the hold budget is full.
-func (cs *Consumer) toRung(ctx context.Context, s *session, d amqp.Delivery, env Envelope, why string, delay time.Duration, spilled bool, fallback time.Duration) {
+func (dv *delivery) toRung(why string, delay time.Duration, spilled bool, fallback time.Duration) {
+	cs := dv.cs
 	rung := RungQueue(cs.queue, delay)
-	sc := trace.SpanContextFromContext(ctx)
-	h := &heldRetry{s: s, d: d, target: rung, msg: copyOf(d, env.Attempt+1, why, ""), trace: sc}
+	h := dv.copyFor(rung, dv.env.Attempt+1, why, "")
 	h.done = func() {
 		if spilled {
 			cs.c.metrics.add(cs.c.metrics.retrySpilled, cs.queue)
 		}
-		cs.settledAs(d, outcomeRetried, "broker")
-		cs.logRetry(d, env, why, "broker", delay)
+		dv.retried(why, "broker", delay)
 	}
 	h.unroutable = func() {
 		cs.c.metrics.add(cs.c.metrics.rungMissing, cs.queue)
 		cs.log.Warn("acemq: rung queue missing; waiting in memory instead (declare the topology)", "rung", rung)
-		cs.waitInMemory(s, d, env, why, fallback, sc)
+		dv.waitInMemory(why, fallback)
 	}
-	cs.publishHeld(ctx, h)
+	cs.publishHeld(dv.ctx, h)
 }
 
-func (cs *Consumer) deadLetter(ctx context.Context, s *session, d amqp.Delivery, env Envelope, why string, o outcome) {
-	cs.moveTo(ctx, s, d, env, DeadLetterQueue(cs.queue), why, o)
+func (dv *delivery) deadLetter(why string, o outcome) {
+	dv.moveTo(DeadLetterQueue(dv.cs.queue), why, o)
 }
 
-func (cs *Consumer) park(ctx context.Context, s *session, d amqp.Delivery, env Envelope, why string, o outcome) {
-	cs.moveTo(ctx, s, d, env, ParkedQueue(cs.queue), why, o)
+func (dv *delivery) park(why string, o outcome) {
+	dv.moveTo(ParkedQueue(dv.cs.queue), why, o)
 }
 
-// moveTo publishes a copy of d to target with the reason and the queue it
-// came from, then acks d, counting o. The attempt count is kept as it was.
-func (cs *Consumer) moveTo(ctx context.Context, s *session, d amqp.Delivery, env Envelope, target, why string, o outcome) {
-	if cs.discarded(s, d) {
+// moveTo publishes a copy of dv to target with the reason and the queue it
+// came from, then acks dv, counting o. The attempt count is kept as it was.
+func (dv *delivery) moveTo(target, why string, o outcome) {
+	if dv.discarded() {
 		return
 	}
-	what := "acemq: parked"
-	if target == DeadLetterQueue(cs.queue) {
-		what = "acemq: dead-lettered"
-	}
-	done := func() {
-		cs.settledAs(d, o, "")
-		cs.log.Warn(what, cs.outcomeAttrs(d, env, why, "to", target)...)
-	}
-	cs.publishHeld(context.Background(), &heldRetry{s: s, d: d, target: target, msg: copyOf(d, env.Attempt, why, cs.queue), done: done,
-		trace: trace.SpanContextFromContext(ctx)})
+	h := dv.copyFor(target, dv.env.Attempt, why, dv.cs.queue)
+	h.done = func() { dv.setAsideAs(o, why, target) }
+	dv.cs.publishHeld(context.Background(), h)
 }
 
-// discarded reports (and logs) a delivery of a dead session, or one whose
-// consumer Close let go of: what its handler decided is not carried out,
-// since its ack can no longer reach the broker, which redelivers the
-// message (to the next session, or when the closed consumer's channel
-// closes) anyway.
-func (cs *Consumer) discarded(s *session, d amqp.Delivery) bool {
-	switch {
-	case s.dead.Load():
-		cs.log.Debug("acemq: the session of this delivery died; its settlement is discarded (the broker redelivers it)", "id", d.MessageId)
-	case cs.letGo.Load():
-		cs.log.Debug("acemq: the consumer was closed before this delivery was set aside; its settlement is discarded (the broker redelivers it)", "id", d.MessageId)
-	default:
-		return false
-	}
-	return true
+// copyFor is dv's copy for target on attempt, with the reason why and the
+// queue it came from (a dead letter's or a park's), to be published; the
+// process span that decided it is the copy's parent.
+func (dv *delivery) copyFor(target string, attempt int, why, from string) *heldRetry {
+	return &heldRetry{dv: dv, target: target, msg: copyOf(dv.d, attempt, why, from), trace: trace.SpanContextFromContext(dv.ctx)}
 }
 
 // publishCopy sends msg to queue by name through the default exchange,
@@ -212,44 +198,29 @@ func (cs *Consumer) setAsideFailed(h *heldRetry, err error) {
 		// broker unblocks the connection.
 		wait = t.backoff
 	}
+	dv := h.dv
 	since := h.since
 	if since.IsZero() {
-		since = h.s.takenAt(h.d.DeliveryTag)
+		since = dv.s.takenAt(dv.d.DeliveryTag)
 	}
 	held := time.Since(since)
 	switch {
-	case h.s.ch.IsClosed():
+	case dv.s.ch.IsClosed():
 		// Its session is gone: the delivery can no longer be settled here,
 		// and the broker redelivers it.
-		cs.log.Warn("acemq: could not set the message aside, and its channel closed; the broker redelivers it", "err", err, "id", h.d.MessageId, "to", h.target)
+		cs.log.Warn("acemq: could not set the message aside, and its channel closed; the broker redelivers it", "err", err, "id", dv.d.MessageId, "to", h.target)
 	case cs.isClosing() || held+wait > t.hold:
-		cs.log.Error("acemq: could not set the message aside; returning it to its queue", "err", err, "id", h.d.MessageId, "to", h.target, "held", held.Round(time.Millisecond), "tries", h.failures+1)
-		cs.nack(h.s, h.d, "acemq: nack failed; the broker will redeliver")
+		cs.log.Error("acemq: could not set the message aside; returning it to its queue", "err", err, "id", dv.d.MessageId, "to", h.target, "held", held.Round(time.Millisecond), "tries", h.failures+1)
+		dv.nack("acemq: nack failed; the broker will redeliver")
 	default:
 		if h.failures == 0 {
-			cs.log.Error("acemq: could not set the message aside; holding it and trying again", "err", err, "id", h.d.MessageId, "to", h.target, "next_in", wait)
+			cs.log.Error("acemq: could not set the message aside; holding it and trying again", "err", err, "id", dv.d.MessageId, "to", h.target, "next_in", wait)
 		} else {
-			cs.log.Debug("acemq: could not set the message aside yet", "err", err, "id", h.d.MessageId, "to", h.target, "next_in", wait, "tries", h.failures+1)
+			cs.log.Debug("acemq: could not set the message aside yet", "err", err, "id", dv.d.MessageId, "to", h.target, "next_in", wait, "tries", h.failures+1)
 		}
-		cs.hold(&heldRetry{s: h.s, d: h.d, target: h.target, msg: h.msg, done: h.done, unroutable: h.unroutable,
+		cs.hold(&heldRetry{dv: dv, target: h.target, msg: h.msg, done: h.done, unroutable: h.unroutable,
 			failures: h.failures + 1, since: since, trace: h.trace}, wait)
 	}
-}
-
-// returnLater nacks d back to its queue after a pause: never a hot loop.
-// The worker is free meanwhile; the delivery keeps its prefetch slot.
-func (cs *Consumer) returnLater(s *session, d amqp.Delivery) {
-	time.AfterFunc(setAsidePause, func() { cs.nack(s, d, "acemq: nack failed; the broker will redeliver") })
-}
-
-// nack puts d back on its queue (a quorum queue counts it as a delivery),
-// logging failed when the nack cannot be sent.
-func (cs *Consumer) nack(s *session, d amqp.Delivery, failed string) bool {
-	if err := s.nackTag(d.DeliveryTag); err != nil {
-		cs.log.Warn(failed, "err", err, "id", d.MessageId)
-		return false
-	}
-	return true
 }
 
 // copyOf is d as republished: the body byte for byte, the properties kept,
@@ -306,8 +277,7 @@ func copyOf(d amqp.Delivery, attempt int, why, from string) amqp.Publishing {
 // could not be published, tried again after a backoff. It keeps its
 // prefetch slot; the worker that handled it is free.
 type heldRetry struct {
-	s      *session
-	d      amqp.Delivery
+	dv     *delivery       // the delivery it holds
 	target string          // the queue the copy goes to
 	msg    amqp.Publishing // the copy
 	done   func()          // counts the outcome once the copy is confirmed; may be nil
@@ -333,7 +303,7 @@ func (h *heldRetry) claim() bool {
 // closing (rule 4: no count is lost).
 func (cs *Consumer) hold(h *heldRetry, delay time.Duration) {
 	cs.mu.Lock()
-	if h.s.dead.Load() {
+	if h.dv.s.dead.Load() {
 		// The session died while the handler ran: dropHeld has been, so
 		// nothing would drop this one. The broker redelivers the message.
 		cs.mu.Unlock()
@@ -368,7 +338,7 @@ func (cs *Consumer) release(ctx context.Context, h *heldRetry) {
 // confirmed. A failure holds it again (setAsideFailed), or goes to
 // h.unroutable.
 func (cs *Consumer) publishHeld(ctx context.Context, h *heldRetry) {
-	if cs.discarded(h.s, h.d) {
+	if h.dv.discarded() {
 		return
 	}
 	if h.trace.IsValid() {
@@ -379,12 +349,12 @@ func (cs *Consumer) publishHeld(ctx context.Context, h *heldRetry) {
 		case err != nil && cs.letGo.Load():
 			// Close has let go of it (its ctx ended): nothing is tried
 			// again for a delivery the broker puts back.
-			cs.log.Debug("acemq: a copy failed after the consumer was closed; the broker puts the message back", "err", err, "id", h.d.MessageId, "to", h.target)
+			cs.log.Debug("acemq: a copy failed after the consumer was closed; the broker puts the message back", "err", err, "id", h.dv.d.MessageId, "to", h.target)
 		case err == nil:
 			if h.done != nil {
 				h.done()
 			}
-			cs.settle(h.s, h.d)
+			h.dv.settle()
 		case h.unroutable != nil && errors.Is(err, ErrUnroutable):
 			h.unroutable()
 		default:
@@ -439,7 +409,7 @@ func (cs *Consumer) flushHeld(ctx context.Context) {
 // dropHeld forgets the held retries of a dead session: their deliveries
 // can no longer be acked, and the broker redelivers them.
 func (cs *Consumer) dropHeld(s *session) {
-	for _, h := range cs.takeHeld(func(h *heldRetry) bool { return h.s == s }) {
+	for _, h := range cs.takeHeld(func(h *heldRetry) bool { return h.dv.s == s }) {
 		if h.timer.Stop() {
 			cs.releasing.Done()
 		}

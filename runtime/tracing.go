@@ -203,17 +203,20 @@ type processSpan struct {
 	outcome string
 }
 
-// startProcess starts the consumer span of one delivery: the child of the
-// span its headers carry (the publish, or the runtime's republish), linked
-// to it too, as the messaging conventions ask.
-func (cs *Consumer) startProcess(d *amqp.Delivery, env Envelope) (context.Context, processSpan) {
+// startSpan starts dv's process span, the consumer span of one delivery:
+// the child of the span its headers carry (the publish, or the runtime's
+// republish), linked to it too, as the messaging conventions ask. dv.ctx
+// is the handler's context, carrying it.
+func (dv *delivery) startSpan() {
+	cs, d := dv.cs, &dv.d
 	ctx := cs.handlerCtx
 	if d.Headers != nil {
 		ctx = propagator.Extract(ctx, tableCarrier(d.Headers))
 	}
 	tr, ok := cs.c.tracing()
 	if !ok {
-		return ctx, processSpan{Span: idleSpan}
+		dv.ctx, dv.span = ctx, processSpan{Span: idleSpan}
+		return
 	}
 	remote := trace.SpanContextFromContext(ctx)
 	t := cs.typeOpts(d.Type)
@@ -221,7 +224,7 @@ func (cs *Consumer) startProcess(d *amqp.Delivery, env Envelope) (context.Contex
 	if remote.IsValid() && span.IsRecording() {
 		span.AddLink(trace.Link{SpanContext: remote})
 	}
-	return ctx, processSpan{Span: span, d: d, queue: cs.queue, typ: t.known, attempt: env.Attempt}
+	dv.ctx, dv.span = ctx, processSpan{Span: span, d: d, queue: cs.queue, typ: t.known, attempt: dv.env.Attempt}
 }
 
 // end sets the span's attributes, those of the messaging conventions for a

@@ -1,0 +1,219 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// delivery is one delivery in flight on a consumer, from the moment a
+// worker (or a registry hold that comes back) starts processing it until
+// it is settled: acked once its copy (if any) is confirmed, nacked back,
+// or left to the broker. It owns what is done to it: its retry
+// (retry.go), its dead letter or park (setaside.go), its settling, its
+// hold (hold.go). What becomes of it is recorded by outcome.go. Each run
+// of process has a delivery of its own: a delivery held for the registry
+// is processed again as a new one.
+type delivery struct {
+	cs *Consumer
+	// s is the session it came on: it can only be settled there.
+	s   *session
+	d   amqp.Delivery
+	env Envelope
+	// lookup is the registry hold this run came back from, else nil.
+	lookup *heldLookup
+	// ctx is the handler's: the process span's, then with the decode
+	// info.
+	ctx   context.Context
+	span  processSpan
+	began time.Time
+	// requeueKey names the message across requeues, and requeues is its
+	// count when the run began (requeue_on_failure only).
+	requeueKey string
+	requeues   int
+}
+
+// handle runs one delivery through its route and settles it.
+func (cs *Consumer) handle(s *session, d amqp.Delivery) {
+	(&delivery{cs: cs, s: s, d: d}).process()
+}
+
+// process runs dv through its route and carries out the answer: the
+// handler's, or the consumer's for a delivery that cannot be handled
+// (redelivered too often, undecodable) or not now (the registry is down,
+// the consumer is stopping).
+func (dv *delivery) process() {
+	dv.begin()
+	defer dv.end()
+	if dv.d.Redelivered && dv.lookup == nil {
+		// It may be a message that kills the process: what is settled is
+		// acked before it runs, so that a crash it causes does not count
+		// as a redelivery of the others (acks.go).
+		dv.cs.flushAcks(dv.s, flushAll)
+	}
+	if dv.lookup == nil && dv.poisoned() {
+		return
+	}
+	ack, err := dv.run()
+	if errors.Is(err, ErrRegistryUnavailable) {
+		// Not the body's fault: the registry did not answer. The delivery
+		// is held (its prefetch slot kept, the worker freed) and decoded
+		// again when the registry may be back; never parked, and not
+		// nacked back, which on a quorum queue spends its delivery limit.
+		dv.holdForRegistry(err)
+		return
+	}
+	if dv.lookup != nil {
+		dv.cs.registryBack()
+	}
+	switch {
+	case err != nil && transient(err):
+		// Not the body's fault: the consumer is being stopped (a cancelled
+		// or expired context). The message goes back, not to parked.
+		dv.returnForNow(err)
+	case err != nil:
+		dv.undecodable(err.Error())
+	default:
+		dv.carryOut(ack)
+	}
+}
+
+// begin starts a run of process: counted in flight (and as consumed, the
+// first time), its envelope read, its span started.
+func (dv *delivery) begin() {
+	cs, d := dv.cs, &dv.d
+	dv.began = time.Now()
+	cs.stats.inFlight.Add(1)
+	if dv.lookup == nil {
+		cs.stats.lastDelivery.Store(dv.began.UnixNano())
+		cs.consumedOne(d.Type)
+	}
+	dv.env = envelopeOf(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType)
+	if cs.requeue {
+		dv.requeueKey = requeueKey(dv.d, dv.env)
+		dv.env.Attempt = cs.requeueAttempt(dv.d, dv.env)
+		dv.requeues = cs.requeues.count(dv.requeueKey)
+	}
+	dv.startSpan()
+}
+
+// end ends the run: its span ended, its requeue count forgotten when it
+// was settled another way than by a requeue, out of flight.
+func (dv *delivery) end() {
+	cs := dv.cs
+	dv.span.end()
+	if cs.requeue && cs.requeues.count(dv.requeueKey) == dv.requeues {
+		cs.requeues.forget(dv.requeueKey)
+	}
+	cs.stats.inFlight.Add(-1)
+}
+
+// run decodes dv with its route and calls the handler: its answer, or why
+// there is none (an error that matches ErrRegistryUnavailable or is
+// transient, else the reason it cannot be decoded).
+func (dv *delivery) run() (Ack, error) {
+	cs, d := dv.cs, &dv.d
+	route, ok := cs.route(d.Type)
+	if !ok {
+		return Ack{}, fmt.Errorf("no handler for type %q", d.Type)
+	}
+	if len(d.Body) > cs.cfg.maxBody {
+		// Parked unread: no codec sees it, so nothing it holds can make
+		// the decoder allocate.
+		return Ack{}, bodyTooLarge(len(d.Body), cs.cfg.maxBody)
+	}
+	dv.ctx = withDecodeInfo(dv.ctx, decodeInfo{fingerprint: headerString(d.Headers, HeaderSchemaFingerprint), maxBody: cs.cfg.maxBody})
+	return route.run(dv.ctx, cs.c, d, dv.env)
+}
+
+// carryOut does what the handler answered, once it is recorded.
+func (dv *delivery) carryOut(ack Ack) {
+	kind, why := dv.answered(ack)
+	switch kind {
+	case AckAccept:
+		dv.settle()
+		dv.accepted()
+	case AckRetry:
+		dv.retry(why)
+	case AckReject:
+		dv.deadLetter(why, outcomeRejected)
+	case AckPark:
+		dv.park(why, outcomeParked)
+	}
+}
+
+// undecodable parks a delivery that cannot be decoded, with why.
+func (dv *delivery) undecodable(why string) {
+	why = "could not be decoded: " + why
+	dv.notDecoded(why)
+	dv.park(why, outcomeUndecodable)
+}
+
+// returnForNow nacks back, after a pause, a delivery that could not be
+// decoded for now.
+func (dv *delivery) returnForNow(err error) {
+	dv.returned(err)
+	dv.returnLater()
+}
+
+// transient reports a decode error that may pass: a registry that did not
+// answer, or a cancelled context.
+func transient(err error) bool {
+	return errors.Is(err, ErrRegistryUnavailable) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// route finds the route for a type. A message with no type on a queue with
+// one route goes to that route.
+func (cs *Consumer) route(typ string) (Route, bool) {
+	if r, ok := cs.routes[typ]; ok {
+		return r, true
+	}
+	if typ == "" && len(cs.routes) == 1 {
+		for _, r := range cs.routes {
+			return r, true
+		}
+	}
+	return Route{}, false
+}
+
+// settle acks dv once its copy (if any) is safe, in the session's next
+// batch of acks (acks.go).
+func (dv *delivery) settle() {
+	dv.cs.ack(dv.s, dv.d.DeliveryTag, dv.d.Redelivered)
+}
+
+// nack puts dv back on its queue (a quorum queue counts it as a delivery),
+// logging failed when the nack cannot be sent.
+func (dv *delivery) nack(failed string) bool {
+	if err := dv.s.nackTag(dv.d.DeliveryTag); err != nil {
+		dv.cs.log.Warn(failed, "err", err, "id", dv.d.MessageId)
+		return false
+	}
+	return true
+}
+
+// returnLater nacks dv back to its queue after a pause: never a hot loop.
+// The worker is free meanwhile; the delivery keeps its prefetch slot.
+func (dv *delivery) returnLater() {
+	time.AfterFunc(setAsidePause, func() { dv.nack("acemq: nack failed; the broker will redeliver") })
+}
+
+// discarded reports (and logs) a delivery of a dead session, or one whose
+// consumer Close let go of: what its handler decided is not carried out,
+// since its ack can no longer reach the broker, which redelivers the
+// message (to the next session, or when the closed consumer's channel
+// closes) anyway.
+func (dv *delivery) discarded() bool {
+	switch {
+	case dv.s.dead.Load():
+		dv.cs.log.Debug("acemq: the session of this delivery died; its settlement is discarded (the broker redelivers it)", "id", dv.d.MessageId)
+	case dv.cs.letGo.Load():
+		dv.cs.log.Debug("acemq: the consumer was closed before this delivery was set aside; its settlement is discarded (the broker redelivers it)", "id", dv.d.MessageId)
+	default:
+		return false
+	}
+	return true
+}
