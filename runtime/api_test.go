@@ -1,0 +1,82 @@
+package runtime_test
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/acemq/acemq-go/runtime/internal/apilist"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/api.txt")
+
+// apiPackages are the packages whose exported API testdata/api.txt lists,
+// by directory relative to runtime/.
+var apiPackages = []string{"."}
+
+// TestExportedAPI keeps the exported API of the runtime's packages as a
+// golden file: a name added, removed or changed is a diff of
+// testdata/api.txt to review (go test -run TestExportedAPI -update ./runtime
+// rewrites it). Each section's header counts its names: exported top-level
+// consts, vars, funcs and types, exported methods of exported types,
+// exported fields of exported structs and methods of exported interfaces.
+func TestExportedAPI(t *testing.T) {
+	var b strings.Builder
+	for _, dir := range apiPackages {
+		lines, err := apilist.List(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := "runtime"
+		if dir != "." {
+			name = "runtime/" + filepath.ToSlash(dir)
+		}
+		fmt.Fprintf(&b, "# %s: %d exported names\n", name, len(lines))
+		for _, l := range lines {
+			b.WriteString(l + "\n")
+		}
+		b.WriteString("\n")
+	}
+	got := b.String()
+	golden := filepath.Join("testdata", "api.txt")
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (go test -run TestExportedAPI -update ./runtime writes it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("the exported API differs from %s (review, then go test -run TestExportedAPI -update ./runtime):\n%s", golden, lineDiff(string(want), got))
+	}
+}
+
+// lineDiff lists the lines only in want (-) and only in got (+).
+func lineDiff(want, got string) string {
+	in := func(s string) map[string]bool {
+		m := map[string]bool{}
+		for _, l := range strings.Split(s, "\n") {
+			m[l] = true
+		}
+		return m
+	}
+	w, g := in(want), in(got)
+	var b strings.Builder
+	for _, l := range strings.Split(want, "\n") {
+		if !g[l] {
+			b.WriteString("- " + l + "\n")
+		}
+	}
+	for _, l := range strings.Split(got, "\n") {
+		if !w[l] {
+			b.WriteString("+ " + l + "\n")
+		}
+	}
+	return b.String()
+}
