@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/acemq/acemq-go/runtime/internal/jsoncheck"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
@@ -73,9 +74,9 @@ type jsonCodec struct {
 	// check is the generated check of the message type (nil: none, or
 	// WithReferenceValidation): a value it passes is valid without the
 	// reference validator; anything else is validated by the reference.
-	check JSONChecker
+	check jsoncheck.Checker
 	// shape is the check's decode shape (nil: decode with the reference).
-	shape *JSONShape
+	shape *jsoncheck.Shape
 }
 
 // NewJSONCodec returns the application/json codec validating against
@@ -107,7 +108,7 @@ func NewJSONCodec(schema string) (Codec, error) {
 // newJSONCodecChecked is NewJSONCodec with a generated check: Encode
 // validates with check first and asks the reference validator only when
 // check does not pass the value.
-func newJSONCodecChecked(schema string, check JSONChecker, shape *JSONShape) (Codec, error) {
+func newJSONCodecChecked(schema string, check jsoncheck.Checker, shape *jsoncheck.Shape) (Codec, error) {
 	c, err := NewJSONCodec(schema)
 	if err != nil {
 		return nil, err
@@ -159,7 +160,7 @@ func (c *jsonCodec) Encode(_ context.Context, v any) (body []byte, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("JSON codec cannot encode a %T: %w", v, err)
 	}
-	if c.schema == nil || c.check != nil && jsonChecked(c.check, v) {
+	if c.schema == nil || c.check != nil && jsoncheck.Checked(c.check, v) {
 		return body, nil
 	}
 	doc, err := jsonParse(body)
@@ -175,7 +176,7 @@ func (c *jsonCodec) Encode(_ context.Context, v any) (body []byte, err error) {
 // Decode checks body is JSON, validates it, and unmarshals it into v.
 func (c *jsonCodec) Decode(_ context.Context, body []byte, v any) (err error) {
 	defer codecRecover(&err, "JSON codec: decoding into a %T", v)
-	if c.shape != nil && jsonDecodeChecked(c.check, c.shape, body, v) {
+	if c.shape != nil && jsoncheck.DecodeChecked(c.check, c.shape, body, v) {
 		return nil
 	}
 	if c.schema != nil {
@@ -247,18 +248,7 @@ func jsonPropertyViolations(at []string, props []string, msg string) []Violation
 }
 
 // jsonPointer is the RFC 6901 pointer of tokens, "/" for the document.
-func jsonPointer(tokens []string) string {
-	if len(tokens) == 0 {
-		return "/"
-	}
-	var sb strings.Builder
-	for _, t := range tokens {
-		sb.WriteByte('/')
-		t = strings.ReplaceAll(t, "~", "~0")
-		sb.WriteString(strings.ReplaceAll(t, "/", "~1"))
-	}
-	return sb.String()
-}
+func jsonPointer(tokens []string) string { return jsoncheck.Pointer(tokens) }
 
 // jsonParse reads body as the validator wants it (numbers as json.Number)
 // and says where it stops being JSON.

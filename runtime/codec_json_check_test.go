@@ -4,47 +4,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/acemq/acemq-go/runtime/internal/jsoncheck"
 )
 
-// The native uuid check says what the reference validator's says, on
-// edge cases and on random strings made of the characters that matter.
-func TestJSONFormatUUIDIsTheReferences(t *testing.T) {
-	jsonFormatsOnce.Do(jsonLoadFormats)
-	ref := jsonFormats["uuid"]
-	cases := []string{
-		"", "6f1c2a8e-3b4d-4c5e-8f90-1a2b3c4d5e6f", "6F1C2A8E-3B4D-4C5E-8F90-1A2B3C4D5E6F",
-		"6f1c2a8e-3b4d-4c5e-8f90-1a2b3c4d5e6", "6f1c2a8e-3b4d-4c5e-8f90-1a2b3c4d5e6f0",
-		"6f1c2a8e3b4d-4c5e-8f90-1a2b3c4d5e6f-", "6f1c2a8e-3b4d-4c5e-8f90-1a2b3c4d5e6g",
-		"6f1c2a8e-3b4d-4c5e-8f901a2b3c4d5e6f-", "------------------------------------",
-		"6f1c2a8é-3b4d-4c5e-8f90-1a2b3c4d5e6f", "6f1c2a8e-3b4d-4c5e-8f90-1a2b3c4d5e6\u00ff",
-	}
-	r := rand.New(rand.NewPCG(1, 2))
-	const chars = "0123456789abcdefABCDEFgG-é\x00"
-	for range 20000 {
-		b := []byte(cases[1])
-		for range r.IntN(3) + 1 {
-			b[r.IntN(len(b))] = chars[r.IntN(len(chars))]
-		}
-		if r.IntN(4) == 0 {
-			b = b[:r.IntN(len(b))]
-		}
-		cases = append(cases, string(b))
-	}
-	for _, s := range cases {
-		if got, want := jsonIsUUID(s), ref.Validate(s) == nil; got != want {
-			t.Errorf("uuid %q: native %v, reference %v", s, got, want)
-		}
-	}
-}
-
-// checkedOrder is a hand-written JSONChecker of codecBenchSchema's order,
+// checkedOrder is a hand-written jsoncheck.Checker of codecBenchSchema's order,
 // as acemq-gen writes one: it checks qty's minimum only.
-func checkedOrder(calls *int) JSONChecker {
-	return func(v any, c *JSONCheck) bool {
+func checkedOrder(calls *int) jsoncheck.Checker {
+	return func(v any, c *jsoncheck.Check) bool {
 		var o codecBenchOrder
 		switch x := v.(type) {
 		case codecBenchOrder:
@@ -55,10 +25,10 @@ func checkedOrder(calls *int) JSONChecker {
 			return false
 		}
 		*calls++
-		items := &JSONAt{Key: "items"}
+		items := &jsoncheck.At{Key: "items"}
 		for i, it := range o.Items {
 			if it.Qty < 1 {
-				c.Fail(&JSONAt{Up: &JSONAt{Up: items, Index: i, Item: true}, Key: "qty"}, "minimum")
+				c.Fail(&jsoncheck.At{Up: &jsoncheck.At{Up: items, Index: i, Item: true}, Key: "qty"}, "minimum")
 			}
 		}
 		return true
@@ -70,7 +40,7 @@ func checkedOrder(calls *int) JSONChecker {
 // type goes to the reference.
 func TestJSONCodecCheckedEncode(t *testing.T) {
 	var calls int
-	mt := JSONTypeChecked[codecBenchOrder]("test.checked.v1", codecBenchSchema, checkedOrder(&calls))
+	mt := jsonTypeChecked[codecBenchOrder]("test.checked.v1", codecBenchSchema, checkedOrder(&calls), nil)
 	checked, err := mt.Codec(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -100,9 +70,9 @@ func TestJSONCodecCheckedEncode(t *testing.T) {
 	if err := mt.Validate(good); err != nil {
 		t.Errorf("Validate(valid) = %v", err)
 	}
-	c, ok := mt.GeneratedCheck(bad)
+	c, ok := generatedCheck(mt, bad)
 	if !ok || c.Passed() || c.Err().Error() != "/items/1/qty: minimum" {
-		t.Errorf("GeneratedCheck = %v, %v", c, ok)
+		t.Errorf("the generated check alone = %v, %v", c, ok)
 	}
 	// A map is no codecBenchOrder: the reference decides.
 	if _, err := checked.Encode(ctx, map[string]any{"id": 1}); err == nil || !errors.Is(err, ErrInvalidMessage) {
@@ -113,7 +83,7 @@ func TestJSONCodecCheckedEncode(t *testing.T) {
 // WithReferenceValidation gives the type's codec without its check.
 func TestWithReferenceValidation(t *testing.T) {
 	var calls int
-	mt := JSONTypeChecked[codecBenchOrder]("test.checked.v2", codecBenchSchema, checkedOrder(&calls))
+	mt := jsonTypeChecked[codecBenchOrder]("test.checked.v2", codecBenchSchema, checkedOrder(&calls), nil)
 	var cfg dialConfig
 	WithReferenceValidation().applyDial(&cfg)
 	ref, err := mt.codecFor(&Connection{cfg: cfg})
@@ -133,20 +103,20 @@ func TestWithReferenceValidation(t *testing.T) {
 }
 
 // orderShape is codecBenchSchema's decode shape, as acemq-gen writes one.
-func orderShape() *JSONShape {
-	item := &JSONShape{Kind: JSONObject, Fields: []JSONMember{
-		{Name: "sku", Required: true, Shape: &JSONShape{}},
-		{Name: "qty", Required: true, Shape: &JSONShape{}},
-		{Name: "price", Required: true, Shape: &JSONShape{}},
+func orderShape() *jsoncheck.Shape {
+	item := &jsoncheck.Shape{Kind: jsoncheck.Object, Fields: []jsoncheck.Member{
+		{Name: "sku", Required: true, Shape: &jsoncheck.Shape{}},
+		{Name: "qty", Required: true, Shape: &jsoncheck.Shape{}},
+		{Name: "price", Required: true, Shape: &jsoncheck.Shape{}},
 	}}
-	return &JSONShape{Kind: JSONObject, Closed: true, Fields: []JSONMember{
-		{Name: "id", Required: true, Shape: &JSONShape{}},
-		{Name: "customer_id", Required: true, Shape: &JSONShape{}},
-		{Name: "email", Shape: &JSONShape{}},
-		{Name: "placed_at", Required: true, Shape: &JSONShape{}},
-		{Name: "status", Required: true, Shape: &JSONShape{}},
-		{Name: "total", Required: true, Shape: &JSONShape{}},
-		{Name: "items", Required: true, Shape: &JSONShape{Kind: JSONArray, Elem: item}},
+	return &jsoncheck.Shape{Kind: jsoncheck.Object, Closed: true, Fields: []jsoncheck.Member{
+		{Name: "id", Required: true, Shape: &jsoncheck.Shape{}},
+		{Name: "customer_id", Required: true, Shape: &jsoncheck.Shape{}},
+		{Name: "email", Shape: &jsoncheck.Shape{}},
+		{Name: "placed_at", Required: true, Shape: &jsoncheck.Shape{}},
+		{Name: "status", Required: true, Shape: &jsoncheck.Shape{}},
+		{Name: "total", Required: true, Shape: &jsoncheck.Shape{}},
+		{Name: "items", Required: true, Shape: &jsoncheck.Shape{Kind: jsoncheck.Array, Elem: item}},
 	}}
 }
 
@@ -156,7 +126,7 @@ func orderShape() *JSONShape {
 // object, and gives up on a key in another case.
 func TestJSONCodecCheckedDecode(t *testing.T) {
 	var calls int
-	mt := JSONTypeChecked[codecBenchOrder]("test.checked.v3", codecBenchSchema, checkedOrder(&calls), DecodeShape(orderShape))
+	mt := jsonTypeChecked[codecBenchOrder]("test.checked.v3", codecBenchSchema, checkedOrder(&calls), orderShape)
 	checked, err := mt.Codec(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -184,7 +154,7 @@ func TestJSONCodecCheckedDecode(t *testing.T) {
 		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: checked %v (%+v), reference %v (%+v)", tc.body, gotErr, got, wantErr, want)
 		}
-		c, ok := mt.GeneratedDecodeCheck([]byte(tc.body))
+		c, ok := generatedDecodeCheck(mt, []byte(tc.body))
 		var scan string
 		switch {
 		case !ok:
@@ -198,4 +168,29 @@ func TestJSONCodecCheckedDecode(t *testing.T) {
 			t.Errorf("%s: the decode check says %q, want %q", tc.body, scan, tc.scan)
 		}
 	}
+}
+
+// generatedCheck runs mt's generated check alone, without the reference
+// (acemqimpl.GeneratedCheck, which this package's tests cannot import).
+func generatedCheck[T any](mt *MessageType[T], v T) (*jsoncheck.Check, bool) {
+	c := new(jsoncheck.Check)
+	if mt.check == nil || !mt.check(v, c) {
+		return nil, false
+	}
+	return c, true
+}
+
+// generatedDecodeCheck runs mt's decode check alone
+// (acemqimpl.GeneratedDecodeCheck).
+func generatedDecodeCheck[T any](mt *MessageType[T], body []byte) (*jsoncheck.Check, bool) {
+	var v T
+	if mt.check == nil || mt.shape == nil || json.Unmarshal(body, &v) != nil {
+		return nil, false
+	}
+	c := new(jsoncheck.Check)
+	jsoncheck.Scan(c, body, mt.shape())
+	if !mt.check(&v, c) {
+		return nil, false
+	}
+	return c, true
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/acemq/acemq-go/runtime"
-	"github.com/hamba/avro/v2"
 )
 
 // A delivery pulled off a dead-letter queue is read back typed; one of
@@ -25,22 +24,4 @@ func ExampleDecodeDelivery() {
 	// Output:
 	// true
 	// acemq: the delivery is of another message type: it is "order.placed.v2", not "refund.v1"
-}
-
-// ConvertAvroBranch turns the generic value hamba/avro decodes for a union
-// branch into the branch's Go type, found at a path in the schema: here
-// field 0's union, branch 1.
-func ExampleConvertAvroBranch() {
-	type Point struct {
-		X int32 `avro:"x"`
-	}
-	root := func() (avro.Schema, error) {
-		return avro.Parse(`{"type": "record", "name": "R", "fields": [{"name": "v", "type": ["null",
-			{"type": "record", "name": "Point", "fields": [{"name": "x", "type": "int"}]}]}]}`)
-	}
-	var p Point
-	err := runtime.ConvertAvroBranch(root, []int{0, 1}, map[string]any{"x": int32(7)}, &p)
-	fmt.Println(p.X, err)
-	// Output:
-	// 7 <nil>
 }

@@ -2,9 +2,11 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
+
+	"github.com/acemq/acemq-go/runtime/internal/jsoncheck"
+	"github.com/acemq/acemq-go/runtime/internal/typeimpl"
 )
 
 // Format is the wire format of a message type.
@@ -40,9 +42,9 @@ type MessageType[T any] struct {
 	subject string
 	schema  string
 
-	// check is the generated check of a JSON type (JSONTypeChecked).
-	check JSONChecker
-	shape func() *JSONShape // the check's decode shape (DecodeShape)
+	// check is the generated check of a JSON type (acemqimpl.JSONTypeChecked).
+	check jsoncheck.Checker
+	shape func() *jsoncheck.Shape // the check's decode shape
 
 	// registry is the type's own registry (the manifest's registry:), used
 	// when the connection was dialled without WithSchemaRegistry.
@@ -75,26 +77,52 @@ func JSONType[T any](name, schema string) *MessageType[T] {
 	return &MessageType[T]{name: name, format: FormatJSON, schema: schema}
 }
 
-// JSONTypeChecked is JSONType with a generated check of the payload type
-// (acemq-gen emits it for a schema whose keywords it can check in plain
-// Go; docs/schema-mapping.md): Publish validates a value with check and asks
-// the reference validator (santhosh-tekuri/jsonschema) only when check does
-// not pass it, so an error is the same as JSONType's, its text the
-// reference's. WithReferenceValidation turns the check off on a connection.
+// jsonTypeChecked is JSONType with a generated check of the payload type
+// (acemq-gen emits it, through acemqimpl.JSONTypeChecked, for a schema
+// whose keywords it can check in plain Go; docs/schema-mapping.md):
+// Publish validates a value with check and asks the reference validator
+// (santhosh-tekuri/jsonschema) only when check does not pass it, so an
+// error is the same as JSONType's, its text the reference's.
+// WithReferenceValidation turns the check off on a connection.
 //
-// With DecodeShape, Decode checks too: json.Unmarshal, a scan of the body
-// for what the struct cannot show (missing and unknown members, nulls,
-// the text of date-times), then check; a body any of them does not pass
-// is decoded as JSONType decodes it, by the reference.
-func JSONTypeChecked[T any](name, schema string, check JSONChecker, opts ...JSONTypeOption) *MessageType[T] {
+// With a shape, Decode checks too: json.Unmarshal, a scan of the body for
+// what the struct cannot show (missing and unknown members, nulls, the
+// text of date-times), then check; a body any of them does not pass is
+// decoded as JSONType decodes it, by the reference.
+func jsonTypeChecked[T any](name, schema string, check jsoncheck.Checker, shape func() *jsoncheck.Shape) *MessageType[T] {
 	mt := JSONType[T](name, schema)
-	mt.check = check
-	var o jsonTypeOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
-	mt.shape = o.shape
+	mt.setJSONCheck(check, shape)
 	return mt
+}
+
+func (mt *MessageType[T]) setJSONCheck(check jsoncheck.Checker, shape func() *jsoncheck.Shape) {
+	mt.check, mt.shape = check, shape
+}
+
+func (mt *MessageType[T]) jsonCheck() (jsoncheck.Checker, func() *jsoncheck.Shape) {
+	return mt.check, mt.shape
+}
+
+// jsonCheckable is every *MessageType[T], for the facade's hooks.
+type jsonCheckable interface {
+	setJSONCheck(jsoncheck.Checker, func() *jsoncheck.Shape)
+	jsonCheck() (jsoncheck.Checker, func() *jsoncheck.Shape)
+}
+
+func init() {
+	typeimpl.SetJSONCheck = func(mt any, check jsoncheck.Checker, shape func() *jsoncheck.Shape) {
+		mt.(jsonCheckable).setJSONCheck(check, shape)
+	}
+	typeimpl.JSONCheckOf = func(mt any) (jsoncheck.Checker, func() *jsoncheck.Shape) {
+		return mt.(jsonCheckable).jsonCheck()
+	}
+	jsoncheck.NewSchemaError = func(vs []jsoncheck.Violation) error {
+		out := make([]Violation, len(vs))
+		for i, v := range vs {
+			out[i] = Violation(v)
+		}
+		return &SchemaError{Violations: out}
+	}
 }
 
 // Validate reports whether v may be published as mt: nil, or the error
@@ -106,7 +134,7 @@ func (mt *MessageType[T]) Validate(v T) error {
 	if mt.format != FormatJSON {
 		return fmt.Errorf("message type %q: Validate checks JSON types only, this one is %v", mt.name, mt.format)
 	}
-	if mt.check != nil && jsonChecked(mt.check, v) {
+	if mt.check != nil && jsoncheck.Checked(mt.check, v) {
 		if _, err := mt.Codec(nil); err != nil {
 			return err
 		}
@@ -195,7 +223,7 @@ func (mt *MessageType[T]) Codec(reg SchemaRegistry) (Codec, error) {
 			case FormatText:
 				mt.shared = NewTextCodec()
 			case FormatJSON:
-				var shape *JSONShape
+				var shape *jsoncheck.Shape
 				if mt.shape != nil {
 					shape = mt.shape()
 				}
@@ -223,40 +251,4 @@ func (mt *MessageType[T]) Codec(reg SchemaRegistry) (Codec, error) {
 	}
 	mt.perRegistry[reg] = c
 	return c, nil
-}
-
-// GeneratedCheck runs the generated check of a JSON type alone, without
-// the reference validator, and returns what it found (ok is false when
-// the type has none, or the check does not take v). It is for tests that
-// compare the check with the reference; Publish and Validate use both.
-func (mt *MessageType[T]) GeneratedCheck(v T) (c *JSONCheck, ok bool) {
-	if mt.check == nil {
-		return nil, false
-	}
-	c = new(JSONCheck)
-	if !mt.check(v, c) {
-		return nil, false
-	}
-	return c, true
-}
-
-// GeneratedDecodeCheck runs the decode check of a JSON type alone: body
-// unmarshalled into a zero T (ok is false when that fails, or the type has
-// no decode check), its shape's scan and the generated check, without the
-// reference validator. For tests comparing the check with the reference.
-func (mt *MessageType[T]) GeneratedDecodeCheck(body []byte) (c *JSONCheck, ok bool) {
-	if mt.check == nil || mt.shape == nil {
-		return nil, false
-	}
-	var v T
-	if json.Unmarshal(body, &v) != nil {
-		return nil, false
-	}
-	c = &JSONCheck{decoding: true}
-	s := jsonScan{b: body, c: c}
-	s.value(mt.shape())
-	if !mt.check(&v, c) {
-		return nil, false
-	}
-	return c, true
 }

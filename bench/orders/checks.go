@@ -7,27 +7,27 @@ import (
 	"regexp"
 	"unicode/utf8"
 
-	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
 )
 
 // acemqCheckJSON reports to c what checking v against its JSON Schema finds;
 // at is where v is in the document encoding/json writes (nil: the root).
-func (v *OrderJSON) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
+func (v *OrderJSON) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt) {
 	if !utf8.ValidString(string(v.OrderID)) {
 		c.Undecided()
 	}
 	if !acemqFormatUUID(string(v.OrderID)) {
-		c.Fail(&runtime.JSONAt{Up: at, Key: "order_id"}, "is not valid uuid")
+		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "order_id"}, "is not valid uuid")
 	}
 	if utf8.RuneCountInString(string(v.CustomerID)) < 1 {
-		c.Fail(&runtime.JSONAt{Up: at, Key: "customer_id"}, "minLength: want at least 1 characters")
+		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "customer_id"}, "minLength: want at least 1 characters")
 	}
 	if v.Email != nil {
 		if !utf8.ValidString(string((*v.Email))) {
 			c.Undecided()
 		}
 		if !acemqFormatEmail(string((*v.Email))) {
-			c.Fail(&runtime.JSONAt{Up: at, Key: "email"}, "is not valid email")
+			c.Fail(&acemqimpl.JSONAt{Up: at, Key: "email"}, "is not valid email")
 		}
 	}
 	if !utf8.ValidString(string(v.Status)) {
@@ -36,53 +36,53 @@ func (v *OrderJSON) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
 	switch string(v.Status) {
 	case "placed", "paid", "shipped":
 	default:
-		c.Fail(&runtime.JSONAt{Up: at, Key: "status"}, "value must be one of the enum's values")
+		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "status"}, "value must be one of the enum's values")
 	}
 	if !utf8.ValidString(string(v.Currency)) {
 		c.Undecided()
 	}
 	if !acemqPattern0.MatchString(string(v.Currency)) {
-		c.Fail(&runtime.JSONAt{Up: at, Key: "currency"}, "does not match pattern ^[A-Z]{3}$")
+		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "currency"}, "does not match pattern ^[A-Z]{3}$")
 	}
 	if c.Decoded() && (v.Total == 0) {
 		c.Undecided()
 	}
 	if v.Total < 0 {
-		c.Fail(&runtime.JSONAt{Up: at, Key: "total"}, "minimum: must not be < 0")
+		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "total"}, "minimum: must not be < 0")
 	}
 	if v.Items == nil {
-		c.Fail(&runtime.JSONAt{Up: at, Key: "items"}, "got null, want array")
+		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "items"}, "got null, want array")
 	} else {
-		at1 := &runtime.JSONAt{Up: at, Key: "items"}
+		at1 := &acemqimpl.JSONAt{Up: at, Key: "items"}
 		for i1 := range v.Items {
-			v.Items[i1].acemqCheckJSON(c, &runtime.JSONAt{Up: at1, Index: i1, Item: true})
+			v.Items[i1].acemqCheckJSON(c, &acemqimpl.JSONAt{Up: at1, Index: i1, Item: true})
 		}
 	}
 }
 
 // acemqCheckJSON reports to c what checking v against its JSON Schema finds;
 // at is where v is in the document encoding/json writes (nil: the root).
-func (v *OrderJSONItemsItem) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
+func (v *OrderJSONItemsItem) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt) {
 	if !utf8.ValidString(string(v.Sku)) {
 		c.Undecided()
 	}
 	if !acemqPattern1.MatchString(string(v.Sku)) {
-		c.Fail(&runtime.JSONAt{Up: at, Key: "sku"}, "does not match pattern ^[A-Z]+-[0-9]+$")
+		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "sku"}, "does not match pattern ^[A-Z]+-[0-9]+$")
 	}
 	if v.Qty < 1 {
-		c.Fail(&runtime.JSONAt{Up: at, Key: "qty"}, "minimum: must not be < 1")
+		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "qty"}, "minimum: must not be < 1")
 	}
 	if c.Decoded() && (v.Price == 0) {
 		c.Undecided()
 	}
 	if v.Price < 0 {
-		c.Fail(&runtime.JSONAt{Up: at, Key: "price"}, "minimum: must not be < 0")
+		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "price"}, "minimum: must not be < 0")
 	}
 }
 
 // acemqCheckOrderJSON is the generated check of OrderJSON's JSON Schema
-// (runtime.JSONChecker).
-func acemqCheckOrderJSON(v any, c *runtime.JSONCheck) bool {
+// (acemqimpl.JSONChecker).
+func acemqCheckOrderJSON(v any, c *acemqimpl.JSONCheck) bool {
 	switch x := v.(type) {
 	case OrderJSON:
 		x.acemqCheckJSON(c, nil)
@@ -106,27 +106,27 @@ func (v OrderJSON) Validate() error {
 	return orderJSONType.Validate(v)
 }
 
-// acemqShapeOrderJSON is the decode shape of OrderJSON (runtime.DecodeShape):
-// what the struct cannot show of a body.
-func acemqShapeOrderJSON() *runtime.JSONShape {
-	s0 := &runtime.JSONShape{Kind: runtime.JSONObject}
-	s1 := &runtime.JSONShape{Kind: runtime.JSONObject}
-	s0.Fields = []runtime.JSONMember{
-		{Name: "order_id", Required: true, Shape: &runtime.JSONShape{}},
-		{Name: "customer_id", Required: true, Shape: &runtime.JSONShape{}},
-		{Name: "email", Required: false, Shape: &runtime.JSONShape{}},
-		{Name: "placed_at", Required: true, Shape: &runtime.JSONShape{Kind: runtime.JSONString, Format: acemqFormatDateTime}},
-		{Name: "status", Required: true, Shape: &runtime.JSONShape{}},
-		{Name: "currency", Required: true, Shape: &runtime.JSONShape{}},
-		{Name: "note", Required: false, Shape: &runtime.JSONShape{}},
-		{Name: "total", Required: true, Shape: &runtime.JSONShape{}},
-		{Name: "items", Required: true, Shape: &runtime.JSONShape{Kind: runtime.JSONArray, Elem: s1}},
+// acemqShapeOrderJSON is the decode shape of OrderJSON
+// (acemqimpl.JSONTypeChecked): what the struct cannot show of a body.
+func acemqShapeOrderJSON() *acemqimpl.JSONShape {
+	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
+	s1 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
+	s0.Fields = []acemqimpl.JSONMember{
+		{Name: "order_id", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "customer_id", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "email", Required: false, Shape: &acemqimpl.JSONShape{}},
+		{Name: "placed_at", Required: true, Shape: &acemqimpl.JSONShape{Kind: acemqimpl.JSONString, Format: acemqFormatDateTime}},
+		{Name: "status", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "currency", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "note", Required: false, Shape: &acemqimpl.JSONShape{}},
+		{Name: "total", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "items", Required: true, Shape: &acemqimpl.JSONShape{Kind: acemqimpl.JSONArray, Elem: s1}},
 	}
-	s1.Fields = []runtime.JSONMember{
-		{Name: "sku", Required: true, Shape: &runtime.JSONShape{}},
-		{Name: "name", Required: true, Shape: &runtime.JSONShape{}},
-		{Name: "qty", Required: true, Shape: &runtime.JSONShape{}},
-		{Name: "price", Required: true, Shape: &runtime.JSONShape{}},
+	s1.Fields = []acemqimpl.JSONMember{
+		{Name: "sku", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "name", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "qty", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "price", Required: true, Shape: &acemqimpl.JSONShape{}},
 	}
 	return s0
 }
@@ -134,9 +134,9 @@ func acemqShapeOrderJSON() *runtime.JSONShape {
 // The patterns (compiled as the reference validator compiles them, RE2) and
 // formats (the reference validator's own functions) the generated checks use.
 var (
-	acemqFormatUUID     = runtime.JSONFormat("uuid")
-	acemqFormatEmail    = runtime.JSONFormat("email")
+	acemqFormatUUID     = acemqimpl.JSONFormat("uuid")
+	acemqFormatEmail    = acemqimpl.JSONFormat("email")
 	acemqPattern0       = regexp.MustCompile("^[A-Z]{3}$")
 	acemqPattern1       = regexp.MustCompile("^[A-Z]+-[0-9]+$")
-	acemqFormatDateTime = runtime.JSONFormat("date-time")
+	acemqFormatDateTime = acemqimpl.JSONFormat("date-time")
 )

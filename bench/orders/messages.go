@@ -11,11 +11,12 @@ import (
 	"context"
 
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
 )
 
 // This code and the runtime it calls must agree: a runtime that
 // dropped this version stops the package compiling.
-const _ = runtime.SupportPackageIsVersion1
+const _ = acemqimpl.SupportPackageIsVersion1
 
 // orderJSONSchema is the schema of OrderJSON, from "schemas/order.json".
 const orderJSONSchema = "" +
@@ -51,7 +52,7 @@ const orderJSONSchema = "" +
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckOrderJSON (the reference validator decides only
 // what it does not pass).
-var orderJSONType = runtime.JSONTypeChecked[OrderJSON]("bench.order.json.v1", orderJSONSchema, acemqCheckOrderJSON, runtime.DecodeShape(acemqShapeOrderJSON))
+var orderJSONType = acemqimpl.JSONTypeChecked[OrderJSON]("bench.order.json.v1", orderJSONSchema, acemqCheckOrderJSON, acemqShapeOrderJSON)
 
 // TypeOfOrderJSON returns the message type "bench.order.json.v1", payload
 // OrderJSON: JSON, validated against its JSON Schema on publish and on

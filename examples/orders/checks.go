@@ -3,15 +3,15 @@
 
 package main
 
-import "github.com/acemq/acemq-go/runtime"
+import "github.com/acemq/acemq-go/runtime/acemqimpl"
 
 // acemqCheckJSON reports to c what checking v against its JSON Schema finds;
 // at is where v is in the document encoding/json writes (nil: the root).
-func (v *OrderPlaced) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {}
+func (v *OrderPlaced) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt) {}
 
 // acemqCheckOrderPlaced is the generated check of OrderPlaced's JSON Schema
-// (runtime.JSONChecker).
-func acemqCheckOrderPlaced(v any, c *runtime.JSONCheck) bool {
+// (acemqimpl.JSONChecker).
+func acemqCheckOrderPlaced(v any, c *acemqimpl.JSONCheck) bool {
 	switch x := v.(type) {
 	case OrderPlaced:
 		x.acemqCheckJSON(c, nil)
@@ -36,12 +36,12 @@ func (v OrderPlaced) Validate() error {
 }
 
 // acemqShapeOrderPlaced is the decode shape of OrderPlaced
-// (runtime.DecodeShape): what the struct cannot show of a body.
-func acemqShapeOrderPlaced() *runtime.JSONShape {
-	s0 := &runtime.JSONShape{Kind: runtime.JSONObject}
-	s0.Fields = []runtime.JSONMember{
-		{Name: "order_id", Required: true, Shape: &runtime.JSONShape{}},
-		{Name: "customer_id", Required: false, Shape: &runtime.JSONShape{}},
+// (acemqimpl.JSONTypeChecked): what the struct cannot show of a body.
+func acemqShapeOrderPlaced() *acemqimpl.JSONShape {
+	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
+	s0.Fields = []acemqimpl.JSONMember{
+		{Name: "order_id", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "customer_id", Required: false, Shape: &acemqimpl.JSONShape{}},
 	}
 	return s0
 }

@@ -7,11 +7,12 @@ import (
 	"context"
 
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
 )
 
 // This code and the runtime it calls must agree: a runtime that
 // dropped this version stops the package compiling.
-const _ = runtime.SupportPackageIsVersion1
+const _ = acemqimpl.SupportPackageIsVersion1
 
 // orderPlacedSchema is the schema of OrderPlaced, from
 // "schemas/order_placed.json".
@@ -32,7 +33,7 @@ const orderPlacedSchema = "" +
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckOrderPlaced (the reference validator decides only
 // what it does not pass).
-var orderPlacedType = runtime.JSONTypeChecked[OrderPlaced]("order.placed.v2", orderPlacedSchema, acemqCheckOrderPlaced, runtime.DecodeShape(acemqShapeOrderPlaced))
+var orderPlacedType = acemqimpl.JSONTypeChecked[OrderPlaced]("order.placed.v2", orderPlacedSchema, acemqCheckOrderPlaced, acemqShapeOrderPlaced)
 
 // TypeOfOrderPlaced returns the message type "order.placed.v2", payload
 // OrderPlaced: JSON, validated against its JSON Schema on publish and on

@@ -7,20 +7,20 @@ import (
 	"regexp"
 	"unicode/utf8"
 
-	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
 )
 
 // acemqCheckJSON reports to c what checking v against its JSON Schema finds;
 // at is where v is in the document encoding/json writes (nil: the root).
-func (v *Everything) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
+func (v *Everything) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt) {
 	if !utf8.ValidString(string(v.ID)) {
 		c.Undecided()
 	}
 	if !acemqFormatUUID(string(v.ID)) {
-		c.Fail(&runtime.JSONAt{Up: at, Key: "id"}, "is not valid uuid")
+		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "id"}, "is not valid uuid")
 	}
 	if v.Count < 0 {
-		c.Fail(&runtime.JSONAt{Up: at, Key: "count"}, "minimum: must not be < 0")
+		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "count"}, "minimum: must not be < 0")
 	}
 	if !utf8.ValidString(string(v.Status)) {
 		c.Undecided()
@@ -28,65 +28,65 @@ func (v *Everything) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
 	switch string(v.Status) {
 	case "draft", "live", "retired":
 	default:
-		c.Fail(&runtime.JSONAt{Up: at, Key: "status"}, "value must be one of the enum's values")
+		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "status"}, "value must be one of the enum's values")
 	}
 	if v.Tags == nil {
-		c.Fail(&runtime.JSONAt{Up: at, Key: "tags"}, "got null, want array")
+		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "tags"}, "got null, want array")
 	}
-	v.Address.acemqCheckJSON(c, &runtime.JSONAt{Up: at, Key: "address"})
+	v.Address.acemqCheckJSON(c, &acemqimpl.JSONAt{Up: at, Key: "address"})
 	if v.Billing != nil {
-		v.Billing.acemqCheckJSON(c, &runtime.JSONAt{Up: at, Key: "billing"})
+		v.Billing.acemqCheckJSON(c, &acemqimpl.JSONAt{Up: at, Key: "billing"})
 	}
 	if v.Labels == nil {
-		c.Fail(&runtime.JSONAt{Up: at, Key: "labels"}, "got null, want object")
+		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "labels"}, "got null, want object")
 	}
 	if v.Tree != nil {
-		v.Tree.acemqCheckJSON(c, &runtime.JSONAt{Up: at, Key: "tree"})
+		v.Tree.acemqCheckJSON(c, &acemqimpl.JSONAt{Up: at, Key: "tree"})
 	}
 	if v.Items != nil && (len(v.Items) > 0 || c.Decoded()) {
-		at1 := &runtime.JSONAt{Up: at, Key: "items"}
+		at1 := &acemqimpl.JSONAt{Up: at, Key: "items"}
 		for i1 := range v.Items {
-			v.Items[i1].acemqCheckJSON(c, &runtime.JSONAt{Up: at1, Index: i1, Item: true})
+			v.Items[i1].acemqCheckJSON(c, &acemqimpl.JSONAt{Up: at1, Index: i1, Item: true})
 		}
 	}
 	if v.Money != nil {
-		v.Money.acemqCheckJSON(c, &runtime.JSONAt{Up: at, Key: "money"})
+		v.Money.acemqCheckJSON(c, &acemqimpl.JSONAt{Up: at, Key: "money"})
 	}
 }
 
 // acemqCheckJSON reports to c what checking v against its JSON Schema finds;
 // at is where v is in the document encoding/json writes (nil: the root).
-func (v *EverythingAddress) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {}
+func (v *EverythingAddress) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt) {}
 
 // acemqCheckJSON reports to c what checking v against its JSON Schema finds;
 // at is where v is in the document encoding/json writes (nil: the root).
-func (v *EverythingTree) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
+func (v *EverythingTree) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt) {
 	if v.Children != nil && (len(v.Children) > 0 || c.Decoded()) {
-		at1 := &runtime.JSONAt{Up: at, Key: "children"}
+		at1 := &acemqimpl.JSONAt{Up: at, Key: "children"}
 		for i1 := range v.Children {
-			v.Children[i1].acemqCheckJSON(c, &runtime.JSONAt{Up: at1, Index: i1, Item: true})
+			v.Children[i1].acemqCheckJSON(c, &acemqimpl.JSONAt{Up: at1, Index: i1, Item: true})
 		}
 	}
 }
 
 // acemqCheckJSON reports to c what checking v against its JSON Schema finds;
 // at is where v is in the document encoding/json writes (nil: the root).
-func (v *EverythingItemsItem) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {}
+func (v *EverythingItemsItem) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt) {}
 
 // acemqCheckJSON reports to c what checking v against its JSON Schema finds;
 // at is where v is in the document encoding/json writes (nil: the root).
-func (v *Money) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
+func (v *Money) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt) {
 	if !utf8.ValidString(string(v.Currency)) {
 		c.Undecided()
 	}
 	if !acemqPattern0.MatchString(string(v.Currency)) {
-		c.Fail(&runtime.JSONAt{Up: at, Key: "currency"}, "does not match pattern ^[A-Z]{3}$")
+		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "currency"}, "does not match pattern ^[A-Z]{3}$")
 	}
 }
 
 // acemqCheckEverything is the generated check of Everything's JSON Schema
-// (runtime.JSONChecker).
-func acemqCheckEverything(v any, c *runtime.JSONCheck) bool {
+// (acemqimpl.JSONChecker).
+func acemqCheckEverything(v any, c *acemqimpl.JSONCheck) bool {
 	switch x := v.(type) {
 	case Everything:
 		x.acemqCheckJSON(c, nil)
@@ -111,46 +111,46 @@ func (v Everything) Validate() error {
 }
 
 // acemqShapeEverything is the decode shape of Everything
-// (runtime.DecodeShape): what the struct cannot show of a body.
-func acemqShapeEverything() *runtime.JSONShape {
-	s0 := &runtime.JSONShape{Kind: runtime.JSONObject, Closed: true}
-	s1 := &runtime.JSONShape{Kind: runtime.JSONObject}
-	s2 := &runtime.JSONShape{Kind: runtime.JSONObject}
-	s3 := &runtime.JSONShape{Kind: runtime.JSONObject}
-	s4 := &runtime.JSONShape{Kind: runtime.JSONObject}
-	s0.Fields = []runtime.JSONMember{
-		{Name: "id", Required: true, Shape: &runtime.JSONShape{}},
-		{Name: "count", Required: true, Shape: &runtime.JSONShape{}},
-		{Name: "ratio", Required: true, Shape: &runtime.JSONShape{}},
-		{Name: "active", Required: true, Shape: &runtime.JSONShape{}},
-		{Name: "status", Required: true, Shape: &runtime.JSONShape{}},
-		{Name: "tags", Required: true, Shape: &runtime.JSONShape{Kind: runtime.JSONArray, Elem: &runtime.JSONShape{}}},
+// (acemqimpl.JSONTypeChecked): what the struct cannot show of a body.
+func acemqShapeEverything() *acemqimpl.JSONShape {
+	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject, Closed: true}
+	s1 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
+	s2 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
+	s3 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
+	s4 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
+	s0.Fields = []acemqimpl.JSONMember{
+		{Name: "id", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "count", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "ratio", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "active", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "status", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "tags", Required: true, Shape: &acemqimpl.JSONShape{Kind: acemqimpl.JSONArray, Elem: &acemqimpl.JSONShape{}}},
 		{Name: "address", Required: true, Shape: s1},
 		{Name: "billing", Required: false, Shape: s1},
-		{Name: "created_at", Required: true, Shape: &runtime.JSONShape{Kind: runtime.JSONString, Format: acemqFormatDateTime}},
-		{Name: "updated_at", Required: false, Shape: &runtime.JSONShape{Kind: runtime.JSONString, Format: acemqFormatDateTime}},
-		{Name: "labels", Required: true, Shape: &runtime.JSONShape{Kind: runtime.JSONMap, Elem: &runtime.JSONShape{}}},
-		{Name: "scores", Required: false, Shape: &runtime.JSONShape{Kind: runtime.JSONMap, Elem: &runtime.JSONShape{}}},
-		{Name: "note", Required: false, Shape: &runtime.JSONShape{Null: true}},
+		{Name: "created_at", Required: true, Shape: &acemqimpl.JSONShape{Kind: acemqimpl.JSONString, Format: acemqFormatDateTime}},
+		{Name: "updated_at", Required: false, Shape: &acemqimpl.JSONShape{Kind: acemqimpl.JSONString, Format: acemqFormatDateTime}},
+		{Name: "labels", Required: true, Shape: &acemqimpl.JSONShape{Kind: acemqimpl.JSONMap, Elem: &acemqimpl.JSONShape{}}},
+		{Name: "scores", Required: false, Shape: &acemqimpl.JSONShape{Kind: acemqimpl.JSONMap, Elem: &acemqimpl.JSONShape{}}},
+		{Name: "note", Required: false, Shape: &acemqimpl.JSONShape{Null: true}},
 		{Name: "tree", Required: false, Shape: s2},
-		{Name: "items", Required: false, Shape: &runtime.JSONShape{Kind: runtime.JSONArray, Elem: s3}},
+		{Name: "items", Required: false, Shape: &acemqimpl.JSONShape{Kind: acemqimpl.JSONArray, Elem: s3}},
 		{Name: "money", Required: false, Shape: s4},
 	}
-	s1.Fields = []runtime.JSONMember{
-		{Name: "street", Required: false, Shape: &runtime.JSONShape{}},
-		{Name: "city", Required: true, Shape: &runtime.JSONShape{}},
+	s1.Fields = []acemqimpl.JSONMember{
+		{Name: "street", Required: false, Shape: &acemqimpl.JSONShape{}},
+		{Name: "city", Required: true, Shape: &acemqimpl.JSONShape{}},
 	}
-	s2.Fields = []runtime.JSONMember{
-		{Name: "name", Required: true, Shape: &runtime.JSONShape{}},
-		{Name: "children", Required: false, Shape: &runtime.JSONShape{Kind: runtime.JSONArray, Elem: s2}},
+	s2.Fields = []acemqimpl.JSONMember{
+		{Name: "name", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "children", Required: false, Shape: &acemqimpl.JSONShape{Kind: acemqimpl.JSONArray, Elem: s2}},
 	}
-	s3.Fields = []runtime.JSONMember{
-		{Name: "sku", Required: true, Shape: &runtime.JSONShape{}},
-		{Name: "quantity", Required: false, Shape: &runtime.JSONShape{}},
+	s3.Fields = []acemqimpl.JSONMember{
+		{Name: "sku", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "quantity", Required: false, Shape: &acemqimpl.JSONShape{}},
 	}
-	s4.Fields = []runtime.JSONMember{
-		{Name: "amount", Required: true, Shape: &runtime.JSONShape{}},
-		{Name: "currency", Required: true, Shape: &runtime.JSONShape{}},
+	s4.Fields = []acemqimpl.JSONMember{
+		{Name: "amount", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "currency", Required: true, Shape: &acemqimpl.JSONShape{}},
 	}
 	return s0
 }
@@ -158,7 +158,7 @@ func acemqShapeEverything() *runtime.JSONShape {
 // The patterns (compiled as the reference validator compiles them, RE2) and
 // formats (the reference validator's own functions) the generated checks use.
 var (
-	acemqFormatUUID     = runtime.JSONFormat("uuid")
+	acemqFormatUUID     = acemqimpl.JSONFormat("uuid")
 	acemqPattern0       = regexp.MustCompile("^[A-Z]{3}$")
-	acemqFormatDateTime = runtime.JSONFormat("date-time")
+	acemqFormatDateTime = acemqimpl.JSONFormat("date-time")
 )

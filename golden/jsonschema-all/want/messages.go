@@ -11,11 +11,12 @@ import (
 	"context"
 
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
 )
 
 // This code and the runtime it calls must agree: a runtime that
 // dropped this version stops the package compiling.
-const _ = runtime.SupportPackageIsVersion1
+const _ = acemqimpl.SupportPackageIsVersion1
 
 // everythingSchema is the schema of Everything, from
 // "schemas/everything.json".
@@ -187,7 +188,7 @@ const everythingSchema = "" +
 // payload Everything: JSON, validated against its JSON Schema on publish and
 // on consume, checked in plain Go by acemqCheckEverything (the reference
 // validator decides only what it does not pass).
-var everythingType = runtime.JSONTypeChecked[Everything]("golden.jsonschema.everything.v1", everythingSchema, acemqCheckEverything, runtime.DecodeShape(acemqShapeEverything))
+var everythingType = acemqimpl.JSONTypeChecked[Everything]("golden.jsonschema.everything.v1", everythingSchema, acemqCheckEverything, acemqShapeEverything)
 
 // TypeOfEverything returns the message type "golden.jsonschema.everything.v1",
 // payload Everything: JSON, validated against its JSON Schema on publish and

@@ -6,37 +6,37 @@ package names
 import (
 	"unicode/utf8"
 
-	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
 )
 
 // acemqCheckJSON reports to c what checking v against its JSON Schema finds;
 // at is where v is in the document encoding/json writes (nil: the root).
-func (v *Type) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {}
+func (v *Type) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt) {}
 
 // acemqCheckJSON reports to c what checking v against its JSON Schema finds;
 // at is where v is in the document encoding/json writes (nil: the root).
-func (v *CaféCrème) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
+func (v *CaféCrème) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt) {
 	if !utf8.ValidString(string(v.Taille)) {
 		c.Undecided()
 	}
 	switch string(v.Taille) {
 	case "petit", "grand", "très-grand":
 	default:
-		c.Fail(&runtime.JSONAt{Up: at, Key: "taille"}, "value must be one of the enum's values")
+		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "taille"}, "value must be one of the enum's values")
 	}
 }
 
 // acemqCheckJSON reports to c what checking v against its JSON Schema finds;
 // at is where v is in the document encoding/json writes (nil: the root).
-func (v *X订单) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {}
+func (v *X订单) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt) {}
 
 // acemqCheckJSON reports to c what checking v against its JSON Schema finds;
 // at is where v is in the document encoding/json writes (nil: the root).
-func (v *RangeEvent) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {}
+func (v *RangeEvent) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt) {}
 
 // acemqCheckType is the generated check of Type's JSON Schema
-// (runtime.JSONChecker).
-func acemqCheckType(v any, c *runtime.JSONCheck) bool {
+// (acemqimpl.JSONChecker).
+func acemqCheckType(v any, c *acemqimpl.JSONCheck) bool {
 	switch x := v.(type) {
 	case Type:
 		x.acemqCheckJSON(c, nil)
@@ -60,24 +60,24 @@ func (v Type) Validate() error {
 	return typeType.Validate(v)
 }
 
-// acemqShapeType is the decode shape of Type (runtime.DecodeShape): what the
-// struct cannot show of a body.
-func acemqShapeType() *runtime.JSONShape {
-	s0 := &runtime.JSONShape{Kind: runtime.JSONObject}
-	s0.Fields = []runtime.JSONMember{
-		{Name: "func", Required: true, Shape: &runtime.JSONShape{}},
-		{Name: "type", Required: true, Shape: &runtime.JSONShape{}},
-		{Name: "range", Required: false, Shape: &runtime.JSONShape{}},
-		{Name: "2nd", Required: false, Shape: &runtime.JSONShape{}},
-		{Name: "with-dash", Required: false, Shape: &runtime.JSONShape{}},
-		{Name: "ünïcödé", Required: false, Shape: &runtime.JSONShape{}},
+// acemqShapeType is the decode shape of Type (acemqimpl.JSONTypeChecked): what
+// the struct cannot show of a body.
+func acemqShapeType() *acemqimpl.JSONShape {
+	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
+	s0.Fields = []acemqimpl.JSONMember{
+		{Name: "func", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "type", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "range", Required: false, Shape: &acemqimpl.JSONShape{}},
+		{Name: "2nd", Required: false, Shape: &acemqimpl.JSONShape{}},
+		{Name: "with-dash", Required: false, Shape: &acemqimpl.JSONShape{}},
+		{Name: "ünïcödé", Required: false, Shape: &acemqimpl.JSONShape{}},
 	}
 	return s0
 }
 
 // acemqCheckCaféCrème is the generated check of CaféCrème's JSON Schema
-// (runtime.JSONChecker).
-func acemqCheckCaféCrème(v any, c *runtime.JSONCheck) bool {
+// (acemqimpl.JSONChecker).
+func acemqCheckCaféCrème(v any, c *acemqimpl.JSONCheck) bool {
 	switch x := v.(type) {
 	case CaféCrème:
 		x.acemqCheckJSON(c, nil)
@@ -102,19 +102,19 @@ func (v CaféCrème) Validate() error {
 }
 
 // acemqShapeCaféCrème is the decode shape of CaféCrème
-// (runtime.DecodeShape): what the struct cannot show of a body.
-func acemqShapeCaféCrème() *runtime.JSONShape {
-	s0 := &runtime.JSONShape{Kind: runtime.JSONObject}
-	s0.Fields = []runtime.JSONMember{
-		{Name: "taille", Required: true, Shape: &runtime.JSONShape{}},
-		{Name: "sucré", Required: false, Shape: &runtime.JSONShape{}},
+// (acemqimpl.JSONTypeChecked): what the struct cannot show of a body.
+func acemqShapeCaféCrème() *acemqimpl.JSONShape {
+	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
+	s0.Fields = []acemqimpl.JSONMember{
+		{Name: "taille", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "sucré", Required: false, Shape: &acemqimpl.JSONShape{}},
 	}
 	return s0
 }
 
 // acemqCheckX订单 is the generated check of X订单's JSON Schema
-// (runtime.JSONChecker).
-func acemqCheckX订单(v any, c *runtime.JSONCheck) bool {
+// (acemqimpl.JSONChecker).
+func acemqCheckX订单(v any, c *acemqimpl.JSONCheck) bool {
 	switch x := v.(type) {
 	case X订单:
 		x.acemqCheckJSON(c, nil)
@@ -138,19 +138,19 @@ func (v X订单) Validate() error {
 	return x订单Type.Validate(v)
 }
 
-// acemqShapeX订单 is the decode shape of X订单 (runtime.DecodeShape): what
-// the struct cannot show of a body.
-func acemqShapeX订单() *runtime.JSONShape {
-	s0 := &runtime.JSONShape{Kind: runtime.JSONObject}
-	s0.Fields = []runtime.JSONMember{
-		{Name: "编号", Required: true, Shape: &runtime.JSONShape{}},
+// acemqShapeX订单 is the decode shape of X订单
+// (acemqimpl.JSONTypeChecked): what the struct cannot show of a body.
+func acemqShapeX订单() *acemqimpl.JSONShape {
+	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
+	s0.Fields = []acemqimpl.JSONMember{
+		{Name: "编号", Required: true, Shape: &acemqimpl.JSONShape{}},
 	}
 	return s0
 }
 
 // acemqCheckRangeEvent is the generated check of RangeEvent's JSON Schema
-// (runtime.JSONChecker).
-func acemqCheckRangeEvent(v any, c *runtime.JSONCheck) bool {
+// (acemqimpl.JSONChecker).
+func acemqCheckRangeEvent(v any, c *acemqimpl.JSONCheck) bool {
 	switch x := v.(type) {
 	case RangeEvent:
 		x.acemqCheckJSON(c, nil)
@@ -175,12 +175,12 @@ func (v RangeEvent) Validate() error {
 }
 
 // acemqShapeRangeEvent is the decode shape of RangeEvent
-// (runtime.DecodeShape): what the struct cannot show of a body.
-func acemqShapeRangeEvent() *runtime.JSONShape {
-	s0 := &runtime.JSONShape{Kind: runtime.JSONObject}
-	s0.Fields = []runtime.JSONMember{
-		{Name: "from", Required: true, Shape: &runtime.JSONShape{}},
-		{Name: "to", Required: true, Shape: &runtime.JSONShape{}},
+// (acemqimpl.JSONTypeChecked): what the struct cannot show of a body.
+func acemqShapeRangeEvent() *acemqimpl.JSONShape {
+	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
+	s0.Fields = []acemqimpl.JSONMember{
+		{Name: "from", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "to", Required: true, Shape: &acemqimpl.JSONShape{}},
 	}
 	return s0
 }

@@ -11,11 +11,12 @@ import (
 	"context"
 
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
 )
 
 // This code and the runtime it calls must agree: a runtime that
 // dropped this version stops the package compiling.
-const _ = runtime.SupportPackageIsVersion1
+const _ = acemqimpl.SupportPackageIsVersion1
 
 // typeSchema is the schema of Type, from "schemas/type.json".
 const typeSchema = "" +
@@ -39,7 +40,7 @@ const typeSchema = "" +
 // payload Type: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckType (the reference validator
 // decides only what it does not pass).
-var typeType = runtime.JSONTypeChecked[Type]("names.type.v1 */ //go:generate echo pwned", typeSchema, acemqCheckType, runtime.DecodeShape(acemqShapeType))
+var typeType = acemqimpl.JSONTypeChecked[Type]("names.type.v1 */ //go:generate echo pwned", typeSchema, acemqCheckType, acemqShapeType)
 
 // TypeOfType returns the message type "names.type.v1 */ //go:generate echo
 // pwned", payload Type: JSON, validated against its JSON Schema on publish and
@@ -106,7 +107,7 @@ const caféCrèmeSchema = "" +
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckCaféCrème (the reference validator decides only
 // what it does not pass).
-var caféCrèmeType = runtime.JSONTypeChecked[CaféCrème]("names.café.v1", caféCrèmeSchema, acemqCheckCaféCrème, runtime.DecodeShape(acemqShapeCaféCrème))
+var caféCrèmeType = acemqimpl.JSONTypeChecked[CaféCrème]("names.café.v1", caféCrèmeSchema, acemqCheckCaféCrème, acemqShapeCaféCrème)
 
 // TypeOfCaféCrème returns the message type "names.café.v1", payload
 // CaféCrème: JSON, validated against its JSON Schema on publish and on
@@ -139,7 +140,7 @@ const x订单Schema = "" +
 // validated against its JSON Schema on publish and on consume, checked in
 // plain Go by acemqCheckX订单 (the reference validator decides only what it
 // does not pass).
-var x订单Type = runtime.JSONTypeChecked[X订单]("names.订单.v1", x订单Schema, acemqCheckX订单, runtime.DecodeShape(acemqShapeX订单))
+var x订单Type = acemqimpl.JSONTypeChecked[X订单]("names.订单.v1", x订单Schema, acemqCheckX订单, acemqShapeX订单)
 
 // TypeOfX订单 returns the message type "names.订单.v1", payload X订单:
 // JSON, validated against its JSON Schema on publish and on consume, checked
@@ -172,7 +173,7 @@ const rangeEventSchema = "" +
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckRangeEvent (the reference validator decides only
 // what it does not pass).
-var rangeEventType = runtime.JSONTypeChecked[RangeEvent]("names.range.v1", rangeEventSchema, acemqCheckRangeEvent, runtime.DecodeShape(acemqShapeRangeEvent))
+var rangeEventType = acemqimpl.JSONTypeChecked[RangeEvent]("names.range.v1", rangeEventSchema, acemqCheckRangeEvent, acemqShapeRangeEvent)
 
 // TypeOfRangeEvent returns the message type "names.range.v1", payload
 // RangeEvent: JSON, validated against its JSON Schema on publish and on

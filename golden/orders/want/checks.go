@@ -6,25 +6,25 @@ package orders
 import (
 	"unicode/utf8"
 
-	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
 )
 
 // acemqCheckJSON reports to c what checking v against its JSON Schema finds;
 // at is where v is in the document encoding/json writes (nil: the root).
-func (v *OrderCancelled) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
+func (v *OrderCancelled) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt) {
 	if !utf8.ValidString(string(v.Reason)) {
 		c.Undecided()
 	}
 	switch string(v.Reason) {
 	case "customer", "stock", "fraud":
 	default:
-		c.Fail(&runtime.JSONAt{Up: at, Key: "reason"}, "value must be one of the enum's values")
+		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "reason"}, "value must be one of the enum's values")
 	}
 }
 
 // acemqCheckOrderCancelled is the generated check of OrderCancelled's JSON
-// Schema (runtime.JSONChecker).
-func acemqCheckOrderCancelled(v any, c *runtime.JSONCheck) bool {
+// Schema (acemqimpl.JSONChecker).
+func acemqCheckOrderCancelled(v any, c *acemqimpl.JSONCheck) bool {
 	switch x := v.(type) {
 	case OrderCancelled:
 		x.acemqCheckJSON(c, nil)
@@ -49,13 +49,13 @@ func (v OrderCancelled) Validate() error {
 }
 
 // acemqShapeOrderCancelled is the decode shape of OrderCancelled
-// (runtime.DecodeShape): what the struct cannot show of a body.
-func acemqShapeOrderCancelled() *runtime.JSONShape {
-	s0 := &runtime.JSONShape{Kind: runtime.JSONObject, Closed: true}
-	s0.Fields = []runtime.JSONMember{
-		{Name: "order_id", Required: true, Shape: &runtime.JSONShape{}},
-		{Name: "reason", Required: true, Shape: &runtime.JSONShape{}},
-		{Name: "note", Required: false, Shape: &runtime.JSONShape{}},
+// (acemqimpl.JSONTypeChecked): what the struct cannot show of a body.
+func acemqShapeOrderCancelled() *acemqimpl.JSONShape {
+	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject, Closed: true}
+	s0.Fields = []acemqimpl.JSONMember{
+		{Name: "order_id", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "reason", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "note", Required: false, Shape: &acemqimpl.JSONShape{}},
 	}
 	return s0
 }

@@ -11,11 +11,12 @@ import (
 	"context"
 
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
 )
 
 // This code and the runtime it calls must agree: a runtime that
 // dropped this version stops the package compiling.
-const _ = runtime.SupportPackageIsVersion1
+const _ = acemqimpl.SupportPackageIsVersion1
 
 // orderPlacedSchema is the schema of OrderPlaced, from
 // "schemas/order_placed.avsc".
@@ -78,7 +79,7 @@ const orderCancelledSchema = "" +
 // OrderCancelled: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckOrderCancelled (the reference
 // validator decides only what it does not pass).
-var orderCancelledType = runtime.JSONTypeChecked[OrderCancelled]("order.cancelled.v1", orderCancelledSchema, acemqCheckOrderCancelled, runtime.DecodeShape(acemqShapeOrderCancelled))
+var orderCancelledType = acemqimpl.JSONTypeChecked[OrderCancelled]("order.cancelled.v1", orderCancelledSchema, acemqCheckOrderCancelled, acemqShapeOrderCancelled)
 
 // TypeOfOrderCancelled returns the message type "order.cancelled.v1", payload
 // OrderCancelled: JSON, validated against its JSON Schema on publish and on

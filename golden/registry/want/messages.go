@@ -11,11 +11,12 @@ import (
 	"context"
 
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
 )
 
 // This code and the runtime it calls must agree: a runtime that
 // dropped this version stops the package compiling.
-const _ = runtime.SupportPackageIsVersion1
+const _ = acemqimpl.SupportPackageIsVersion1
 
 // schemaRegistry is the manifest's registry: the directory
 // ${ACEMQ_GOLDEN_REGISTRY}. The Avro message types use it unless the

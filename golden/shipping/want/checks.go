@@ -3,26 +3,26 @@
 
 package shipping
 
-import "github.com/acemq/acemq-go/runtime"
+import "github.com/acemq/acemq-go/runtime/acemqimpl"
 
 // acemqCheckJSON reports to c what checking v against its JSON Schema finds;
 // at is where v is in the document encoding/json writes (nil: the root).
-func (v *ShipmentRequested) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {
-	v.Address.acemqCheckJSON(c, &runtime.JSONAt{Up: at, Key: "address"})
+func (v *ShipmentRequested) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt) {
+	v.Address.acemqCheckJSON(c, &acemqimpl.JSONAt{Up: at, Key: "address"})
 	if v.Parcels != nil {
 		if (*v.Parcels) < 1 {
-			c.Fail(&runtime.JSONAt{Up: at, Key: "parcels"}, "minimum: must not be < 1")
+			c.Fail(&acemqimpl.JSONAt{Up: at, Key: "parcels"}, "minimum: must not be < 1")
 		}
 	}
 }
 
 // acemqCheckJSON reports to c what checking v against its JSON Schema finds;
 // at is where v is in the document encoding/json writes (nil: the root).
-func (v *ShipmentRequestedAddress) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt) {}
+func (v *ShipmentRequestedAddress) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt) {}
 
 // acemqCheckShipmentRequested is the generated check of ShipmentRequested's
-// JSON Schema (runtime.JSONChecker).
-func acemqCheckShipmentRequested(v any, c *runtime.JSONCheck) bool {
+// JSON Schema (acemqimpl.JSONChecker).
+func acemqCheckShipmentRequested(v any, c *acemqimpl.JSONCheck) bool {
 	switch x := v.(type) {
 	case ShipmentRequested:
 		x.acemqCheckJSON(c, nil)
@@ -47,21 +47,21 @@ func (v ShipmentRequested) Validate() error {
 }
 
 // acemqShapeShipmentRequested is the decode shape of ShipmentRequested
-// (runtime.DecodeShape): what the struct cannot show of a body.
-func acemqShapeShipmentRequested() *runtime.JSONShape {
-	s0 := &runtime.JSONShape{Kind: runtime.JSONObject}
-	s1 := &runtime.JSONShape{Kind: runtime.JSONObject}
-	s0.Fields = []runtime.JSONMember{
-		{Name: "order_id", Required: true, Shape: &runtime.JSONShape{}},
+// (acemqimpl.JSONTypeChecked): what the struct cannot show of a body.
+func acemqShapeShipmentRequested() *acemqimpl.JSONShape {
+	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
+	s1 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
+	s0.Fields = []acemqimpl.JSONMember{
+		{Name: "order_id", Required: true, Shape: &acemqimpl.JSONShape{}},
 		{Name: "address", Required: true, Shape: s1},
-		{Name: "requested_at", Required: true, Shape: &runtime.JSONShape{Kind: runtime.JSONString, Format: acemqFormatDateTime}},
-		{Name: "express", Required: false, Shape: &runtime.JSONShape{}},
-		{Name: "parcels", Required: false, Shape: &runtime.JSONShape{}},
+		{Name: "requested_at", Required: true, Shape: &acemqimpl.JSONShape{Kind: acemqimpl.JSONString, Format: acemqFormatDateTime}},
+		{Name: "express", Required: false, Shape: &acemqimpl.JSONShape{}},
+		{Name: "parcels", Required: false, Shape: &acemqimpl.JSONShape{}},
 	}
-	s1.Fields = []runtime.JSONMember{
-		{Name: "street", Required: true, Shape: &runtime.JSONShape{}},
-		{Name: "city", Required: true, Shape: &runtime.JSONShape{}},
-		{Name: "country", Required: true, Shape: &runtime.JSONShape{}},
+	s1.Fields = []acemqimpl.JSONMember{
+		{Name: "street", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "city", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "country", Required: true, Shape: &acemqimpl.JSONShape{}},
 	}
 	return s0
 }
@@ -69,5 +69,5 @@ func acemqShapeShipmentRequested() *runtime.JSONShape {
 // The patterns (compiled as the reference validator compiles them, RE2) and
 // formats (the reference validator's own functions) the generated checks use.
 var (
-	acemqFormatDateTime = runtime.JSONFormat("date-time")
+	acemqFormatDateTime = acemqimpl.JSONFormat("date-time")
 )

@@ -11,11 +11,12 @@ import (
 	"context"
 
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
 )
 
 // This code and the runtime it calls must agree: a runtime that
 // dropped this version stops the package compiling.
-const _ = runtime.SupportPackageIsVersion1
+const _ = acemqimpl.SupportPackageIsVersion1
 
 // shipmentRequestedSchema is the schema of ShipmentRequested, from
 // "schemas/shipment_requested.json".
@@ -50,7 +51,7 @@ const shipmentRequestedSchema = "" +
 // ShipmentRequested: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckShipmentRequested (the reference
 // validator decides only what it does not pass).
-var shipmentRequestedType = runtime.JSONTypeChecked[ShipmentRequested]("shipment.requested.v1", shipmentRequestedSchema, acemqCheckShipmentRequested, runtime.DecodeShape(acemqShapeShipmentRequested))
+var shipmentRequestedType = acemqimpl.JSONTypeChecked[ShipmentRequested]("shipment.requested.v1", shipmentRequestedSchema, acemqCheckShipmentRequested, acemqShapeShipmentRequested)
 
 // TypeOfShipmentRequested returns the message type "shipment.requested.v1",
 // payload ShipmentRequested: JSON, validated against its JSON Schema on

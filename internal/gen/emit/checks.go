@@ -14,11 +14,11 @@ import (
 // set of generated files never depends on the schemas. Each struct with a
 // schema.JSONStructCheck gets
 //
-//	func (v *Order) acemqCheckJSON(c *runtime.JSONCheck, at *runtime.JSONAt)
+//	func (v *Order) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt)
 //
 // which reports to c every violation of its schema in the value as
 // encoding/json writes it; the message types of such structs are declared
-// with runtime.JSONTypeChecked and the payload gets a Validate method.
+// with acemqimpl.JSONTypeChecked and the payload gets a Validate method.
 func checksFile(m *model.Model, source string) *jen.File {
 	f := newFile(m, source)
 	if m.Types == nil {
@@ -87,7 +87,7 @@ func (cv *checkVars) format(f string) string {
 		}
 	}
 	cv.formats[f] = name
-	cv.order = append(cv.order, jen.Id(name).Op("=").Add(rt("JSONFormat")).Call(jen.Lit(f)))
+	cv.order = append(cv.order, jen.Id(name).Op("=").Add(impl("JSONFormat")).Call(jen.Lit(f)))
 	return name
 }
 
@@ -106,13 +106,13 @@ func typCheck(f *jen.File, t *schema.Type, cv *checkVars) {
 	for _, fc := range t.JSONCheck.Fields {
 		fd := fc.Field
 		loc := func() jen.Code {
-			return jen.Op("&").Add(rt("JSONAt")).Values(jen.Id("Up").Op(":").Id("at"), jen.Id("Key").Op(":").Lit(fd.WireName))
+			return jen.Op("&").Add(impl("JSONAt")).Values(jen.Id("Up").Op(":").Id("at"), jen.Id("Key").Op(":").Lit(fd.WireName))
 		}
 		body = append(body, checkValue(jen.Id("v").Dot(fd.GoName), fd.Type, fc.Value, fd.Tags.OmitEmpty, loc, 1, cv)...)
 	}
 	doc(f.Comment, "%s reports to c what checking v against its JSON Schema finds; at is where v is in the document encoding/json writes (nil: the root).", checkName)
 	f.Func().Params(jen.Id("v").Op("*").Id(t.Name)).Id(checkName).Params(
-		jen.Id("c").Op("*").Add(rt("JSONCheck")), jen.Id("at").Op("*").Add(rt("JSONAt")),
+		jen.Id("c").Op("*").Add(impl("JSONCheck")), jen.Id("at").Op("*").Add(impl("JSONAt")),
 	).Block(body...)
 }
 
@@ -272,7 +272,7 @@ func checkSlice(x *jen.Statement, r *schema.TypeRef, v *schema.JSONValueCheck, l
 		out = append(out, jen.If(jen.Len(x.Clone()).Op(">").Lit(v.MaxItems)).Block(jen.Id("c").Dot("Fail").Call(at.Clone(), jen.Lit(fmt.Sprintf("maxItems: want at most %d items", v.MaxItems)))))
 	}
 	elemLoc := func() jen.Code {
-		return jen.Op("&").Add(rt("JSONAt")).Values(jen.Id("Up").Op(":").Add(at.Clone()), jen.Id("Index").Op(":").Add(i.Clone()), jen.Id("Item").Op(":").True())
+		return jen.Op("&").Add(impl("JSONAt")).Values(jen.Id("Up").Op(":").Add(at.Clone()), jen.Id("Index").Op(":").Add(i.Clone()), jen.Id("Item").Op(":").True())
 	}
 	elem := x.Clone().Index(i.Clone())
 	inner := checkValue(elem, r.Elem, v.Items, false, elemLoc, depth+1, cv)
@@ -291,7 +291,7 @@ func checkMap(x *jen.Statement, r *schema.TypeRef, v *schema.JSONValueCheck, loc
 	k := jen.Id(fmt.Sprintf("k%d", depth))
 	e := jen.Id(fmt.Sprintf("e%d", depth))
 	elemLoc := func() jen.Code {
-		return jen.Op("&").Add(rt("JSONAt")).Values(jen.Id("Up").Op(":").Add(at.Clone()), jen.Id("Key").Op(":").Add(k.Clone()))
+		return jen.Op("&").Add(impl("JSONAt")).Values(jen.Id("Up").Op(":").Add(at.Clone()), jen.Id("Key").Op(":").Add(k.Clone()))
 	}
 	inner := checkValue(e.Clone(), r.Elem, v.Values, false, elemLoc, depth+1, cv)
 	if len(inner) == 0 {
@@ -326,11 +326,11 @@ func jsonWant(r *schema.TypeRef, v *schema.JSONValueCheck) string {
 // checkRoot emits, for a message's payload struct, the func the message
 // type calls and the payload's Validate method:
 //
-//	func acemqCheckOrder(v any, c *runtime.JSONCheck) bool
+//	func acemqCheckOrder(v any, c *acemqimpl.JSONCheck) bool
 //	func (v Order) Validate() error
 func checkRoot(f *jen.File, t *schema.Type, fn, typeVar, message string) {
-	doc(f.Comment, "%s is the generated check of %s's JSON Schema (runtime.JSONChecker).", fn, t.Name)
-	f.Func().Id(fn).Params(jen.Id("v").Any(), jen.Id("c").Op("*").Add(rt("JSONCheck"))).Bool().Block(
+	doc(f.Comment, "%s is the generated check of %s's JSON Schema (acemqimpl.JSONChecker).", fn, t.Name)
+	f.Func().Id(fn).Params(jen.Id("v").Any(), jen.Id("c").Op("*").Add(impl("JSONCheck"))).Bool().Block(
 		jen.Switch(jen.Id("x").Op(":=").Id("v").Assert(jen.Type())).Block(
 			jen.Case(jen.Id(t.Name)).Block(jen.Id("x").Dot(checkName).Call(jen.Id("c"), jen.Nil())),
 			jen.Case(jen.Op("*").Id(t.Name)).Block(
@@ -355,7 +355,7 @@ func checkRoot(f *jen.File, t *schema.Type, fn, typeVar, message string) {
 
 // checkShape emits the decode shape of a message's payload struct:
 //
-//	func acemqShapeOrder() *runtime.JSONShape
+//	func acemqShapeOrder() *acemqimpl.JSONShape
 //
 // one variable per struct it reaches (and per struct reached as nullable),
 // so that a recursive one refers to itself, each then given its members.
@@ -389,7 +389,7 @@ func checkShape(f *jen.File, root *schema.Type, fn string, cv *checkVars) {
 	visit(rootKey)
 	var body []jen.Code
 	for _, k := range order {
-		fields := []jen.Code{jen.Id("Kind").Op(":").Add(rt("JSONObject"))}
+		fields := []jen.Code{jen.Id("Kind").Op(":").Add(impl("JSONObject"))}
 		if k.null {
 			fields = append(fields, jen.Id("Null").Op(":").True())
 		}
@@ -402,10 +402,10 @@ func checkShape(f *jen.File, root *schema.Type, fn string, cv *checkVars) {
 		if k.t.JSONCheck.Closed {
 			fields = append(fields, jen.Id("Closed").Op(":").True())
 		}
-		body = append(body, jen.Id(vars[k]).Op(":=").Op("&").Add(rt("JSONShape")).Values(fields...))
+		body = append(body, jen.Id(vars[k]).Op(":=").Op("&").Add(impl("JSONShape")).Values(fields...))
 	}
 	for _, k := range order {
-		body = append(body, jen.Id(vars[k]).Dot("Fields").Op("=").Index().Add(rt("JSONMember")).ValuesFunc(func(g *jen.Group) {
+		body = append(body, jen.Id(vars[k]).Dot("Fields").Op("=").Index().Add(impl("JSONMember")).ValuesFunc(func(g *jen.Group) {
 			for _, fc := range k.t.JSONCheck.Fields {
 				g.Line().Values(
 					jen.Id("Name").Op(":").Lit(fc.Field.WireName),
@@ -417,8 +417,8 @@ func checkShape(f *jen.File, root *schema.Type, fn string, cv *checkVars) {
 		}))
 	}
 	body = append(body, jen.Return(jen.Id(vars[rootKey])))
-	doc(f.Comment, "%s is the decode shape of %s (runtime.DecodeShape): what the struct cannot show of a body.", fn, root.Name)
-	f.Func().Id(fn).Params().Op("*").Add(rt("JSONShape")).Block(body...)
+	doc(f.Comment, "%s is the decode shape of %s (acemqimpl.JSONTypeChecked): what the struct cannot show of a body.", fn, root.Name)
+	f.Func().Id(fn).Params().Op("*").Add(impl("JSONShape")).Block(body...)
 }
 
 // shapeKey is a struct's shape, nullable or not.
@@ -453,12 +453,12 @@ func shapeOf(r *schema.TypeRef, v *schema.JSONValueCheck, vars map[shapeKey]stri
 	}
 	switch {
 	case r.Kind == schema.Slice:
-		fields = append(fields, jen.Id("Kind").Op(":").Add(rt("JSONArray")), jen.Id("Elem").Op(":").Add(shapeOf(r.Elem, v.Items, vars, cv)))
+		fields = append(fields, jen.Id("Kind").Op(":").Add(impl("JSONArray")), jen.Id("Elem").Op(":").Add(shapeOf(r.Elem, v.Items, vars, cv)))
 	case r.Kind == schema.Map:
-		fields = append(fields, jen.Id("Kind").Op(":").Add(rt("JSONMap")), jen.Id("Elem").Op(":").Add(shapeOf(r.Elem, v.Values, vars, cv)))
+		fields = append(fields, jen.Id("Kind").Op(":").Add(impl("JSONMap")), jen.Id("Elem").Op(":").Add(shapeOf(r.Elem, v.Values, vars, cv)))
 	case r.Kind == schema.Qual && r.Pkg == "time" && r.Name == "Time":
 		// encoding/json keeps no text of a time.Time: the scan checks it.
-		fields = append(fields, jen.Id("Kind").Op(":").Add(rt("JSONString")), jen.Id("Format").Op(":").Id(cv.format("date-time")))
+		fields = append(fields, jen.Id("Kind").Op(":").Add(impl("JSONString")), jen.Id("Format").Op(":").Id(cv.format("date-time")))
 	}
-	return jen.Op("&").Add(rt("JSONShape")).Values(fields...)
+	return jen.Op("&").Add(impl("JSONShape")).Values(fields...)
 }

@@ -10,6 +10,7 @@ import (
 
 const (
 	runtimePkg = "github.com/acemq/acemq-go/runtime"
+	implPkg    = "github.com/acemq/acemq-go/runtime/acemqimpl"
 	contextPkg = "context"
 	timePkg    = "time"
 	errorsPkg  = "errors"
@@ -46,6 +47,7 @@ func newFile(m *model.Model, source string) *jen.File {
 	f.HeaderComment(Header)
 	f.HeaderComment("source: " + oneLine(source))
 	f.ImportName(runtimePkg, "runtime")
+	f.ImportName(implPkg, "acemqimpl")
 	return f
 }
 
@@ -104,3 +106,7 @@ func wrap(s string, width int) []string {
 
 // rt is a name of the runtime package.
 func rt(name string) *jen.Statement { return jen.Qual(runtimePkg, name) }
+
+// impl is a name of runtime/acemqimpl, the facade of what generated code
+// needs and users never call.
+func impl(name string) *jen.Statement { return jen.Qual(implPkg, name) }

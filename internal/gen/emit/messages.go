@@ -17,10 +17,10 @@ func messagesFile(m *model.Model, source string) *jen.File {
 		doc(func(s string) *jen.Statement { f.PackageComment(s); return nil }, "Package %s is the messaging code acemq-gen generated from %s: message types, retry policies, the topology, typed publishers and consumers over github.com/acemq/acemq-go/runtime. Edit the manifest and its schemas, then regenerate; do not edit these files.",
 			m.Package, oneLine(source))
 	}
-	// const _ = runtime.SupportPackageIsVersion1
+	// const _ = acemqimpl.SupportPackageIsVersion1
 	f.Comment("This code and the runtime it calls must agree: a runtime that")
 	f.Comment("dropped this version stops the package compiling.")
-	f.Const().Id("_").Op("=").Add(rt("SupportPackageIsVersion1"))
+	f.Const().Id("_").Op("=").Add(impl("SupportPackageIsVersion1"))
 	if m.Registry != nil {
 		f.Line()
 		registryVar(f, m.Registry)
@@ -93,8 +93,8 @@ func messageTypeVar(f *jen.File, msg *model.Message, reg *model.Registry) {
 		ctor = rt("JSONType").Types(jen.Id(msg.GoName)).Call(jen.Lit(msg.Type), jen.Id(msg.SchemaConst))
 		if jsonChecked(msg) {
 			what += ", checked in plain Go by " + msg.CheckFunc + " (the reference validator decides only what it does not pass)"
-			ctor = rt("JSONTypeChecked").Types(jen.Id(msg.GoName)).Call(jen.Lit(msg.Type), jen.Id(msg.SchemaConst), jen.Id(msg.CheckFunc),
-				rt("DecodeShape").Call(jen.Id(msg.ShapeFunc)))
+			ctor = impl("JSONTypeChecked").Types(jen.Id(msg.GoName)).Call(jen.Lit(msg.Type), jen.Id(msg.SchemaConst), jen.Id(msg.CheckFunc),
+				jen.Id(msg.ShapeFunc))
 		}
 	}
 	doc(f.Comment, "%s is %s.", msg.VarName, what)

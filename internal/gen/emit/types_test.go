@@ -36,7 +36,7 @@ func TestAvroConstructs(t *testing.T) {
 			[]string{"TS time.Time", "Us time.Time", "D time.Time", "T time.Duration", "Dec *big.Rat", "ID string", "Opt *time.Time", `"math/big"`, `"time"`}},
 		{"general union", `{"type":"record","name":"R","fields":[{"name":"v","type":["null","int","string",{"type":"record","name":"P","fields":[]}]}]}`,
 			[]string{"V *MsgV", "type MsgV struct", "Int *int32 `json:\"int,omitempty\"`", "P *P `json:\"P,omitempty\"`", "func (u *MsgV) ToAny() (any, error)", `return &map[string]any{"int": *u.Int}, nil`,
-				"func (u *MsgV) FromAny(payload any) error", "case map[string]any:", `case "P":`, "runtime.ConvertAvroBranch(acemqAvroSchema0, []int{0, 3}, g, &x)",
+				"func (u *MsgV) FromAny(payload any) error", "case map[string]any:", `case "P":`, "acemqimpl.ConvertAvroBranch(acemqAvroSchema0, []int{0, 3}, g, &x)",
 				"case int:", "y := int32(v)", "const acemqAvroSchema0Text ="}},
 		{"docs and defaults", `{"type":"record","name":"R","doc":"An order.","fields":[{"name":"q","type":"int","default":1,"doc":"How many."}]}`,
 			[]string{"// An order.\ntype Msg struct", "// How many.\n // Default: 1.\n Q int32"}},

@@ -51,7 +51,7 @@ func typUnionToAny(f *jen.File, t *schema.Type) {
 //			for name, g := range v {
 //				switch name {
 //				case "int": x, ok := g.(int); ...; y := int32(x); u.Int = &y
-//				case "com.acme.Line": var x Line; runtime.ConvertAvroBranch(...); u.Line = &x
+//				case "com.acme.Line": var x Line; acemqimpl.ConvertAvroBranch(...); u.Line = &x
 //				default: return fmt.Errorf(...)
 //				}
 //			}
@@ -101,7 +101,7 @@ func typUnionGeneric(t *schema.Type) []jen.Code {
 func typUnionBranch(t *schema.Type, fd *schema.Field) []jen.Code {
 	if fd.Value == nil {
 		// var x Line
-		// if err := runtime.ConvertAvroBranch(acemqAvroSchema0, []int{3, 1}, g, &x); err != nil { ... }
+		// if err := acemqimpl.ConvertAvroBranch(acemqAvroSchema0, []int{3, 1}, g, &x); err != nil { ... }
 		// u.Line = &x
 		path := make([]jen.Code, len(fd.Path))
 		for i, p := range fd.Path {
@@ -109,7 +109,7 @@ func typUnionBranch(t *schema.Type, fd *schema.Field) []jen.Code {
 		}
 		return []jen.Code{
 			jen.Var().Id("x").Add(typExpr(fd.Type.Elem)),
-			jen.If(jen.Err().Op(":=").Add(rt("ConvertAvroBranch")).Call(jen.Id(fd.Source.Ident), jen.Index().Int().Values(path...), jen.Id("g"), jen.Op("&").Id("x")), jen.Err().Op("!=").Nil()).Block(
+			jen.If(jen.Err().Op(":=").Add(impl("ConvertAvroBranch")).Call(jen.Id(fd.Source.Ident), jen.Index().Int().Values(path...), jen.Id("g"), jen.Op("&").Id("x")), jen.Err().Op("!=").Nil()).Block(
 				jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(t.Name+": branch %s: %w"), jen.Id("name"), jen.Err())),
 			),
 			jen.Id("u").Dot(fd.GoName).Op("=").Op("&").Id("x"),
@@ -139,7 +139,7 @@ func typUnionSet(fd *schema.Field, v *jen.Statement) []jen.Code {
 
 // typAvroSources emits, when a union needs to re-encode a branch, the
 // schema texts it is re-encoded with (the conversion itself is the
-// runtime's ConvertAvroBranch, one copy for every package):
+// acemqimpl.ConvertAvroBranch, one copy for every package):
 //
 //	const acemqAvroSchema0Text = "{...}"
 //	var acemqAvroSchema0 = sync.OnceValues(func() (avro.Schema, error) { ... })

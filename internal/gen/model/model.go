@@ -76,11 +76,11 @@ type Message struct {
 	DecodeFunc  string
 	SchemaConst string // the schema text constant, e.g. orderPlacedSchema
 	// CheckFunc is the unexported func that checks a JSON Schema
-	// payload in plain Go (runtime.JSONChecker), e.g.
+	// payload in plain Go (acemqimpl.JSONChecker), e.g.
 	// acemqCheckOrderCancelled; "" for an Avro message.
 	CheckFunc string
 	// ShapeFunc is the unexported func returning the decode shape of a
-	// JSON Schema payload (runtime.DecodeShape), e.g.
+	// JSON Schema payload (acemqimpl.JSONTypeChecked), e.g.
 	// acemqShapeOrderCancelled; "" for an Avro message.
 	ShapeFunc string
 	// HandlerMethod is the method of a queue's handler interface that

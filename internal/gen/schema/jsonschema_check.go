@@ -74,7 +74,7 @@ var jsonAsserting = map[string]bool{
 }
 
 // JSONCheckFormats are the formats a generated check asserts, with the
-// reference validator's own functions (runtime.JSONFormat).
+// reference validator's own functions (acemqimpl.JSONFormat).
 var JSONCheckFormats = []string{
 	"json-pointer", "relative-json-pointer", "uuid", "duration", "period", "ipv4", "ipv6",
 	"hostname", "email", "date", "time", "date-time", "uri", "iri", "uri-reference",

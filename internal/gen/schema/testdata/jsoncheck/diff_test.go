@@ -23,6 +23,7 @@ import (
 	"testing"
 
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -34,7 +35,7 @@ type tally struct {
 
 func run[T any](t *testing.T, file string, mt *runtime.MessageType[T]) {
 	var zero T
-	if _, ok := mt.GeneratedCheck(zero); !ok {
+	if _, ok := acemqimpl.GeneratedCheck(mt, zero); !ok {
 		report(t, tally{file: file, docs: -1})
 		return
 	}
@@ -52,7 +53,7 @@ func run[T any](t *testing.T, file string, mt *runtime.MessageType[T]) {
 			tl.notGo++
 			continue
 		}
-		c, ok := mt.GeneratedCheck(v)
+		c, ok := acemqimpl.GeneratedCheck(mt, v)
 		if !ok {
 			t.Fatalf("%s: the check does not take a %T", file, v)
 		}
@@ -92,7 +93,7 @@ func run[T any](t *testing.T, file string, mt *runtime.MessageType[T]) {
 // reference's decode.
 func runDecode[T any](t *testing.T, file string, mt *runtime.MessageType[T], ref runtime.Codec, docs [][]byte) {
 	tl := tally{file: file + " (decode)"}
-	if _, ok := mt.GeneratedDecodeCheck([]byte("{}")); !ok {
+	if _, ok := acemqimpl.GeneratedDecodeCheck(mt, []byte("{}")); !ok {
 		var v T
 		if json.Unmarshal([]byte("{}"), &v) == nil {
 			report(t, tally{file: tl.file, docs: -1})
@@ -105,7 +106,7 @@ func runDecode[T any](t *testing.T, file string, mt *runtime.MessageType[T], ref
 	}
 	for _, doc := range docs {
 		tl.docs++
-		c, ok := mt.GeneratedDecodeCheck(doc)
+		c, ok := acemqimpl.GeneratedDecodeCheck(mt, doc)
 		if !ok {
 			tl.notGo++
 			continue

@@ -1,21 +1,21 @@
-package runtime
+package jsoncheck
 
 import (
 	"strconv"
 	"strings"
 )
 
-// JSONShape is what a decode check needs to know of a JSON value beside
+// Shape is what a decode check needs to know of a JSON value beside
 // the typed struct encoding/json fills: which members an object must
 // have, which it may not, where null is allowed, and which strings must be
 // date-times (a time.Time field keeps no text to check). acemq-gen writes
-// one per checked message type (DecodeShape); the runtime scans the body
+// one per checked message type; the runtime scans the body
 // with it after json.Unmarshal succeeded, so a missing required property,
 // an unknown member of a closed object, a null where a value must be, or
 // a key only encoding/json's case-insensitive matching took are seen even
 // though the struct cannot show them.
-type JSONShape struct {
-	Kind JSONShapeKind
+type Shape struct {
+	Kind ShapeKind
 	Null bool // null is valid here
 	// NullUndecided: null is valid here but unmarshals to a zero struct
 	// the check cannot tell from an object: the reference decides.
@@ -23,52 +23,48 @@ type JSONShape struct {
 	// NullBranch: the schema is anyOf/oneOf of a schema and null; a
 	// violation inside the value is also one at the value itself.
 	NullBranch bool
-	Fields     []JSONMember      // JSONObject: the properties
-	Closed     bool              // JSONObject: additionalProperties false
-	Elem       *JSONShape        // JSONArray: each item; JSONMap: each member
-	Format     func(string) bool // JSONString: the string's format, checked on the text
+	Fields     []Member          // Object: the properties
+	Closed     bool              // Object: additionalProperties false
+	Elem       *Shape            // Array: each item; Map: each member
+	Format     func(string) bool // String: the string's format, checked on the text
 }
 
-// JSONMember is one property of a JSONObject shape.
-type JSONMember struct {
+// Member is one property of an Object shape.
+type Member struct {
 	Name     string
 	Required bool
-	Shape    *JSONShape
+	Shape    *Shape
 }
 
-// JSONShapeKind is what a JSONShape describes.
-type JSONShapeKind int
+// ShapeKind is what a Shape describes.
+type ShapeKind int
 
 const (
-	JSONAny    JSONShapeKind = iota // any value (a scalar, or json.RawMessage)
-	JSONObject                      // a struct
-	JSONArray                       // a slice
-	JSONMap                         // a map
-	JSONString                      // a string with a Format to check on its text
+	Any    ShapeKind = iota // any value (a scalar, or json.RawMessage)
+	Object                  // a struct
+	Array                   // a slice
+	Map                     // a map
+	String                  // a string with a Format to check on its text
 )
 
-// DecodeShape gives a checked JSON type the shape its decode check scans
-// the body with; shape is called once, on first use. Without it a checked
-// type decodes with the reference validator.
-func DecodeShape(shape func() *JSONShape) JSONTypeOption {
-	return func(o *jsonTypeOptions) { o.shape = shape }
+// Scan marks c as checking a decoded value and scans body (which
+// json.Unmarshal accepted) as shape says, reporting to c what the struct
+// cannot show.
+func Scan(c *Check, body []byte, shape *Shape) {
+	c.decoding = true
+	s := scan{b: body, c: c, path: c.scanPath[:0]}
+	s.value(shape)
+	c.scanPath = s.path[:0]
 }
 
-// JSONTypeOption configures JSONTypeChecked.
-type JSONTypeOption func(*jsonTypeOptions)
-
-type jsonTypeOptions struct {
-	shape func() *JSONShape
-}
-
-// jsonScan walks a body json.Unmarshal accepted (so well formed) as shape
+// scan walks a body json.Unmarshal accepted (so well formed) as shape
 // says, reporting to c what the struct cannot show. It gives up (c
 // undecided) on what it does not follow: a key written with escapes, a
 // key encoding/json may have matched to a field case-insensitively.
-type jsonScan struct {
+type scan struct {
 	b    []byte
 	i    int
-	c    *JSONCheck
+	c    *Check
 	path []scanTok // where the scan is; a location is built only for a violation
 }
 
@@ -80,11 +76,11 @@ type scanTok struct {
 	item  bool
 }
 
-func (s *jsonScan) push(t scanTok) { s.path = append(s.path, t) }
-func (s *jsonScan) pop()           { s.path = s.path[:len(s.path)-1] }
+func (s *scan) push(t scanTok) { s.path = append(s.path, t) }
+func (s *scan) pop()           { s.path = s.path[:len(s.path)-1] }
 
 // fail records a violation at the scan's path, plus key when not nil.
-func (s *jsonScan) fail(key []byte, msg string) {
+func (s *scan) fail(key []byte, msg string) {
 	tokens := make([]string, 0, len(s.path)+1)
 	for _, t := range s.path {
 		if t.item {
@@ -96,10 +92,10 @@ func (s *jsonScan) fail(key []byte, msg string) {
 	if key != nil {
 		tokens = append(tokens, string(key))
 	}
-	s.c.violations = append(s.c.violations, Violation{Location: jsonPointer(tokens), Message: msg})
+	s.c.violations = append(s.c.violations, Violation{Location: Pointer(tokens), Message: msg})
 }
 
-func (s *jsonScan) ws() {
+func (s *scan) ws() {
 	for s.i < len(s.b) {
 		switch s.b[s.i] {
 		case ' ', '\t', '\n', '\r':
@@ -111,7 +107,7 @@ func (s *jsonScan) ws() {
 }
 
 // value scans one value under shape.
-func (s *jsonScan) value(sh *JSONShape) {
+func (s *scan) value(sh *Shape) {
 	if sh.NullBranch {
 		n := len(s.c.violations)
 		s.value1(sh)
@@ -123,7 +119,7 @@ func (s *jsonScan) value(sh *JSONShape) {
 	s.value1(sh)
 }
 
-func (s *jsonScan) value1(sh *JSONShape) {
+func (s *scan) value1(sh *Shape) {
 	s.ws()
 	if s.i >= len(s.b) {
 		s.c.Undecided()
@@ -140,11 +136,11 @@ func (s *jsonScan) value1(sh *JSONShape) {
 		return
 	}
 	switch {
-	case sh.Kind == JSONObject && s.b[s.i] == '{':
+	case sh.Kind == Object && s.b[s.i] == '{':
 		s.object(sh)
-	case sh.Kind == JSONArray && s.b[s.i] == '[':
+	case sh.Kind == Array && s.b[s.i] == '[':
 		s.array(sh.Elem)
-	case sh.Kind == JSONMap && s.b[s.i] == '{':
+	case sh.Kind == Map && s.b[s.i] == '{':
 		s.i++
 		for {
 			key, ok := s.next()
@@ -155,7 +151,7 @@ func (s *jsonScan) value1(sh *JSONShape) {
 			s.value(sh.Elem)
 			s.pop()
 		}
-	case sh.Kind == JSONString && s.b[s.i] == '"':
+	case sh.Kind == String && s.b[s.i] == '"':
 		start := s.i
 		s.skip()
 		str := s.b[start+1 : s.i-1]
@@ -171,7 +167,7 @@ func (s *jsonScan) value1(sh *JSONShape) {
 
 // object scans a struct's members: the required ones must be there, an
 // unknown one must be allowed.
-func (s *jsonScan) object(sh *JSONShape) {
+func (s *scan) object(sh *Shape) {
 	var seenSmall [64]bool
 	var seen []bool
 	if len(sh.Fields) <= len(seenSmall) {
@@ -195,7 +191,7 @@ func (s *jsonScan) object(sh *JSONShape) {
 }
 
 // member scans the value of member key of a struct.
-func (s *jsonScan) member(sh *JSONShape, seen []bool, key []byte) {
+func (s *scan) member(sh *Shape, seen []bool, key []byte) {
 	for i := range sh.Fields {
 		if sh.Fields[i].Name == string(key) {
 			seen[i] = true
@@ -219,7 +215,7 @@ func (s *jsonScan) member(sh *JSONShape, seen []bool, key []byte) {
 // next moves to the next member of the object being read (after its
 // "{"), returns its key and leaves s.i at its value; ok is false at the
 // object's end, or when the scan gave up.
-func (s *jsonScan) next() (key []byte, ok bool) {
+func (s *scan) next() (key []byte, ok bool) {
 	for {
 		s.ws()
 		if s.i >= len(s.b) || s.c.undecided {
@@ -255,7 +251,7 @@ func (s *jsonScan) next() (key []byte, ok bool) {
 	}
 }
 
-func (s *jsonScan) array(elem *JSONShape) {
+func (s *scan) array(elem *Shape) {
 	s.i++ // [
 	for n := 0; ; {
 		s.ws()
@@ -282,7 +278,7 @@ func (s *jsonScan) array(elem *JSONShape) {
 }
 
 // skip moves past one value.
-func (s *jsonScan) skip() {
+func (s *scan) skip() {
 	s.ws()
 	if s.i >= len(s.b) {
 		return

@@ -1,4 +1,8 @@
-package runtime
+// Package avrounion converts the generic values hamba/avro decodes for the
+// branches of a general Avro union into the branches' Go types: the
+// implementation of acemqimpl.ConvertAvroBranch, which the code acemq-gen
+// generates for such a union calls.
+package avrounion
 
 import (
 	"math"
@@ -10,7 +14,7 @@ import (
 // within the caller's limits.
 var unionAPI = avro.Config{MaxByteSliceSize: math.MaxInt32}.Freeze()
 
-// ConvertAvroBranch turns the generic value v that hamba/avro decoded for
+// ConvertBranch turns the generic value v that hamba/avro decoded for
 // a branch of an Avro union into out, a pointer to the branch's Go type,
 // by encoding v with the branch's schema and decoding the bytes into out.
 // The branch's schema is found by walking path from the schema root
@@ -18,7 +22,7 @@ var unionAPI = avro.Config{MaxByteSliceSize: math.MaxInt32}.Freeze()
 // values, a branch index in a union. The code acemq-gen generates for a
 // general union (its FromAny method) calls it; every union-using package
 // shares this one copy.
-func ConvertAvroBranch(root func() (avro.Schema, error), path []int, v, out any) error {
+func ConvertBranch(root func() (avro.Schema, error), path []int, v, out any) error {
 	s, err := root()
 	if err != nil {
 		return err

@@ -1,0 +1,145 @@
+// Package acemqimpl is what the code acemq-gen generates calls beside
+// package runtime: the JSON checks it writes for a payload type, the
+// conversion of general Avro union branches, and the version constant
+// that keeps generated code and runtime in step.
+//
+// Nothing in it is for users: a program calls package runtime (and
+// runtime/registry), never this package, and its API may change in any
+// release, together with the generator that emits calls to it. It is
+// exported only because generated code lives in the user's packages; as
+// protobuf-go's runtime/protoimpl, it is a facade over the runtime's
+// internal packages, whose types it aliases.
+package acemqimpl
+
+import (
+	"encoding/json"
+
+	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/internal/avrounion"
+	"github.com/acemq/acemq-go/runtime/internal/jsoncheck"
+	"github.com/acemq/acemq-go/runtime/internal/typeimpl"
+	"github.com/hamba/avro/v2"
+)
+
+// SupportPackageIsVersion1 is referenced by generated code
+// (`const _ = acemqimpl.SupportPackageIsVersion1`). A runtime that no
+// longer supports the code a generator emitted drops the constant, and
+// the generated package stops compiling instead of misbehaving.
+const SupportPackageIsVersion1 = true
+
+// JSONChecker is a generated check of a typed value against the JSON
+// Schema of its message type, in plain Go: it reports to c every violation
+// that validating json.Marshal(v) would find, and returns false when v is
+// not of the type it checks (the codec then validates the marshalled
+// document, as for a type without a check). acemq-gen emits one per
+// message type whose schema uses only keywords it can check
+// (docs/schema-mapping.md); the codec trusts a check that finds nothing and
+// asks the reference validator (santhosh-tekuri/jsonschema) about
+// everything else, so an error's text is always the reference's.
+type JSONChecker = jsoncheck.Checker
+
+// JSONCheck collects what a generated check finds (Fail, Undecided,
+// Decoded are what a generated check calls). The zero value is ready to
+// use. Its Err is nil or a *runtime.SchemaError.
+type JSONCheck = jsoncheck.Check
+
+// JSONAt is a location in the document a generated check walks: member
+// Key of Up, or its element Index when Item is set. A nil *JSONAt is the
+// document itself. Generated code builds them on the stack; Fail copies
+// what it needs.
+type JSONAt = jsoncheck.At
+
+// JSONShape is what a decode check needs to know of a JSON value beside
+// the typed struct encoding/json fills: which members an object must have,
+// which it may not, where null is allowed, and which strings must be
+// date-times. acemq-gen writes one per checked message type; the runtime
+// scans the body with it after json.Unmarshal succeeded.
+type JSONShape = jsoncheck.Shape
+
+// JSONMember is one property of a JSONObject shape.
+type JSONMember = jsoncheck.Member
+
+// JSONShapeKind is what a JSONShape describes.
+type JSONShapeKind = jsoncheck.ShapeKind
+
+// The kinds of JSONShape.
+const (
+	JSONAny    = jsoncheck.Any    // any value (a scalar, or json.RawMessage)
+	JSONObject = jsoncheck.Object // a struct
+	JSONArray  = jsoncheck.Array  // a slice
+	JSONMap    = jsoncheck.Map    // a map
+	JSONString = jsoncheck.String // a string with a Format to check on its text
+)
+
+// JSONFormat is the reference validator's own check of a JSON Schema
+// format ("uuid", "email", "date", ...), for generated checks: true when s
+// is of the format. It is nil for a name the validator does not assert.
+func JSONFormat(name string) func(s string) bool { return jsoncheck.Format(name) }
+
+// JSONTypeChecked is runtime.JSONType with the check acemq-gen generated
+// for the payload type: Publish (and Validate) check a value with check
+// and ask the reference validator only when check does not pass it, so an
+// error is the same as JSONType's, its text the reference's.
+// runtime.WithReferenceValidation turns the check off on a connection.
+//
+// With a shape (nil for none; shape is called once, on first use), Decode
+// checks too: json.Unmarshal, a scan of the body for what the struct
+// cannot show (missing and unknown members, nulls, the text of
+// date-times), then check; a body any of them does not pass is decoded as
+// JSONType decodes it, by the reference.
+func JSONTypeChecked[T any](name, schema string, check JSONChecker, shape func() *JSONShape) *runtime.MessageType[T] {
+	mt := runtime.JSONType[T](name, schema)
+	typeimpl.SetJSONCheck(mt, check, shape)
+	return mt
+}
+
+// GeneratedCheck runs the generated check of a JSON type alone, without
+// the reference validator, and returns what it found (ok is false when the
+// type has none, or the check does not take v). It is for the tests that
+// compare the generated checks with the reference; Publish and Validate
+// use both.
+func GeneratedCheck[T any](mt *runtime.MessageType[T], v T) (c *JSONCheck, ok bool) {
+	check, _ := typeimpl.JSONCheckOf(mt)
+	if check == nil {
+		return nil, false
+	}
+	c = new(JSONCheck)
+	if !check(v, c) {
+		return nil, false
+	}
+	return c, true
+}
+
+// GeneratedDecodeCheck runs the decode check of a JSON type alone: body
+// unmarshalled into a zero T (ok is false when that fails, or the type has
+// no decode check), its shape's scan and the generated check, without the
+// reference validator. For the tests comparing the checks with the
+// reference.
+func GeneratedDecodeCheck[T any](mt *runtime.MessageType[T], body []byte) (c *JSONCheck, ok bool) {
+	check, shape := typeimpl.JSONCheckOf(mt)
+	if check == nil || shape == nil {
+		return nil, false
+	}
+	var v T
+	if json.Unmarshal(body, &v) != nil {
+		return nil, false
+	}
+	c = new(JSONCheck)
+	jsoncheck.Scan(c, body, shape())
+	if !check(&v, c) {
+		return nil, false
+	}
+	return c, true
+}
+
+// ConvertAvroBranch turns the generic value v that hamba/avro decoded for
+// a branch of an Avro union into out, a pointer to the branch's Go type,
+// by encoding v with the branch's schema and decoding the bytes into out.
+// The branch's schema is found by walking path from the schema root
+// returns: a field index in a record, 0 for an array's items or a map's
+// values, a branch index in a union. The code acemq-gen generates for a
+// general union (its FromAny method) calls it; every union-using package
+// shares this one copy.
+func ConvertAvroBranch(root func() (avro.Schema, error), path []int, v, out any) error {
+	return avrounion.ConvertBranch(root, path, v, out)
+}
