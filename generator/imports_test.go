@@ -101,3 +101,111 @@ func TestGeneratedDocCommentsBeginWithTheName(t *testing.T) {
 		t.Errorf("checked %d doc comments; the glob found too few", checked)
 	}
 }
+
+// ioImports are the packages through which code reaches the machine: its
+// files, processes, network and environment.
+var ioImports = map[string]bool{
+	"os": true, "os/exec": true, "os/signal": true, "os/user": true, "io/ioutil": true,
+	"net": true, "net/http": true, "syscall": true, "plugin": true,
+	"golang.org/x/sys/unix": true, "golang.org/x/sys/windows": true,
+}
+
+// ioCalls are functions of packages a stage may import for their pure
+// parts that read the machine (the working directory, symbolic links, a
+// directory tree), and internal/gen/input's own loaders: a stage is given
+// what input read, it never asks input to read.
+var ioCalls = map[string]map[string]bool{
+	"path/filepath": {"Abs": true, "EvalSymlinks": true, "Glob": true, "Walk": true, "WalkDir": true},
+	"github.com/acemq/acemq-go/internal/gen/input": {"OS": true, "Name": true, "Load": true, "LoadFile": true, "LoadPrevious": true, "NewLoader": true},
+}
+
+// Only the loading stage does I/O: no other package under internal/gen
+// imports os, os/exec or the like, or calls filepath.Abs, EvalSymlinks,
+// Glob, Walk or input's loaders, outside its tests; each reads only the
+// fs.FS internal/gen/input filled (generator.Options.FS, the compat
+// command's previous version). internal/gen/gentest, a helper of tests
+// that runs go vet on what it renders, may: it is imported by tests only.
+func TestOnlyInputDoesIO(t *testing.T) {
+	dirs, err := filepath.Glob("../internal/gen/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stages := 0
+	for _, dir := range dirs {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			continue
+		}
+		stage := filepath.Base(dir)
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io := 0 // I/O imports and calls seen, for input's check below
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			local := map[string]string{} // the file's name of an imported package → its path
+			for _, imp := range f.Imports {
+				p := strings.Trim(imp.Path.Value, `"`)
+				name := p[strings.LastIndex(p, "/")+1:]
+				if imp.Name != nil {
+					name = imp.Name.Name
+				}
+				local[name] = p
+				if ioImports[p] {
+					io++
+					if stage != "input" && stage != "gentest" {
+						t.Errorf("%s imports %s: only internal/gen/input does I/O", path, p)
+					}
+				}
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				sel, ok := n.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				x, ok := sel.X.(*ast.Ident)
+				if !ok || x.Obj != nil || !ioCalls[local[x.Name]][sel.Sel.Name] {
+					return true
+				}
+				io++
+				if stage != "input" && stage != "gentest" {
+					t.Errorf("%s calls %s.%s: only internal/gen/input does I/O", path, x.Name, sel.Sel.Name)
+				}
+				return true
+			})
+		}
+		stages++
+		if stage == "input" && io == 0 {
+			t.Errorf("internal/gen/input shows no I/O: the walk looks in the wrong place")
+		}
+	}
+	if stages < 9 {
+		t.Errorf("found %d packages under internal/gen; want the nine stages and helpers", stages)
+	}
+	// gentest does I/O; it must stay a helper of tests.
+	var importers []string
+	for _, glob := range []string{"../*/*.go", "../*/*/*.go", "../*/*/*/*.go", "../*/*/*/*/*.go"} {
+		m, _ := filepath.Glob(glob)
+		importers = append(importers, m...)
+	}
+	for _, path := range importers {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			continue
+		}
+		for _, imp := range f.Imports {
+			if strings.Trim(imp.Path.Value, `"`) == "github.com/acemq/acemq-go/internal/gen/gentest" {
+				t.Errorf("%s imports internal/gen/gentest, which does I/O: only tests may", path)
+			}
+		}
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"io"
 
 	"github.com/acemq/acemq-go/internal/gen/compat"
+	"github.com/acemq/acemq-go/internal/gen/input"
+	"github.com/acemq/acemq-go/internal/gen/model"
 )
 
 const compatUsage = `usage:
@@ -46,14 +48,14 @@ func runCompat(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "acemq-gen compat: --against is required: the previous version (DIR, FILE or git:REF)\n%s", compatUsage)
 		return exitBad
 	}
-	cur, err := compat.Load(*manifestPath)
+	cur, err := build(input.LoadFile(*manifestPath))
 	if err != nil {
 		printErr(stderr, err)
 		return exitBad
 	}
-	prev, err := compat.LoadPrevious(*manifestPath, *against)
+	prev, err := build(input.LoadPrevious(*manifestPath, *against))
 	if err != nil {
-		if errors.Is(err, compat.ErrPrevious) {
+		if errors.Is(err, input.ErrPrevious) {
 			fmt.Fprintf(stderr, "acemq-gen compat: %v\n", err) // it says "the previous version: ..."
 		} else {
 			fmt.Fprintf(stderr, "acemq-gen compat: the previous version (%s): %v\n", *against, err)
@@ -76,6 +78,15 @@ func runCompat(args []string, stdout, stderr io.Writer) int {
 		return exitIncompatible
 	}
 	return exitOK
+}
+
+// build is the model of what internal/gen/input read (the only stage that
+// reads files: compat compares what it is given).
+func build(s *input.Set, err error) (*model.Model, error) {
+	if err != nil {
+		return nil, err
+	}
+	return compat.Build(s)
 }
 
 // count is "1 change breaks readers (in 1 message)" or "3 changes break

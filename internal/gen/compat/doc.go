@@ -21,4 +21,8 @@
 // by santhosh-tekuri/jsonschema, as the runtime compiles them, and the
 // checker walks the compiled schemas, so $ref, $defs, allOf and the drafts'
 // spellings are resolved once, by the validator itself.
+//
+// It does no I/O: both versions are read by internal/gen/input
+// (input.LoadFile, input.LoadPrevious), Build makes each a model, and
+// Compare is given the two models, schema texts included.
 package compat

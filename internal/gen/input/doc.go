@@ -4,7 +4,11 @@
 // The stages after it (manifest.Parse on the manifest's bytes, model.Build,
 // schema.Build, compat, export) read only from that fs.FS, so they do no
 // I/O: a test gives them an fstest.MapFS, and a file is read once however
-// many stages look at it.
+// many stages look at it. It is the only package of the generator that
+// does I/O (TestOnlyInputDoesIO in package generator holds the others to
+// it): acemq-gen compat's previous version is read here too (LoadPrevious:
+// a directory, a manifest file, or git:REF from git into memory), and
+// compat compares what it is given.
 //
 // Names in these file systems are slash-separated, as io/fs has them.
 // The machine's file system (OS) is rooted at "/", so the absolute path

@@ -21,7 +21,9 @@ func Build(inputs []Input, reserved []string, opts ...Option) (*Universe, error)
 	for _, o := range opts {
 		o(b)
 	}
-	inputs = b.onDisk(inputs)
+	if b.fsys == nil {
+		b.fsys = input.Memory(nil)
+	}
 	// Roots first: each gets exactly its GoName, before any nested type
 	// can take it.
 	for _, in := range inputs {
@@ -89,27 +91,11 @@ func WithNames(r *names.Rules) Option {
 }
 
 // WithFS makes Build read the files that $refs name from fsys, each
-// Input.Dir being a directory name in it (see internal/gen/input); Build then
-// does no I/O. Without it, Input.Dir is a directory of the machine's file
-// system.
+// Input.Dir being a directory name in it (see internal/gen/input). Without
+// it there are no files: a $ref names another input (by $id) or nothing.
+// Build does no I/O either way; internal/gen/input is the stage that reads.
 func WithFS(fsys fs.FS) Option {
 	return func(b *builder) { b.fsys = fsys }
-}
-
-// onDisk, without WithFS, reads from the machine's file system: each
-// input's Dir becomes its name there.
-func (b *builder) onDisk(inputs []Input) []Input {
-	if b.fsys != nil {
-		return inputs
-	}
-	b.fsys = input.OS()
-	inputs = slices.Clone(inputs)
-	for i := range inputs {
-		if name, err := input.Name(inputs[i].Dir); err == nil {
-			inputs[i].Dir = name
-		}
-	}
-	return inputs
 }
 
 // builder holds the state shared by every input: the package-level names

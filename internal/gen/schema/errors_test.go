@@ -1,10 +1,9 @@
 package schema_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/acemq/acemq-go/internal/gen/schema"
 )
@@ -116,12 +115,9 @@ func TestBrokenSchemaMessages(t *testing.T) {
 
 // A document a $ref reaches is checked too, and reported at its own path.
 func TestBrokenReferencedSchema(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "money.json"), []byte(`{"type":"object","properties":{"cents":{"type":"integer","minimum":"0"}}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err := schema.Build([]schema.Input{{Message: "Refund", GoName: "Refund", Path: "schemas/refund.json", Dir: dir, Format: schema.JSONSchema,
-		Data: []byte(`{"type":"object","properties":{"amount":{"$ref":"money.json"}}}`)}}, nil)
+	files := fstest.MapFS{"schemas/money.json": {Data: []byte(`{"type":"object","properties":{"cents":{"type":"integer","minimum":"0"}}}`)}}
+	_, err := schema.Build([]schema.Input{{Message: "Refund", GoName: "Refund", Path: "schemas/refund.json", Dir: "schemas", Format: schema.JSONSchema,
+		Data: []byte(`{"type":"object","properties":{"amount":{"$ref":"money.json"}}}`)}}, nil, schema.WithFS(files))
 	var lines []string
 	for _, e := range errorsOf(t, err) {
 		lines = append(lines, e.Error())

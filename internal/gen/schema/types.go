@@ -26,7 +26,7 @@ type Input struct {
 	Message string // manifest message name, e.g. "OrderPlaced" (for errors)
 	GoName  string // Go name of the root type, settled by the model; the root type gets exactly this name
 	Path    string // schema file path as written in the manifest (for errors)
-	Dir     string // directory holding the file, relative $refs resolve against it: a name in WithFS's fs.FS, else an operating system path
+	Dir     string // directory holding the file, relative $refs resolve against it: a name in WithFS's fs.FS
 	Data    []byte // file contents
 	Format  Format
 	// FieldNames are Go names of fields settled by the manifest, by the

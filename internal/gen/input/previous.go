@@ -1,4 +1,4 @@
-package compat
+package input
 
 import (
 	"bufio"
@@ -6,57 +6,25 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"github.com/acemq/acemq-go/internal/gen/input"
-	"github.com/acemq/acemq-go/internal/gen/model"
 )
 
 // ErrPrevious marks an error about the previous version: not found, not
 // readable, or a git failure.
 var ErrPrevious = errors.New("the previous version")
 
-// Load builds the model of the manifest at path, as acemq-gen does.
-func Load(path string) (*model.Model, error) {
-	return loadFile(path, path)
-}
-
-// loadFile builds the model of the manifest file at the operating system
-// path file; errors call it name.
-func loadFile(name, file string) (*model.Model, error) {
-	n, err := input.Name(file)
-	if err != nil {
-		return nil, err
-	}
-	return load(input.OS(), n, name)
-}
-
-// load builds the model of the manifest named file in src; errors call it
-// name. The manifest and its schema files are read once, by
-// internal/gen/input.
-func load(src fs.FS, file, name string) (*model.Model, error) {
-	s, err := input.Load(src, file, name)
-	if err != nil {
-		return nil, err
-	}
-	if s.ParseErr != nil {
-		return nil, s.ParseErr
-	}
-	return model.Build(s.Manifest, s.FS, s.Dir)
-}
-
-// LoadPrevious builds the model of the previous version of the manifest at
-// manifestPath. against is a directory holding the previous manifest
-// (under the same file name) and its schemas, a manifest file, or
-// git:REF: the manifest and the schema files of its directory as commit
-// REF has them.
-func LoadPrevious(manifestPath, against string) (*model.Model, error) {
+// LoadPrevious reads the previous version of the manifest at manifestPath
+// (acemq-gen compat --against), as Load reads a manifest: against is a
+// directory holding the previous manifest (under the same file name) and
+// its schemas, a manifest file, or git:REF: the manifest and the schema
+// files of its directory as commit REF has them, read from git into
+// memory.
+func LoadPrevious(manifestPath, against string) (*Set, error) {
 	if ref, ok := strings.CutPrefix(against, "git:"); ok {
 		return loadGit(manifestPath, ref)
 	}
@@ -71,13 +39,13 @@ func LoadPrevious(manifestPath, against string) (*model.Model, error) {
 			return nil, fmt.Errorf("%w: %s has no %s: %w", ErrPrevious, against, filepath.Base(manifestPath), err)
 		}
 	}
-	return loadFile(file, file)
+	return LoadFile(file)
 }
 
 // loadGit reads the manifest and the schema files (.avsc, .json) of its
-// directory, as commit ref has them, into memory, and builds the model
+// directory, as commit ref has them, into memory, and loads the manifest
 // from there (see commitFS); errors name them git:REF:path.
-func loadGit(manifestPath, ref string) (*model.Model, error) {
+func loadGit(manifestPath, ref string) (*Set, error) {
 	if ref == "" || strings.HasPrefix(ref, "-") {
 		return nil, fmt.Errorf("%w: git:%s is not a commit: write git:REF, e.g. git:HEAD~1 or git:origin/main", ErrPrevious, ref)
 	}
@@ -110,7 +78,7 @@ func loadGit(manifestPath, ref string) (*model.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPrevious, err)
 	}
-	return load(fsys, input.Join(fsys.top, man), "git:"+ref+":"+man)
+	return Load(fsys, Join(fsys.top, man), "git:"+ref+":"+man)
 }
 
 // relDir is dir relative to the repository's top, with slashes ("." for

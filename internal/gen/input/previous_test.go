@@ -1,4 +1,4 @@
-package compat
+package input_test
 
 import (
 	"os"
@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/acemq/acemq-go/internal/gen/compat"
+	"github.com/acemq/acemq-go/internal/gen/input"
 )
 
 // --against git:REF reads the commit's version of every file of the
@@ -30,14 +33,22 @@ func TestLoadPreviousGitReadsTheCommit(t *testing.T) {
 		}
 	}
 	write(t, schema, `{"type": "object", "properties": {"v2": {"type": "string"}}}`)
-	prev, err := LoadPrevious(manifest, "git:HEAD")
+	prevSet, err := input.LoadPrevious(manifest, "git:HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev, err := compat.Build(prevSet)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if text := prev.Messages[0].SchemaText; !strings.Contains(text, `"v1"`) {
 		t.Errorf("the previous schema is the working tree's:\n%s", text)
 	}
-	cur, err := Load(manifest)
+	curSet, err := input.LoadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := compat.Build(curSet)
 	if err != nil {
 		t.Fatal(err)
 	}
