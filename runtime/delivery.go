@@ -51,8 +51,8 @@ func (dv *delivery) process() {
 	if dv.d.Redelivered && dv.lookup == nil {
 		// It may be a message that kills the process: what is settled is
 		// acked before it runs, so that a crash it causes does not count
-		// as a redelivery of the others (acks.go).
-		dv.cs.flushAcks(dv.s, flushAll)
+		// as a redelivery of the others (ackbatch.go).
+		dv.s.flushAcks(flushAll)
 	}
 	if dv.lookup == nil && dv.poisoned() {
 		return
@@ -180,9 +180,9 @@ func (cs *Consumer) route(typ string) (Route, bool) {
 }
 
 // settle acks dv once its copy (if any) is safe, in the session's next
-// batch of acks (acks.go).
+// batch of acks (ackbatch.go).
 func (dv *delivery) settle() {
-	dv.cs.ack(dv.s, dv.d.DeliveryTag, dv.d.Redelivered)
+	dv.s.ack(dv.d.DeliveryTag, dv.d.Redelivered)
 }
 
 // nack puts dv back on its queue (a quorum queue counts it as a delivery),

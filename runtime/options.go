@@ -141,9 +141,9 @@ type consumeConfig struct {
 	bodyInLogs       int
 	maxBody          int
 	setAside         setAsideTiming
-	registryWaits    registryWaits // zero: the defaults (registry_hold.go); tests set it (export_test.go)
+	registryWaits    registryWaits // zero: the defaults (hold.go); tests set it (export_test.go)
 	redeliveryLimit  int
-	ackDelay         time.Duration // zero: ackDelay (acks.go); tests set it (export_test.go)
+	ackDelay         time.Duration // zero: ackDelay (ackbatch.go); tests set it (export_test.go)
 	// copyGate, when set (tests: export_test.go), holds every set-aside copy's outcome
 	// until it is closed, as if the broker's confirm were late.
 	copyGate <-chan struct{}

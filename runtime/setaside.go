@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -37,82 +36,6 @@ const (
 // setAsideTiming is the backoff and the bound above, per consumer, so that
 // tests can shorten them.
 type setAsideTiming struct{ backoff, backoffMax, hold time.Duration }
-
-// retry spends the next attempt, or gives up.
-func (dv *delivery) retry(why string) {
-	if dv.discarded() {
-		return
-	}
-	cs, p, env := dv.cs, dv.cs.policy, dv.env
-	if age := p.GiveUpAge(); age > 0 && !env.FirstSeen.IsZero() && time.Since(env.FirstSeen) > age {
-		dv.deadLetter(fmt.Sprintf("gave up after %d attempts (older than %s): %s", env.Attempt, age, why), outcomeGaveUp)
-		return
-	}
-	if env.Attempt >= p.Attempts() {
-		dv.deadLetter(fmt.Sprintf("gave up after %d attempts: %s", env.Attempt, why), outcomeDeadLettered)
-		return
-	}
-	if cs.requeue {
-		dv.requeue(why)
-		return
-	}
-	delay := p.Delay(env.Attempt)
-	switch {
-	case p.InBroker(delay):
-		// Without its rung the retry waits in memory, but never longer
-		// than the cap: a delivery held past the broker's consumer
-		// timeout (30m) closes the channel.
-		dv.toRung(why, delay, false, min(delay, MaxMemoryThreshold))
-	case dv.s.reserveHold(dv.d.DeliveryTag, cs.cfg.holdBudget) || !p.spills(delay):
-		// Held in a budget slot; or past the budget under a policy
-		// that never uses the broker, in a handler's slot.
-		dv.waitInMemory(why, p.jittered(delay))
-	default:
-		// The hold budget is full: spill the wait to the broker rather
-		// than keep one of the handlers' slots (docs/performance.md, R1).
-		dv.toRung(why, spillRung(delay), true, p.jittered(delay))
-	}
-}
-
-// requeue nacks dv back to its queue for its next attempt
-// (requeue_on_failure), counting the requeue where the broker does not.
-func (dv *delivery) requeue(why string) {
-	dv.cs.requeues.add(requeueKey(dv.d, dv.env))
-	if dv.nack("acemq: requeue failed") {
-		dv.retried(why, "requeue", 0)
-	}
-}
-
-// waitInMemory holds dv's next attempt in memory for delay: a copy
-// published to the queue when the timer fires, dv acked once it is
-// confirmed.
-func (dv *delivery) waitInMemory(why string, delay time.Duration) {
-	dv.retried(why, "memory", delay)
-	dv.cs.hold(dv.copyFor(dv.cs.queue, dv.env.Attempt+1, why, ""), delay)
-}
-
-// toRung sends dv's next attempt to the rung for delay, and acks dv once
-// the broker has confirmed the copy; the worker does not wait for that
-// (docs/performance.md, R1). When the rung is missing the retry waits in
-// memory for fallback instead. spilled is a wait below the threshold sent
-// to the broker because the hold budget is full.
-func (dv *delivery) toRung(why string, delay time.Duration, spilled bool, fallback time.Duration) {
-	cs := dv.cs
-	rung := RungQueue(cs.queue, delay)
-	h := dv.copyFor(rung, dv.env.Attempt+1, why, "")
-	h.done = func() {
-		if spilled {
-			cs.c.metrics.add(cs.c.metrics.retrySpilled, cs.queue)
-		}
-		dv.retried(why, "broker", delay)
-	}
-	h.unroutable = func() {
-		cs.c.metrics.add(cs.c.metrics.rungMissing, cs.queue)
-		cs.log.Warn("acemq: rung queue missing; waiting in memory instead (declare the topology)", "rung", rung)
-		dv.waitInMemory(why, fallback)
-	}
-	cs.publishHeld(dv.ctx, h)
-}
 
 func (dv *delivery) deadLetter(why string, o outcome) {
 	dv.moveTo(DeadLetterQueue(dv.cs.queue), why, o)
@@ -272,66 +195,6 @@ func copyOf(d amqp.Delivery, attempt int, why, from string) amqp.Publishing {
 	}
 }
 
-// heldRetry is a delivery kept unsettled while its copy waits on a timer:
-// a retry waiting in memory for its delay (failures 0), or a copy that
-// could not be published, tried again after a backoff. It keeps its
-// prefetch slot; the worker that handled it is free.
-type heldRetry struct {
-	dv     *delivery       // the delivery it holds
-	target string          // the queue the copy goes to
-	msg    amqp.Publishing // the copy
-	done   func()          // counts the outcome once the copy is confirmed; may be nil
-	// unroutable, when set, takes a copy that no queue took (a missing
-	// rung) instead of trying it again.
-	unroutable func()
-	trace      trace.SpanContext // the process span that decided the copy
-	failures   int               // publishes of the copy that failed so far
-	since      time.Time         // when the consumer took d, once a copy failed
-	timer      *time.Timer
-	once       sync.Once
-}
-
-// claim makes sure a held retry is settled once, by the timer, Close or
-// the loss of its session.
-func (h *heldRetry) claim() bool {
-	won := false
-	h.once.Do(func() { won = true })
-	return won
-}
-
-// hold publishes h's copy after delay, or at once when the consumer is
-// closing (rule 4: no count is lost).
-func (cs *Consumer) hold(h *heldRetry, delay time.Duration) {
-	cs.mu.Lock()
-	if h.dv.s.dead.Load() {
-		// The session died while the handler ran: dropHeld has been, so
-		// nothing would drop this one. The broker redelivers the message.
-		cs.mu.Unlock()
-		return
-	}
-	if cs.closing {
-		cs.mu.Unlock()
-		cs.release(context.Background(), h)
-		return
-	}
-	cs.held[h] = struct{}{}
-	cs.releasing.Add(1)
-	h.timer = time.AfterFunc(delay, func() {
-		defer cs.releasing.Done()
-		if h.claim() {
-			cs.forgetHeld(h)
-			cs.publishHeld(context.Background(), h)
-		}
-	})
-	cs.mu.Unlock()
-}
-
-func (cs *Consumer) release(ctx context.Context, h *heldRetry) {
-	if h.claim() {
-		cs.publishHeld(ctx, h)
-	}
-}
-
 // publishHeld sends h's copy and acks the original once the broker has
 // confirmed it (h.done counted first), without waiting for that: a worker
 // that set a message aside is free for the next one while the copy is
@@ -361,78 +224,6 @@ func (cs *Consumer) publishHeld(ctx context.Context, h *heldRetry) {
 			cs.setAsideFailed(h, err)
 		}
 	})
-}
-
-func (cs *Consumer) forgetHeld(h *heldRetry) {
-	cs.mu.Lock()
-	delete(cs.held, h)
-	cs.mu.Unlock()
-}
-
-func (cs *Consumer) takeHeld(match func(*heldRetry) bool) []*heldRetry {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	var out []*heldRetry
-	for h := range cs.held {
-		if match(h) {
-			out = append(out, h)
-			delete(cs.held, h)
-		}
-	}
-	return out
-}
-
-// flushHeld republishes every held retry now, attempt advanced (rule 4),
-// within ctx. Once ctx has ended they are left unsettled instead: the
-// broker redelivers them when the channel closes.
-func (cs *Consumer) flushHeld(ctx context.Context) {
-	var wg sync.WaitGroup
-	for _, h := range cs.takeHeld(func(*heldRetry) bool { return true }) {
-		if h.timer.Stop() {
-			cs.releasing.Done()
-		}
-		if ctx.Err() != nil {
-			h.claim()
-			continue
-		}
-		wg.Add(1)
-		go func() { defer wg.Done(); cs.release(ctx, h) }()
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-	}
-}
-
-// dropHeld forgets the held retries of a dead session: their deliveries
-// can no longer be acked, and the broker redelivers them.
-func (cs *Consumer) dropHeld(s *session) {
-	for _, h := range cs.takeHeld(func(h *heldRetry) bool { return h.dv.s == s }) {
-		if h.timer.Stop() {
-			cs.releasing.Done()
-		}
-		h.claim()
-	}
-}
-
-// waitReleases waits, bounded by ctx, for held retries whose timer had
-// already fired and that are being republished, then for every copy
-// written and not settled yet (sendCopy). It returns an error wrapping
-// ctx's when ctx ended first.
-func (cs *Consumer) waitReleases(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() { cs.releasing.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return fmt.Errorf("republishing held retries: %w", ctx.Err())
-	}
-	if n := cs.copies.wait(ctx); n > 0 {
-		return fmt.Errorf("copies still waiting for their confirm: %d: %w", n, ctx.Err())
-	}
-	return nil
 }
 
 // copyCount counts copies written whose outcome has not been carried out

@@ -1,9 +1,154 @@
 package runtime
 
 import (
+	"context"
+	"fmt"
 	"sync"
 	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+	"go.opentelemetry.io/otel/trace"
 )
+
+// A held delivery is kept unsettled with its worker free (it keeps its
+// prefetch slot): a copy waiting on a timer (a retry waiting in memory, a
+// copy tried again after it failed), or a delivery waiting for the schema
+// registry. Each is settled once (claim): by its timer, by Close (a held
+// retry is republished at once, attempt advanced; a held lookup is nacked
+// back), or dropped with its session when that dies (the broker
+// redelivers it).
+
+// heldRetry is a delivery kept unsettled while its copy waits on a timer:
+// a retry waiting in memory for its delay (failures 0), or a copy that
+// could not be published, tried again after a backoff. It keeps its
+// prefetch slot; the worker that handled it is free.
+type heldRetry struct {
+	dv     *delivery       // the delivery it holds
+	target string          // the queue the copy goes to
+	msg    amqp.Publishing // the copy
+	done   func()          // counts the outcome once the copy is confirmed; may be nil
+	// unroutable, when set, takes a copy that no queue took (a missing
+	// rung) instead of trying it again.
+	unroutable func()
+	trace      trace.SpanContext // the process span that decided the copy
+	failures   int               // publishes of the copy that failed so far
+	since      time.Time         // when the consumer took d, once a copy failed
+	timer      *time.Timer
+	once       sync.Once
+}
+
+// claim makes sure a held retry is settled once, by the timer, Close or
+// the loss of its session.
+func (h *heldRetry) claim() bool {
+	won := false
+	h.once.Do(func() { won = true })
+	return won
+}
+
+// hold publishes h's copy after delay, or at once when the consumer is
+// closing (rule 4: no count is lost).
+func (cs *Consumer) hold(h *heldRetry, delay time.Duration) {
+	cs.mu.Lock()
+	if h.dv.s.dead.Load() {
+		// The session died while the handler ran: dropHeld has been, so
+		// nothing would drop this one. The broker redelivers the message.
+		cs.mu.Unlock()
+		return
+	}
+	if cs.closing {
+		cs.mu.Unlock()
+		cs.release(context.Background(), h)
+		return
+	}
+	cs.held[h] = struct{}{}
+	cs.releasing.Add(1)
+	h.timer = time.AfterFunc(delay, func() {
+		defer cs.releasing.Done()
+		if h.claim() {
+			cs.forgetHeld(h)
+			cs.publishHeld(context.Background(), h)
+		}
+	})
+	cs.mu.Unlock()
+}
+
+func (cs *Consumer) release(ctx context.Context, h *heldRetry) {
+	if h.claim() {
+		cs.publishHeld(ctx, h)
+	}
+}
+
+func (cs *Consumer) forgetHeld(h *heldRetry) {
+	cs.mu.Lock()
+	delete(cs.held, h)
+	cs.mu.Unlock()
+}
+
+func (cs *Consumer) takeHeld(match func(*heldRetry) bool) []*heldRetry {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	var out []*heldRetry
+	for h := range cs.held {
+		if match(h) {
+			out = append(out, h)
+			delete(cs.held, h)
+		}
+	}
+	return out
+}
+
+// flushHeld republishes every held retry now, attempt advanced (rule 4),
+// within ctx. Once ctx has ended they are left unsettled instead: the
+// broker redelivers them when the channel closes.
+func (cs *Consumer) flushHeld(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, h := range cs.takeHeld(func(*heldRetry) bool { return true }) {
+		if h.timer.Stop() {
+			cs.releasing.Done()
+		}
+		if ctx.Err() != nil {
+			h.claim()
+			continue
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); cs.release(ctx, h) }()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
+// dropHeld forgets the held retries of a dead session: their deliveries
+// can no longer be acked, and the broker redelivers them.
+func (cs *Consumer) dropHeld(s *session) {
+	for _, h := range cs.takeHeld(func(h *heldRetry) bool { return h.dv.s == s }) {
+		if h.timer.Stop() {
+			cs.releasing.Done()
+		}
+		h.claim()
+	}
+}
+
+// waitReleases waits, bounded by ctx, for held retries whose timer had
+// already fired and that are being republished, then for every copy
+// written and not settled yet (sendCopy). It returns an error wrapping
+// ctx's when ctx ended first.
+func (cs *Consumer) waitReleases(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { cs.releasing.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return fmt.Errorf("republishing held retries: %w", ctx.Err())
+	}
+	if n := cs.copies.wait(ctx); n > 0 {
+		return fmt.Errorf("copies still waiting for their confirm: %d: %w", n, ctx.Err())
+	}
+	return nil
+}
 
 // How a delivery whose writer schema could not be looked up (the registry
 // did not answer) is held: decoded again after registryWaitMin, doubling to

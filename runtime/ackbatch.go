@@ -68,14 +68,14 @@ func ackBatchSize(prefetch int) int {
 // ack acks the settled tag, now or in the session's next batch; a
 // redelivered one at once (with the batch), so that a delivery that has
 // shared crashes already is not counted in one more.
-func (cs *Consumer) ack(s *session, tag uint64, redelivered bool) {
+func (s *session) ack(tag uint64, redelivered bool) {
 	s.mu.Lock()
 	delete(s.taken, tag)
 	delete(s.budgeted, tag) // as settled does
 	s.acks.ready = append(s.acks.ready, tag)
 	full := len(s.acks.ready) >= s.acks.size || redelivered
 	if !full {
-		cs.armAcks(s)
+		s.armAcks()
 	}
 	s.mu.Unlock()
 	if full {
@@ -83,28 +83,28 @@ func (cs *Consumer) ack(s *session, tag uint64, redelivered bool) {
 		if redelivered {
 			mode = flushAll
 		}
-		cs.flushAcks(s, mode)
+		s.flushAcks(mode)
 	}
 }
 
 // armAcks starts the batch's timer unless it is running; s.mu is held.
-func (cs *Consumer) armAcks(s *session) {
+func (s *session) armAcks() {
 	if s.acks.armed {
 		return
 	}
 	s.acks.armed = true
 	if s.acks.timer == nil {
-		s.acks.timer = time.AfterFunc(s.acks.delay, func() { cs.ackTimer(s) })
+		s.acks.timer = time.AfterFunc(s.acks.delay, s.ackTimer)
 	} else {
 		s.acks.timer.Reset(s.acks.delay)
 	}
 }
 
-func (cs *Consumer) ackTimer(s *session) {
+func (s *session) ackTimer() {
 	s.mu.Lock()
 	s.acks.armed = false
 	s.mu.Unlock()
-	cs.flushAcks(s, flushTimer)
+	s.flushAcks(flushTimer)
 }
 
 // How a flush treats settled tags above the lowest unsettled one, which
@@ -133,7 +133,7 @@ const ackStuck = 50 * time.Millisecond
 // flushAcks sends the session's ready acks: one multiple ack for those
 // below the lowest unsettled tag, and, as mode says, each of the others on
 // its own.
-func (cs *Consumer) flushAcks(s *session, mode flushMode) {
+func (s *session) flushAcks(mode flushMode) {
 	s.acks.wire.Lock()
 	defer s.acks.wire.Unlock()
 	s.mu.Lock()
@@ -172,19 +172,19 @@ func (cs *Consumer) flushAcks(s *session, mode flushMode) {
 		s.acks.restSince = time.Time{}
 	default:
 		// They wait for the tag below them: look again later.
-		cs.armAcks(s)
+		s.armAcks()
 	}
 	s.acks.ready = rest
 	s.mu.Unlock()
 	if below > 0 {
 		if err := s.ch.Ack(upTo, below > 1); err != nil {
-			cs.log.Warn("acemq: ack failed; the broker will redeliver", "err", err, "delivery_tag", upTo, "acks", below)
+			s.log.Warn("acemq: ack failed; the broker will redeliver", "err", err, "delivery_tag", upTo, "acks", below)
 			return
 		}
 	}
 	for _, tag := range each {
 		if err := s.ch.Ack(tag, false); err != nil {
-			cs.log.Warn("acemq: ack failed; the broker will redeliver", "err", err, "delivery_tag", tag)
+			s.log.Warn("acemq: ack failed; the broker will redeliver", "err", err, "delivery_tag", tag)
 			return
 		}
 	}

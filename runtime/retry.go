@@ -1,0 +1,87 @@
+package runtime
+
+import (
+	"fmt"
+	"time"
+)
+
+// A retry spends the delivery's next attempt as its policy says: the copy
+// waits in memory (a held retry, hold.go) or in the broker (a rung queue),
+// or the delivery is requeued (requeue_on_failure); with no attempt left
+// the delivery is dead-lettered (setaside.go).
+
+// retry spends the next attempt, or gives up.
+func (dv *delivery) retry(why string) {
+	if dv.discarded() {
+		return
+	}
+	cs, p, env := dv.cs, dv.cs.policy, dv.env
+	if age := p.GiveUpAge(); age > 0 && !env.FirstSeen.IsZero() && time.Since(env.FirstSeen) > age {
+		dv.deadLetter(fmt.Sprintf("gave up after %d attempts (older than %s): %s", env.Attempt, age, why), outcomeGaveUp)
+		return
+	}
+	if env.Attempt >= p.Attempts() {
+		dv.deadLetter(fmt.Sprintf("gave up after %d attempts: %s", env.Attempt, why), outcomeDeadLettered)
+		return
+	}
+	if cs.requeue {
+		dv.requeue(why)
+		return
+	}
+	delay := p.Delay(env.Attempt)
+	switch {
+	case p.InBroker(delay):
+		// Without its rung the retry waits in memory, but never longer
+		// than the cap: a delivery held past the broker's consumer
+		// timeout (30m) closes the channel.
+		dv.toRung(why, delay, false, min(delay, MaxMemoryThreshold))
+	case dv.s.reserveHold(dv.d.DeliveryTag, cs.cfg.holdBudget) || !p.spills(delay):
+		// Held in a budget slot; or past the budget under a policy
+		// that never uses the broker, in a handler's slot.
+		dv.waitInMemory(why, p.jittered(delay))
+	default:
+		// The hold budget is full: spill the wait to the broker rather
+		// than keep one of the handlers' slots (docs/performance.md, R1).
+		dv.toRung(why, spillRung(delay), true, p.jittered(delay))
+	}
+}
+
+// requeue nacks dv back to its queue for its next attempt
+// (requeue_on_failure), counting the requeue where the broker does not.
+func (dv *delivery) requeue(why string) {
+	dv.cs.requeues.add(requeueKey(dv.d, dv.env))
+	if dv.nack("acemq: requeue failed") {
+		dv.retried(why, "requeue", 0)
+	}
+}
+
+// waitInMemory holds dv's next attempt in memory for delay: a copy
+// published to the queue when the timer fires, dv acked once it is
+// confirmed.
+func (dv *delivery) waitInMemory(why string, delay time.Duration) {
+	dv.retried(why, "memory", delay)
+	dv.cs.hold(dv.copyFor(dv.cs.queue, dv.env.Attempt+1, why, ""), delay)
+}
+
+// toRung sends dv's next attempt to the rung for delay, and acks dv once
+// the broker has confirmed the copy; the worker does not wait for that
+// (docs/performance.md, R1). When the rung is missing the retry waits in
+// memory for fallback instead. spilled is a wait below the threshold sent
+// to the broker because the hold budget is full.
+func (dv *delivery) toRung(why string, delay time.Duration, spilled bool, fallback time.Duration) {
+	cs := dv.cs
+	rung := RungQueue(cs.queue, delay)
+	h := dv.copyFor(rung, dv.env.Attempt+1, why, "")
+	h.done = func() {
+		if spilled {
+			cs.c.metrics.add(cs.c.metrics.retrySpilled, cs.queue)
+		}
+		dv.retried(why, "broker", delay)
+	}
+	h.unroutable = func() {
+		cs.c.metrics.add(cs.c.metrics.rungMissing, cs.queue)
+		cs.log.Warn("acemq: rung queue missing; waiting in memory instead (declare the topology)", "rung", rung)
+		dv.waitInMemory(why, fallback)
+	}
+	cs.publishHeld(dv.ctx, h)
+}

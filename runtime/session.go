@@ -1,0 +1,293 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// session is one subscription on one channel. Its deliveries can only be
+// settled on that channel.
+type session struct {
+	ch         *amqp.Channel
+	conn       *amqp.Connection
+	tag        string
+	deliveries <-chan amqp.Delivery
+	// closed is closed by amqp091-go when the channel closes.
+	closed <-chan *amqp.Error
+	// dead is set (under Consumer.mu) the moment the session is known to
+	// have died: nothing it handles is set aside or settled any more, and
+	// its held retries are dropped (the broker redelivers them).
+	dead atomic.Bool
+
+	mu sync.Mutex
+	// taken is when the consumer took each unsettled delivery: a copy that
+	// cannot be published holds its delivery only inside the broker's
+	// consumer timeout. Its lowest tag bounds a multiple ack (ackbatch.go).
+	taken map[uint64]time.Time
+	// budgeted are the deliveries held in memory in the hold budget's
+	// slots rather than the handlers' (WithHoldBudget).
+	budgeted map[uint64]struct{}
+	acks     ackBatch
+	log      *slog.Logger // the consumer's
+}
+
+// take records that the consumer took the delivery tag now.
+func (s *session) take(tag uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.taken == nil {
+		s.taken = map[uint64]time.Time{}
+	}
+	s.taken[tag] = time.Now()
+}
+
+// takenAt is when the consumer took the delivery tag (now if unknown).
+func (s *session) takenAt(tag uint64) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t, ok := s.taken[tag]; ok {
+		return t
+	}
+	return time.Now()
+}
+
+// settled forgets the delivery tag: acked or nacked. Its budget slot, if
+// it held one, is free again.
+func (s *session) settled(tag uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.taken, tag)
+	delete(s.budgeted, tag)
+}
+
+// reserveHold moves the delivery tag into one of the hold budget's slots,
+// reporting false when all budget of them are taken.
+func (s *session) reserveHold(tag uint64, budget int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.budgeted) >= budget {
+		return false
+	}
+	if s.budgeted == nil {
+		s.budgeted = map[uint64]struct{}{}
+	}
+	s.budgeted[tag] = struct{}{}
+	return true
+}
+
+func (cs *Consumer) subscribe(ctx context.Context) (*session, error) {
+	ch, conn, err := cs.c.channelOn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("consume %q: %w", cs.queue, err)
+	}
+	if err := ch.Qos(cs.cfg.prefetch+cs.cfg.holdBudget, 0, false); err != nil {
+		ch.Close()
+		return nil, fmt.Errorf("consume %q: prefetch: %w", cs.queue, err)
+	}
+	if !cs.cfg.noDeclare {
+		for _, q := range []string{DeadLetterQueue(cs.queue), ParkedQueue(cs.queue)} {
+			_, err := ch.QueueDeclare(q, true, false, false, false, nil)
+			if err == nil {
+				continue
+			}
+			ch.Close()
+			if !setAsideQueueThere(err) {
+				return nil, fmt.Errorf("consume %q: %w", cs.queue, declareError("queue", q, err))
+			}
+			// q exists but is down (a classic queue whose cluster node is
+			// stopped) or declared otherwise (an operator's quorum q.dlq):
+			// subscribe anyway; a copy it cannot take is held and tried
+			// again until it can.
+			cs.log.Warn("acemq: could not declare a set-aside queue; consuming anyway (copies into it are held until it takes them)", "set_aside_queue", q, "err", err)
+			if ch, conn, err = cs.c.channelOn(ctx); err != nil {
+				return nil, fmt.Errorf("consume %q: %w", cs.queue, err)
+			}
+			if err := ch.Qos(cs.cfg.prefetch+cs.cfg.holdBudget, 0, false); err != nil {
+				ch.Close()
+				return nil, fmt.Errorf("consume %q: prefetch: %w", cs.queue, err)
+			}
+		}
+	}
+	tag := "acemq-" + cs.queue + "-" + newID()[24:]
+	deliveries, err := ch.Consume(cs.queue, tag, false, false, false, false, nil)
+	if err != nil {
+		ch.Close()
+		if isNotFound(err) {
+			err = fmt.Errorf("%w: %w (declare the topology first)", ErrQueueNotFound, err)
+		}
+		return nil, fmt.Errorf("consume %q: %w", cs.queue, err)
+	}
+	return &session{ch: ch, conn: conn, tag: tag, deliveries: deliveries,
+		closed: ch.NotifyClose(make(chan *amqp.Error, 1)), acks: newAckBatch(cs.cfg), log: cs.log}, nil
+}
+
+// setAsideQueueThere reports a declare of q.dlq or q.parked that failed
+// although the queue exists: its process is down (404 on a queue whose
+// node is stopped) or it was declared with other arguments (406).
+func setAsideQueueThere(err error) bool {
+	var ae *amqp.Error
+	if !errors.As(err, &ae) {
+		return false
+	}
+	return ae.Code == amqp.PreconditionFailed ||
+		ae.Code == amqp.NotFound && (strings.Contains(ae.Reason, "stopped") || strings.Contains(ae.Reason, "down"))
+}
+
+// run serves sessions until Close, resubscribing after a lost channel.
+func (cs *Consumer) run(s *session) {
+	defer close(cs.stopped)
+	for {
+		cs.serve(s)
+		if cs.isClosing() {
+			return
+		}
+		// The subscription ended under us (connection lost, or the broker
+		// cancelled it: queue deleted, node failover). The session is dead:
+		// its held retries are dropped and its channel closed, so the
+		// broker redelivers their messages instead of stranding them. Its
+		// handlers still running finish in the background; what they
+		// decide is discarded. The next session starts at once. Acks
+		// already decided go out first if the channel is still open (a
+		// subscription the broker cancelled).
+		if !s.ch.IsClosed() {
+			s.flushAcks(flushAll)
+		}
+		cs.sessionDied(s)
+		cs.closeChannel(s)
+		cs.log.Warn("acemq: consumer lost its channel; resubscribing")
+		cs.stats.resubscribing(errLostChannel)
+		if s = cs.resubscribe(); s == nil {
+			return
+		}
+		cs.stats.resubscribed()
+	}
+}
+
+// serve hands the session's deliveries to the workers until the
+// subscription ends. It does not wait for the handlers: those of a dead
+// session must not hold up the next one.
+func (cs *Consumer) serve(s *session) {
+	// Buffered to the prefetch (the most the broker sends unacked): a busy
+	// worker takes the next delivery without this loop and the worker
+	// waking each other for every message.
+	work := make(chan amqp.Delivery, cs.cfg.prefetch)
+	for range cs.cfg.concurrency {
+		go func() {
+			for d := range work {
+				if cs.isClosing() || s.dead.Load() {
+					// Not started: it returns to the queue when the channel closes.
+					cs.handlers.Done()
+					continue
+				}
+				cs.slots <- struct{}{}
+				cs.handle(s, d)
+				<-cs.slots
+				cs.handlers.Done()
+			}
+		}()
+	}
+	defer close(work)
+	// The moment the channel closes the session is dead, even while every
+	// worker is busy and the loop below waits for one.
+	watched := make(chan struct{})
+	defer close(watched)
+	go func() {
+		select {
+		case <-s.closed:
+			cs.sessionDied(s)
+		case <-watched:
+		}
+	}()
+	for d := range s.deliveries {
+		// Taken first, even when it is not handled: an unsettled tag
+		// bounds every multiple ack.
+		s.take(d.DeliveryTag)
+		if cs.isClosing() || s.dead.Load() {
+			// Left unsettled: it returns to the queue when the channel closes.
+			continue
+		}
+		cs.handlers.Add(1)
+		select {
+		case work <- d:
+		case <-s.closed:
+			cs.handlers.Done()
+			cs.sessionDied(s)
+		}
+	}
+}
+
+// sessionDied marks s dead and drops its held retries, at once.
+func (cs *Consumer) sessionDied(s *session) {
+	cs.mu.Lock()
+	s.dead.Store(true)
+	cs.mu.Unlock()
+	cs.dropHeld(s)
+	cs.dropLookups(s)
+}
+
+// closeChannel closes a dead session's channel without waiting on a
+// broker that does not answer.
+func (cs *Consumer) closeChannel(s *session) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = cs.c.bounded(ctx, s.conn, "channel.close", s.ch.Close)
+}
+
+// backoff is wait jittered down to between half and all of it, so that the
+// consumers of a fleet do not reconnect in step.
+func backoff(wait time.Duration) time.Duration {
+	if wait <= 1 {
+		return wait
+	}
+	return wait/2 + rand.N(wait/2+1)
+}
+
+func (cs *Consumer) resubscribe() *session {
+	wait := cs.c.cfg.reconnectMin
+	next := backoff(wait)
+	for {
+		up := cs.c.upSignal()
+		select {
+		case <-time.After(next):
+		case <-up:
+			// Another call of the connection reconnected: try now.
+		case <-cs.quit:
+			return nil
+		}
+		if cs.isClosing() {
+			return nil
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		s, err := cs.subscribe(ctx)
+		cancel()
+		if err == nil {
+			cs.mu.Lock()
+			if cs.closing {
+				cs.mu.Unlock()
+				s.ch.Close()
+				return nil
+			}
+			cs.sess = s
+			cs.mu.Unlock()
+			cs.log.Info("acemq: consumer resubscribed")
+			return s
+		}
+		if errors.Is(err, ErrClosed) {
+			cs.stats.stop(fmt.Errorf("consumer %q stopped: %w", cs.queue, err))
+			return nil
+		}
+		cs.stats.resubscribing(err)
+		wait = min(wait*2, cs.c.cfg.reconnectMax)
+		next = backoff(wait)
+		cs.log.Warn("acemq: resubscribe failed", "err", err, "next_in", next)
+	}
+}
