@@ -136,46 +136,7 @@ const ackStuck = 50 * time.Millisecond
 func (s *session) flushAcks(mode flushMode) {
 	s.acks.wire.Lock()
 	defer s.acks.wire.Unlock()
-	s.mu.Lock()
-	if s.dead.Load() {
-		// Its channel is gone: the broker redelivers what it did not see acked.
-		s.acks.ready = s.acks.ready[:0]
-		s.mu.Unlock()
-		return
-	}
-	low := uint64(math.MaxUint64)
-	for tag := range s.taken {
-		low = min(low, tag)
-	}
-	var upTo uint64
-	var below int
-	rest := s.acks.ready[:0]
-	for _, tag := range s.acks.ready {
-		if tag < low {
-			upTo = max(upTo, tag)
-			below++
-		} else {
-			rest = append(rest, tag)
-		}
-	}
-	if len(rest) == 0 {
-		s.acks.restSince = time.Time{}
-	} else if s.acks.restSince.IsZero() {
-		s.acks.restSince = time.Now()
-	}
-	var each []uint64
-	switch {
-	case len(rest) == 0:
-	case mode == flushAll || len(rest) >= s.acks.size || mode == flushTimer && time.Since(s.acks.restSince) >= ackStuck:
-		each = slices.Clone(rest)
-		rest = rest[:0]
-		s.acks.restSince = time.Time{}
-	default:
-		// They wait for the tag below them: look again later.
-		s.armAcks()
-	}
-	s.acks.ready = rest
-	s.mu.Unlock()
+	upTo, below, each := s.readyAcks(mode)
 	if below > 0 {
 		if err := s.ch.Ack(upTo, below > 1); err != nil {
 			s.log.Warn("acemq: ack failed; the broker will redeliver", "err", err, "delivery_tag", upTo, "acks", below)
@@ -188,6 +149,56 @@ func (s *session) flushAcks(mode flushMode) {
 			return
 		}
 	}
+}
+
+// readyAcks takes the ready tags a flush acks now: the below of them under
+// the lowest unsettled tag, acked by one ack up to upTo (multiple when
+// below > 1), and, as mode says, each of the others on its own; the rest
+// wait. A dead session's are dropped: its channel is gone, and the broker
+// redelivers what it did not see acked.
+func (s *session) readyAcks(mode flushMode) (upTo uint64, below int, each []uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dead.Load() {
+		s.acks.ready = s.acks.ready[:0]
+		return 0, 0, nil
+	}
+	low := uint64(math.MaxUint64)
+	for tag := range s.taken {
+		low = min(low, tag)
+	}
+	rest := s.acks.ready[:0]
+	for _, tag := range s.acks.ready {
+		if tag < low {
+			upTo = max(upTo, tag)
+			below++
+		} else {
+			rest = append(rest, tag)
+		}
+	}
+	each, s.acks.ready = s.aboveUnsettled(rest, mode)
+	return upTo, below, each
+}
+
+// aboveUnsettled splits rest, the ready tags above an unsettled one, into
+// those acked one by one now (mode flushAll, a full batch of them, or
+// under flushTimer once they have waited ackStuck) and those that wait,
+// the timer armed to look again; s.mu is held.
+func (s *session) aboveUnsettled(rest []uint64, mode flushMode) (each, wait []uint64) {
+	if len(rest) == 0 {
+		s.acks.restSince = time.Time{}
+		return nil, rest
+	}
+	if s.acks.restSince.IsZero() {
+		s.acks.restSince = time.Now()
+	}
+	if mode == flushAll || len(rest) >= s.acks.size || mode == flushTimer && time.Since(s.acks.restSince) >= ackStuck {
+		s.acks.restSince = time.Time{}
+		return slices.Clone(rest), rest[:0]
+	}
+	// They wait for the tag below them: look again later.
+	s.armAcks()
+	return nil, rest
 }
 
 // nackTag forgets the tag and nacks it back to its queue, in order with

@@ -189,9 +189,8 @@ func (cs *Consumer) isClosing() bool {
 // answer in time (a memory alarm blocks the connection) Close closes the
 // connection's socket rather than wait, and its error says so.
 func (cs *Consumer) Close(ctx context.Context) error {
-	cs.mu.Lock()
-	if cs.closing {
-		cs.mu.Unlock()
+	s, first := cs.startClosing()
+	if !first {
 		select {
 		case <-cs.stopped:
 			return nil
@@ -199,40 +198,10 @@ func (cs *Consumer) Close(ctx context.Context) error {
 			return fmt.Errorf("close consumer %q: %w", cs.queue, ctx.Err())
 		}
 	}
-	cs.closing = true
-	close(cs.quit)
-	s := cs.sess
-	cs.mu.Unlock()
 	defer cs.c.untrack(cs)
-
-	var err error
-	if cerr := cs.c.bounded(ctx, s.conn, "basic.cancel", func() error { return s.ch.Cancel(s.tag, false) }); cerr != nil {
-		if ctx.Err() != nil {
-			err = fmt.Errorf("close consumer %q: %w", cs.queue, cerr)
-		} else {
-			cs.log.Debug("acemq: cancel", "err", cerr)
-		}
-	}
-	// The run loop ends once the subscription has (cancel-ok, or the
-	// channel closed); it does not wait for handlers. Then no handler
-	// starts any more, and Close waits for those running.
-	select {
-	case <-cs.stopped:
-		handlersDone := make(chan struct{})
-		go func() { cs.handlers.Wait(); close(handlersDone) }()
-		select {
-		case <-handlersDone:
-		case <-ctx.Done():
-			cs.hardStop()
-			if err == nil {
-				err = fmt.Errorf("close consumer %q: handlers still running: %w", cs.queue, ctx.Err())
-			}
-		}
-	case <-ctx.Done():
-		cs.hardStop()
-		if err == nil {
-			err = fmt.Errorf("close consumer %q: the subscription did not end in time: %w", cs.queue, ctx.Err())
-		}
+	err := cs.cancelSubscription(ctx, s)
+	if herr := cs.awaitHandlers(ctx); err == nil {
+		err = herr
 	}
 	cs.flushHeld(ctx)
 	cs.returnLookups()
@@ -241,7 +210,66 @@ func (cs *Consumer) Close(ctx context.Context) error {
 	}
 	cs.letGo.Store(true)
 	cs.hardStop()
-	if aerr := cs.c.bounded(ctx, s.conn, "basic.ack", func() error { s.flushAcks(flushAll); return nil }); aerr != nil && err == nil {
+	if serr := cs.endSession(ctx, s); err == nil {
+		err = serr
+	}
+	return err
+}
+
+// startClosing marks the consumer closing and returns its session, or
+// reports false when Close was called before.
+func (cs *Consumer) startClosing() (*session, bool) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.closing {
+		return nil, false
+	}
+	cs.closing = true
+	close(cs.quit)
+	return cs.sess, true
+}
+
+// cancelSubscription sends basic.cancel within ctx: an error only when ctx
+// ended first.
+func (cs *Consumer) cancelSubscription(ctx context.Context, s *session) error {
+	err := cs.c.bounded(ctx, s.conn, "basic.cancel", func() error { return s.ch.Cancel(s.tag, false) })
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return fmt.Errorf("close consumer %q: %w", cs.queue, err)
+	}
+	cs.log.Debug("acemq: cancel", "err", err)
+	return nil
+}
+
+// awaitHandlers waits, within ctx, for the run loop to end (once the
+// subscription has: cancel-ok, or the channel closed; it does not wait for
+// handlers), so that no handler starts any more, then for the handlers
+// running. When ctx ends first the handlers' context is cancelled.
+func (cs *Consumer) awaitHandlers(ctx context.Context) error {
+	select {
+	case <-cs.stopped:
+	case <-ctx.Done():
+		cs.hardStop()
+		return fmt.Errorf("close consumer %q: the subscription did not end in time: %w", cs.queue, ctx.Err())
+	}
+	handlersDone := make(chan struct{})
+	go func() { cs.handlers.Wait(); close(handlersDone) }()
+	select {
+	case <-handlersDone:
+		return nil
+	case <-ctx.Done():
+		cs.hardStop()
+		return fmt.Errorf("close consumer %q: handlers still running: %w", cs.queue, ctx.Err())
+	}
+}
+
+// endSession sends the session's last acks and closes its channel, within
+// ctx.
+func (cs *Consumer) endSession(ctx context.Context, s *session) error {
+	var err error
+	if aerr := cs.c.bounded(ctx, s.conn, "basic.ack", func() error { s.flushAcks(flushAll); return nil }); aerr != nil {
 		err = fmt.Errorf("close consumer %q: %w", cs.queue, aerr)
 	}
 	if cerr := cs.c.bounded(ctx, s.conn, "channel.close", s.ch.Close); cerr != nil && !errors.Is(cerr, amqp.ErrClosed) && err == nil {

@@ -94,7 +94,7 @@ func (dv *delivery) begin() {
 	dv.env = envelopeOf(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType)
 	if cs.requeue {
 		dv.requeueKey = requeueKey(dv.d, dv.env)
-		dv.env.Attempt = cs.requeueAttempt(dv.d, dv.env)
+		dv.env.Attempt = dv.requeueAttempt()
 		dv.requeues = cs.requeues.count(dv.requeueKey)
 	}
 	dv.startSpan()

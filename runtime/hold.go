@@ -57,7 +57,7 @@ func (cs *Consumer) hold(h *heldRetry, delay time.Duration) {
 	}
 	if cs.closing {
 		cs.mu.Unlock()
-		cs.release(context.Background(), h)
+		h.release(context.Background())
 		return
 	}
 	cs.held[h] = struct{}{}
@@ -66,15 +66,17 @@ func (cs *Consumer) hold(h *heldRetry, delay time.Duration) {
 		defer cs.releasing.Done()
 		if h.claim() {
 			cs.forgetHeld(h)
-			cs.publishHeld(context.Background(), h)
+			h.publish(context.Background())
 		}
 	})
 	cs.mu.Unlock()
 }
 
-func (cs *Consumer) release(ctx context.Context, h *heldRetry) {
+// release publishes h's copy now, unless its timer, Close or the loss of
+// its session claimed it first.
+func (h *heldRetry) release(ctx context.Context) {
 	if h.claim() {
-		cs.publishHeld(ctx, h)
+		h.publish(ctx)
 	}
 }
 
@@ -111,7 +113,7 @@ func (cs *Consumer) flushHeld(ctx context.Context) {
 			continue
 		}
 		wg.Add(1)
-		go func() { defer wg.Done(); cs.release(ctx, h) }()
+		go func() { defer wg.Done(); h.release(ctx) }()
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()

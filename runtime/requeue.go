@@ -22,14 +22,14 @@ const headerDeliveryCount = "x-delivery-count"
 
 // requeueAttempt is the attempt a delivery of a requeue_on_failure
 // consumer is on.
-func (cs *Consumer) requeueAttempt(d amqp.Delivery, env Envelope) int {
+func (dv *delivery) requeueAttempt() int {
 	var n int
-	if v, ok := d.Headers[headerDeliveryCount]; ok {
+	if v, ok := dv.d.Headers[headerDeliveryCount]; ok {
 		n = int(positiveInt(v, 0))
 	} else {
-		n = cs.requeues.count(requeueKey(d, env))
+		n = dv.cs.requeues.count(requeueKey(dv.d, dv.env))
 	}
-	return min(env.Attempt+n, maxAttempt)
+	return min(dv.env.Attempt+n, maxAttempt)
 }
 
 // maxAttempt bounds an attempt number read from the wire.

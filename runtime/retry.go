@@ -83,5 +83,5 @@ func (dv *delivery) toRung(why string, delay time.Duration, spilled bool, fallba
 		cs.log.Warn("acemq: rung queue missing; waiting in memory instead (declare the topology)", "rung", rung)
 		dv.waitInMemory(why, fallback)
 	}
-	cs.publishHeld(dv.ctx, h)
+	h.publish(dv.ctx)
 }

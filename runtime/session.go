@@ -85,36 +85,13 @@ func (s *session) reserveHold(tag uint64, budget int) bool {
 }
 
 func (cs *Consumer) subscribe(ctx context.Context) (*session, error) {
-	ch, conn, err := cs.c.channelOn(ctx)
+	ch, conn, err := cs.openChannel(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("consume %q: %w", cs.queue, err)
-	}
-	if err := ch.Qos(cs.cfg.prefetch+cs.cfg.holdBudget, 0, false); err != nil {
-		ch.Close()
-		return nil, fmt.Errorf("consume %q: prefetch: %w", cs.queue, err)
+		return nil, err
 	}
 	if !cs.cfg.noDeclare {
-		for _, q := range []string{DeadLetterQueue(cs.queue), ParkedQueue(cs.queue)} {
-			_, err := ch.QueueDeclare(q, true, false, false, false, nil)
-			if err == nil {
-				continue
-			}
-			ch.Close()
-			if !setAsideQueueThere(err) {
-				return nil, fmt.Errorf("consume %q: %w", cs.queue, declareError("queue", q, err))
-			}
-			// q exists but is down (a classic queue whose cluster node is
-			// stopped) or declared otherwise (an operator's quorum q.dlq):
-			// subscribe anyway; a copy it cannot take is held and tried
-			// again until it can.
-			cs.log.Warn("acemq: could not declare a set-aside queue; consuming anyway (copies into it are held until it takes them)", "set_aside_queue", q, "err", err)
-			if ch, conn, err = cs.c.channelOn(ctx); err != nil {
-				return nil, fmt.Errorf("consume %q: %w", cs.queue, err)
-			}
-			if err := ch.Qos(cs.cfg.prefetch+cs.cfg.holdBudget, 0, false); err != nil {
-				ch.Close()
-				return nil, fmt.Errorf("consume %q: prefetch: %w", cs.queue, err)
-			}
+		if ch, conn, err = cs.declareSetAside(ctx, ch, conn); err != nil {
+			return nil, err
 		}
 	}
 	tag := "acemq-" + cs.queue + "-" + newID()[24:]
@@ -128,6 +105,45 @@ func (cs *Consumer) subscribe(ctx context.Context) (*session, error) {
 	}
 	return &session{ch: ch, conn: conn, tag: tag, deliveries: deliveries,
 		closed: ch.NotifyClose(make(chan *amqp.Error, 1)), acks: newAckBatch(cs.cfg), log: cs.log}, nil
+}
+
+// openChannel opens a channel for a subscription, with its prefetch
+// (basic.qos).
+func (cs *Consumer) openChannel(ctx context.Context) (*amqp.Channel, *amqp.Connection, error) {
+	ch, conn, err := cs.c.channelOn(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("consume %q: %w", cs.queue, err)
+	}
+	if err := ch.Qos(cs.cfg.prefetch+cs.cfg.holdBudget, 0, false); err != nil {
+		ch.Close()
+		return nil, nil, fmt.Errorf("consume %q: prefetch: %w", cs.queue, err)
+	}
+	return ch, conn, nil
+}
+
+// declareSetAside declares q.dlq and q.parked on ch. A declare that fails
+// closes the channel: the subscription goes on on a new one, which it
+// returns.
+func (cs *Consumer) declareSetAside(ctx context.Context, ch *amqp.Channel, conn *amqp.Connection) (*amqp.Channel, *amqp.Connection, error) {
+	for _, q := range []string{DeadLetterQueue(cs.queue), ParkedQueue(cs.queue)} {
+		_, err := ch.QueueDeclare(q, true, false, false, false, nil)
+		if err == nil {
+			continue
+		}
+		ch.Close()
+		if !setAsideQueueThere(err) {
+			return nil, nil, fmt.Errorf("consume %q: %w", cs.queue, declareError("queue", q, err))
+		}
+		// q exists but is down (a classic queue whose cluster node is
+		// stopped) or declared otherwise (an operator's quorum q.dlq):
+		// subscribe anyway; a copy it cannot take is held and tried
+		// again until it can.
+		cs.log.Warn("acemq: could not declare a set-aside queue; consuming anyway (copies into it are held until it takes them)", "set_aside_queue", q, "err", err)
+		if ch, conn, err = cs.openChannel(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
+	return ch, conn, nil
 }
 
 // setAsideQueueThere reports a declare of q.dlq or q.parked that failed
@@ -181,19 +197,7 @@ func (cs *Consumer) serve(s *session) {
 	// waking each other for every message.
 	work := make(chan amqp.Delivery, cs.cfg.prefetch)
 	for range cs.cfg.concurrency {
-		go func() {
-			for d := range work {
-				if cs.isClosing() || s.dead.Load() {
-					// Not started: it returns to the queue when the channel closes.
-					cs.handlers.Done()
-					continue
-				}
-				cs.slots <- struct{}{}
-				cs.handle(s, d)
-				<-cs.slots
-				cs.handlers.Done()
-			}
-		}()
+		go cs.work(s, work)
 	}
 	defer close(work)
 	// The moment the channel closes the session is dead, even while every
@@ -222,6 +226,22 @@ func (cs *Consumer) serve(s *session) {
 			cs.handlers.Done()
 			cs.sessionDied(s)
 		}
+	}
+}
+
+// work is a worker: it handles the session's deliveries from work, one at
+// a time in a handler's slot, until work is closed.
+func (cs *Consumer) work(s *session, work <-chan amqp.Delivery) {
+	for d := range work {
+		if cs.isClosing() || s.dead.Load() {
+			// Not started: it returns to the queue when the channel closes.
+			cs.handlers.Done()
+			continue
+		}
+		cs.slots <- struct{}{}
+		cs.handle(s, d)
+		<-cs.slots
+		cs.handlers.Done()
 	}
 }
 
@@ -270,16 +290,7 @@ func (cs *Consumer) resubscribe() *session {
 		s, err := cs.subscribe(ctx)
 		cancel()
 		if err == nil {
-			cs.mu.Lock()
-			if cs.closing {
-				cs.mu.Unlock()
-				s.ch.Close()
-				return nil
-			}
-			cs.sess = s
-			cs.mu.Unlock()
-			cs.log.Info("acemq: consumer resubscribed")
-			return s
+			return cs.adopt(s)
 		}
 		if errors.Is(err, ErrClosed) {
 			cs.stats.stop(fmt.Errorf("consumer %q stopped: %w", cs.queue, err))
@@ -290,4 +301,19 @@ func (cs *Consumer) resubscribe() *session {
 		next = backoff(wait)
 		cs.log.Warn("acemq: resubscribe failed", "err", err, "next_in", next)
 	}
+}
+
+// adopt makes s the consumer's session and returns it, unless Close began
+// meanwhile: then s's channel is closed and adopt returns nil.
+func (cs *Consumer) adopt(s *session) *session {
+	cs.mu.Lock()
+	if cs.closing {
+		cs.mu.Unlock()
+		s.ch.Close()
+		return nil
+	}
+	cs.sess = s
+	cs.mu.Unlock()
+	cs.log.Info("acemq: consumer resubscribed")
+	return s
 }

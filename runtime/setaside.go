@@ -53,7 +53,7 @@ func (dv *delivery) moveTo(target, why string, o outcome) {
 	}
 	h := dv.copyFor(target, dv.env.Attempt, why, dv.cs.queue)
 	h.done = func() { dv.setAsideAs(o, why, target) }
-	dv.cs.publishHeld(context.Background(), h)
+	h.publish(context.Background())
 }
 
 // copyFor is dv's copy for target on attempt, with the reason why and the
@@ -106,22 +106,28 @@ func (cs *Consumer) copyOut(queue string, msg amqp.Publishing) outgoing {
 	return outgoing{key: queue, mandatory: true, msg: msg, origin: origin}
 }
 
-// setAsideFailed handles a copy that was returned or refused: it is counted
-// and tried again after a backoff, the delivery held meanwhile (never an
-// ack before the copy is confirmed). Past the hold bound, or when the
-// consumer is closing, the delivery is nacked back to its queue, once.
-func (cs *Consumer) setAsideFailed(h *heldRetry, err error) {
-	cs.c.metrics.add(cs.c.metrics.setAsideFailed, cs.queue)
-	t := cs.cfg.setAside
-	wait := t.backoff << min(h.failures, 16)
-	wait = min(max(wait, t.backoff), t.backoffMax)
+// next is the wait before a copy that failed (err) after failures
+// failures before is tried again.
+func (t setAsideTiming) next(failures int, err error) time.Duration {
 	if errors.Is(err, ErrBlocked) {
 		// An alarm is cleared by the operator, not by waiting longer: try
 		// again at the shortest pause, so the copy goes out as soon as the
 		// broker unblocks the connection.
-		wait = t.backoff
+		return t.backoff
 	}
-	dv := h.dv
+	wait := t.backoff << min(failures, 16)
+	return min(max(wait, t.backoff), t.backoffMax)
+}
+
+// failed handles a copy that was returned or refused: it is counted
+// and tried again after a backoff, the delivery held meanwhile (never an
+// ack before the copy is confirmed). Past the hold bound, or when the
+// consumer is closing, the delivery is nacked back to its queue, once.
+func (h *heldRetry) failed(err error) {
+	dv, cs := h.dv, h.dv.cs
+	cs.c.metrics.add(cs.c.metrics.setAsideFailed, cs.queue)
+	t := cs.cfg.setAside
+	wait := t.next(h.failures, err)
 	since := h.since
 	if since.IsZero() {
 		since = dv.s.takenAt(dv.d.DeliveryTag)
@@ -195,12 +201,13 @@ func copyOf(d amqp.Delivery, attempt int, why, from string) amqp.Publishing {
 	}
 }
 
-// publishHeld sends h's copy and acks the original once the broker has
+// publish sends h's copy and acks the original once the broker has
 // confirmed it (h.done counted first), without waiting for that: a worker
 // that set a message aside is free for the next one while the copy is
-// confirmed. A failure holds it again (setAsideFailed), or goes to
+// confirmed. A failure holds it again (failed), or goes to
 // h.unroutable.
-func (cs *Consumer) publishHeld(ctx context.Context, h *heldRetry) {
+func (h *heldRetry) publish(ctx context.Context) {
+	cs := h.dv.cs
 	if h.dv.discarded() {
 		return
 	}
@@ -221,7 +228,7 @@ func (cs *Consumer) publishHeld(ctx context.Context, h *heldRetry) {
 		case h.unroutable != nil && errors.Is(err, ErrUnroutable):
 			h.unroutable()
 		default:
-			cs.setAsideFailed(h, err)
+			h.failed(err)
 		}
 	})
 }
