@@ -11,6 +11,13 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
+// A delivery is set aside by a copy of it published to another queue (a
+// dead letter to q.dlq, a park to q.parked, a retry's next attempt to a
+// rung or back to its queue) and is acked only once the broker has
+// confirmed the copy (rule 1: never an ack before the copy is safe). The
+// worker does not wait for the confirm: the copy's outcome is carried out
+// on a goroutine of its own (sendCopy), and Close waits for it.
+
 // setAsidePause is how long a delivery that could not be decoded for now
 // (the consumer is being stopped) waits before it is nacked back to its
 // queue: never a hot loop.
