@@ -23,7 +23,7 @@ func TestEveryGoldenMessageRoundTrips(t *testing.T) {
 	checked := 0
 	for _, m := range manifests {
 		want := filepath.Join(filepath.Dir(m), "want")
-		msgs, err := os.ReadFile(filepath.Join(want, "messages.go"))
+		msgs, err := os.ReadFile(filepath.Join(want, "messages.acemq.go"))
 		if err != nil {
 			continue // a case that must fail: want/error.txt
 		}

@@ -86,14 +86,14 @@ func TestGenerateFromMapFS(t *testing.T) {
 	for _, f := range files {
 		all[f.Path] = string(f.Content)
 	}
-	types := all["types.go"]
+	types := all["types.acemq.go"]
 	for _, want := range []string{"type OrderPlaced struct", "Total Money", "type Money struct", "Currency *Currency", "type Shipped struct", "OrderID string"} {
 		if !strings.Contains(types, want) {
-			t.Errorf("types.go has no %q:\n%s", want, types)
+			t.Errorf("types.acemq.go has no %q:\n%s", want, types)
 		}
 	}
-	if !strings.Contains(all["messages.go"], `acemq-bundle:../shared/money.json`) {
-		t.Errorf("messages.go does not bundle shared/money.json into OrderPlaced's schema:\n%s", all["messages.go"])
+	if !strings.Contains(all["messages.acemq.go"], `acemq-bundle:../shared/money.json`) {
+		t.Errorf("messages.acemq.go does not bundle shared/money.json into OrderPlaced's schema:\n%s", all["messages.acemq.go"])
 	}
 }
 

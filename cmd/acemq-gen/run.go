@@ -6,10 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 
 	"github.com/acemq/acemq-go/generator"
 	genmanifest "github.com/acemq/acemq-go/internal/gen/manifest"
@@ -91,15 +91,40 @@ func run(args []string, stdout, stderr io.Writer) int {
 		printErr(stderr, err)
 		return exitBad
 	}
-	if check {
-		return checkFiles(dir, res.Files, stdout, stderr)
+	p, err := planFiles(osDir(dir), res.Files)
+	if err != nil {
+		fmt.Fprintf(stderr, "acemq-gen: %v\n", err)
+		return exitBad
 	}
-	if code := writeFiles(dir, res.Files, stderr); code != exitOK {
+	if check {
+		return checkFiles(dir, len(res.Files), p, stdout, stderr)
+	}
+	if len(p.blocked) > 0 {
+		for _, name := range p.blocked {
+			fmt.Fprintf(stderr, "acemq-gen: %s\n", inTheWay(dir, name))
+		}
+		fmt.Fprintln(stderr, "acemq-gen: nothing was written")
+		return exitBad
+	}
+	if code := writeFiles(dir, p.changed, stderr); code != exitOK {
 		return code
+	}
+	removed, kept, err := removeLeftovers(dir, p.leftover, underGoGenerate())
+	if err != nil {
+		fmt.Fprintf(stderr, "acemq-gen: %v\n", err)
+		return exitBad
 	}
 	if !*quiet {
 		fmt.Fprintf(stdout, "wrote %s to %s: %s, %s, %s\n", counted(len(res.Files), "file"), displayDir(dir),
 			counted(res.Messages, "message"), counted(res.Queues, "queue"), counted(res.Publishers, "publisher"))
+		if len(removed) > 0 {
+			fmt.Fprintf(stdout, "removed %s acemq-gen wrote before and no longer writes: %s\n",
+				counted(len(removed), "file"), strings.Join(removed, ", "))
+		}
+		if len(kept) > 0 {
+			fmt.Fprintf(stdout, "emptied %s acemq-gen no longer writes, which go generate is still to read; the next run removes %s: %s\n",
+				counted(len(kept), "file"), plural(len(kept), "it", "them"), strings.Join(kept, ", "))
+		}
 	}
 	return exitOK
 }
@@ -140,7 +165,7 @@ func version() string {
 	return "(devel)"
 }
 
-// writeFiles writes every file, each through a temporary file renamed into
+// writeFiles writes the files that changed, each through a temporary file renamed into
 // place, so that a reader never sees half a file.
 func writeFiles(dir string, files []generator.File, stderr io.Writer) int {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -181,30 +206,44 @@ func writeFile(path string, content []byte) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// checkFiles compares each file with the one on disk and prints a unified
-// diff (on stdout) of those that differ.
-func checkFiles(dir string, files []generator.File, stdout, stderr io.Writer) int {
-	stale := 0
-	for _, f := range files {
-		path := filepath.Join(dir, f.Path)
+// checkFiles reports, for check mode, what generating would change: a
+// unified diff (on stdout) of each file that differs or is missing, and
+// of each file it would remove (against /dev/null); on stderr, each file
+// in the way that generating would refuse to overwrite, and a summary.
+func checkFiles(dir string, total int, p *plan, stdout, stderr io.Writer) int {
+	for _, f := range p.changed {
+		path := filepath.ToSlash(filepath.Join(dir, f.Path))
+		old, ok := p.old[f.Path]
+		oldName := path
+		if !ok {
+			oldName = "/dev/null"
+		}
+		stdout.Write(diff.Diff(oldName, old, path+" (acemq-gen)", f.Content))
+	}
+	for _, name := range p.leftover {
+		path := filepath.Join(dir, name)
 		old, err := os.ReadFile(path)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err != nil {
 			fmt.Fprintf(stderr, "acemq-gen: %v\n", err)
 			return exitBad
 		}
-		if bytes.Equal(old, f.Content) {
-			continue
-		}
-		stale++
-		oldName := filepath.ToSlash(path)
-		if err != nil {
-			oldName = "/dev/null"
-		}
-		stdout.Write(diff.Diff(oldName, old, filepath.ToSlash(path)+" (acemq-gen)", f.Content))
+		stdout.Write(diff.Diff(filepath.ToSlash(path), old, "/dev/null (acemq-gen removes it)", nil))
 	}
-	if stale > 0 {
-		fmt.Fprintf(stderr, "acemq-gen check: %d of %d generated files in %s are stale; run go generate (or acemq-gen -f ...)\n",
-			stale, len(files), filepath.ToSlash(dir))
+	for _, name := range p.blocked {
+		fmt.Fprintf(stderr, "acemq-gen check: %s\n", inTheWay(dir, name))
+	}
+	var stale []string
+	if n := len(p.changed); n > 0 {
+		stale = append(stale, fmt.Sprintf("%d of %d generated files in %s are stale", n, total, filepath.ToSlash(dir)))
+	}
+	if n := len(p.leftover); n > 0 {
+		stale = append(stale, fmt.Sprintf("%s in %s that acemq-gen wrote before and no longer writes would be removed (%s)",
+			counted(n, "file"), filepath.ToSlash(dir), strings.Join(p.leftover, ", ")))
+	}
+	if len(stale) > 0 {
+		fmt.Fprintf(stderr, "acemq-gen check: %s; run go generate (or acemq-gen -f ...)\n", strings.Join(stale, "; "))
+	}
+	if len(stale) > 0 || len(p.blocked) > 0 {
 		return exitStale
 	}
 	return exitOK
