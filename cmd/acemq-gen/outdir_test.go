@@ -1,7 +1,7 @@
 package main
 
 import (
-	"go/build"
+	gobuild "go/build"
 	"go/parser"
 	"go/token"
 	"os"
@@ -123,7 +123,7 @@ func TestEmptied(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "types.go"), e, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := build.Default.MatchFile(dir, "types.go"); err != nil || ok {
+	if ok, err := gobuild.Default.MatchFile(dir, "types.go"); err != nil || ok {
 		t.Errorf("an emptied file is in the build (MatchFile = %v, %v)", ok, err)
 	}
 }
