@@ -2,14 +2,19 @@
 SHELL := /bin/bash
 GO ?= go
 export ACEMQ_TEST_URL ?= amqp://guest:guest@localhost:5672/
+# The modules (go.work ties them together): the generator (the root), the
+# runtime, the operator command and the examples; bench/ is a module too,
+# tested on its own below. PKGS names every package of the first four.
+MODULES := . runtime cmd/acemq examples bench
+PKGS := ./... ./runtime/... ./cmd/acemq/... ./examples/...
 
-.PHONY: help test check broker crosscheck broker4 broker4-down test-rmq4 fmt-check vet generated-check bench fuzz generate golden demo lint tools
+.PHONY: help test mod-check check broker crosscheck broker4 broker4-down test-rmq4 fmt-check vet generated-check bench fuzz generate golden demo lint tools
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
-test: broker crosscheck tools fmt-check vet generated-check ## everything: broker, npm packages, Graphviz, gofmt, vet, generated code current, every test (with -race)
-	$(GO) test -race -count=1 -timeout 12m ./...
+test: broker crosscheck tools fmt-check vet mod-check generated-check ## everything: broker, npm packages, Graphviz, gofmt, vet, go.mod files tidy, generated code current, every test (with -race)
+	$(GO) test -race -count=1 -timeout 12m $(PKGS)
 	cd bench && $(GO) test -count=1 ./...
 
 tools: ## Graphviz (apt, as root) and the AsyncAPI npm packages (npm ci) that internal/gen/export's tests use; promtool (Debian's prometheus package, unpacked into .tools/bin) for internal/alertcheck
@@ -31,7 +36,7 @@ broker4-down: ## stop the RabbitMQ 4.0 node (the chroot stays for the next run)
 RMQ4_ENV := ACEMQ_TEST_URL=amqp://guest:guest@127.0.0.1:5674/ ACEMQ_TEST_MGMT_URL=http://127.0.0.1:15674 ACEMQ_TEST_PROMETHEUS_URL=http://127.0.0.1:15694
 
 test-rmq4: broker4 ## every test (with -race) against RabbitMQ 4.0 (make broker4), then: no deprecated feature used
-	$(RMQ4_ENV) $(GO) test -race -count=1 -timeout 12m ./...
+	$(RMQ4_ENV) $(GO) test -race -count=1 -timeout 12m $(PKGS)
 	@bash scripts/broker4.sh deprecated
 	@bash scripts/broker4.sh leftovers
 
@@ -49,15 +54,17 @@ fmt-check: ## fail when gofmt would change a file
 	@out=$$(gofmt -l $$(git ls-files '*.go' ; git ls-files --others --exclude-standard '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-vet: ## go vet ./... (and in bench/, its own module)
-	$(GO) vet ./...
-	cd bench && $(GO) vet ./...
+vet: ## go vet over every module
+	$(GO) vet $(PKGS) ./bench/...
+
+mod-check: ## fail when a module's go.mod or go.sum is not tidy (each module alone, as a user builds it)
+	@for m in $(MODULES); do (cd $$m && GOWORK=off $(GO) mod tidy -diff) || { echo "go.mod of $$m is not tidy: run (cd $$m && GOWORK=off go mod tidy)"; exit 1; }; done
 
 generated-check: ## fail when goldens, the examples' generated code or docs/corpus.md are stale
 	@if [ -d generator ]; then $(GO) test -count=1 -run 'TestGolden' ./generator/... ./internal/gen/...; fi
 	@$(GO) run ./cmd/acemq-gen check -f bench/orders/acemq.yaml
 	@for m in $$(ls examples/*/acemq.yaml 2>/dev/null); do \
-	  d=$$(dirname $$m); (cd $$d && $(GO) run github.com/acemq/acemq-go/cmd/acemq-gen check -f acemq.yaml) || exit 1; \
+	  d=$$(dirname $$m); (cd $$d && $(GO) tool acemq-gen check -f acemq.yaml) || exit 1; \
 	done
 
 FUZZTIME ?= 1m
@@ -68,7 +75,7 @@ fuzz: ## run each decode-path fuzz target (JSON, Avro, Confluent header, envelop
 
 BENCHFLAGS ?= --n 5000 --pairs 5 --body both
 bench: broker ## the go test benchmarks, then bench/'s side-by-side program (BENCHFLAGS; docs/performance.md); every figure a ratio to a baseline in the same run
-	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 $(PKGS)
 	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./...
 	cd bench && $(GO) run ./cmd/acemqbench --url "$(ACEMQ_TEST_URL)" $(BENCHFLAGS)
 

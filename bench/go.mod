@@ -6,6 +6,7 @@ require (
 	github.com/ThreeDotsLabs/watermill v1.5.1
 	github.com/ThreeDotsLabs/watermill-amqp/v3 v3.0.2
 	github.com/acemq/acemq-go v0.0.0
+	github.com/acemq/acemq-go/runtime v0.0.0
 	github.com/rabbitmq/amqp091-go v1.16.0
 )
 
@@ -34,4 +35,7 @@ require (
 	golang.org/x/text v0.42.0 // indirect
 )
 
-replace github.com/acemq/acemq-go => ../
+replace (
+	github.com/acemq/acemq-go => ../
+	github.com/acemq/acemq-go/runtime => ../runtime
+)

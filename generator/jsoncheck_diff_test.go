@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acemq/acemq-go/internal/gen/gentest"
 	"github.com/acemq/acemq-go/internal/gen/names"
 )
 
@@ -172,13 +173,8 @@ func firstLine(s string) string {
 
 // writeScratch writes files and a go.mod using this repository into mod.
 func writeScratch(t *testing.T, root, mod string, files map[string]string) {
-	gomod := "module acemqdiff\n\ngo 1.26.0\n\nrequire github.com/acemq/acemq-go v0.0.0\n\nreplace github.com/acemq/acemq-go => " + root + "\n"
-	files["go.mod"] = gomod
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files["go.sum"] = string(sum)
+	files["go.mod"] = "module acemqdiff\n\ngo 1.26.0\n\nrequire (\n\tgithub.com/acemq/acemq-go v0.0.0\n\tgithub.com/acemq/acemq-go/runtime v0.0.0\n)\n\n" + gentest.Replaces(root)
+	files["go.sum"] = gentest.Sums(t, root)
 	for name, content := range files {
 		p := filepath.Join(mod, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

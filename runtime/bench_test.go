@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acemq/acemq-go/internal/brokertest"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/internal/brokertest"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/acemq/acemq-go/internal/brokertest"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/internal/brokertest"
 )
 
 // Browse reads without consuming: the queue is whole and in its order the

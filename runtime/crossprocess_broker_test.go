@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acemq/acemq-go/internal/brokertest"
-	"github.com/acemq/acemq-go/internal/confluenttest"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/internal/brokertest"
+	"github.com/acemq/acemq-go/runtime/internal/confluenttest"
 )
 
 // buildAvroproc builds testdata/avroproc into a directory removed when the

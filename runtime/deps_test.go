@@ -1,7 +1,10 @@
 package runtime_test
 
 import (
+	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -33,4 +36,101 @@ func TestRuntimeDependenciesStayHonest(t *testing.T) {
 			}
 		}
 	}
+}
+
+// goIn runs the go command in dir as a user's module would (no go.work of
+// ours) and returns its output.
+func goIn(tb testing.TB, dir string, args ...string) string {
+	tb.Helper()
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		tb.Fatalf("go %s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
+	}
+	return string(out)
+}
+
+// modules is the set of module paths of `go list -m all` in dir.
+func modules(tb testing.TB, dir string) map[string]bool {
+	tb.Helper()
+	set := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(goIn(tb, dir, "list", "-m", "-f", "{{.Path}}", "all")), "\n") {
+		set[line] = true
+	}
+	return set
+}
+
+// The runtime module requires these and nothing else (the OTel SDK only for
+// its own tests, which check the spans and instruments it makes): a new
+// direct requirement is a reviewed change to this list.
+var runtimeRequires = []string{
+	"github.com/google/uuid",
+	"github.com/hamba/avro/v2",
+	"github.com/rabbitmq/amqp091-go",
+	"github.com/santhosh-tekuri/jsonschema/v6",
+	"go.opentelemetry.io/otel",
+	"go.opentelemetry.io/otel/metric",
+	"go.opentelemetry.io/otel/sdk",
+	"go.opentelemetry.io/otel/sdk/metric",
+	"go.opentelemetry.io/otel/trace",
+	"golang.org/x/text",
+}
+
+// A service that imports only the runtime gets the runtime's own modules in
+// its module graph (`go list -m all`) and nothing more: not the generator's,
+// not the operator command's.
+func TestAServiceTakesOnlyTheRuntimesModules(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs go mod tidy in a scratch module")
+	}
+	dir := strings.TrimSpace(goIn(t, ".", "list", "-m", "-f", "{{.Dir}}"))
+	var mod struct {
+		Require []struct {
+			Path     string
+			Indirect bool
+		}
+	}
+	if err := json.Unmarshal([]byte(goIn(t, dir, "mod", "edit", "-json")), &mod); err != nil {
+		t.Fatal(err)
+	}
+	var direct []string
+	for _, r := range mod.Require {
+		if !r.Indirect {
+			direct = append(direct, r.Path)
+		}
+	}
+	if got, want := strings.Join(direct, " "), strings.Join(runtimeRequires, " "); got != want {
+		t.Errorf("runtime/go.mod requires directly\n  %s\nwant\n  %s", got, want)
+	}
+
+	svc := t.TempDir()
+	files := map[string]string{
+		"go.mod":  "module example.com/svc\n\ngo 1.26.0\n\nrequire github.com/acemq/acemq-go/runtime v0.0.0\n\nreplace github.com/acemq/acemq-go/runtime => " + dir + "\n",
+		"main.go": "package main\n\nimport \"github.com/acemq/acemq-go/runtime\"\n\nfunc main() { _ = runtime.Accept() }\n",
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(svc, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	goIn(t, svc, "mod", "tidy")
+	own := modules(t, dir)
+	got := modules(t, svc)
+	var extra []string
+	for m := range got {
+		if !own[m] && m != "example.com/svc" && m != "github.com/acemq/acemq-go/runtime" {
+			extra = append(extra, m)
+		}
+	}
+	if len(extra) > 0 {
+		t.Errorf("a service importing only the runtime has modules the runtime does not: %v", extra)
+	}
+	for _, f := range []string{"github.com/acemq/acemq-go\n", "github.com/spf13/cobra", "github.com/dave/jennifer", "github.com/michaelklishin/rabbit-hole", "github.com/prometheus/client_golang"} {
+		if got[strings.TrimSpace(f)] {
+			t.Errorf("a service importing only the runtime has %s in its module graph", strings.TrimSpace(f))
+		}
+	}
+	t.Logf("a service importing only the runtime: %d modules in go list -m all (the runtime module's own graph: %d)", len(got), len(own))
 }

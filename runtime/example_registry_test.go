@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/acemq/acemq-go/internal/confluenttest"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/internal/confluenttest"
 )
 
 const exampleOrderV1 = `{"type":"record","name":"Order","fields":[{"name":"id","type":"string"}]}`

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acemq/acemq-go/internal/brokertest"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/internal/brokertest"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"

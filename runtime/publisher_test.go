@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acemq/acemq-go/internal/brokertest"
+	"github.com/acemq/acemq-go/runtime/internal/brokertest"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 

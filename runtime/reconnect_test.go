@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acemq/acemq-go/internal/brokertest"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/internal/brokertest"
 )
 
 // The broker drops the connection (as on a restart): the consumer comes

@@ -3,8 +3,8 @@ package runtime_test
 import (
 	"testing"
 
-	"github.com/acemq/acemq-go/internal/confluenttest"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/internal/confluenttest"
 	"github.com/acemq/acemq-go/runtime/registrytest"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acemq/acemq-go/internal/confluenttest"
+	"github.com/acemq/acemq-go/runtime/internal/confluenttest"
 )
 
 func httpRegistry(t *testing.T, cfg HTTPRegistryConfig) *HTTPRegistry {

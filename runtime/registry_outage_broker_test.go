@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acemq/acemq-go/internal/brokertest"
-	"github.com/acemq/acemq-go/internal/confluenttest"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/internal/brokertest"
+	"github.com/acemq/acemq-go/runtime/internal/confluenttest"
 	amqp "github.com/rabbitmq/amqp091-go"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"

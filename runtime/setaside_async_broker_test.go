@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acemq/acemq-go/internal/brokertest"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/internal/brokertest"
 )
 
 // A worker that sets a message aside does not wait for the copy's

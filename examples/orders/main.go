@@ -1,4 +1,4 @@
-//go:generate go run github.com/acemq/acemq-go/cmd/acemq-gen -f acemq.yaml
+//go:generate go tool acemq-gen -f acemq.yaml
 
 // Command orders plays the reference tutorial's "all together" scenario
 // against a real RabbitMQ, through the code acemq-gen generated from

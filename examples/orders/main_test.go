@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acemq/acemq-go/acemqtest"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqtest"
 )
 
 // The demo tells the tutorial's story: A-1 is attempted four times and

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acemq/acemq-go/acemqtest"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqtest"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"

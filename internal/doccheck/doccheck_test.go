@@ -85,7 +85,7 @@ var knownImports = map[string]string{
 	"testing":   "testing",
 	"http":      "net/http",
 	"runtime":   "github.com/acemq/acemq-go/runtime",
-	"acemqtest": "github.com/acemq/acemq-go/acemqtest",
+	"acemqtest": "github.com/acemq/acemq-go/runtime/acemqtest",
 	"amqp":      "github.com/rabbitmq/amqp091-go",
 }
 

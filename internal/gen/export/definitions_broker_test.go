@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acemq/acemq-go/acemqtest"
 	avroall "github.com/acemq/acemq-go/golden/avro-all/want"
 	jsonschemaall "github.com/acemq/acemq-go/golden/jsonschema-all/want"
 	names "github.com/acemq/acemq-go/golden/names/want"
@@ -21,6 +20,7 @@ import (
 	shipping "github.com/acemq/acemq-go/golden/shipping/want"
 	"github.com/acemq/acemq-go/internal/brokertest"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqtest"
 )
 
 // generatedTopologies are the Topology() functions acemq-gen generated

@@ -112,22 +112,20 @@ func RepoRoot(t *testing.T) string {
 }
 
 // WriteModule writes files (relative path → content) into a fresh module
-// that requires this one (replaced by the working tree) and its dependency
-// versions (its go.sum is copied), and returns its directory.
+// that requires this one and the runtime module (both replaced by the
+// working tree) and their dependency versions (their go.sum files are
+// copied), and returns its directory.
 func WriteModule(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	root := RepoRoot(t)
 	files["go.mod"] = "module acemqgentest\n\ngo 1.26.0\n\nrequire (\n" +
 		"\tgithub.com/acemq/acemq-go v0.0.0\n" +
+		"\tgithub.com/acemq/acemq-go/runtime v0.0.0\n" +
 		"\tgithub.com/hamba/avro/v2 " + modVersion(t, root, "github.com/hamba/avro/v2") + "\n" +
 		"\tgithub.com/santhosh-tekuri/jsonschema/v6 " + modVersion(t, root, "github.com/santhosh-tekuri/jsonschema/v6") + "\n)\n\n" +
-		"replace github.com/acemq/acemq-go => " + root + "\n"
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files["go.sum"] = string(sum)
+		Replaces(root)
+	files["go.sum"] = Sums(t, root)
 	for name, content := range files {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -138,6 +136,29 @@ func WriteModule(t *testing.T, files map[string]string) string {
 		}
 	}
 	return dir
+}
+
+// Replaces is the replace block of a scratch module that uses this
+// repository's generator module and runtime module from the working tree
+// at root.
+func Replaces(root string) string {
+	return "replace (\n\tgithub.com/acemq/acemq-go => " + root + "\n" +
+		"\tgithub.com/acemq/acemq-go/runtime => " + filepath.Join(root, "runtime") + "\n)\n"
+}
+
+// Sums is the go.sum of a scratch module that uses the generator module and
+// the runtime module: the two modules' go.sum files together.
+func Sums(t *testing.T, root string) string {
+	t.Helper()
+	var all []byte
+	for _, f := range []string{"go.sum", filepath.Join("runtime", "go.sum")} {
+		sum, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, sum...)
+	}
+	return string(all)
 }
 
 // modVersion reads the version of module path this module requires.

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/acemq/acemq-go/acemqtest"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqtest"
 )
 
 // A handler test without a broker: build the message the handler would

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acemq/acemq-go/acemqtest"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqtest"
 )
 
 // recorder is an acemqtest.TB that records failures instead of failing,

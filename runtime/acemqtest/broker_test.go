@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acemq/acemq-go/acemqtest"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqtest"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acemq/acemq-go/cmd/acemq/internal/drain"
 	"github.com/acemq/acemq-go/internal/brokertest"
 	"github.com/acemq/acemq-go/runtime"
-	"github.com/acemq/acemq-go/runtime/drain"
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 )
 
