@@ -5,8 +5,8 @@ export ACEMQ_TEST_URL ?= amqp://guest:guest@localhost:5672/
 # The modules (go.work ties them together): the generator (the root), the
 # runtime, the operator command and the examples; bench/ is a module too,
 # tested on its own below. PKGS names every package of the first four.
-MODULES := . runtime cmd/acemq examples bench
-PKGS := ./... ./runtime/... ./cmd/acemq/... ./examples/...
+MODULES := . runtime drain cmd/acemq examples bench
+PKGS := ./... ./runtime/... ./drain/... ./cmd/acemq/... ./examples/...
 
 .PHONY: help test mod-check check broker crosscheck broker4 broker4-down test-rmq4 fmt-check vet generated-check bench fuzz generate golden demo lint tools
 

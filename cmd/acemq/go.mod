@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/acemq/acemq-go v0.0.0
+	github.com/acemq/acemq-go/drain v0.0.0
 	github.com/acemq/acemq-go/runtime v0.0.0
 	github.com/michaelklishin/rabbit-hole/v2 v2.12.0
 	github.com/rabbitmq/amqp091-go v1.16.0
@@ -41,5 +42,6 @@ require (
 
 replace (
 	github.com/acemq/acemq-go => ../..
+	github.com/acemq/acemq-go/drain => ../../drain
 	github.com/acemq/acemq-go/runtime => ../../runtime
 )

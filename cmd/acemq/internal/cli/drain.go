@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/acemq/acemq-go/cmd/acemq/internal/drain"
+	"github.com/acemq/acemq-go/drain"
 	"github.com/acemq/acemq-go/cmd/acemq/internal/topo"
 	"github.com/spf13/cobra"
 )

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acemq/acemq-go/cmd/acemq/internal/drain"
-	"github.com/acemq/acemq-go/internal/brokertest"
+	"github.com/acemq/acemq-go/drain"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqtest"
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 )
 
@@ -19,22 +19,21 @@ import (
 // and the test vhost.
 func management(t *testing.T) (*rabbithole.Client, string) {
 	t.Helper()
-	u, err := url.Parse(brokertest.Require(t))
+	u, err := url.Parse(acemqtest.Require(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var overview map[string]any
-	if err := brokertest.Management("overview", &overview); err != nil {
+	user := u.User.Username()
+	pass, _ := u.User.Password()
+	c, err := rabbithole.NewClient(acemqtest.MgmtURL(), user, pass)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Overview(); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("CI=true: the management API must answer: %v", err)
 		}
 		t.Skipf("no management API: %v", err)
-	}
-	user := u.User.Username()
-	pass, _ := u.User.Password()
-	c, err := rabbithole.NewClient(brokertest.MgmtURL(), user, pass)
-	if err != nil {
-		t.Fatal(err)
 	}
 	vhost := strings.TrimPrefix(u.Path, "/")
 	if vhost == "" {
@@ -73,12 +72,12 @@ func TestCheckOnTheBroker(t *testing.T) {
 	mc, vhost := management(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn, err := runtime.Dial(ctx, brokertest.URL())
+	conn, err := runtime.Dial(ctx, acemqtest.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	q := brokertest.Queue(t, "drain")
+	q := acemqtest.Queue(t, "drain")
 	if err := conn.Declare(ctx, runtime.NewTopology().Queue(runtime.Queue{Name: q})); err != nil {
 		t.Fatal(err)
 	}

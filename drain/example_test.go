@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/acemq/acemq-go/cmd/acemq/internal/drain"
+	"github.com/acemq/acemq-go/drain"
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 )
 
