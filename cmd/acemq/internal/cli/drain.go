@@ -9,8 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/acemq/acemq-go/drain"
 	"github.com/acemq/acemq-go/cmd/acemq/internal/topo"
+	"github.com/acemq/acemq-go/drain"
 	"github.com/spf13/cobra"
 )
 
