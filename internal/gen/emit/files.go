@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/acemq/acemq-go/internal/gen/model"
+	"github.com/acemq/acemq-go/internal/gen/oneline"
 	"github.com/dave/jennifer/jen"
 )
 
@@ -75,7 +76,7 @@ func Files(m *model.Model, source string) []Output {
 func newFile(m *model.Model, source string) *jen.File {
 	f := jen.NewFile(m.Package)
 	f.HeaderComment(Header)
-	f.HeaderComment("source: " + oneLine(source))
+	f.HeaderComment("source: " + oneline.Quote(source))
 	f.ImportName(runtimePkg, "runtime")
 	f.ImportName(implPkg, "acemqimpl")
 	return f
@@ -87,15 +88,6 @@ func typesFile(m *model.Model, source string) *jen.File {
 		Types(f, m.Types)
 	}
 	return f
-}
-
-// oneLine keeps s on one comment line whatever it holds.
-func oneLine(s string) string {
-	q := fmt.Sprintf("%q", s)
-	if q[1:len(q)-1] == s {
-		return s
-	}
-	return q
 }
 
 // doc adds a doc comment through add (a File's or a Group's Comment), one

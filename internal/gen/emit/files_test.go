@@ -82,3 +82,36 @@ func TestOurs(t *testing.T) {
 		}
 	}
 }
+
+// The manifest's path, whatever it holds, stays on the header's
+// "source:" line and in the package comment: a control character quotes
+// it (oneline.Quote), plain printable text (quotes and backslashes
+// included) is as is.
+func TestSourceStaysOnItsLine(t *testing.T) {
+	for _, c := range []struct{ source, want string }{
+		{"acemq.yaml", "// source: acemq.yaml\n"},
+		{`svc/"odd"\dir/acemq.yaml`, "// source: svc/\"odd\"\\dir/acemq.yaml\n"},
+		{"svc\n//go:generate rm -rf /\n/acemq.yaml", "// source: \"svc\\n//go:generate rm -rf /\\n/acemq.yaml\"\n"},
+	} {
+		f := messagesFile(&model.Model{Package: "p"}, c.source)
+		var buf bytes.Buffer
+		if err := f.Render(&buf); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		if !strings.Contains(out, c.want) {
+			t.Errorf("source %q: no line %q in:\n%s", c.source, c.want, out)
+		}
+		parsed, err := parser.ParseFile(token.NewFileSet(), "p.go", out, parser.ParseComments)
+		if err != nil {
+			t.Fatalf("source %q: %v\n%s", c.source, err, out)
+		}
+		for _, cg := range parsed.Comments {
+			for _, l := range cg.List {
+				if strings.HasPrefix(l.Text, "//go:") {
+					t.Errorf("source %q: a directive %q:\n%s", c.source, l.Text, out)
+				}
+			}
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/acemq/acemq-go/internal/gen/model"
+	"github.com/acemq/acemq-go/internal/gen/oneline"
 	"github.com/acemq/acemq-go/internal/gen/schema"
 	"github.com/dave/jennifer/jen"
 )
@@ -15,7 +16,7 @@ func messagesFile(m *model.Model, source string) *jen.File {
 	f := newFile(m, source)
 	if m.Package != "main" {
 		doc(func(s string) *jen.Statement { f.PackageComment(s); return nil }, "Package %s is the messaging code acemq-gen generated from %s: message types, retry policies, the topology, typed publishers and consumers over github.com/acemq/acemq-go/runtime. Edit the manifest and its schemas, then regenerate; do not edit these files.",
-			m.Package, oneLine(source))
+			m.Package, oneline.Quote(source))
 	}
 	// const _ = acemqimpl.SupportPackageIsVersion1
 	f.Comment("This code and the runtime it calls must agree: a runtime that")

@@ -4,9 +4,9 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
-	"unicode"
+
+	"github.com/acemq/acemq-go/internal/gen/oneline"
 )
 
 // Pos is a position in the manifest, 1-based.
@@ -25,7 +25,7 @@ type Error struct {
 // on one line: a control character of msg (a newline in a quoted value) is
 // written as its Go escape.
 func (e *Error) Error() string {
-	msg := oneLine(e.Msg)
+	msg := oneline.Escape(e.Msg)
 	switch {
 	case e.Pos.Line == 0:
 		return fmt.Sprintf("%s: %s", e.File, msg)
@@ -33,24 +33,6 @@ func (e *Error) Error() string {
 		return fmt.Sprintf("%s:%d: %s", e.File, e.Pos.Line, msg)
 	}
 	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Pos.Line, e.Pos.Col, msg)
-}
-
-// oneLine is s with every control character escaped, as strconv.Quote
-// writes it.
-func oneLine(s string) string {
-	if !strings.ContainsFunc(s, unicode.IsControl) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // Errors is every problem found in a manifest, in position order; one line

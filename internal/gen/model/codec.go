@@ -11,6 +11,7 @@ import (
 
 	"github.com/acemq/acemq-go/internal/gen/input"
 	"github.com/acemq/acemq-go/internal/gen/manifest"
+	"github.com/acemq/acemq-go/internal/gen/oneline"
 	"github.com/acemq/acemq-go/internal/gen/schema"
 	"github.com/acemq/acemq-go/runtime"
 )
@@ -36,7 +37,7 @@ func (b *builder) checkCodec(who string, at manifest.Str, m *Message) {
 	case schema.JSONSchema:
 		if d := unknownDraft(m.SchemaText); d != "" {
 			b.errorf(at.Pos, "%s: %s: $schema %q is a draft the runtime does not support; write \"$schema\": %q (or one of drafts 4, 6, 7, 2019-09), or drop $schema",
-				who, schema.Printable(at.Value), d, "https://json-schema.org/draft/2020-12/schema")
+				who, oneline.Quote(at.Value), d, "https://json-schema.org/draft/2020-12/schema")
 			return
 		}
 		_, err = runtime.NewJSONCodec(m.SchemaText)
@@ -61,7 +62,7 @@ func (b *builder) checkCodec(who string, at manifest.Str, m *Message) {
 		}
 	}
 	b.errorf(at.Pos, "%s: %s: the runtime cannot use this schema: %v; fix the schema",
-		who, schema.Printable(at.Value), err)
+		who, oneline.Quote(at.Value), err)
 }
 
 // unbundled is e, found in the bundled text of the schema file root, at
@@ -77,7 +78,7 @@ func (b *builder) unbundled(e *schema.Error, root string) *schema.Error {
 	if data, err := fs.ReadFile(b.fsys, input.Resolve(b.dir, file)); err == nil {
 		e.Line, e.Col = schema.Locate(data, ptr)
 	}
-	e.Msg += fmt.Sprintf(" (bundled into %s, a document without $schema takes its draft: give %s a $schema of its own, or write it for that draft)", schema.Printable(root), schema.Printable(path.Base(file)))
+	e.Msg += fmt.Sprintf(" (bundled into %s, a document without $schema takes its draft: give %s a $schema of its own, or write it for that draft)", oneline.Quote(root), oneline.Quote(path.Base(file)))
 	return e
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/acemq/acemq-go/internal/gen/input"
 	"github.com/acemq/acemq-go/internal/gen/manifest"
 	"github.com/acemq/acemq-go/internal/gen/names"
+	"github.com/acemq/acemq-go/internal/gen/oneline"
 	"github.com/acemq/acemq-go/internal/gen/schema"
 )
 
@@ -124,7 +125,7 @@ func (b *builder) bundle(who string, mm *manifest.Message, m *Message) {
 	}
 	text, refs, err := bundleJSONSchema(b.fsys, b.dir, path.Clean(mm.Schema.Value), m.schemaData, b.schemaIDs())
 	if err != nil {
-		b.errorf(mm.Schema.Pos, "%s: %s: %v", who, schema.Printable(mm.Schema.Value), err)
+		b.errorf(mm.Schema.Pos, "%s: %s: %v", who, oneline.Quote(mm.Schema.Value), err)
 		return
 	}
 	m.SchemaText = text

@@ -10,6 +10,7 @@ import (
 
 	"github.com/acemq/acemq-go/internal/gen/input"
 	"github.com/acemq/acemq-go/internal/gen/names"
+	"github.com/acemq/acemq-go/internal/gen/oneline"
 )
 
 // Build maps every input. reserved are Go identifiers already used by the
@@ -237,9 +238,9 @@ func namedDoc(t *Type, message string) []string {
 		what = fmt.Sprintf("%s is an Avro union.", t.Name)
 	case strings.Contains(o, " #"):
 		i := strings.LastIndex(o, " #")
-		what = fmt.Sprintf("%s is the schema at %s in %s.", t.Name, Printable(o[i+1:]), Printable(o[:i]))
+		what = fmt.Sprintf("%s is the schema at %s in %s.", t.Name, oneline.Quote(o[i+1:]), oneline.Quote(o[:i]))
 	default:
-		what = fmt.Sprintf("%s is the schema at %s.", t.Name, Printable(o))
+		what = fmt.Sprintf("%s is the schema at %s.", t.Name, oneline.Quote(o))
 	}
 	if len(doc) == 0 {
 		return []string{what}

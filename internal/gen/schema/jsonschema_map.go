@@ -3,6 +3,8 @@ package schema
 import (
 	"fmt"
 	"strings"
+
+	"github.com/acemq/acemq-go/internal/gen/oneline"
 )
 
 // typeOf maps a schema in place. hint names the type, should the schema
@@ -92,14 +94,14 @@ func (l *jsonLoader) refType(n *jvalue, ref string, d *jsonDoc, ptr, hint string
 		// renamed when a message that has this file is added or removed.
 		l.fail(d, ptr+"/$ref", "$ref", fmt.Sprintf("%s is the schema of message %q, whose Go name %s is not the file's name %s, so the types this $ref reaches "+
 			"would change names as messages with that file come and go; give message %q go_name: %s, or $ref a file that is no message's schema",
-			Printable(td.path), td.owner, td.qual, td.fileQual, td.owner, td.fileQual))
+			oneline.Quote(td.path), td.owner, td.qual, td.fileQual, td.owner, td.fileQual))
 	}
 	if r, ok := l.b.jsonTypes[target]; ok {
 		return r
 	}
 	if l.refLoop(n, target, td) {
 		l.fail(d, ptr+"/$ref", "$ref", fmt.Sprintf("$ref %q starts a chain of $refs that comes back to %s: no schema along it says what the value is, "+
-			"and the runtime refuses every value (reference cycle); make one of them a schema of its own (type, properties...)", ref, Printable(ptr)))
+			"and the runtime refuses every value (reference cycle); make one of them a schema of its own (type, properties...)", ref, oneline.Quote(ptr)))
 		return &jsonResult{ref: rawJSON()}
 	}
 	// A type defined under a key ($defs/address) is named by its
@@ -298,7 +300,7 @@ func (l *jsonLoader) enumType(n, e *jvalue, d *jsonDoc, ptr, hint string) *jsonR
 	t := l.b.newType(Enum, d.path+" "+ptr, hint)
 	t.Doc = schemaDoc(n)
 	if len(t.Doc) == 0 {
-		t.Doc = []string{fmt.Sprintf("%s is the enum at %s in %s.", t.Name, Printable(ptr), Printable(d.path))}
+		t.Doc = []string{fmt.Sprintf("%s is the enum at %s in %s.", t.Name, oneline.Quote(ptr), oneline.Quote(d.path))}
 	}
 	seen := map[string]bool{}
 	for _, v := range vals {

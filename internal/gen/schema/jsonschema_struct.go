@@ -6,6 +6,7 @@ import (
 	"unicode"
 
 	"github.com/acemq/acemq-go/internal/gen/names"
+	"github.com/acemq/acemq-go/internal/gen/oneline"
 )
 
 // propSet is the properties an object schema describes, merged from its
@@ -138,7 +139,7 @@ func (l *jsonLoader) fillStruct(t *Type, n *jvalue, d *jsonDoc, ptr string) {
 	ps := l.collectProps(n, d, ptr, 0)
 	t.Doc = schemaDoc(n)
 	if len(t.Doc) == 0 {
-		t.Doc = []string{fmt.Sprintf("%s is the object at %s in %s.", t.Name, Printable(ptr), Printable(d.path))}
+		t.Doc = []string{fmt.Sprintf("%s is the object at %s in %s.", t.Name, oneline.Quote(ptr), oneline.Quote(d.path))}
 	}
 	if ps == nil {
 		return
@@ -267,7 +268,7 @@ func (l *jsonLoader) propType(hint string, alts []propAlt) (r *jsonResult, same 
 		t := l.b.newType(Enum, first.d.path+" "+first.ptr, hint)
 		t.Doc = schemaDoc(first.n)
 		if len(t.Doc) == 0 {
-			t.Doc = []string{fmt.Sprintf("%s is the values of %s in its variants.", t.Name, Printable(first.ptr))}
+			t.Doc = []string{fmt.Sprintf("%s is the values of %s in its variants.", t.Name, oneline.Quote(first.ptr))}
 		}
 		for _, v := range vals {
 			t.Values = append(t.Values, &Symbol{GoName: l.b.constName(t, v, t.Name+l.b.names.EnumSymbol(v)), Value: v})

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/acemq/acemq-go/internal/gen/oneline"
 )
 
 // A type's Go name is decided from where the type is defined alone, never
@@ -238,7 +240,7 @@ func originWhat(origin string) string {
 		return fmt.Sprintf("the Avro %s %s", kind, full)
 	}
 	if i := strings.LastIndex(origin, " #"); i >= 0 {
-		return fmt.Sprintf("the schema at %s in %s", Printable(origin[i+1:]), Printable(origin[:i]))
+		return fmt.Sprintf("the schema at %s in %s", oneline.Quote(origin[i+1:]), oneline.Quote(origin[:i]))
 	}
 	return "an Avro " + origin
 }
