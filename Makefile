@@ -8,7 +8,7 @@ export ACEMQ_TEST_URL ?= amqp://guest:guest@localhost:5672/
 MODULES := . runtime drain cmd/acemq examples bench
 PKGS := ./... ./runtime/... ./drain/... ./cmd/acemq/... ./examples/...
 
-.PHONY: help test mod-check check broker crosscheck broker4 broker4-down test-rmq4 fmt-check vet generated-check bench fuzz generate golden demo lint tools
+.PHONY: help test quick mod-check check broker crosscheck broker4 broker4-down test-rmq4 fmt-check vet generated-check bench fuzz generate golden demo lint tools
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -16,6 +16,9 @@ help: ## list the targets
 test: broker crosscheck tools fmt-check vet mod-check generated-check ## everything: broker, npm packages, Graphviz, gofmt, vet, go.mod files tidy, generated code current, every test (with -race)
 	$(GO) test -race -count=1 -timeout 12m $(PKGS)
 	cd bench && $(GO) test -count=1 ./...
+
+quick: ## the broker-free quick test: go test -short over every module; needs nothing but Go (no broker, npm, Graphviz or promtool), even under CI=true (docs/development.md)
+	$(GO) test -short $(PKGS) ./bench/...
 
 tools: ## Graphviz (apt, as root) and the AsyncAPI npm packages (npm ci) that internal/gen/export's tests use; promtool (Debian's prometheus package, unpacked into .tools/bin) for internal/alertcheck
 	@bash scripts/artifact-tools.sh

@@ -101,6 +101,9 @@ func moduleRoot(t *testing.T) string {
 // scripts/promtool.sh unpacked.
 func promtool(t *testing.T, root string) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs promtool: skipped under -short (the broker-free quick test)")
+	}
 	if p, err := exec.LookPath("promtool"); err == nil {
 		return p
 	}

@@ -45,9 +45,13 @@ var nodes = []node{
 var text = runtime.TextType("acemq.test.cluster")
 
 // requireCluster makes sure every node answers: a missing cluster fails
-// the test under CI=true and skips it elsewhere.
+// the test under CI=true and skips it elsewhere; under -short the test is
+// skipped without trying (the broker-free quick test).
 func requireCluster(t *testing.T) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs the cluster: skipped under -short (the broker-free quick test)")
+	}
 	for _, n := range nodes {
 		u, _ := url.Parse(n.amqp)
 		c, err := net.DialTimeout("tcp", u.Host, 3*time.Second)

@@ -69,10 +69,15 @@ func Dir() string {
 	return "/tmp/acemq-faultnode"
 }
 
-// Require makes sure the node answers. Under CI=true a node that does not
-// answer fails the test; elsewhere the test is skipped with a hint.
+// Require makes sure the node answers. Under -short the test is skipped
+// without trying (the broker-free quick test). Otherwise, under CI=true a
+// node that does not answer fails the test; elsewhere the test is skipped
+// with a hint.
 func Require(tb testing.TB) string {
 	tb.Helper()
+	if testing.Short() {
+		tb.Skip("needs the fault node: skipped under -short (the broker-free quick test)")
+	}
 	c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", AMQPPort), 3*time.Second)
 	if err != nil {
 		if os.Getenv("CI") == "true" {

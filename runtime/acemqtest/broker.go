@@ -46,9 +46,14 @@ func MgmtURL() string {
 }
 
 // Require returns URL once the broker answers on its port. A broker that
-// does not answer skips the test, or fails it when CI=true.
+// does not answer skips the test, or fails it when CI=true. Under
+// go test -short the test is skipped without trying, CI=true or not: -short
+// asks for the tests that need no broker.
 func Require(tb testing.TB) string {
 	tb.Helper()
+	if testing.Short() {
+		tb.Skip("acemqtest: needs a broker: skipped under -short")
+	}
 	u := URL()
 	parsed, err := url.Parse(u)
 	if err != nil {

@@ -90,6 +90,7 @@ func TestQueueIsTheTestsOwn(t *testing.T) {
 // DialVHost gives each test a vhost of its own: two tests can use the same
 // fixed queue name, as generated code does, without meeting.
 func TestDialVHostIsolates(t *testing.T) {
+	acemqtest.Require(t) // the inner test skipping would leave vhost empty
 	var vhost string
 	t.Run("inner", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

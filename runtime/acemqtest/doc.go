@@ -14,6 +14,8 @@
 // gives a test a virtual host of its own, for generated code whose queue
 // names are fixed. A test that needs a broker is skipped when none answers,
 // and fails instead under CI=true, so a CI run never passes by skipping.
+// Under go test -short it is skipped without trying, CI=true or not, so
+// -short runs the tests that need no broker.
 //
 // This is what acemq-go's own internal/brokertest does for the project,
 // offered to its users.

@@ -16,13 +16,26 @@ import (
 const npmDir = "testdata/node"
 
 // missing fails the test under CI=true, where everything a test needs is
-// installed by the project's own files, and skips it elsewhere.
+// installed by the project's own files, and skips it elsewhere (and under
+// -short, even with CI=true: the quick test needs nothing but Go).
 func missing(t *testing.T, format string, args ...any) {
 	t.Helper()
+	if testing.Short() {
+		t.Skipf(format+" (skipped under -short)", args...)
+	}
 	if os.Getenv("CI") == "true" {
 		t.Fatalf(format+" (CI=true: a missing tool fails; make tools installs it)", args...)
 	}
 	t.Skipf(format+" (make tools installs it)", args...)
+}
+
+// runsTool skips the test under -short: it starts node or Graphviz, which
+// the broker-free quick test does without.
+func runsTool(t *testing.T, tool string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("runs %s: skipped under -short (the quick test needs nothing but Go)", tool)
+	}
 }
 
 // exampleNames are the files the examples' exports: write.
@@ -90,6 +103,7 @@ func TestAsyncAPISchema(t *testing.T) {
 // official @asyncapi/parser (testdata/node/asyncapi.mjs) and wants no
 // error diagnostic.
 func TestAsyncAPIParser(t *testing.T) {
+	runsTool(t, "node")
 	t.Parallel() // node and the parser take seconds to start
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -121,6 +135,7 @@ func TestAsyncAPIParser(t *testing.T) {
 // TestMermaidParses parses every golden Mermaid export with Mermaid's own
 // parser (testdata/node/mermaid.mjs: mermaid.parse on a jsdom window).
 func TestMermaidParses(t *testing.T) {
+	runsTool(t, "node")
 	t.Parallel() // node and mermaid take seconds to start
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -149,6 +164,7 @@ func TestMermaidParses(t *testing.T) {
 // TestDOTRenders renders every golden DOT export to PNG with Graphviz:
 // dot refuses a file that is not valid DOT.
 func TestDOTRenders(t *testing.T) {
+	runsTool(t, "Graphviz")
 	dot, err := exec.LookPath("dot")
 	if err != nil {
 		missing(t, "Graphviz's dot: %v", err)

@@ -22,12 +22,17 @@ import (
 // The corpus against a second implementation: Node's avsc for Avro, ajv
 // for JSON Schema, both run by internal/crosscheck/check.js and installed
 // there by `make crosscheck` (npm ci). Without them the cross-checks skip
-// on a developer machine and fail under CI=true.
+// on a developer machine and fail under CI=true; under -short they skip
+// without looking (the quick test needs nothing but Go).
 
 // crosscheckDir is internal/crosscheck when node and its packages are
-// installed, else "" (and a failure under CI=true).
+// installed, else "" (and a failure under CI=true); "" under -short.
 func crosscheckDir(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Log("the avsc/ajv cross-check needs node: skipped under -short (the quick test)")
+		return ""
+	}
 	dir := filepath.Join(repoRoot(t), "internal", "crosscheck")
 	var missing []string
 	if _, err := exec.LookPath("node"); err != nil {

@@ -1,8 +1,8 @@
 // Package brokertest gives tests a real RabbitMQ: its URL
-// (ACEMQ_TEST_URL), a connection check that fails under CI=true and skips
-// elsewhere, unique names, and the management API (ACEMQ_TEST_MGMT_URL,
-// default port 15672 on ACEMQ_TEST_URL's host) for reading queue
-// arguments back.
+// (ACEMQ_TEST_URL), a connection check (Require: skips under -short, fails
+// under CI=true, skips elsewhere), unique names, and the management API
+// (ACEMQ_TEST_MGMT_URL, default port 15672 on ACEMQ_TEST_URL's host) for
+// reading queue arguments back.
 package brokertest
 
 import (
@@ -109,10 +109,14 @@ func Management(path string, v any) error {
 	return json.NewDecoder(resp.Body).Decode(v)
 }
 
-// Require makes sure the broker answers. Under CI=true a broker that does
-// not answer fails the test; elsewhere the test is skipped with a hint.
+// Require makes sure the broker answers. Under -short the test is skipped
+// without trying (go test -short is the broker-free quick test, even under
+// CI=true: -short is an explicit request). Otherwise, under CI=true a
+// broker that does not answer fails the test; elsewhere the test is
+// skipped with a hint.
 func Require(tb testing.TB) string {
 	tb.Helper()
+	skipShort(tb)
 	u := URL()
 	parsed, err := url.Parse(u)
 	if err != nil {
@@ -133,6 +137,15 @@ func Require(tb testing.TB) string {
 	return u
 }
 
+// skipShort skips the test under -short: go test -short is the
+// broker-free quick test (make quick), CI=true or not.
+func skipShort(tb testing.TB) {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("needs a broker: skipped under -short (the broker-free quick test)")
+	}
+}
+
 // Name returns a unique name with the given prefix, safe as a queue name.
 func Name(prefix string) string {
 	b := make([]byte, 4)
@@ -142,9 +155,12 @@ func Name(prefix string) string {
 
 // Queue returns a unique queue name and deletes, at the end of the test,
 // every queue whose name starts with it (q, q.dlq, q.parked, q.retry.*),
-// after closing what the test registered with CloseBeforeCleanup.
+// after closing what the test registered with CloseBeforeCleanup. Under
+// -short it skips the test, as Require does: a test with a queue of its
+// own needs the broker, and its cleanup would dial it.
 func Queue(tb testing.TB, prefix string) string {
 	tb.Helper()
+	skipShort(tb)
 	q := Name(prefix)
 	tb.Cleanup(func() {
 		closeRegistered(tb)

@@ -106,8 +106,11 @@ func (s *Server) fatalf(format string, args ...any) {
 
 func (s *Server) serve(ln net.Listener) {
 	s.ln = ln
-	s.srv = &http.Server{Handler: http.HandlerFunc(s.handle)}
-	go func() { _ = s.srv.Serve(ln) }()
+	srv := &http.Server{Handler: http.HandlerFunc(s.handle)}
+	s.srv = srv
+	// srv, not s.srv: a Stop before the goroutine runs (a test that skips
+	// right after Start) sets s.srv to nil.
+	go func() { _ = srv.Serve(ln) }()
 }
 
 // Stop closes the listener and every connection: clients then get
