@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/acemq/acemq-go/generator"
+	"github.com/acemq/acemq-go/internal/gen/pipeline"
 )
 
 // The library's errors carry no "acemq-gen:" prefix: that is the
@@ -22,7 +23,7 @@ func TestErrorsHaveNoCommandPrefix(t *testing.T) {
 	if !errors.Is(err, fs.ErrNotExist) || strings.Contains(err.Error(), "acemq-gen") {
 		t.Errorf("Generate of a missing manifest = %v; want fs.ErrNotExist without the acemq-gen: prefix", err)
 	}
-	res, err := generator.Run(generator.Options{Manifest: "../golden/orders/acemq.yaml", OutDir: "../golden/orders/want"})
+	res, err := pipeline.Run(pipeline.Options{Manifest: "../golden/orders/acemq.yaml", OutDir: "../golden/orders/want"})
 	if err != nil {
 		t.Fatal(err)
 	}

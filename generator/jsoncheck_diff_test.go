@@ -12,6 +12,7 @@ import (
 
 	"github.com/acemq/acemq-go/internal/gen/gentest"
 	"github.com/acemq/acemq-go/internal/gen/names"
+	"github.com/acemq/acemq-go/internal/gen/pipeline"
 )
 
 // TestJSONCheckDifferential proves the generated JSON Schema checks equal
@@ -83,7 +84,7 @@ func TestJSONCheckDifferential(t *testing.T) {
 		{"shipping", nil},
 		{"names", nil},
 	} {
-		m, err := Load(filepath.Join(root, "golden", g.dir, "acemq.yaml"))
+		m, err := pipeline.Load(filepath.Join(root, "golden", g.dir, "acemq.yaml"))
 		if err != nil {
 			t.Fatalf("golden %s: %v", g.dir, err)
 		}

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/acemq/acemq-go/generator"
 	"github.com/acemq/acemq-go/internal/gen/export"
+	"github.com/acemq/acemq-go/internal/gen/pipeline"
 )
 
 // runExport is acemq-gen export: the topology of a manifest as one of
@@ -44,7 +44,7 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "acemq-gen export: unknown --format %q: one of %s\n", *format, formats)
 		return exitBad
 	}
-	m, err := generator.Load(*manifestPath)
+	m, err := pipeline.Load(*manifestPath)
 	if err != nil {
 		printErr(stderr, err)
 		return exitBad
@@ -53,7 +53,7 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 	// given on stdout.
 	src := filepath.ToSlash(*manifestPath)
 	if *out != "" {
-		src = generator.Source(generator.Options{Manifest: *manifestPath, OutDir: filepath.Dir(*out)})
+		src = pipeline.Source(pipeline.Options{Manifest: *manifestPath, OutDir: filepath.Dir(*out)})
 	}
 	content, err := export.Render(m, *format, export.Options{Source: src, Vhost: *vhost})
 	if err != nil {

@@ -12,8 +12,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/acemq/acemq-go/generator"
 	"github.com/acemq/acemq-go/internal/gen/emit"
+	"github.com/acemq/acemq-go/internal/gen/pipeline"
 )
 
 // plan is what generating into a directory means for the files already
@@ -23,7 +23,7 @@ import (
 type plan struct {
 	// changed are the files whose bytes differ from the disk's, or that
 	// are missing (old has no entry for them).
-	changed []generator.File
+	changed []pipeline.File
 	// old is the content on disk of each changed file that exists.
 	old map[string][]byte
 	// blocked are the Go files of the run that exist and that acemq-gen
@@ -41,7 +41,7 @@ type plan struct {
 // where the manifest's exports: put it, which is the user's own choice
 // of name. Only the directory itself, where the Go files go, is looked
 // through for leftovers, not its subdirectories.
-func planFiles(fsys fs.FS, files []generator.File) (*plan, error) {
+func planFiles(fsys fs.FS, files []pipeline.File) (*plan, error) {
 	p := &plan{old: map[string][]byte{}}
 	writes := map[string]bool{}
 	for _, f := range files {

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/acemq/acemq-go/generator"
 	"github.com/acemq/acemq-go/internal/gen/emit"
+	"github.com/acemq/acemq-go/internal/gen/pipeline"
 )
 
 // planFiles tells apart, for each name, a file to write, one in the way,
@@ -33,7 +33,7 @@ func TestPlanFiles(t *testing.T) {
 		"sub/policies.go":   file(gen),                                      // a subdirectory: not looked at
 		"definitions.json":  file(`{"old": true}`),                          // an export: no header needed
 	}
-	files := []generator.File{
+	files := []pipeline.File{
 		{Path: "types.acemq.go", Content: []byte(gen)},
 		{Path: "messages.acemq.go", Content: []byte(gen)},
 		{Path: "checks.acemq.go", Content: []byte(gen)},
@@ -69,7 +69,7 @@ func TestPlanFiles(t *testing.T) {
 
 // A directory that does not exist yet is an empty one.
 func TestPlanFilesNoDirectory(t *testing.T) {
-	p, err := planFiles(osDir(t.TempDir()+"/missing"), []generator.File{{Path: "types.acemq.go", Content: []byte("x")}})
+	p, err := planFiles(osDir(t.TempDir()+"/missing"), []pipeline.File{{Path: "types.acemq.go", Content: []byte("x")}})
 	if err != nil {
 		t.Fatal(err)
 	}

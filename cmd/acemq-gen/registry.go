@@ -9,7 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/acemq/acemq-go/generator"
+	"github.com/acemq/acemq-go/internal/gen/pipeline"
 	"github.com/acemq/acemq-go/internal/gen/schema"
 	"github.com/acemq/acemq-go/runtime"
 )
@@ -48,7 +48,7 @@ func runRegistry(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "acemq-gen registry: -f is required: the manifest whose schemas to register\n%s", registryUsage)
 		return exitBad
 	}
-	m, err := generator.Load(*manifestPath)
+	m, err := pipeline.Load(*manifestPath)
 	if err != nil {
 		printErr(stderr, err)
 		return exitBad

@@ -11,8 +11,8 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/acemq/acemq-go/generator"
 	genmanifest "github.com/acemq/acemq-go/internal/gen/manifest"
+	"github.com/acemq/acemq-go/internal/gen/pipeline"
 	"github.com/rogpeppe/go-internal/diff"
 )
 
@@ -86,7 +86,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if dir == "" {
 		dir = filepath.Dir(*manifestPath)
 	}
-	res, err := generator.Run(generator.Options{Manifest: *manifestPath, OutDir: dir})
+	res, err := pipeline.Run(pipeline.Options{Manifest: *manifestPath, OutDir: dir})
 	if err != nil {
 		printErr(stderr, err)
 		return exitBad
@@ -167,7 +167,7 @@ func version() string {
 
 // writeFiles writes the files that changed, each through a temporary file renamed into
 // place, so that a reader never sees half a file.
-func writeFiles(dir string, files []generator.File, stderr io.Writer) int {
+func writeFiles(dir string, files []pipeline.File, stderr io.Writer) int {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		fmt.Fprintf(stderr, "acemq-gen: %v\n", err)
 		return exitBad

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/acemq/acemq-go/generator"
 	"github.com/acemq/acemq-go/internal/gen/emit"
+	"github.com/acemq/acemq-go/internal/gen/pipeline"
 )
 
 // Files writes, for the model of every golden case that generates, exactly
@@ -27,12 +27,12 @@ func TestFilesOfEveryGolden(t *testing.T) {
 		cases++
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			t.Chdir(dir)
-			model, err := generator.Load("acemq.yaml")
+			model, err := pipeline.Load("acemq.yaml")
 			if err != nil {
 				t.Fatal(err)
 			}
-			opts := generator.Options{Manifest: "acemq.yaml", OutDir: "want"}
-			for _, o := range emit.Files(model, generator.Source(opts)) {
+			opts := pipeline.Options{Manifest: "acemq.yaml", OutDir: "want"}
+			for _, o := range emit.Files(model, pipeline.Source(opts)) {
 				var buf bytes.Buffer
 				if err := o.File.Render(&buf); err != nil {
 					t.Fatalf("%s: %v", o.Name, err)

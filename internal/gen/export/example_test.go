@@ -5,15 +5,15 @@ import (
 	"log"
 	"strings"
 
-	"github.com/acemq/acemq-go/generator"
 	"github.com/acemq/acemq-go/internal/gen/export"
+	"github.com/acemq/acemq-go/internal/gen/pipeline"
 )
 
 // Render writes a manifest's topology in one of the formats; here the
 // queues of the orders example's definitions file, whose arguments are
 // those Declare gives them.
 func ExampleRender() {
-	m, err := generator.Load("../../../examples/orders/acemq.yaml")
+	m, err := pipeline.Load("../../../examples/orders/acemq.yaml")
 	if err != nil {
 		log.Fatal(err)
 	}
