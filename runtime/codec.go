@@ -37,3 +37,9 @@ type SchemaRegistry interface {
 	// ErrSchemaNotFound.
 	Schema(ctx context.Context, id int) (string, error)
 }
+
+// opener is a registry that can be opened ahead of its first use
+// (registry.OpenLazy's): a Consume whose Avro types use it opens it before
+// subscribing, so that a bad configuration fails the Consume rather than
+// every message.
+type opener interface{ OpenNow() error }

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/internal/schemareg"
 )
 
 // Two processes each with a registry numbering from 1: the publisher's id 1
@@ -16,7 +18,7 @@ import (
 // schema, and the reason names the id and both fingerprints.
 func TestAvroCodecAnIDThatMeansAnotherSchemaNeverDecodes(t *testing.T) {
 	ctx := context.Background()
-	pubReg, subReg := NewMemoryRegistry(), NewMemoryRegistry()
+	pubReg, subReg := schemareg.NewMemory(), schemareg.NewMemory()
 	// Same record name and a field of the same name and type: hamba's name
 	// check alone would decode it.
 	other := `{"type":"record","name":"Order","fields":[{"name":"id","type":"string"},{"name":"note","type":"string"}]}`
@@ -43,8 +45,8 @@ func TestAvroCodecAnIDThatMeansAnotherSchemaNeverDecodes(t *testing.T) {
 // the registry, whatever the id: no lookup can go wrong.
 func TestAvroCodecHeaderOfTheReaderSchemaNeedsNoLookup(t *testing.T) {
 	ctx := context.Background()
-	pub := codecMustAvro(t, NewMemoryRegistry(), "orders", codecOrderV1)
-	sub := codecMustAvro(t, &codecCountingRegistry{SchemaRegistry: NewMemoryRegistry()}, "orders", codecOrderV1)
+	pub := codecMustAvro(t, schemareg.NewMemory(), "orders", codecOrderV1)
+	sub := codecMustAvro(t, &codecCountingRegistry{SchemaRegistry: schemareg.NewMemory()}, "orders", codecOrderV1)
 	body, _ := pub.Encode(ctx, codecOrderV1Go{ID: "A-1"})
 	var got codecOrderV1Go
 	if err := sub.Decode(withDecodeInfo(ctx, decodeInfo{fingerprint: pub.(*avroCodec).schemaFingerprint()}), body, &got); err != nil || got.ID != "A-1" {
@@ -74,7 +76,7 @@ func (r *codecCountingRegistry) Schema(ctx context.Context, id int) (string, err
 // follows the consumer's limit.
 func TestAvroCodecBodyLimits(t *testing.T) {
 	ctx := context.Background()
-	reg := NewMemoryRegistry()
+	reg := schemareg.NewMemory()
 	c := codecMustAvro(t, reg, "orders", codecOrderV1)
 	body, err := c.Encode(ctx, codecOrderV1Go{ID: strings.Repeat("x", 2000)})
 	if err != nil {
@@ -114,7 +116,7 @@ func (r *slowRegistry) Schema(ctx context.Context, id int) (string, error) {
 // Sixteen decodes of one new writer id at once make one registry lookup.
 func TestAvroCodecOneLookupPerNewWriterID(t *testing.T) {
 	ctx := context.Background()
-	reg := &slowRegistry{SchemaRegistry: NewMemoryRegistry()}
+	reg := &slowRegistry{SchemaRegistry: schemareg.NewMemory()}
 	pub := codecMustAvro(t, reg, "orders", codecOrderV1)
 	sub := codecMustAvro(t, reg, "orders", codecOrderV2)
 	body, err := pub.Encode(ctx, codecOrderV1Go{ID: "A-1"})
@@ -143,7 +145,7 @@ func TestAvroCodecOneLookupPerNewWriterID(t *testing.T) {
 // keep theirs; the small limit refuses the long string the large one takes).
 func TestAvroCodecAlternatingWritersAndLimits(t *testing.T) {
 	ctx := context.Background()
-	reg := NewMemoryRegistry()
+	reg := schemareg.NewMemory()
 	v1 := codecMustAvro(t, reg, "orders", codecOrderV1)
 	v2 := codecMustAvro(t, reg, "orders", codecOrderV2)
 	long := strings.Repeat("x", 100)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/internal/schemareg"
 )
 
 // The Ruby tutorial's step 7: a producer on v1, a consumer on v2, which
@@ -38,7 +40,7 @@ func codecMustAvro(t testing.TB, reg SchemaRegistry, subject, schema string) Cod
 
 func TestAvroCodecRoundTripThroughRegistry(t *testing.T) {
 	ctx := context.Background()
-	reg := NewMemoryRegistry()
+	reg := schemareg.NewMemory()
 	c := codecMustAvro(t, reg, "orders", codecOrderV2)
 	if c.ContentType() != "application/vnd.apache.avro+binary" {
 		t.Fatalf("content type %q", c.ContentType())
@@ -73,7 +75,7 @@ func TestAvroCodecRoundTripThroughRegistry(t *testing.T) {
 
 func TestAvroCodecResolvesV1WriterOntoV2Reader(t *testing.T) {
 	ctx := context.Background()
-	reg := NewMemoryRegistry()
+	reg := schemareg.NewMemory()
 	writer := codecMustAvro(t, reg, "orders", codecOrderV1)
 	reader := codecMustAvro(t, reg, "orders", codecOrderV2)
 
@@ -136,7 +138,7 @@ func TestAvroCodecUnresolvableNamesTheField(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			reg := NewMemoryRegistry()
+			reg := schemareg.NewMemory()
 			w := codecMustAvro(t, reg, "orders", tt.writer)
 			r := codecMustAvro(t, reg, "orders", tt.reader)
 			var v map[string]any
@@ -172,7 +174,7 @@ func TestAvroCodecUnresolvableNamesTheField(t *testing.T) {
 
 func TestAvroCodecWireFormatErrors(t *testing.T) {
 	ctx := context.Background()
-	reg := NewMemoryRegistry()
+	reg := schemareg.NewMemory()
 	c := codecMustAvro(t, reg, "orders", codecOrderV1)
 	good, err := c.Encode(ctx, codecOrderV1Go{ID: "A-1"})
 	if err != nil {
@@ -210,7 +212,7 @@ func TestAvroCodecWireFormatErrors(t *testing.T) {
 
 func TestAvroCodecTruncatedBodyIsAnErrorNotAPanic(t *testing.T) {
 	ctx := context.Background()
-	reg := NewMemoryRegistry()
+	reg := schemareg.NewMemory()
 	c := codecMustAvro(t, reg, "payments", codecLogicalSchema)
 	body, err := c.Encode(ctx, codecLogicalValue())
 	if err != nil {
@@ -248,7 +250,7 @@ func TestAvroCodecTruncatedBodyIsAnErrorNotAPanic(t *testing.T) {
 
 func TestAvroCodecEncodeErrors(t *testing.T) {
 	ctx := context.Background()
-	c := codecMustAvro(t, NewMemoryRegistry(), "orders", codecOrderV2)
+	c := codecMustAvro(t, schemareg.NewMemory(), "orders", codecOrderV2)
 	_, err := c.Encode(ctx, "just a string")
 	if !errors.Is(err, ErrInvalidMessage) {
 		t.Fatalf("a value that does not fit the schema: %v", err)
@@ -260,7 +262,7 @@ func TestAvroCodecEncodeErrors(t *testing.T) {
 
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	c2 := codecMustAvro(t, NewMemoryRegistry(), "orders", codecOrderV2)
+	c2 := codecMustAvro(t, schemareg.NewMemory(), "orders", codecOrderV2)
 	_, err = c2.Encode(cancelled, codecOrderV2Go{ID: "A"})
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), `under subject "orders"`) {
 		t.Fatalf("registration under a cancelled ctx: %v", err)
@@ -272,7 +274,7 @@ func TestAvroCodecEncodeErrors(t *testing.T) {
 }
 
 func TestAvroCodecConstructorErrors(t *testing.T) {
-	reg := NewMemoryRegistry()
+	reg := schemareg.NewMemory()
 	tests := map[string]struct {
 		reg             SchemaRegistry
 		subject, schema string
@@ -372,7 +374,7 @@ func codecLogicalValue() codecPayment {
 
 func TestAvroCodecLogicalTypes(t *testing.T) {
 	ctx := context.Background()
-	c := codecMustAvro(t, NewMemoryRegistry(), "payments", codecLogicalSchema)
+	c := codecMustAvro(t, schemareg.NewMemory(), "payments", codecLogicalSchema)
 	in := codecLogicalValue()
 	body, err := c.Encode(ctx, in)
 	if err != nil {
@@ -408,7 +410,7 @@ func TestAvroCodecLogicalTypes(t *testing.T) {
 
 func TestAvroCodecDecodeContext(t *testing.T) {
 	ctx := context.Background()
-	reg := NewMemoryRegistry()
+	reg := schemareg.NewMemory()
 	w := codecMustAvro(t, reg, "orders", codecOrderV1)
 	r := codecMustAvro(t, reg, "orders", codecOrderV2)
 	body, err := w.Encode(ctx, codecOrderV1Go{ID: "A-1"})

@@ -28,6 +28,8 @@ import (
 	"time"
 
 	"github.com/hamba/avro/v2"
+
+	"github.com/acemq/acemq-go/runtime/internal/schemareg"
 )
 
 // codecBenchSchema is a typical event schema: formats, a nested array, an
@@ -259,7 +261,7 @@ func codecBenchAvroMarshal(b *testing.B) func() {
 }
 
 func codecBenchAvroEncode(b *testing.B) func() {
-	return codecBenchEncodeWith(b, codecMustAvro(b, NewMemoryRegistry(), "orders", codecBenchAvroSchema))
+	return codecBenchEncodeWith(b, codecMustAvro(b, schemareg.NewMemory(), "orders", codecBenchAvroSchema))
 }
 
 func codecBenchAvroUnmarshal(b *testing.B) func() {
@@ -278,12 +280,12 @@ func codecBenchAvroUnmarshal(b *testing.B) func() {
 }
 
 func codecBenchAvroDecode(b *testing.B) func() {
-	c := codecMustAvro(b, NewMemoryRegistry(), "orders", codecBenchAvroSchema)
+	c := codecMustAvro(b, schemareg.NewMemory(), "orders", codecBenchAvroSchema)
 	return codecBenchDecodeWith(b, c, c)
 }
 
 func codecBenchAvroDecodeResolved(b *testing.B) func() {
-	reg := NewMemoryRegistry()
+	reg := schemareg.NewMemory()
 	w := codecMustAvro(b, reg, "orders", codecBenchAvroSchema)
 	r := codecMustAvro(b, reg, "orders", codecBenchAvroReader)
 	return codecBenchDecodeWith(b, w, r)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/acemq/acemq-go/runtime/internal/schemareg"
 )
 
 // codecContractCodec is one codec under the shared suite.
@@ -75,7 +77,7 @@ func codecContractCodecs() []codecContractCodec {
 			name:        "avro",
 			contentType: ContentTypeAvro,
 			newCodec: func(t testing.TB) Codec {
-				return codecMustAvro(t, NewMemoryRegistry(), "contract", codecContractAvroSchema)
+				return codecMustAvro(t, schemareg.NewMemory(), "contract", codecContractAvroSchema)
 			},
 			value:     record,
 			newTarget: newRecord,
@@ -276,12 +278,12 @@ func TestCodecMessageTypeWiring(t *testing.T) {
 		}
 	}
 	badAvro := AvroType[codecOrderV1Go]("order.placed.v2", "orders", `{"type":"record"}`)
-	if _, err := badAvro.Codec(NewMemoryRegistry()); err == nil ||
+	if _, err := badAvro.Codec(schemareg.NewMemory()); err == nil ||
 		!strings.Contains(err.Error(), `message type "order.placed.v2": Avro schema does not parse`) {
 		t.Fatalf("bad Avro schema: %v", err)
 	}
 	mt := AvroType[codecOrderV2Go]("order.placed.v2", "orders", codecOrderV2)
-	r1, r2 := NewMemoryRegistry(), NewMemoryRegistry()
+	r1, r2 := schemareg.NewMemory(), schemareg.NewMemory()
 	c1, err1 := mt.Codec(r1)
 	c1again, _ := mt.Codec(r1)
 	c2, err2 := mt.Codec(r2)

@@ -14,6 +14,7 @@ import (
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/internal/brokertest"
 	"github.com/acemq/acemq-go/runtime/internal/confluenttest"
+	"github.com/acemq/acemq-go/runtime/registry"
 )
 
 // buildAvroproc builds testdata/avroproc into a directory removed when the
@@ -85,7 +86,7 @@ func TestAvroBetweenTwoProcesses(t *testing.T) {
 		if got != want {
 			t.Fatalf("the v2 consumer process got\n%s\nwant\n%s", got, want)
 		}
-		if _, err := os.Stat(filepath.Join(dir, runtime.DirectoryIndexFile)); err != nil {
+		if _, err := os.Stat(filepath.Join(dir, registry.DirectoryIndexFile)); err != nil {
 			t.Fatalf("the shared registry has no index: %v", err)
 		}
 	})

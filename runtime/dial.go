@@ -10,12 +10,12 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/url"
 	"regexp"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime/internal/redact"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -68,43 +68,10 @@ func parseAddresses(rawURL string, extra []string) ([]address, error) {
 
 // redactURL is raw with its password replaced by xxxxx, also when raw does
 // not parse as a URL.
-func redactURL(raw string) string {
-	if u, err := url.Parse(raw); err == nil && (u.User != nil || !strings.Contains(raw, "@")) {
-		return u.Redacted()
-	}
-	// Not a URL, or one whose userinfo url.Parse did not see (amqp//u:p@h
-	// parses as a path): find user:password by hand.
-	user, pass, ok := userinfo(raw)
-	if !ok || pass == "" {
-		return raw
-	}
-	return strings.Replace(raw, user+":"+pass+"@", user+":xxxxx@", 1)
-}
+func redactURL(raw string) string { return redact.URL(raw) }
 
 // passwordOf is the password in raw, found without parsing it as a URL.
-func passwordOf(raw string) string {
-	_, pass, _ := userinfo(raw)
-	return pass
-}
-
-// userinfo finds user:password in scheme://user:password@host/... The
-// userinfo ends at the last '@', so a password holding '/' or '@' is found.
-func userinfo(raw string) (user, pass string, ok bool) {
-	// After scheme://, else after any //, else from the start: a URL with
-	// a mistyped scheme still hides its password.
-	rest := raw
-	if i := strings.Index(raw, "://"); i >= 0 {
-		rest = raw[i+3:]
-	} else if i := strings.Index(raw, "//"); i >= 0 {
-		rest = raw[i+2:]
-	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return "", "", false
-	}
-	user, pass, _ = strings.Cut(rest[:at], ":")
-	return user, pass, true
-}
+func passwordOf(raw string) string { return redact.Password(raw) }
 
 // dialAddresses connects to the first address that answers. With persist
 // (the first Dial) it goes round the list again after a capped backoff

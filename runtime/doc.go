@@ -107,9 +107,10 @@
 // manifest's registry:), else the process default, a FingerprintRegistry
 // whose ids are derived from each schema's canonical form (SchemaID), so
 // two services built from the same manifest agree on ids with nothing
-// configured. DirectoryRegistry (schema files and an index, safe for
-// several processes) and HTTPRegistry (a Confluent-compatible registry
-// through hamba/avro's client) are for a v1 producer and a v2 consumer.
+// configured. Package runtime/registry's Directory (schema files and an
+// index, safe for several processes) and HTTP (a Confluent-compatible
+// registry through hamba/avro's client) are for a v1 producer and a v2
+// consumer.
 // Publish writes x-acemq-schema-fingerprint beside the id; a body whose
 // fingerprint is not the registry's schema for its id is parked, never
 // decoded with another schema. A registry that does not answer

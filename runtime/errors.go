@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/acemq/acemq-go/runtime/internal/schemareg"
 )
 
 var (
@@ -24,9 +26,9 @@ var (
 	// may pass (a registry that does not answer). A consumer that meets one
 	// while decoding returns the message to its queue after a pause instead
 	// of parking it.
-	ErrRegistryUnavailable = errors.New("acemq: schema registry unavailable")
+	ErrRegistryUnavailable = schemareg.ErrUnavailable
 	// ErrSchemaNotFound is returned by a registry for an unknown id.
-	ErrSchemaNotFound = errors.New("acemq: schema not found")
+	ErrSchemaNotFound = schemareg.ErrNotFound
 	// ErrSchemaIDCollision is matched by a SchemaIDCollisionError: two
 	// schemas whose derived ids are equal.
 	ErrSchemaIDCollision = errors.New("acemq: schema id collision")

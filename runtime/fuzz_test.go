@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/acemq/acemq-go/runtime/internal/schemareg"
 )
 
 // The fuzz targets of the decode paths. Their seed corpora run in every
@@ -60,7 +62,7 @@ func FuzzJSONDecode(f *testing.F) {
 // a panic.
 func FuzzAvroDecode(f *testing.F) {
 	ctx := context.Background()
-	reg := NewMemoryRegistry()
+	reg := schemareg.NewMemory()
 	v1 := codecMustAvro(f, reg, "orders", codecOrderV1)
 	v2 := codecMustAvro(f, reg, "orders", codecOrderV2)
 	pay := codecMustAvro(f, reg, "payments", codecLogicalSchema)

@@ -48,7 +48,7 @@ func Handle[T any](mt *MessageType[T], h Handler[T]) Route {
 			if o, ok := reg.(opener); ok && mt.format == FormatAvro {
 				// A registry that cannot open (a missing credential) fails
 				// Consume now, not every message later.
-				return o.open()
+				return o.OpenNow()
 			}
 			return nil
 		},

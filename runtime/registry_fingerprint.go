@@ -2,11 +2,11 @@ package runtime
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"sync"
 
+	"github.com/acemq/acemq-go/runtime/internal/schemareg"
 	"github.com/hamba/avro/v2"
 )
 
@@ -30,17 +30,14 @@ func SchemaFingerprint(schema string) (string, error) {
 	return fingerprintText(s), nil
 }
 
-func fingerprintText(s avro.Schema) string {
-	fp := s.Fingerprint()
-	return "sha256:" + hex.EncodeToString(fp[:])
-}
+func fingerprintText(s avro.Schema) string { return schemareg.FingerprintText(s) }
 
 // SchemaID returns the id acemq derives from an Avro schema: the first four
 // bytes of the SHA-256 of its Parsing Canonical Form, big-endian, with the
 // top bit cleared so it is a positive 32-bit int as Confluent's ids are (an
 // id of 0 becomes 1). Every process computes the same id for the same
 // schema; the FingerprintRegistry numbers schemas this way, and the
-// DirectoryRegistry does too unless two schemas of its index collide.
+// registry.Directory does too unless two schemas of its index collide.
 func SchemaID(schema string) (int, error) {
 	s, err := avroParse(schema)
 	if err != nil {
@@ -49,13 +46,11 @@ func SchemaID(schema string) (int, error) {
 	return fingerprintID(s.Fingerprint()), nil
 }
 
-func fingerprintID(fp [32]byte) int {
-	id := int(binary.BigEndian.Uint32(fp[:4]) & 0x7fffffff)
-	if id == 0 {
-		id = 1
-	}
-	return id
-}
+func fingerprintID(fp [32]byte) int { return schemareg.ID(fp) }
+
+// avroParse parses one Avro schema with a cache of its own, so named types
+// of one schema never leak into another (two versions of "Order" coexist).
+func avroParse(schema string) (avro.Schema, error) { return schemareg.Parse(schema) }
 
 // FingerprintRegistry is the default SchemaRegistry: held in memory, but its
 // ids are derived from each schema's canonical form (SchemaID), not from
@@ -66,7 +61,7 @@ func fingerprintID(fp [32]byte) int {
 //
 // What it cannot do is know a schema no codec of this process uses: a v2
 // consumer reading a v1 producer's bodies needs a registry both share (a
-// DirectoryRegistry or an HTTPRegistry). Two schemas of one process whose
+// registry.Directory or a registry.HTTP). Two schemas of one process whose
 // ids collide (a chance of about n²/2³² for n schemas) make Register fail
 // with ErrSchemaIDCollision rather than share an id. Safe for concurrent
 // use.
@@ -145,7 +140,7 @@ type SchemaIDCollisionError struct {
 }
 
 func (e *SchemaIDCollisionError) Error() string {
-	return fmt.Sprintf("schema id %d is derived from two different schemas (%s and %s): use a DirectoryRegistry or an HTTPRegistry, which assign ids",
+	return fmt.Sprintf("schema id %d is derived from two different schemas (%s and %s): use a registry.Directory or a registry.HTTP, which assign ids",
 		e.ID, e.Fingerprints[0], e.Fingerprints[1])
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/internal/brokertest"
 	"github.com/acemq/acemq-go/runtime/internal/confluenttest"
+	"github.com/acemq/acemq-go/runtime/registry"
 	amqp "github.com/rabbitmq/amqp091-go"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -31,9 +32,9 @@ type outageOrderV2 struct {
 	Currency string `avro:"currency"`
 }
 
-func httpReg(t *testing.T, url string) *runtime.HTTPRegistry {
+func httpReg(t *testing.T, url string) *registry.HTTP {
 	t.Helper()
-	r, err := runtime.NewHTTPRegistry(runtime.HTTPRegistryConfig{URL: url, Timeout: 2 * time.Second})
+	r, err := registry.NewHTTP(registry.HTTPConfig{URL: url, Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +277,7 @@ func TestConsumeFailsOnARegistryThatCannotOpen(t *testing.T) {
 	c := dial(t)
 	q := brokertest.Queue(t, "regopen")
 	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
-	reg := runtime.ConfiguredRegistry(runtime.RegistryConfig{URL: "https://registry.example:8081", TokenEnv: "ACEMQ_TEST_NO_SUCH_TOKEN"})
+	reg := registry.OpenLazy(registry.Config{URL: "https://registry.example:8081", TokenEnv: "ACEMQ_TEST_NO_SUCH_TOKEN"})
 	mt := runtime.AvroType[outageOrderV2]("outage.order", "outage-orders", outageV2, runtime.TypeRegistry(reg))
 	_, err := runtime.Consume(ctx, c, runtime.ConsumerSpec{Queue: q, Routes: []runtime.Route{
 		runtime.Handle(mt, func(context.Context, *runtime.Message[outageOrderV2]) runtime.Ack { return runtime.Accept() }),

@@ -12,13 +12,14 @@ import (
 	"github.com/acemq/acemq-go/internal/gen/pipeline"
 	"github.com/acemq/acemq-go/internal/gen/schema"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/registry"
 )
 
 const registryUsage = `usage:
   acemq-gen registry -f acemq.yaml [-dir DIR] [-check]
 registers every Avro message schema of the manifest under its subject in the
 directory registry DIR (schema files and index.json, as runtime's
-DirectoryRegistry keeps them), so a service and its CI agree on ids; one line
+registry.Directory keeps them), so a service and its CI agree on ids; one line
 per message on stdout. DIR defaults to the manifest's registry: directory
 (relative to the current directory, as at run time). -check writes nothing
 and exits 1 when a schema is not registered yet. Exit 2: a bad manifest or a
@@ -60,7 +61,7 @@ func runRegistry(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "acemq-gen registry: -dir is required: the manifest has no registry: directory\n%s", registryUsage)
 		return exitBad
 	}
-	reg, err := runtime.NewDirectoryRegistry(*dir)
+	reg, err := registry.NewDirectory(*dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "acemq-gen registry: %v\n", err)
 		return exitBad
@@ -86,7 +87,7 @@ func runRegistry(args []string, stdout, stderr io.Writer) int {
 			} else {
 				missing++
 				fmt.Fprintf(stdout, "%s: subject %s: not registered in %s (run acemq-gen registry -f %s -dir %s)\n",
-					msg.Name, msg.Subject, filepath.Join(*dir, runtime.DirectoryIndexFile), *manifestPath, *dir)
+					msg.Name, msg.Subject, filepath.Join(*dir, registry.DirectoryIndexFile), *manifestPath, *dir)
 			}
 			continue
 		}
@@ -107,11 +108,11 @@ func runRegistry(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func find(index []runtime.DirectoryEntry, subject, print string) (runtime.DirectoryEntry, bool) {
+func find(index []registry.DirectoryEntry, subject, print string) (registry.DirectoryEntry, bool) {
 	for _, e := range index {
 		if e.Subject == subject && e.Fingerprint == print {
 			return e, true
 		}
 	}
-	return runtime.DirectoryEntry{}, false
+	return registry.DirectoryEntry{}, false
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/registry"
 )
 
 // RoundTrip encodes v with mt's codec (an in-memory registry for Avro)
@@ -15,7 +16,7 @@ import (
 func RoundTrip[T any](t *testing.T, mt *runtime.MessageType[T], v T) {
 	t.Helper()
 	ctx := context.Background()
-	codec, err := mt.Codec(runtime.NewMemoryRegistry())
+	codec, err := mt.Codec(registry.NewMemory())
 	if err != nil {
 		t.Fatalf("%s: codec: %v", mt.Name(), err)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/registry"
 	"github.com/google/uuid"
 )
 
@@ -100,7 +101,7 @@ type TB interface {
 func Delivered[T any](tb TB, mt *runtime.MessageType[T], payload T, opts ...MessageOption) *runtime.Message[T] {
 	tb.Helper()
 	ctx := context.Background()
-	codec, err := mt.Codec(runtime.NewMemoryRegistry())
+	codec, err := mt.Codec(registry.NewMemory())
 	if err != nil {
 		tb.Fatalf("acemqtest: message type %s: %v", mt.Name(), err)
 		return nil

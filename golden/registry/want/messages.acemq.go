@@ -12,6 +12,7 @@ import (
 
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/acemqimpl"
+	"github.com/acemq/acemq-go/runtime/registry"
 )
 
 // This code and the runtime it calls must agree: a runtime that
@@ -22,7 +23,7 @@ const _ = acemqimpl.SupportPackageIsVersion1
 // ${ACEMQ_GOLDEN_REGISTRY}. The Avro message types use it unless the
 // connection was dialled with runtime.WithSchemaRegistry; it opens on first
 // use, and a consumer opens it before subscribing.
-var schemaRegistry = runtime.ConfiguredRegistry(runtime.RegistryConfig{Directory: "${ACEMQ_GOLDEN_REGISTRY}"})
+var schemaRegistry = registry.OpenLazy(registry.Config{Directory: "${ACEMQ_GOLDEN_REGISTRY}"})
 
 // SchemaRegistry returns the manifest's registry: the directory
 // ${ACEMQ_GOLDEN_REGISTRY}, the one the Avro message types use unless the

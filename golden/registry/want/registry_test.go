@@ -8,6 +8,7 @@ import (
 	registry "github.com/acemq/acemq-go/golden/registry/want"
 	"github.com/acemq/acemq-go/internal/goldentest"
 	"github.com/acemq/acemq-go/runtime"
+	schemaregistry "github.com/acemq/acemq-go/runtime/registry"
 )
 
 type handler struct{ got chan string }
@@ -41,7 +42,7 @@ func TestTheManifestRegistryIsUsed(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("not handled")
 	}
-	reg, err := runtime.NewDirectoryRegistry(dir)
+	reg, err := schemaregistry.NewDirectory(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 const (
 	runtimePkg = "github.com/acemq/acemq-go/runtime"
 	implPkg    = "github.com/acemq/acemq-go/runtime/acemqimpl"
+	regPkg     = "github.com/acemq/acemq-go/runtime/registry"
 	contextPkg = "context"
 	timePkg    = "time"
 	errorsPkg  = "errors"
@@ -79,6 +80,7 @@ func newFile(m *model.Model, source string) *jen.File {
 	f.HeaderComment("source: " + oneline.Quote(source))
 	f.ImportName(runtimePkg, "runtime")
 	f.ImportName(implPkg, "acemqimpl")
+	f.ImportName(regPkg, "registry")
 	return f
 }
 

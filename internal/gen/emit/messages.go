@@ -41,7 +41,7 @@ func messagesFile(m *model.Model, source string) *jen.File {
 // and a func returning it, so that no code outside the package can replace
 // the registry:
 //
-//	var schemaRegistry = runtime.ConfiguredRegistry(runtime.RegistryConfig{Directory: "schemas/registry"})
+//	var schemaRegistry = registry.OpenLazy(registry.Config{Directory: "schemas/registry"})
 //
 //	func SchemaRegistry() runtime.SchemaRegistry { return schemaRegistry }
 func registryVar(f *jen.File, r *model.Registry) {
@@ -64,7 +64,7 @@ func registryVar(f *jen.File, r *model.Registry) {
 	}
 	doc(f.Comment, "%s is the manifest's registry: %s. The Avro message types use it unless the connection was dialled with runtime.WithSchemaRegistry; it opens on first use, and a consumer opens it before subscribing.",
 		r.VarName, where)
-	f.Var().Id(r.VarName).Op("=").Add(rt("ConfiguredRegistry").Call(rt("RegistryConfig").Values(fields)))
+	f.Var().Id(r.VarName).Op("=").Add(jen.Qual(regPkg, "OpenLazy").Call(jen.Qual(regPkg, "Config").Values(fields)))
 	f.Line()
 	doc(f.Comment, "%s returns the manifest's registry: %s, the one the Avro message types use unless the connection was dialled with runtime.WithSchemaRegistry.",
 		r.GoName, where)

@@ -1,5 +1,5 @@
 // Package confluenttest is an in-test HTTP server implementing the part of
-// Confluent Schema Registry's REST API that acemq's HTTPRegistry (through
+// Confluent Schema Registry's REST API that acemq's registry.HTTP (through
 // hamba/avro's registry client) uses, with the bodies and error codes of
 // Confluent's API reference
 // (https://docs.confluent.io/platform/current/schema-registry/develop/api.html).

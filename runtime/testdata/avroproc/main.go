@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/registry"
 )
 
 const (
@@ -58,10 +59,10 @@ func run(role, url, queue, schema, dir, regURL string, n int) error {
 	var opts []runtime.TypeOption
 	if dir != "" {
 		// As generated code does for a manifest's registry: {directory: DIR}.
-		opts = append(opts, runtime.TypeRegistry(runtime.ConfiguredRegistry(runtime.RegistryConfig{Directory: dir})))
+		opts = append(opts, runtime.TypeRegistry(registry.OpenLazy(registry.Config{Directory: dir})))
 	}
 	if regURL != "" {
-		opts = append(opts, runtime.TypeRegistry(runtime.ConfiguredRegistry(runtime.RegistryConfig{URL: regURL})))
+		opts = append(opts, runtime.TypeRegistry(registry.OpenLazy(registry.Config{URL: regURL})))
 	}
 	c, err := runtime.Dial(ctx, url)
 	if err != nil {

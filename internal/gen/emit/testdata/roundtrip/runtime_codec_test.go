@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/registry"
 )
 
 // The generated types, unions included, go through the runtime's own Avro
@@ -20,7 +21,7 @@ func TestRuntimeAvroCodec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	codec, err := runtime.NewAvroCodec(runtime.NewMemoryRegistry(), "orders", string(text))
+	codec, err := runtime.NewAvroCodec(registry.NewMemory(), "orders", string(text))
 	if err != nil {
 		t.Fatal(err)
 	}

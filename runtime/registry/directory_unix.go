@@ -1,6 +1,6 @@
 //go:build unix
 
-package runtime
+package registry
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime"
 )
 
 // lockFile takes an exclusive flock on path (created if missing), waiting
@@ -16,7 +18,7 @@ import (
 func lockFile(ctx context.Context, path string) (func(), error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrRegistryUnavailable, err)
+		return nil, fmt.Errorf("%w: %w", runtime.ErrRegistryUnavailable, err)
 	}
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
@@ -28,7 +30,7 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
 			f.Close()
-			return nil, fmt.Errorf("%w: lock %s: %w", ErrRegistryUnavailable, path, err)
+			return nil, fmt.Errorf("%w: lock %s: %w", runtime.ErrRegistryUnavailable, path, err)
 		}
 		select {
 		case <-ctx.Done():

@@ -1,4 +1,4 @@
-package runtime
+package registry
 
 import (
 	"context"
@@ -7,18 +7,21 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/internal/redact"
 )
 
-// RegistryConfig describes a schema registry by configuration, as the
+// Config describes a schema registry by configuration, as the
 // manifest's registry: block does. Give Directory or URL. In Directory and
 // URL, ${NAME} is replaced by the environment variable NAME (one that is
 // unset is an error), so one manifest serves several environments;
 // credentials are only ever read from the environment variables named.
-type RegistryConfig struct {
-	// Directory is a DirectoryRegistry's directory (a relative path is
+type Config struct {
+	// Directory is a Directory's directory (a relative path is
 	// relative to the working directory of the running program).
 	Directory string
-	// URL is a Confluent-compatible registry's base URL (HTTPRegistry).
+	// URL is a Confluent-compatible registry's base URL (HTTP).
 	URL string
 	// UsernameEnv and PasswordEnv name the environment variables holding
 	// basic auth credentials; TokenEnv the one holding a bearer token.
@@ -26,12 +29,12 @@ type RegistryConfig struct {
 	// Timeout bounds each HTTP request (default 10s).
 	Timeout time.Duration
 	// LookupOnly never registers schemas in the HTTP registry (see
-	// HTTPRegistryConfig.LookupOnly).
+	// HTTPConfig.LookupOnly).
 	LookupOnly bool
 }
 
-// OpenRegistry returns the registry cfg describes.
-func OpenRegistry(cfg RegistryConfig) (SchemaRegistry, error) {
+// Open returns the registry cfg describes.
+func Open(cfg Config) (runtime.SchemaRegistry, error) {
 	switch {
 	case cfg.Directory != "" && cfg.URL != "":
 		return nil, errors.New("schema registry: both a directory and a URL: give one")
@@ -40,13 +43,13 @@ func OpenRegistry(cfg RegistryConfig) (SchemaRegistry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("schema registry directory %q: %w", cfg.Directory, err)
 		}
-		return NewDirectoryRegistry(dir)
+		return NewDirectory(dir)
 	case cfg.URL != "":
 		u, err := expandEnv(cfg.URL)
 		if err != nil {
-			return nil, fmt.Errorf("schema registry URL %q: %w", redactURL(cfg.URL), err)
+			return nil, fmt.Errorf("schema registry URL %q: %w", redact.URL(cfg.URL), err)
 		}
-		hc := HTTPRegistryConfig{URL: u, Timeout: cfg.Timeout, LookupOnly: cfg.LookupOnly}
+		hc := HTTPConfig{URL: u, Timeout: cfg.Timeout, LookupOnly: cfg.LookupOnly}
 		for _, e := range []struct {
 			name string
 			to   *string
@@ -55,10 +58,10 @@ func OpenRegistry(cfg RegistryConfig) (SchemaRegistry, error) {
 				continue
 			}
 			if *e.to = os.Getenv(e.name); *e.to == "" {
-				return nil, fmt.Errorf("schema registry %s: the environment variable %s is empty or unset", redactURL(u), e.name)
+				return nil, fmt.Errorf("schema registry %s: the environment variable %s is empty or unset", redact.URL(u), e.name)
 			}
 		}
-		return NewHTTPRegistry(hc)
+		return NewHTTP(hc)
 	}
 	return nil, errors.New("schema registry: neither a directory nor a URL")
 }
@@ -78,37 +81,36 @@ func expandEnv(s string) (string, error) {
 	return out, nil
 }
 
-// ConfiguredRegistry returns a SchemaRegistry that opens cfg on first use,
+// OpenLazy returns a runtime.SchemaRegistry that opens cfg on first use,
 // for a package-level variable of generated code (which must not fail at
 // init). A Consume whose Avro types use it opens it before subscribing, so
 // a bad configuration fails the Consume; until it opens, Register and
-// Schema return the opening error wrapped in ErrRegistryUnavailable (a
+// Schema return the opening error wrapped in runtime.ErrRegistryUnavailable (a
 // consumer waits rather than parking) and try again on the next call.
-func ConfiguredRegistry(cfg RegistryConfig) SchemaRegistry {
+func OpenLazy(cfg Config) runtime.SchemaRegistry {
 	return &lazyRegistry{cfg: cfg}
 }
 
 type lazyRegistry struct {
-	cfg RegistryConfig
+	cfg Config
 	mu  sync.Mutex
-	reg SchemaRegistry
+	reg runtime.SchemaRegistry
 }
 
-// opener is a registry that can be opened ahead of its first use.
-type opener interface{ open() error }
-
-func (l *lazyRegistry) open() error {
+// OpenNow opens the registry ahead of its first use: a runtime.Consume
+// whose Avro types use it calls it before subscribing.
+func (l *lazyRegistry) OpenNow() error {
 	_, err := l.get()
 	return err
 }
 
-func (l *lazyRegistry) get() (SchemaRegistry, error) {
+func (l *lazyRegistry) get() (runtime.SchemaRegistry, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.reg != nil {
 		return l.reg, nil
 	}
-	reg, err := OpenRegistry(l.cfg)
+	reg, err := Open(l.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +121,7 @@ func (l *lazyRegistry) get() (SchemaRegistry, error) {
 func (l *lazyRegistry) Register(ctx context.Context, subject, schema string) (int, error) {
 	reg, err := l.get()
 	if err != nil {
-		return 0, fmt.Errorf("%w: %w", ErrRegistryUnavailable, err)
+		return 0, fmt.Errorf("%w: %w", runtime.ErrRegistryUnavailable, err)
 	}
 	return reg.Register(ctx, subject, schema)
 }
@@ -127,7 +129,7 @@ func (l *lazyRegistry) Register(ctx context.Context, subject, schema string) (in
 func (l *lazyRegistry) Schema(ctx context.Context, id int) (string, error) {
 	reg, err := l.get()
 	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrRegistryUnavailable, err)
+		return "", fmt.Errorf("%w: %w", runtime.ErrRegistryUnavailable, err)
 	}
 	return reg.Schema(ctx, id)
 }

@@ -1,4 +1,4 @@
-package runtime
+package registry
 
 import (
 	"context"
@@ -9,12 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/internal/confluenttest"
 )
 
-func httpRegistry(t *testing.T, cfg HTTPRegistryConfig) *HTTPRegistry {
+func httpRegistry(t *testing.T, cfg HTTPConfig) *HTTP {
 	t.Helper()
-	r, err := NewHTTPRegistry(cfg)
+	r, err := NewHTTP(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,11 +28,11 @@ func TestHTTPRegistrySteadyStateMakesNoCall(t *testing.T) {
 	ctx := context.Background()
 	srv := confluenttest.Start(t)
 	v1ID := srv.Register("orders", codecOrderV1) // an older producer's schema
-	pubReg := httpRegistry(t, HTTPRegistryConfig{URL: srv.URL})
-	subReg := httpRegistry(t, HTTPRegistryConfig{URL: srv.URL})
+	pubReg := httpRegistry(t, HTTPConfig{URL: srv.URL})
+	subReg := httpRegistry(t, HTTPConfig{URL: srv.URL})
 	pub := codecMustAvro(t, pubReg, "orders", codecOrderV2)
 	sub := codecMustAvro(t, subReg, "orders", codecOrderV2)
-	old := codecMustAvro(t, httpRegistry(t, HTTPRegistryConfig{URL: srv.URL}), "orders", codecOrderV1)
+	old := codecMustAvro(t, httpRegistry(t, HTTPConfig{URL: srv.URL}), "orders", codecOrderV1)
 	oldBody, err := old.Encode(ctx, codecOrderV1Go{ID: "old"})
 	if err != nil {
 		t.Fatal(err)
@@ -65,23 +66,23 @@ func TestHTTPRegistrySteadyStateMakesNoCall(t *testing.T) {
 func TestHTTPRegistryErrors(t *testing.T) {
 	ctx := context.Background()
 	srv := confluenttest.Start(t)
-	r := httpRegistry(t, HTTPRegistryConfig{URL: srv.URL})
+	r := httpRegistry(t, HTTPConfig{URL: srv.URL})
 
 	// An id the registry does not know: not found, naming the id.
 	_, err := r.Schema(ctx, 4242)
-	if !errors.Is(err, ErrSchemaNotFound) || errors.Is(err, ErrRegistryUnavailable) ||
+	if !errors.Is(err, runtime.ErrSchemaNotFound) || errors.Is(err, runtime.ErrRegistryUnavailable) ||
 		!strings.Contains(err.Error(), "schema id 4242: schema registry "+srv.URL+": HTTP 404, error code 40403: Schema 4242 not found") {
 		t.Fatalf("unknown id: %v", err)
 	}
 	// A 5xx: unavailable.
 	srv.Fail(true)
-	if _, err := r.Schema(ctx, 1); !errors.Is(err, ErrRegistryUnavailable) || !strings.Contains(err.Error(), "HTTP 500, error code 50001") {
+	if _, err := r.Schema(ctx, 1); !errors.Is(err, runtime.ErrRegistryUnavailable) || !strings.Contains(err.Error(), "HTTP 500, error code 50001") {
 		t.Fatalf("5xx: %v", err)
 	}
 	srv.Fail(false)
 	// An invalid schema: neither (a permanent error for the publisher).
 	if _, err := r.Register(ctx, "orders", `{"type":"record","name":"X","fields":[{"name":"a","type":"nope"}]}`); err == nil ||
-		errors.Is(err, ErrRegistryUnavailable) {
+		errors.Is(err, runtime.ErrRegistryUnavailable) {
 		t.Fatalf("invalid schema: %v", err)
 	}
 	// An incompatible schema under a BACKWARD subject: 409, neither.
@@ -90,7 +91,7 @@ func TestHTTPRegistryErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	incompatible := `{"type":"record","name":"Order","fields":[{"name":"id","type":"long"}]}`
-	if _, err := r.Register(ctx, "strict", incompatible); err == nil || errors.Is(err, ErrRegistryUnavailable) ||
+	if _, err := r.Register(ctx, "strict", incompatible); err == nil || errors.Is(err, runtime.ErrRegistryUnavailable) ||
 		!strings.Contains(err.Error(), "HTTP 409, error code 409") {
 		t.Fatalf("incompatible: %v", err)
 	}
@@ -103,12 +104,12 @@ func TestHTTPRegistryErrors(t *testing.T) {
 	if id, text, err := r.Latest(ctx, "strict"); err != nil || !strings.Contains(text, `"name":"id"`) || id < 1 {
 		t.Fatalf("Latest: %d %q %v", id, text, err)
 	}
-	if _, _, err := r.Latest(ctx, "nobody"); !errors.Is(err, ErrSchemaNotFound) || !strings.Contains(err.Error(), "error code 40401") {
+	if _, _, err := r.Latest(ctx, "nobody"); !errors.Is(err, runtime.ErrSchemaNotFound) || !strings.Contains(err.Error(), "error code 40401") {
 		t.Fatalf("Latest of an unknown subject: %v", err)
 	}
 	// Lookup only: an unregistered schema is not found, a registered one is.
-	look := httpRegistry(t, HTTPRegistryConfig{URL: srv.URL, LookupOnly: true})
-	if _, err := look.Register(ctx, "strict", codecOrderV2); !errors.Is(err, ErrSchemaNotFound) || !strings.Contains(err.Error(), "look up schema under subject \"strict\"") {
+	look := httpRegistry(t, HTTPConfig{URL: srv.URL, LookupOnly: true})
+	if _, err := look.Register(ctx, "strict", codecOrderV2); !errors.Is(err, runtime.ErrSchemaNotFound) || !strings.Contains(err.Error(), "look up schema under subject \"strict\"") {
 		t.Fatalf("lookup of an unregistered schema: %v", err)
 	}
 	if id, err := look.Register(ctx, "strict", codecOrderV1); err != nil || id < 1 {
@@ -116,7 +117,7 @@ func TestHTTPRegistryErrors(t *testing.T) {
 	}
 	// Connection refused: unavailable.
 	srv.Stop()
-	if _, err := r.Schema(ctx, 99); !errors.Is(err, ErrRegistryUnavailable) || !strings.Contains(err.Error(), "connection refused") {
+	if _, err := r.Schema(ctx, 99); !errors.Is(err, runtime.ErrRegistryUnavailable) || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("connection refused: %v", err)
 	}
 }
@@ -127,10 +128,10 @@ func TestHTTPRegistryTimeout(t *testing.T) {
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
 	defer hang.Close()
 	defer close(release)
-	r := httpRegistry(t, HTTPRegistryConfig{URL: hang.URL, Timeout: 200 * time.Millisecond})
+	r := httpRegistry(t, HTTPConfig{URL: hang.URL, Timeout: 200 * time.Millisecond})
 	start := time.Now()
 	_, err := r.Schema(context.Background(), 1)
-	if !errors.Is(err, ErrRegistryUnavailable) || time.Since(start) > 5*time.Second {
+	if !errors.Is(err, runtime.ErrRegistryUnavailable) || time.Since(start) > 5*time.Second {
 		t.Fatalf("a hung registry: %v after %v", err, time.Since(start))
 	}
 }
@@ -142,12 +143,12 @@ func TestHTTPRegistryCredentialsNeverInAnError(t *testing.T) {
 	const password, token = "s3cret-pa55", "tok-3x4mpl3-very-secret"
 	srv := confluenttest.Start(t)
 	srv.Username, srv.Password = "svc", password
-	good := httpRegistry(t, HTTPRegistryConfig{URL: srv.URL, Username: "svc", Password: password})
+	good := httpRegistry(t, HTTPConfig{URL: srv.URL, Username: "svc", Password: password})
 	if _, err := good.Register(ctx, "orders", codecOrderV1); err != nil {
 		t.Fatalf("basic auth: %v", err)
 	}
 	// Credentials in the URL are taken out of it.
-	inURL := httpRegistry(t, HTTPRegistryConfig{URL: strings.Replace(srv.URL, "http://", "http://svc:"+password+"@", 1)})
+	inURL := httpRegistry(t, HTTPConfig{URL: strings.Replace(srv.URL, "http://", "http://svc:"+password+"@", 1)})
 	if strings.Contains(inURL.URL(), password) {
 		t.Fatalf("URL() = %s", inURL.URL())
 	}
@@ -155,19 +156,19 @@ func TestHTTPRegistryCredentialsNeverInAnError(t *testing.T) {
 		t.Fatalf("basic auth from the URL: %v", err)
 	}
 	var errs []error
-	wrong := httpRegistry(t, HTTPRegistryConfig{URL: "http://svc:wrong-" + password + "@" + strings.TrimPrefix(srv.URL, "http://")})
+	wrong := httpRegistry(t, HTTPConfig{URL: "http://svc:wrong-" + password + "@" + strings.TrimPrefix(srv.URL, "http://")})
 	_, err := wrong.Schema(ctx, 1)
-	if !errors.Is(err, ErrRegistryUnavailable) || !strings.Contains(err.Error(), "HTTP 401") {
+	if !errors.Is(err, runtime.ErrRegistryUnavailable) || !strings.Contains(err.Error(), "HTTP 401") {
 		t.Fatalf("wrong password: %v", err)
 	}
 	errs = append(errs, err)
 
 	srv.Username, srv.Password, srv.Token = "", "", token
-	withToken := httpRegistry(t, HTTPRegistryConfig{URL: srv.URL, Token: token})
+	withToken := httpRegistry(t, HTTPConfig{URL: srv.URL, Token: token})
 	if _, err := withToken.Schema(ctx, 1); err != nil {
 		t.Fatalf("bearer token: %v", err)
 	}
-	badToken := httpRegistry(t, HTTPRegistryConfig{URL: srv.URL, Token: token + "-old"})
+	badToken := httpRegistry(t, HTTPConfig{URL: srv.URL, Token: token + "-old"})
 	_, err = badToken.Schema(ctx, 1)
 	errs = append(errs, err)
 	srv.Stop()
@@ -175,7 +176,7 @@ func TestHTTPRegistryCredentialsNeverInAnError(t *testing.T) {
 	errs = append(errs, err)
 	_, err = inURL.Register(ctx, "orders", codecOrderV2)
 	errs = append(errs, err)
-	if _, err := NewHTTPRegistry(HTTPRegistryConfig{URL: "ftp://svc:" + password + "@x"}); err != nil {
+	if _, err := NewHTTP(HTTPConfig{URL: "ftp://svc:" + password + "@x"}); err != nil {
 		errs = append(errs, err)
 	}
 	for _, err := range errs {
@@ -194,11 +195,11 @@ func TestHTTPRegistryTLS(t *testing.T) {
 	api := confluenttest.Start(t)
 	srv := httptest.NewTLSServer(api)
 	defer srv.Close()
-	trusted := httpRegistry(t, HTTPRegistryConfig{URL: srv.URL, TLS: srv.Client().Transport.(*http.Transport).TLSClientConfig})
+	trusted := httpRegistry(t, HTTPConfig{URL: srv.URL, TLS: srv.Client().Transport.(*http.Transport).TLSClientConfig})
 	if _, err := trusted.Register(ctx, "orders", codecOrderV1); err != nil {
 		t.Fatalf("TLS with the server's root: %v", err)
 	}
-	untrusted := httpRegistry(t, HTTPRegistryConfig{URL: srv.URL})
+	untrusted := httpRegistry(t, HTTPConfig{URL: srv.URL})
 	if _, err := untrusted.Register(ctx, "orders", codecOrderV1); err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Fatalf("TLS without the root: %v", err)
 	}
@@ -209,8 +210,8 @@ func TestOpenRegistryFromConfig(t *testing.T) {
 	srv.Token = "t0k"
 	t.Setenv("ACEMQ_TEST_REG_HOST", strings.TrimPrefix(srv.URL, "http://"))
 	t.Setenv("ACEMQ_TEST_REG_TOKEN", "t0k")
-	reg := ConfiguredRegistry(RegistryConfig{URL: "http://${ACEMQ_TEST_REG_HOST}", TokenEnv: "ACEMQ_TEST_REG_TOKEN"})
-	if err := reg.(opener).open(); err != nil {
+	reg := OpenLazy(Config{URL: "http://${ACEMQ_TEST_REG_HOST}", TokenEnv: "ACEMQ_TEST_REG_TOKEN"})
+	if err := reg.(interface{ OpenNow() error }).OpenNow(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := reg.Register(context.Background(), "orders", codecOrderV1); err != nil {
@@ -218,24 +219,24 @@ func TestOpenRegistryFromConfig(t *testing.T) {
 	}
 	dir := t.TempDir()
 	t.Setenv("ACEMQ_TEST_REG_DIR", dir)
-	if r, err := OpenRegistry(RegistryConfig{Directory: "${ACEMQ_TEST_REG_DIR}/reg"}); err != nil || r.(*DirectoryRegistry).Dir() != dir+"/reg" {
+	if r, err := Open(Config{Directory: "${ACEMQ_TEST_REG_DIR}/reg"}); err != nil || r.(*Directory).Dir() != dir+"/reg" {
 		t.Fatalf("configured directory: %v", err)
 	}
 	for _, tc := range []struct {
-		cfg  RegistryConfig
+		cfg  Config
 		want string
 	}{
-		{RegistryConfig{URL: "http://x", TokenEnv: "ACEMQ_TEST_REG_UNSET"}, "the environment variable ACEMQ_TEST_REG_UNSET is empty or unset"},
-		{RegistryConfig{URL: "http://${ACEMQ_TEST_REG_UNSET}"}, "the environment variable ACEMQ_TEST_REG_UNSET is unset"},
-		{RegistryConfig{URL: "http://x", Directory: "d"}, "both a directory and a URL"},
-		{RegistryConfig{}, "neither a directory nor a URL"},
+		{Config{URL: "http://x", TokenEnv: "ACEMQ_TEST_REG_UNSET"}, "the environment variable ACEMQ_TEST_REG_UNSET is empty or unset"},
+		{Config{URL: "http://${ACEMQ_TEST_REG_UNSET}"}, "the environment variable ACEMQ_TEST_REG_UNSET is unset"},
+		{Config{URL: "http://x", Directory: "d"}, "both a directory and a URL"},
+		{Config{}, "neither a directory nor a URL"},
 	} {
-		if _, err := OpenRegistry(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := Open(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.cfg, err, tc.want)
 		}
 	}
-	lazy := ConfiguredRegistry(RegistryConfig{})
-	if _, err := lazy.Schema(context.Background(), 1); !errors.Is(err, ErrRegistryUnavailable) {
+	lazy := OpenLazy(Config{})
+	if _, err := lazy.Schema(context.Background(), 1); !errors.Is(err, runtime.ErrRegistryUnavailable) {
 		t.Fatalf("a registry that cannot open: %v", err)
 	}
 }
@@ -244,7 +245,7 @@ func TestOpenRegistryFromConfig(t *testing.T) {
 func TestHTTPRegistrySubjectIsEscaped(t *testing.T) {
 	ctx := context.Background()
 	srv := confluenttest.Start(t)
-	r := httpRegistry(t, HTTPRegistryConfig{URL: srv.URL})
+	r := httpRegistry(t, HTTPConfig{URL: srv.URL})
 	const subject = "orders/v1 value?x#y"
 	id, err := r.Register(ctx, subject, codecOrderV1)
 	if err != nil {
@@ -253,10 +254,10 @@ func TestHTTPRegistrySubjectIsEscaped(t *testing.T) {
 	if got, text, err := r.Latest(ctx, subject); err != nil || got != id || !strings.Contains(text, "Order") {
 		t.Fatalf("Latest(%q) = %d %q %v, want id %d", subject, got, text, err, id)
 	}
-	if _, _, err := r.Latest(ctx, "orders"); !errors.Is(err, ErrSchemaNotFound) {
+	if _, _, err := r.Latest(ctx, "orders"); !errors.Is(err, runtime.ErrSchemaNotFound) {
 		t.Fatalf("the subject leaked into another path: Latest(orders) = %v", err)
 	}
-	look := httpRegistry(t, HTTPRegistryConfig{URL: srv.URL, LookupOnly: true})
+	look := httpRegistry(t, HTTPConfig{URL: srv.URL, LookupOnly: true})
 	if got, err := look.Register(ctx, subject, codecOrderV1); err != nil || got != id {
 		t.Fatalf("lookup: %d, %v", got, err)
 	}

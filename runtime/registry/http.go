@@ -1,4 +1,4 @@
-package runtime
+package registry
 
 import (
 	"context"
@@ -12,11 +12,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/internal/redact"
+	"github.com/acemq/acemq-go/runtime/internal/schemareg"
 	"github.com/hamba/avro/v2/registry"
 )
 
-// HTTPRegistryConfig configures an HTTPRegistry.
-type HTTPRegistryConfig struct {
+// HTTPConfig configures an HTTP.
+type HTTPConfig struct {
 	// URL is the registry's base URL, e.g. https://registry.internal:8081.
 	// Credentials written in it (https://user:pass@host) are taken out of
 	// it and used as Username and Password.
@@ -32,12 +35,12 @@ type HTTPRegistryConfig struct {
 	Timeout time.Duration
 	// LookupOnly never registers: Register looks the schema up under its
 	// subject (POST /subjects/{subject}) and an unregistered schema is an
-	// error wrapping ErrSchemaNotFound. For registries where only CI
+	// error wrapping runtime.ErrSchemaNotFound. For registries where only CI
 	// registers schemas.
 	LookupOnly bool
 }
 
-// HTTPRegistry is a SchemaRegistry served by a Confluent-compatible schema
+// HTTP is a runtime.SchemaRegistry served by a Confluent-compatible schema
 // registry, through hamba/avro's registry client. Register posts the schema
 // to /subjects/{subject}/versions (which returns the existing id when the
 // subject already has it) and Schema gets /schemas/ids/{id}; both answers
@@ -48,10 +51,10 @@ type HTTPRegistryConfig struct {
 // Errors never contain the password or the token. A registry that does not
 // answer (connection refused, a timeout, HTTP 5xx, 408, 429, and 401/403,
 // which are not the message's fault either) is an error wrapping
-// ErrRegistryUnavailable, which a consumer waits out; an id or subject the
+// runtime.ErrRegistryUnavailable, which a consumer waits out; an id or subject the
 // registry does not know (HTTP 404, Confluent error codes 40401, 40402,
-// 40403) is one wrapping ErrSchemaNotFound. Safe for concurrent use.
-type HTTPRegistry struct {
+// 40403) is one wrapping runtime.ErrSchemaNotFound. Safe for concurrent use.
+type HTTP struct {
 	client  *registry.Client
 	base    string // the URL without credentials, for messages
 	secrets []string
@@ -61,11 +64,11 @@ type HTTPRegistry struct {
 	texts sync.Map // id → schema text
 }
 
-// NewHTTPRegistry returns the registry at cfg.URL. It makes no request.
-func NewHTTPRegistry(cfg HTTPRegistryConfig) (*HTTPRegistry, error) {
+// NewHTTP returns the registry at cfg.URL. It makes no request.
+func NewHTTP(cfg HTTPConfig) (*HTTP, error) {
 	u, err := url.Parse(cfg.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("HTTP schema registry: the URL %q is not an http:// or https:// URL", redactURL(cfg.URL))
+		return nil, fmt.Errorf("HTTP schema registry: the URL %q is not an http:// or https:// URL", redact.URL(cfg.URL))
 	}
 	if u.User != nil {
 		if cfg.Username == "" {
@@ -102,7 +105,7 @@ func NewHTTPRegistry(cfg HTTPRegistryConfig) (*HTTPRegistry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("HTTP schema registry %s: %w", u, err)
 	}
-	r := &HTTPRegistry{client: client, base: strings.TrimSuffix(u.String(), "/"), lookup: cfg.LookupOnly}
+	r := &HTTP{client: client, base: strings.TrimSuffix(u.String(), "/"), lookup: cfg.LookupOnly}
 	for _, s := range []string{cfg.Password, cfg.Token} {
 		if s != "" {
 			r.secrets = append(r.secrets, s)
@@ -124,19 +127,19 @@ func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // URL is the registry's base URL, without credentials.
-func (r *HTTPRegistry) URL() string { return r.base }
+func (r *HTTP) URL() string { return r.base }
 
 // Register returns schema's id under subject: registered (or, with
 // LookupOnly, looked up) once, then from the cache. ctx bounds the request.
-func (r *HTTPRegistry) Register(ctx context.Context, subject, schema string) (int, error) {
+func (r *HTTP) Register(ctx context.Context, subject, schema string) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, fmt.Errorf("register schema under subject %q: %w", subject, err)
 	}
-	parsed, err := avroParse(schema)
+	parsed, err := schemareg.Parse(schema)
 	if err != nil {
 		return 0, fmt.Errorf("register schema under subject %q: %w", subject, err)
 	}
-	key := subject + "\x00" + fingerprintText(parsed)
+	key := subject + "\x00" + schemareg.FingerprintText(parsed)
 	if id, ok := r.ids.Load(key); ok {
 		return id.(int), nil
 	}
@@ -163,7 +166,7 @@ func (r *HTTPRegistry) Register(ctx context.Context, subject, schema string) (in
 
 // Schema returns the schema with id (its canonical form as hamba parsed
 // it), from the cache or GET /schemas/ids/{id}. ctx bounds the request.
-func (r *HTTPRegistry) Schema(ctx context.Context, id int) (string, error) {
+func (r *HTTP) Schema(ctx context.Context, id int) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("schema %d: %w", id, err)
 	}
@@ -180,7 +183,7 @@ func (r *HTTPRegistry) Schema(ctx context.Context, id int) (string, error) {
 
 // Latest returns the id and text of the latest version under subject (GET
 // /subjects/{subject}/versions/latest), uncached.
-func (r *HTTPRegistry) Latest(ctx context.Context, subject string) (int, string, error) {
+func (r *HTTP) Latest(ctx context.Context, subject string) (int, string, error) {
 	info, err := r.client.GetLatestSchemaInfo(ctx, url.PathEscape(subject))
 	if err != nil {
 		return 0, "", r.wrap(ctx, fmt.Sprintf("latest schema of subject %q", subject), err)
@@ -191,7 +194,7 @@ func (r *HTTPRegistry) Latest(ctx context.Context, subject string) (int, string,
 // Compatible asks the registry whether schema is compatible with the
 // versions under subject, by the subject's compatibility level (POST
 // /compatibility/subjects/{subject}/versions), uncached.
-func (r *HTTPRegistry) Compatible(ctx context.Context, subject, schema string) (bool, error) {
+func (r *HTTP) Compatible(ctx context.Context, subject, schema string) (bool, error) {
 	ok, err := r.client.IsCompatible(ctx, url.PathEscape(subject), schema)
 	if err != nil {
 		return false, r.wrap(ctx, fmt.Sprintf("compatibility of a schema with subject %q", subject), err)
@@ -200,7 +203,7 @@ func (r *HTTPRegistry) Compatible(ctx context.Context, subject, schema string) (
 }
 
 // wrap classifies a client error and strips any secret from its text.
-func (r *HTTPRegistry) wrap(ctx context.Context, what string, err error) error {
+func (r *HTTP) wrap(ctx context.Context, what string, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return fmt.Errorf("%s: %w", what, cerr)
 	}
@@ -216,13 +219,13 @@ func (r *HTTPRegistry) wrap(ctx context.Context, what string, err error) error {
 		}
 		switch {
 		case re.StatusCode == http.StatusNotFound:
-			kind = ErrSchemaNotFound
+			kind = runtime.ErrSchemaNotFound
 		case re.StatusCode >= 500, re.StatusCode == http.StatusRequestTimeout, re.StatusCode == http.StatusTooManyRequests,
 			re.StatusCode == http.StatusUnauthorized, re.StatusCode == http.StatusForbidden:
-			kind = ErrRegistryUnavailable
+			kind = runtime.ErrRegistryUnavailable
 		}
 	case errors.As(err, &ue):
-		kind = ErrRegistryUnavailable
+		kind = runtime.ErrRegistryUnavailable
 		text = ue.Err.Error()
 	}
 	text = r.redact(text)
@@ -232,7 +235,7 @@ func (r *HTTPRegistry) wrap(ctx context.Context, what string, err error) error {
 	return &registryError{text: fmt.Sprintf("%s: schema registry %s: %s", what, r.base, text)}
 }
 
-func (r *HTTPRegistry) redact(s string) string {
+func (r *HTTP) redact(s string) string {
 	for _, secret := range r.secrets {
 		s = strings.ReplaceAll(s, secret, "xxxxx")
 	}
@@ -240,7 +243,7 @@ func (r *HTTPRegistry) redact(s string) string {
 }
 
 // registryError is an HTTP registry's failure: its text, safe to log, and
-// the sentinel it matches (ErrSchemaNotFound, ErrRegistryUnavailable or
+// the sentinel it matches (runtime.ErrSchemaNotFound, runtime.ErrRegistryUnavailable or
 // none). The client's own error is not kept, so no secret can leak through
 // Unwrap.
 type registryError struct {

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package runtime
+package registry
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime"
 )
 
 // lockFile takes the lock by creating path exclusively, waiting for it
@@ -22,7 +24,7 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 			return func() { os.Remove(path + ".held") }, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("%w: lock %s: %w", ErrRegistryUnavailable, path, err)
+			return nil, fmt.Errorf("%w: lock %s: %w", runtime.ErrRegistryUnavailable, path, err)
 		}
 		select {
 		case <-ctx.Done():

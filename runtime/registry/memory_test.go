@@ -1,15 +1,17 @@
-package runtime
+package registry
 
 import (
 	"context"
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/acemq/acemq-go/runtime"
 )
 
 func TestMemoryRegistryIDs(t *testing.T) {
 	ctx := context.Background()
-	r := NewMemoryRegistry()
+	r := NewMemory()
 	id1, err := r.Register(ctx, "orders", codecOrderV1)
 	if err != nil || id1 != 1 {
 		t.Fatalf("first id %d, %v; want 1", id1, err)
@@ -45,12 +47,12 @@ func TestMemoryRegistryIDs(t *testing.T) {
 }
 
 func TestMemoryRegistryRefusesABadSchema(t *testing.T) {
-	r := NewMemoryRegistry()
+	r := NewMemory()
 	_, err := r.Register(context.Background(), "s", `{"type":"record","name":"R","fields":[{"name":"a","type":"nope"}]}`)
 	if err == nil || !strings.Contains(err.Error(), `register schema under subject "s": Avro schema does not parse`) {
 		t.Fatalf("got %v", err)
 	}
-	if _, err := r.Schema(context.Background(), 1); !errors.Is(err, ErrSchemaNotFound) {
+	if _, err := r.Schema(context.Background(), 1); !errors.Is(err, runtime.ErrSchemaNotFound) {
 		t.Fatalf("a refused schema took an id: %v", err)
 	}
 }

@@ -6,8 +6,8 @@
 //		registrytest.Run(t, func(t testing.TB) runtime.SchemaRegistry { return newMyRegistry(t) })
 //	}
 //
-// The runtime runs it over its four registries (memory, fingerprint,
-// directory, HTTP against an in-test Confluent server).
+// runtime/registry runs it over the runtime's default registry and its
+// own three (memory, directory, HTTP against an in-test Confluent server).
 package registrytest
 
 import (

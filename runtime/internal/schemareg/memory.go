@@ -1,31 +1,29 @@
-package runtime
+package schemareg
 
 import (
 	"context"
 	"fmt"
 	"slices"
 	"sync"
-
-	"github.com/hamba/avro/v2"
 )
 
-// MemoryRegistry is a SchemaRegistry held in memory, for tests and for
+// Memory is a schema registry held in memory, for tests and for
 // services whose publishers and consumers share one process. Ids are
 // assigned on registration, from 1 up. Like a Confluent registry, an id
 // names a schema, not a subject: the same schema (the same Avro canonical
 // form, so whitespace, field order of attributes and docs do not matter)
 // gets the same id under any subject, and registering it again returns that
 // id. Safe for concurrent use.
-type MemoryRegistry struct {
+type Memory struct {
 	mu       sync.RWMutex
 	byID     []string         // byID[id-1] is the schema text first registered
 	byPrint  map[[32]byte]int // canonical-form fingerprint → id
 	versions map[string][]int // subject → ids in registration order
 }
 
-// NewMemoryRegistry returns an empty registry.
-func NewMemoryRegistry() *MemoryRegistry {
-	return &MemoryRegistry{
+// NewMemory returns an empty registry.
+func NewMemory() *Memory {
+	return &Memory{
 		byPrint:  map[[32]byte]int{},
 		versions: map[string][]int{},
 	}
@@ -34,11 +32,11 @@ func NewMemoryRegistry() *MemoryRegistry {
 // Register stores schema (Avro schema text) under subject and returns its
 // id. A schema that does not parse is an error. ctx is checked before the
 // work starts; the call itself never blocks on I/O.
-func (r *MemoryRegistry) Register(ctx context.Context, subject, schema string) (int, error) {
+func (r *Memory) Register(ctx context.Context, subject, schema string) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, fmt.Errorf("register schema under subject %q: %w", subject, err)
 	}
-	parsed, err := avroParse(schema)
+	parsed, err := Parse(schema)
 	if err != nil {
 		return 0, fmt.Errorf("register schema under subject %q: %w", subject, err)
 	}
@@ -60,33 +58,22 @@ func (r *MemoryRegistry) Register(ctx context.Context, subject, schema string) (
 
 // Schema returns the text of the schema registered with id, or an error
 // wrapping ErrSchemaNotFound. ctx is checked before the lookup.
-func (r *MemoryRegistry) Schema(ctx context.Context, id int) (string, error) {
+func (r *Memory) Schema(ctx context.Context, id int) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("schema %d: %w", id, err)
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	if id < 1 || id > len(r.byID) {
-		return "", fmt.Errorf("schema id %d: %w", id, ErrSchemaNotFound)
+		return "", fmt.Errorf("schema id %d: %w", id, ErrNotFound)
 	}
 	return r.byID[id-1], nil
 }
 
 // Versions returns the ids registered under subject, oldest first (nil for
 // an unknown subject).
-func (r *MemoryRegistry) Versions(subject string) []int {
+func (r *Memory) Versions(subject string) []int {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return append([]int(nil), r.versions[subject]...)
-}
-
-// avroParse parses one Avro schema with a cache of its own, so named types
-// of one schema never leak into another (two versions of "Order" coexist).
-func avroParse(schema string) (s avro.Schema, err error) {
-	defer codecRecover(&err, "Avro schema does not parse")
-	s, err = avro.ParseWithCache(schema, "", &avro.SchemaCache{})
-	if err != nil {
-		return nil, fmt.Errorf("Avro schema does not parse: %w", err)
-	}
-	return s, nil
 }

@@ -1,4 +1,4 @@
-package runtime
+package registry
 
 import (
 	"context"
@@ -11,79 +11,24 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/acemq/acemq-go/runtime"
 )
-
-// Two fingerprint registries (two processes) give the same schema the same
-// id without sharing anything, and that id is SchemaID's.
-func TestFingerprintRegistryIDsDoNotDependOnTheProcess(t *testing.T) {
-	ctx := context.Background()
-	a, b := NewFingerprintRegistry(), NewFingerprintRegistry()
-	idA2, _ := a.Register(ctx, "orders", codecOrderV2)
-	idA1, _ := a.Register(ctx, "orders", codecOrderV1)
-	idB1, _ := b.Register(ctx, "other", codecOrderV1) // other order, other subject
-	idB2, _ := b.Register(ctx, "orders", codecOrderV2)
-	want1, err := SchemaID(codecOrderV1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if idA1 != idB1 || idA2 != idB2 || idA1 != want1 || idA1 == idA2 {
-		t.Fatalf("ids: a=(%d,%d) b=(%d,%d) SchemaID(v1)=%d", idA1, idA2, idB1, idB2, want1)
-	}
-	if idA1 < 1 || idA1 > 1<<31-1 {
-		t.Fatalf("id %d is outside the Confluent id space", idA1)
-	}
-	if _, err := b.Schema(ctx, want1+1); !errors.Is(err, ErrSchemaNotFound) ||
-		!strings.Contains(err.Error(), fmt.Sprintf("schema id %d: acemq: schema not found", want1+1)) {
-		t.Fatalf("unknown id: %v", err)
-	}
-}
-
-// Two schemas with one derived id: the second is refused, never given the
-// first one's id.
-func TestFingerprintRegistryRefusesACollision(t *testing.T) {
-	r := NewFingerprintRegistry()
-	id, _ := SchemaID(codecOrderV1)
-	r.byID[id] = fingerprintEntry{text: codecOrderV2, fp: [32]byte{1}} // another schema holding v1's id
-	_, err := r.Register(context.Background(), "orders", codecOrderV1)
-	var ce *SchemaIDCollisionError
-	if !errors.Is(err, ErrSchemaIDCollision) || !errors.As(err, &ce) || ce.ID != id {
-		t.Fatalf("collision: %v", err)
-	}
-	if !strings.Contains(err.Error(), fmt.Sprintf("schema id %d is derived from two different schemas", id)) {
-		t.Fatalf("collision text: %v", err)
-	}
-}
-
-// The default registry learns each codec's reader schema, so a body written
-// with that schema by another process (same derived id) decodes.
-func TestFingerprintRegistryLearnsTheReaderSchema(t *testing.T) {
-	ctx := context.Background()
-	producer := codecMustAvro(t, NewFingerprintRegistry(), "orders", codecOrderV1)
-	consumer := codecMustAvro(t, NewFingerprintRegistry(), "orders", codecOrderV1)
-	body, err := producer.Encode(ctx, codecOrderV1Go{ID: "A-1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got codecOrderV1Go
-	if err := consumer.Decode(ctx, body, &got); err != nil || got.ID != "A-1" {
-		t.Fatalf("decode in the other process: %+v, %v", got, err)
-	}
-}
 
 func TestDirectoryRegistryIDsSurviveARestart(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	r1, _ := NewDirectoryRegistry(dir)
+	r1, _ := NewDirectory(dir)
 	id1, err := r1.Register(ctx, "orders", codecOrderV1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	id2, _ := r1.Register(ctx, "orders", codecOrderV2)
 	idOther, _ := r1.Register(ctx, "archive", codecOrderV1)
-	if want, _ := SchemaID(codecOrderV1); id1 != want || idOther != id1 {
+	if want, _ := runtime.SchemaID(codecOrderV1); id1 != want || idOther != id1 {
 		t.Fatalf("v1 id %d (archive %d), SchemaID %d", id1, idOther, want)
 	}
-	r2, _ := NewDirectoryRegistry(dir) // a restart, or another process
+	r2, _ := NewDirectory(dir) // a restart, or another process
 	if id, _ := r2.Register(ctx, "orders", codecOrderV2); id != id2 {
 		t.Fatalf("v2 after a restart: %d, want %d", id, id2)
 	}
@@ -113,17 +58,17 @@ func TestDirectoryRegistryIDsSurviveARestart(t *testing.T) {
 func TestDirectoryRegistryCollisionTakesTheNextID(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	id, _ := SchemaID(codecOrderV1)
+	id, _ := runtime.SchemaID(codecOrderV1)
 	idx, _ := json.Marshal(directoryIndex{Schemas: []DirectoryEntry{{Subject: "x", Version: 1, ID: id, Fingerprint: "sha256:other"}}})
 	if err := os.WriteFile(filepath.Join(dir, DirectoryIndexFile), idx, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r, _ := NewDirectoryRegistry(dir)
+	r, _ := NewDirectory(dir)
 	got, err := r.Register(ctx, "orders", codecOrderV1)
 	if err != nil || got != id+1 {
 		t.Fatalf("Register: %d, %v; want %d", got, err, id+1)
 	}
-	if again, _ := NewDirectoryRegistry(dir); again != nil {
+	if again, _ := NewDirectory(dir); again != nil {
 		if got2, _ := again.Register(ctx, "orders", codecOrderV1); got2 != id+1 {
 			t.Fatalf("after a restart: %d", got2)
 		}
@@ -133,8 +78,8 @@ func TestDirectoryRegistryCollisionTakesTheNextID(t *testing.T) {
 func TestDirectoryRegistryErrors(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	r, _ := NewDirectoryRegistry(dir)
-	if _, err := r.Schema(ctx, 77); !errors.Is(err, ErrSchemaNotFound) || !strings.Contains(err.Error(), "schema id 77: acemq: schema not found in "+dir) {
+	r, _ := NewDirectory(dir)
+	if _, err := r.Schema(ctx, 77); !errors.Is(err, runtime.ErrSchemaNotFound) || !strings.Contains(err.Error(), "schema id 77: acemq: schema not found in "+dir) {
 		t.Fatalf("unknown id: %v", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, DirectoryIndexFile), []byte("{not json"), 0o644); err != nil {
@@ -143,7 +88,7 @@ func TestDirectoryRegistryErrors(t *testing.T) {
 	if _, err := r.Register(ctx, "orders", codecOrderV1); err == nil || !strings.Contains(err.Error(), "is not a registry index") {
 		t.Fatalf("garbled index: %v", err)
 	}
-	if _, err := NewDirectoryRegistry(""); err == nil {
+	if _, err := NewDirectory(""); err == nil {
 		t.Fatal("no directory: no error")
 	}
 }
@@ -157,7 +102,7 @@ func TestDirectoryRegistryHelperProcess(t *testing.T) {
 	if dir == "" {
 		t.Skip("only runs as a helper process of TestDirectoryRegistryConcurrentProcesses")
 	}
-	r, err := NewDirectoryRegistry(dir)
+	r, err := NewDirectory(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +142,7 @@ func TestDirectoryRegistryConcurrentProcesses(t *testing.T) {
 		})
 	}
 	// And goroutines of this process, at the same time.
-	r, _ := NewDirectoryRegistry(dir)
+	r, _ := NewDirectory(dir)
 	for i := range 20 {
 		wg.Go(func() {
 			s := fmt.Sprintf(`{"type":"record","name":"R%d","fields":[{"name":"a","type":"string"}]}`, i)

@@ -1,4 +1,4 @@
-package runtime
+package registry
 
 import (
 	"context"
@@ -11,12 +11,15 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/internal/schemareg"
 )
 
-// DirectoryIndexFile is the name of a DirectoryRegistry's index.
+// DirectoryIndexFile is the name of a Directory's index.
 const DirectoryIndexFile = "index.json"
 
-// DirectoryRegistry is a SchemaRegistry kept in a directory that several
+// Directory is a runtime.SchemaRegistry kept in a directory that several
 // processes share (a volume, a repository checkout): one file per schema,
 // <id>.avsc, holding the text first registered, and index.json, which
 // records for each registration its subject, version (1, 2, … per subject)
@@ -27,7 +30,7 @@ const DirectoryIndexFile = "index.json"
 //	]}
 //
 // Ids are those SchemaID derives from the canonical form, so a
-// DirectoryRegistry, the default FingerprintRegistry and `acemq-gen
+// Directory, the default FingerprintRegistry and `acemq-gen
 // registry` agree; when two schemas of one index would share an id the
 // newcomer takes the next free one, and the index keeps it for good. Ids
 // are stable across restarts: the index is the record. Like a Confluent
@@ -38,7 +41,7 @@ const DirectoryIndexFile = "index.json"
 // index, and every file is written to a temporary name and renamed into
 // place, so a reader never sees half a file. Schema reads <id>.avsc without
 // the lock and caches what it read. Safe for concurrent use.
-type DirectoryRegistry struct {
+type Directory struct {
 	dir string
 
 	mu    sync.Mutex // one registration of this process at a time
@@ -46,7 +49,7 @@ type DirectoryRegistry struct {
 	ids   sync.Map   // subject + "\x00" + fingerprint → id
 }
 
-// DirectoryEntry is one registration in a DirectoryRegistry's index.
+// DirectoryEntry is one registration in a Directory's index.
 type DirectoryEntry struct {
 	Subject     string `json:"subject"`
 	Version     int    `json:"version"`
@@ -58,40 +61,40 @@ type directoryIndex struct {
 	Schemas []DirectoryEntry `json:"schemas"`
 }
 
-// NewDirectoryRegistry returns the registry kept in dir, creating dir when
+// NewDirectory returns the registry kept in dir, creating dir when
 // it does not exist.
-func NewDirectoryRegistry(dir string) (*DirectoryRegistry, error) {
+func NewDirectory(dir string) (*Directory, error) {
 	if dir == "" {
 		return nil, errors.New("directory registry: no directory named")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("directory registry: %w", err)
 	}
-	return &DirectoryRegistry{dir: dir}, nil
+	return &Directory{dir: dir}, nil
 }
 
 // Dir is the registry's directory.
-func (r *DirectoryRegistry) Dir() string { return r.dir }
+func (r *Directory) Dir() string { return r.dir }
 
 // Register stores schema under subject and returns its id: the id already
 // in the index for the same schema (any subject), else a new one. ctx
 // bounds the wait for the lock. A schema that does not parse is an error;
 // a file that cannot be read or written is one wrapping
-// ErrRegistryUnavailable.
-func (r *DirectoryRegistry) Register(ctx context.Context, subject, schema string) (int, error) {
+// runtime.ErrRegistryUnavailable.
+func (r *Directory) Register(ctx context.Context, subject, schema string) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, fmt.Errorf("register schema under subject %q: %w", subject, err)
 	}
-	parsed, err := avroParse(schema)
+	parsed, err := schemareg.Parse(schema)
 	if err != nil {
 		return 0, fmt.Errorf("register schema under subject %q: %w", subject, err)
 	}
-	print := fingerprintText(parsed)
+	print := schemareg.FingerprintText(parsed)
 	key := subject + "\x00" + print
 	if id, ok := r.ids.Load(key); ok {
 		return id.(int), nil
 	}
-	id, err := r.register(ctx, subject, schema, print, fingerprintID(parsed.Fingerprint()))
+	id, err := r.register(ctx, subject, schema, print, schemareg.ID(parsed.Fingerprint()))
 	if err != nil {
 		return 0, fmt.Errorf("register schema under subject %q in %s: %w", subject, r.dir, err)
 	}
@@ -99,7 +102,7 @@ func (r *DirectoryRegistry) Register(ctx context.Context, subject, schema string
 	return id, nil
 }
 
-func (r *DirectoryRegistry) register(ctx context.Context, subject, schema, print string, preferred int) (int, error) {
+func (r *Directory) register(ctx context.Context, subject, schema, print string, preferred int) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	unlock, err := lockFile(ctx, filepath.Join(r.dir, ".lock"))
@@ -146,9 +149,9 @@ func (r *DirectoryRegistry) register(ctx context.Context, subject, schema, print
 }
 
 // Schema returns the text of the schema with id, or an error wrapping
-// ErrSchemaNotFound; a file that cannot be read is an error wrapping
-// ErrRegistryUnavailable. ctx is checked before the lookup.
-func (r *DirectoryRegistry) Schema(ctx context.Context, id int) (string, error) {
+// runtime.ErrSchemaNotFound; a file that cannot be read is an error wrapping
+// runtime.ErrRegistryUnavailable. ctx is checked before the lookup.
+func (r *Directory) Schema(ctx context.Context, id int) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("schema %d: %w", id, err)
 	}
@@ -156,30 +159,30 @@ func (r *DirectoryRegistry) Schema(ctx context.Context, id int) (string, error) 
 		return text.(string), nil
 	}
 	if id < 1 {
-		return "", fmt.Errorf("schema id %d: %w", id, ErrSchemaNotFound)
+		return "", fmt.Errorf("schema id %d: %w", id, runtime.ErrSchemaNotFound)
 	}
 	b, err := os.ReadFile(r.schemaPath(id))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "", fmt.Errorf("schema id %d: %w in %s", id, ErrSchemaNotFound, r.dir)
+		return "", fmt.Errorf("schema id %d: %w in %s", id, runtime.ErrSchemaNotFound, r.dir)
 	case err != nil:
-		return "", fmt.Errorf("schema id %d: %w: %w", id, ErrRegistryUnavailable, err)
+		return "", fmt.Errorf("schema id %d: %w: %w", id, runtime.ErrRegistryUnavailable, err)
 	}
 	r.texts.Store(id, string(b))
 	return string(b), nil
 }
 
 // Index returns the registrations in the index, in the order made.
-func (r *DirectoryRegistry) Index() ([]DirectoryEntry, error) {
+func (r *Directory) Index() ([]DirectoryEntry, error) {
 	idx, err := r.readIndex()
 	return idx.Schemas, err
 }
 
-func (r *DirectoryRegistry) schemaPath(id int) string {
+func (r *Directory) schemaPath(id int) string {
 	return filepath.Join(r.dir, strconv.Itoa(id)+".avsc")
 }
 
-func (r *DirectoryRegistry) readIndex() (directoryIndex, error) {
+func (r *Directory) readIndex() (directoryIndex, error) {
 	var idx directoryIndex
 	path := filepath.Join(r.dir, DirectoryIndexFile)
 	b, err := os.ReadFile(path)
@@ -187,7 +190,7 @@ func (r *DirectoryRegistry) readIndex() (directoryIndex, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return idx, nil
 	case err != nil:
-		return idx, fmt.Errorf("%w: %w", ErrRegistryUnavailable, err)
+		return idx, fmt.Errorf("%w: %w", runtime.ErrRegistryUnavailable, err)
 	}
 	if err := json.Unmarshal(b, &idx); err != nil {
 		return idx, fmt.Errorf("%s is not a registry index: %w", path, err)
@@ -200,7 +203,7 @@ func (r *DirectoryRegistry) readIndex() (directoryIndex, error) {
 func writeFileAtomic(path string, b []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrRegistryUnavailable, err)
+		return fmt.Errorf("%w: %w", runtime.ErrRegistryUnavailable, err)
 	}
 	_, err = f.Write(b)
 	if err == nil {
@@ -217,7 +220,7 @@ func writeFileAtomic(path string, b []byte) error {
 	}
 	if err != nil {
 		os.Remove(f.Name())
-		return fmt.Errorf("%w: %w", ErrRegistryUnavailable, err)
+		return fmt.Errorf("%w: %w", runtime.ErrRegistryUnavailable, err)
 	}
 	return nil
 }
