@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/acemq/acemq-go/runtime"
-	"github.com/acemq/acemq-go/runtime/internal/confluenttest"
 	"github.com/acemq/acemq-go/runtime/registry"
 )
 
