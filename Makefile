@@ -16,6 +16,7 @@ help: ## list the targets
 test: broker crosscheck tools fmt-check vet mod-check generated-check ## everything: broker, npm packages, Graphviz, gofmt, vet, go.mod files tidy, generated code current, every test (with -race)
 	$(GO) test -race -count=1 -timeout 12m $(PKGS)
 	cd bench && $(GO) test -count=1 ./...
+	$(MAKE) --no-print-directory bench-smoke
 
 quick: ## the broker-free quick test: go test -short over every module; needs nothing but Go (no broker, npm, Graphviz or promtool), even under CI=true (docs/development.md)
 	$(GO) test -short $(PKGS) ./bench/...
@@ -75,6 +76,9 @@ fuzz: ## run each decode-path fuzz target (JSON, Avro, Confluent header, envelop
 	@for f in FuzzJSONDecode FuzzAvroDecode FuzzConfluentHeader FuzzEnvelopeHeaders; do \
 	  echo "== $$f"; $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) ./runtime/ || exit 1; \
 	done
+
+bench-smoke: ## run every go test benchmark of every module once (-benchtime 1x), so none breaks unseen; acemqbench's cases are smoke-run by bench/'s TestEveryCaseRuns
+	$(GO) test -count=1 -run '^$$' -bench . -benchtime 1x $(PKGS) ./bench/... | grep -E '^(FAIL|ok|---|panic)' ; test $${PIPESTATUS[0]} -eq 0
 
 BENCHFLAGS ?= --n 5000 --pairs 5 --body both
 bench: broker ## the go test benchmarks, then bench/'s side-by-side program (BENCHFLAGS; docs/performance.md); every figure a ratio to a baseline in the same run
