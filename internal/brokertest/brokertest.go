@@ -1,204 +1,60 @@
-// Package brokertest gives tests a real RabbitMQ: its URL
-// (ACEMQ_TEST_URL), a connection check (Require: skips under -short, fails
-// under CI=true, skips elsewhere), unique names, and the management API
-// (ACEMQ_TEST_MGMT_URL, default port 15672 on ACEMQ_TEST_URL's host) for
-// reading queue arguments back.
+// Package brokertest gives the root module's tests a real RabbitMQ. The
+// broker's URL, its management API and their credentials, the connection
+// check, unique names and queues of a test's own are runtime/acemqtest's
+// (URL, MgmtURL, Require, Name, Queue, Management: one implementation,
+// runtime/internal/brokertest, behind the public one); this package adds
+// only what the project's tests need besides: reading queues and bindings
+// back, and a plain amqp091 connection.
+//
+// Require skips under -short without dialling (the broker-free quick
+// test), fails under CI=true when no broker answers, and skips elsewhere.
 package brokertest
 
 import (
-	"bytes"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
-	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
+	"github.com/acemq/acemq-go/runtime/acemqtest"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
-// DefaultURL is used when ACEMQ_TEST_URL is not set.
-const DefaultURL = "amqp://guest:guest@localhost:5672/"
+// URL is the broker the tests use: ACEMQ_TEST_URL, or acemqtest.DefaultURL.
+func URL() string { return acemqtest.URL() }
 
-// DefaultMgmtPort is the management API's port when ACEMQ_TEST_MGMT_URL is
-// not set: the management URL is then http://<ACEMQ_TEST_URL's host>:15672.
-const DefaultMgmtPort = "15672"
+// MgmtURL is the management API the tests read the broker through (see
+// acemqtest.MgmtURL): never with a trailing slash, never with credentials.
+func MgmtURL() string { return acemqtest.MgmtURL() }
 
-// URL is the broker the tests use: ACEMQ_TEST_URL, or DefaultURL.
-func URL() string {
-	if u := os.Getenv("ACEMQ_TEST_URL"); u != "" {
-		return u
-	}
-	return DefaultURL
+// Require returns URL once the broker answers (see acemqtest.Require).
+func Require(tb testing.TB) string {
+	tb.Helper()
+	return acemqtest.Require(tb)
 }
 
-// MgmtURL is the management API the tests read the broker through:
-// ACEMQ_TEST_MGMT_URL (e.g. http://127.0.0.1:15674), or http on
-// ACEMQ_TEST_URL's host with port 15672. It never ends with a slash and
-// never carries credentials (see mgmtRequest).
-func MgmtURL() string {
-	if m := os.Getenv("ACEMQ_TEST_MGMT_URL"); m != "" {
-		if u, err := url.Parse(m); err == nil {
-			u.User = nil
-			return strings.TrimSuffix(u.String(), "/")
-		}
-		return strings.TrimSuffix(m, "/")
-	}
-	host := "localhost"
-	if u, err := url.Parse(URL()); err == nil && u.Hostname() != "" {
-		host = u.Hostname()
-	}
-	return "http://" + net.JoinHostPort(host, DefaultMgmtPort)
-}
+// Name is a unique name with the given prefix (see acemqtest.Name).
+func Name(prefix string) string { return acemqtest.Name(prefix) }
 
-// mgmtRequest builds a request for the management API path (relative to
-// /api/, {vhost} replaced by ACEMQ_TEST_URL's vhost). The credentials are
-// ACEMQ_TEST_MGMT_URL's user info when it has one, else ACEMQ_TEST_URL's.
-func mgmtRequest(method, path string) (*http.Request, error) {
-	u, err := url.Parse(URL())
-	if err != nil {
-		return nil, fmt.Errorf("ACEMQ_TEST_URL: %w", err)
-	}
-	user := u.User.Username()
-	pass, _ := u.User.Password()
-	if m := os.Getenv("ACEMQ_TEST_MGMT_URL"); m != "" {
-		mu, err := url.Parse(m)
-		if err != nil {
-			return nil, fmt.Errorf("ACEMQ_TEST_MGMT_URL: %w", err)
-		}
-		if mu.User != nil {
-			user = mu.User.Username()
-			pass, _ = mu.User.Password()
-		}
-	}
-	vhost := strings.TrimPrefix(u.Path, "/")
-	if vhost == "" {
-		vhost = "/"
-	}
-	path = strings.ReplaceAll(path, "{vhost}", url.PathEscape(vhost))
-	req, err := http.NewRequest(method, MgmtURL()+"/api/"+path, nil)
-	if err != nil {
-		return nil, err
-	}
-	req.SetBasicAuth(user, pass)
-	return req, nil
+// Queue is a queue name of the test's own, deleted with every queue named
+// after it when the test ends (see acemqtest.Queue).
+func Queue(tb testing.TB, prefix string) string {
+	tb.Helper()
+	return acemqtest.Queue(tb, prefix)
 }
 
 // Management GETs the management API path (relative to /api/; {vhost}
 // stands for the test vhost, path-escaped) and decodes its JSON into v.
 func Management(path string, v any) error {
-	req, err := mgmtRequest(http.MethodGet, path)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("management API at %s (enable rabbitmq_management: make broker; or set ACEMQ_TEST_MGMT_URL): %w", MgmtURL(), err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("management API %s: %s", path, resp.Status)
-	}
-	return json.NewDecoder(resp.Body).Decode(v)
+	return acemqtest.Management(http.MethodGet, path, nil, v)
 }
 
-// Require makes sure the broker answers. Under -short the test is skipped
-// without trying (go test -short is the broker-free quick test, even under
-// CI=true: -short is an explicit request). Otherwise, under CI=true a
-// broker that does not answer fails the test; elsewhere the test is
-// skipped with a hint.
-func Require(tb testing.TB) string {
-	tb.Helper()
-	skipShort(tb)
-	u := URL()
-	parsed, err := url.Parse(u)
-	if err != nil {
-		tb.Fatalf("ACEMQ_TEST_URL %q: %v", u, err)
-	}
-	host := parsed.Host
-	if parsed.Port() == "" {
-		host = net.JoinHostPort(parsed.Hostname(), "5672")
-	}
-	conn, err := net.DialTimeout("tcp", host, 3*time.Second)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			tb.Fatalf("no broker at %s (CI=true: a missing broker fails): %v", parsed.Redacted(), err)
-		}
-		tb.Skipf("no broker at %s (run `make broker`): %v", parsed.Redacted(), err)
-	}
-	conn.Close()
-	return u
-}
-
-// skipShort skips the test under -short: go test -short is the
-// broker-free quick test (make quick), CI=true or not.
-func skipShort(tb testing.TB) {
-	tb.Helper()
-	if testing.Short() {
-		tb.Skip("needs a broker: skipped under -short (the broker-free quick test)")
-	}
-}
-
-// Name returns a unique name with the given prefix, safe as a queue name.
-func Name(prefix string) string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return fmt.Sprintf("test.%s.%s", prefix, hex.EncodeToString(b))
-}
-
-// Queue returns a unique queue name and deletes, at the end of the test,
-// every queue whose name starts with it (q, q.dlq, q.parked, q.retry.*),
-// after closing what the test registered with CloseBeforeCleanup. Under
-// -short it skips the test, as Require does: a test with a queue of its
-// own needs the broker, and its cleanup would dial it.
-func Queue(tb testing.TB, prefix string) string {
-	tb.Helper()
-	skipShort(tb)
-	q := Name(prefix)
-	tb.Cleanup(func() {
-		closeRegistered(tb)
-		DeleteQueues(tb, q)
-	})
-	return q
-}
-
-// closers holds, by test, what CloseBeforeCleanup registered.
-var closers = struct {
-	sync.Mutex
-	m map[testing.TB][]func()
-}{m: map[testing.TB][]func(){}}
-
-// CloseBeforeCleanup registers close (idempotent: it runs again in the
-// caller's own cleanup) to run before Queue's cleanup deletes the test's
-// queues. Cleanups run last-registered first, so a connection dialled
-// before Queue was called would otherwise still be open then, and a
-// consumer on it whose queue is deleted resubscribes, declaring q.dlq and
-// q.parked again: they were left behind on the broker.
-func CloseBeforeCleanup(tb testing.TB, close func()) {
-	closers.Lock()
-	closers.m[tb] = append(closers.m[tb], close)
-	closers.Unlock()
-	tb.Cleanup(func() {
-		closers.Lock()
-		delete(closers.m, tb)
-		closers.Unlock()
-	})
-}
-
-func closeRegistered(tb testing.TB) {
-	closers.Lock()
-	fs := closers.m[tb]
-	closers.Unlock()
-	for _, f := range fs {
-		f()
-	}
+// ManagementSend sends body (JSON-encoded; nil for none) with method to
+// the management API path (as Management): PUT vhosts/x, POST
+// definitions/x, DELETE ... Any answer but a 2xx is an error carrying the
+// broker's reason.
+func ManagementSend(method, path string, body any) error {
+	return acemqtest.Management(method, path, body, nil)
 }
 
 // Raw opens a plain amqp091 connection and channel, closed at cleanup.
@@ -216,7 +72,8 @@ func Raw(tb testing.TB) (*amqp.Connection, *amqp.Channel) {
 	return conn, ch
 }
 
-// DeleteQueues deletes q and every queue named q.<something>.
+// DeleteQueues deletes q and every queue named q.<something> (as Queue's
+// cleanup does, for a queue a test did not get from Queue).
 func DeleteQueues(tb testing.TB, q string) {
 	conn, err := amqp.Dial(URL())
 	if err != nil {
@@ -249,12 +106,10 @@ type QueueInfo struct {
 	Messages  int            `json:"messages"`
 }
 
-func management(path string, v any) error { return Management(path, v) }
-
 // QueueNames lists every queue of the vhost.
 func QueueNames() ([]string, error) {
 	var qs []QueueInfo
-	if err := management("queues/{vhost}?columns=name", &qs); err != nil {
+	if err := Management("queues/{vhost}?columns=name", &qs); err != nil {
 		return nil, err
 	}
 	out := make([]string, len(qs))
@@ -264,11 +119,11 @@ func QueueNames() ([]string, error) {
 	return out, nil
 }
 
-// Queue reads a queue back through the management API.
+// QueueDetails reads a queue back through the management API.
 func QueueDetails(tb testing.TB, name string) QueueInfo {
 	tb.Helper()
 	var q QueueInfo
-	if err := management("queues/{vhost}/"+url.PathEscape(name), &q); err != nil {
+	if err := Management("queues/{vhost}/"+url.PathEscape(name), &q); err != nil {
 		tb.Fatalf("queue %s: %v", name, err)
 	}
 	return q
@@ -278,132 +133,8 @@ func QueueDetails(tb testing.TB, name string) QueueInfo {
 func Bindings(tb testing.TB, queue string) []map[string]any {
 	tb.Helper()
 	var bs []map[string]any
-	if err := management("queues/{vhost}/"+url.PathEscape(queue)+"/bindings", &bs); err != nil {
+	if err := Management("queues/{vhost}/"+url.PathEscape(queue)+"/bindings", &bs); err != nil {
 		tb.Fatalf("bindings of %s: %v", queue, err)
 	}
 	return bs
-}
-
-// ManagementSend sends body (JSON-encoded; nil for none) with method to
-// the management API path (relative to /api/, {vhost} as in Management):
-// PUT vhosts/x, POST definitions/x, DELETE ... Any answer but a 2xx is an
-// error carrying the broker's reason.
-func ManagementSend(method, path string, body any) error {
-	req, err := mgmtRequest(method, path)
-	if err != nil {
-		return err
-	}
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		req.Body = io.NopCloser(bytes.NewReader(b))
-		req.ContentLength = int64(len(b))
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("management API at %s: %w", MgmtURL(), err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-		return fmt.Errorf("management API %s %s: %s %s", method, path, resp.Status, strings.TrimSpace(string(msg)))
-	}
-	return nil
-}
-
-func managementDo(method, path string) error {
-	req, err := mgmtRequest(method, path)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("management API %s %s: %s", method, path, resp.Status)
-	}
-	return nil
-}
-
-// KillConnections makes the broker close every connection whose client
-// named itself clientName (amqp091's connection_name property), as a
-// broker restart or a network cut would, and returns how many it closed.
-// The management API lists a new connection a few seconds late, so it
-// waits up to 10s for at least one.
-func KillConnections(tb testing.TB, clientName string) int {
-	tb.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var conns []struct {
-			Name             string `json:"name"`
-			ClientProperties struct {
-				ConnectionName string `json:"connection_name"`
-			} `json:"client_properties"`
-		}
-		if err := management("connections", &conns); err != nil {
-			tb.Fatalf("list connections: %v", err)
-		}
-		n := 0
-		for _, c := range conns {
-			if c.ClientProperties.ConnectionName != clientName {
-				continue
-			}
-			if err := managementDo(http.MethodDelete, "connections/"+url.PathEscape(c.Name)); err != nil {
-				tb.Fatalf("close connection %s: %v", c.Name, err)
-			}
-			n++
-		}
-		if n > 0 || time.Now().After(deadline) {
-			return n
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-}
-
-// ChannelCount is how many channels the broker lists for the connections
-// whose client named itself clientName. The management API's figures lag a
-// few seconds behind the broker.
-func ChannelCount(tb testing.TB, clientName string) int {
-	tb.Helper()
-	// A channel whose connection is closing lists its connection_details
-	// as [] instead of an object: such a channel is not counted.
-	var chans []struct {
-		ConnectionDetails json.RawMessage `json:"connection_details"`
-	}
-	if err := management("channels?columns=connection_details.name", &chans); err != nil {
-		tb.Fatalf("list channels: %v", err)
-	}
-	var conns []struct {
-		Name             string `json:"name"`
-		ClientProperties struct {
-			ConnectionName string `json:"connection_name"`
-		} `json:"client_properties"`
-	}
-	if err := management("connections", &conns); err != nil {
-		tb.Fatalf("list connections: %v", err)
-	}
-	mine := map[string]bool{}
-	for _, c := range conns {
-		if c.ClientProperties.ConnectionName == clientName {
-			mine[c.Name] = true
-		}
-	}
-	n := 0
-	for _, ch := range chans {
-		var details struct {
-			Name string `json:"name"`
-		}
-		if json.Unmarshal(ch.ConnectionDetails, &details) != nil {
-			continue
-		}
-		if mine[details.Name] {
-			n++
-		}
-	}
-	return n
 }

@@ -2,47 +2,34 @@ package acemqtest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
-	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/acemq/acemq-go/runtime"
-	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/acemq/acemq-go/runtime/internal/brokertest"
 )
 
 // DefaultURL is the broker used when ACEMQ_TEST_URL is not set.
-const DefaultURL = "amqp://guest:guest@localhost:5672/"
+const DefaultURL = brokertest.DefaultURL
 
 // URL is the broker tests use: ACEMQ_TEST_URL, or DefaultURL.
-func URL() string {
-	if u := os.Getenv("ACEMQ_TEST_URL"); u != "" {
-		return u
-	}
-	return DefaultURL
-}
+func URL() string { return brokertest.URL() }
 
 // MgmtURL is the broker's management API: ACEMQ_TEST_MGMT_URL, or http on
-// URL's host, port 15672. Its credentials are its own user info, else
-// URL's.
-func MgmtURL() string {
-	if m := os.Getenv("ACEMQ_TEST_MGMT_URL"); m != "" {
-		return strings.TrimRight(m, "/")
-	}
-	u, err := url.Parse(URL())
-	if err != nil {
-		return "http://localhost:15672"
-	}
-	return "http://" + net.JoinHostPort(u.Hostname(), "15672")
+// URL's host, port 15672. It never ends with a slash and never carries
+// credentials: Management authenticates with ACEMQ_TEST_MGMT_URL's user
+// info when it has one, else with URL's.
+func MgmtURL() string { return brokertest.MgmtURL() }
+
+// Management calls the broker's management API (see MgmtURL): method on
+// path, relative to /api/ ({vhost} stands for URL's virtual host,
+// path-escaped: "queues/{vhost}/orders.new"), body (when not nil) sent as
+// JSON, the answer decoded into out (when not nil). Any answer but a 2xx
+// is an error carrying the broker's reason.
+func Management(method, path string, body, out any) error {
+	return brokertest.ManagementCall(method, path, body, out)
 }
 
 // Require returns URL once the broker answers on its port. A broker that
@@ -51,31 +38,7 @@ func MgmtURL() string {
 // asks for the tests that need no broker.
 func Require(tb testing.TB) string {
 	tb.Helper()
-	if testing.Short() {
-		tb.Skip("acemqtest: needs a broker: skipped under -short")
-	}
-	u := URL()
-	parsed, err := url.Parse(u)
-	if err != nil {
-		tb.Fatalf("acemqtest: ACEMQ_TEST_URL: %v", err)
-	}
-	host := parsed.Host
-	if parsed.Port() == "" {
-		port := "5672"
-		if parsed.Scheme == "amqps" {
-			port = "5671"
-		}
-		host = net.JoinHostPort(parsed.Hostname(), port)
-	}
-	conn, err := net.DialTimeout("tcp", host, 3*time.Second)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			tb.Fatalf("acemqtest: no broker at %s (CI=true: a missing broker fails): %v", parsed.Redacted(), err)
-		}
-		tb.Skipf("acemqtest: no broker at %s (set ACEMQ_TEST_URL): %v", parsed.Redacted(), err)
-	}
-	conn.Close()
-	return u
+	return brokertest.Require(tb)
 }
 
 // Dial connects to the test broker (see Require) and closes the connection
@@ -98,45 +61,18 @@ func dialURL(tb testing.TB, u string, opts ...runtime.DialOption) *runtime.Conne
 		defer cancel()
 		_ = c.Close(ctx)
 	}
-	dialed.Lock()
-	dialed.closers[tb] = append(dialed.closers[tb], closeIt)
-	dialed.Unlock()
-	tb.Cleanup(func() {
-		closeIt()
-		dialed.Lock()
-		delete(dialed.closers, tb)
-		dialed.Unlock()
-	})
+	// Queue's cleanup closes it before it deletes the queues: cleanups run
+	// last-registered first, and a consumer still open when its queue goes
+	// resubscribes, declaring q.dlq and q.parked again (seen on RabbitMQ
+	// 4.0). Close is idempotent: closing it again here is harmless.
+	brokertest.CloseBeforeCleanup(tb, closeIt)
+	tb.Cleanup(closeIt)
 	return c
-}
-
-// dialed holds the Close of every connection Dial opened, by test, so that
-// Queue's cleanup can close them before it deletes the queues: cleanups run
-// last-registered first, and a consumer still open when its queue goes
-// resubscribes, declaring q.dlq and q.parked again (seen on RabbitMQ 4.0).
-var dialed = struct {
-	sync.Mutex
-	closers map[testing.TB][]func()
-}{closers: map[testing.TB][]func(){}}
-
-// closeDialed closes the connections Dial opened for tb (Close is
-// idempotent, so their own cleanup closing them again is harmless).
-func closeDialed(tb testing.TB) {
-	dialed.Lock()
-	fs := dialed.closers[tb]
-	dialed.Unlock()
-	for _, f := range fs {
-		f()
-	}
 }
 
 // Name is a unique name with the given prefix, safe for a queue, an
 // exchange or a vhost: "test.<prefix>.<8 hex digits>".
-func Name(prefix string) string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return fmt.Sprintf("test.%s.%s", prefix, hex.EncodeToString(b))
-}
+func Name(prefix string) string { return brokertest.Name(prefix) }
 
 // Queue is a queue name of the test's own. When the test ends, the queue
 // and every queue named after it (q.dlq, q.parked, q.retry.<N>s) are
@@ -145,40 +81,7 @@ func Name(prefix string) string {
 // management API when it answers.
 func Queue(tb testing.TB, prefix string) string {
 	tb.Helper()
-	u := Require(tb)
-	q := Name(prefix)
-	tb.Cleanup(func() {
-		closeDialed(tb)
-		deleteQueues(u, q)
-	})
-	return q
-}
-
-func deleteQueues(u, q string) {
-	conn, err := amqp.Dial(u)
-	if err != nil {
-		return
-	}
-	defer conn.Close()
-	names := []string{q, runtime.DeadLetterQueue(q), runtime.ParkedQueue(q)}
-	var listed []struct {
-		Name string `json:"name"`
-	}
-	if err := mgmt(http.MethodGet, "queues/"+url.PathEscape(vhostOf(u))+"?columns=name", nil, &listed); err == nil {
-		for _, l := range listed {
-			if strings.HasPrefix(l.Name, q+".") && l.Name != names[1] && l.Name != names[2] {
-				names = append(names, l.Name)
-			}
-		}
-	}
-	for _, n := range names {
-		ch, err := conn.Channel()
-		if err != nil {
-			return
-		}
-		_, _ = ch.QueueDelete(n, false, false, false)
-		_ = ch.Close()
-	}
+	return brokertest.Queue(tb, prefix)
 }
 
 // VHost creates a virtual host of the test's own on the broker, gives
@@ -194,12 +97,12 @@ func VHost(tb testing.TB) string {
 	}
 	name := Name("vhost")
 	path := "vhosts/" + url.PathEscape(name)
-	if err := mgmt(http.MethodPut, path, map[string]any{}, nil); err != nil {
+	if err := Management(http.MethodPut, path, map[string]any{}, nil); err != nil {
 		tb.Fatalf("acemqtest: create vhost %s: %v", name, err)
 	}
-	tb.Cleanup(func() { _ = mgmt(http.MethodDelete, path, nil, nil) })
+	tb.Cleanup(func() { _ = Management(http.MethodDelete, path, nil, nil) })
 	perms := map[string]string{"configure": ".*", "write": ".*", "read": ".*"}
-	if err := mgmt(http.MethodPut, "permissions/"+url.PathEscape(name)+"/"+url.PathEscape(u.User.Username()), perms, nil); err != nil {
+	if err := Management(http.MethodPut, "permissions/"+url.PathEscape(name)+"/"+url.PathEscape(u.User.Username()), perms, nil); err != nil {
 		tb.Fatalf("acemqtest: permissions on vhost %s: %v", name, err)
 	}
 	u.Path, u.RawPath = "/"+name, ""
@@ -212,60 +115,4 @@ func VHost(tb testing.TB) string {
 func DialVHost(tb testing.TB, opts ...runtime.DialOption) *runtime.Connection {
 	tb.Helper()
 	return dialURL(tb, VHost(tb), opts...)
-}
-
-func vhostOf(u string) string {
-	p, err := url.Parse(u)
-	if err != nil || p.Path == "" || p.Path == "/" {
-		return "/"
-	}
-	return strings.TrimPrefix(p.Path, "/")
-}
-
-// mgmt calls the management API: body (when not nil) is sent as JSON, the
-// answer decoded into out (when not nil).
-func mgmt(method, path string, body, out any) error {
-	m, err := url.Parse(MgmtURL())
-	if err != nil {
-		return err
-	}
-	user, pass := "", ""
-	if m.User != nil {
-		user = m.User.Username()
-		pass, _ = m.User.Password()
-		m.User = nil
-	} else if b, err := url.Parse(URL()); err == nil && b.User != nil {
-		user = b.User.Username()
-		pass, _ = b.User.Password()
-	}
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = strings.NewReader(string(b))
-	}
-	req, err := http.NewRequest(method, m.String()+"/api/"+path, rd)
-	if err != nil {
-		return err
-	}
-	req.SetBasicAuth(user, pass)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	client := http.Client{Timeout: 10 * time.Second}
-	resp, err := client.Do(req)
-	if err != nil {
-		return fmt.Errorf("management API at %s: %w", m.Redacted(), err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("management API %s %s: %s %s", method, path, resp.Status, strings.TrimSpace(string(msg)))
-	}
-	if out != nil {
-		return json.NewDecoder(resp.Body).Decode(out)
-	}
-	return nil
 }

@@ -17,6 +17,13 @@
 // Under go test -short it is skipped without trying, CI=true or not, so
 // -short runs the tests that need no broker.
 //
-// This is what acemq-go's own internal/brokertest does for the project,
-// offered to its users.
+// MgmtURL is the broker's management API (ACEMQ_TEST_MGMT_URL, default
+// port 15672 on ACEMQ_TEST_URL's host), never with credentials in it;
+// Management calls it with ACEMQ_TEST_MGMT_URL's user info when it has one,
+// else ACEMQ_TEST_URL's.
+//
+// acemq-go's own tests use the same implementation (the runtime's
+// internal/brokertest, behind this package, and the root module's
+// internal/brokertest, built on it): one set of rules for the URL, the
+// credentials, -short and CI=true.
 package acemqtest

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"testing"
 
 	"github.com/acemq/acemq-go/runtime"
@@ -57,5 +59,27 @@ func ExampleQueue() {
 	}
 	if err := runtime.Publish(ctx, c, runtime.TextType("payment.v1"), "", "P-1", runtime.WithRoutingKey(q)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Reading a queue back through the management API: what the broker made
+// of a declaration (durable, its type, its arguments).
+func ExampleManagement() {
+	var t *testing.T // in a real test: the test function's argument
+	c := acemqtest.Dial(t)
+	q := acemqtest.Queue(t, "orders")
+	if err := c.Declare(context.Background(), runtime.NewTopology().Queue(runtime.Queue{Name: q})); err != nil {
+		t.Fatal(err)
+	}
+	var info struct {
+		Durable   bool           `json:"durable"`
+		Type      string         `json:"type"`
+		Arguments map[string]any `json:"arguments"`
+	}
+	if err := acemqtest.Management(http.MethodGet, "queues/{vhost}/"+url.PathEscape(q), nil, &info); err != nil {
+		t.Fatal(err)
+	}
+	if !info.Durable || info.Type != "classic" {
+		t.Errorf("queue %s: durable %v, type %q; want a durable classic queue", q, info.Durable, info.Type)
 	}
 }

@@ -1,8 +1,14 @@
 // Package brokertest gives tests a real RabbitMQ: its URL
 // (ACEMQ_TEST_URL), a connection check (Require: skips under -short, fails
-// under CI=true, skips elsewhere), unique names, and the management API
-// (ACEMQ_TEST_MGMT_URL, default port 15672 on ACEMQ_TEST_URL's host) for
-// reading queue arguments back.
+// under CI=true, skips elsewhere), unique names, queues of a test's own,
+// and the management API (ACEMQ_TEST_MGMT_URL, default port 15672 on
+// ACEMQ_TEST_URL's host) for reading queue arguments back.
+//
+// It is the one implementation of these: runtime/acemqtest (the public
+// test helpers, for users) delegates URL, MgmtURL, Require, Name, Queue
+// and Management to it, and the root module's internal/brokertest
+// delegates to acemqtest. It imports no package of the runtime, so the
+// runtime's own tests (package runtime included) can use it.
 package brokertest
 
 import (
@@ -78,11 +84,7 @@ func mgmtRequest(method, path string) (*http.Request, error) {
 			pass, _ = mu.User.Password()
 		}
 	}
-	vhost := strings.TrimPrefix(u.Path, "/")
-	if vhost == "" {
-		vhost = "/"
-	}
-	path = strings.ReplaceAll(path, "{vhost}", url.PathEscape(vhost))
+	path = strings.ReplaceAll(path, "{vhost}", url.PathEscape(VHostOf(u.String())))
 	req, err := http.NewRequest(method, MgmtURL()+"/api/"+path, nil)
 	if err != nil {
 		return nil, err
@@ -91,47 +93,85 @@ func mgmtRequest(method, path string) (*http.Request, error) {
 	return req, nil
 }
 
-// Management GETs the management API path (relative to /api/; {vhost}
-// stands for the test vhost, path-escaped) and decodes its JSON into v.
-func Management(path string, v any) error {
-	req, err := mgmtRequest(http.MethodGet, path)
+// VHostOf is the virtual host an AMQP URL names ("/" when it names none).
+func VHostOf(amqpURL string) string {
+	u, err := url.Parse(amqpURL)
+	if err != nil || u.Path == "" || u.Path == "/" {
+		return "/"
+	}
+	return strings.TrimPrefix(u.Path, "/")
+}
+
+// mgmtClient bounds a management call: a broker that hangs fails the
+// test instead of blocking it until go test's timeout.
+var mgmtClient = &http.Client{Timeout: 30 * time.Second}
+
+// ManagementCall calls the management API: method on path (relative to
+// /api/; {vhost} stands for ACEMQ_TEST_URL's vhost, path-escaped), body
+// (when not nil) sent as JSON, the answer decoded into out (when not nil).
+// Any answer but a 2xx is an error carrying the broker's reason.
+func ManagementCall(method, path string, body, out any) error {
+	req, err := mgmtRequest(method, path)
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(b))
+		req.ContentLength = int64(len(b))
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := mgmtClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("management API at %s (enable rabbitmq_management: make broker; or set ACEMQ_TEST_MGMT_URL): %w", MgmtURL(), err)
+		return fmt.Errorf("management API at %s (enable rabbitmq_management, or set ACEMQ_TEST_MGMT_URL): %w", MgmtURL(), err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("management API %s: %s", path, resp.Status)
+	if resp.StatusCode/100 != 2 {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		return fmt.Errorf("management API %s %s: %s %s", method, path, resp.Status, strings.TrimSpace(string(msg)))
 	}
-	return json.NewDecoder(resp.Body).Decode(v)
+	if out != nil {
+		return json.NewDecoder(resp.Body).Decode(out)
+	}
+	return nil
 }
 
-// Require makes sure the broker answers. Under -short the test is skipped
-// without trying (go test -short is the broker-free quick test, even under
-// CI=true: -short is an explicit request). Otherwise, under CI=true a
-// broker that does not answer fails the test; elsewhere the test is
-// skipped with a hint.
+// Management GETs the management API path (relative to /api/; {vhost}
+// stands for the test vhost, path-escaped) and decodes its JSON into v.
+func Management(path string, v any) error {
+	return ManagementCall(http.MethodGet, path, nil, v)
+}
+
+// Require returns URL once the broker answers on its port. Under -short
+// the test is skipped without trying (go test -short is the broker-free
+// quick test, even under CI=true: -short is an explicit request).
+// Otherwise, under CI=true a broker that does not answer fails the test;
+// elsewhere the test is skipped with a hint.
 func Require(tb testing.TB) string {
 	tb.Helper()
 	skipShort(tb)
 	u := URL()
 	parsed, err := url.Parse(u)
 	if err != nil {
-		tb.Fatalf("ACEMQ_TEST_URL %q: %v", u, err)
+		tb.Fatalf("ACEMQ_TEST_URL: %v", err)
 	}
 	host := parsed.Host
 	if parsed.Port() == "" {
-		host = net.JoinHostPort(parsed.Hostname(), "5672")
+		port := "5672"
+		if parsed.Scheme == "amqps" {
+			port = "5671"
+		}
+		host = net.JoinHostPort(parsed.Hostname(), port)
 	}
 	conn, err := net.DialTimeout("tcp", host, 3*time.Second)
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			tb.Fatalf("no broker at %s (CI=true: a missing broker fails): %v", parsed.Redacted(), err)
 		}
-		tb.Skipf("no broker at %s (run `make broker`): %v", parsed.Redacted(), err)
+		tb.Skipf("no broker at %s (start RabbitMQ, or set ACEMQ_TEST_URL to one): %v", parsed.Redacted(), err)
 	}
 	conn.Close()
 	return u
@@ -146,21 +186,23 @@ func skipShort(tb testing.TB) {
 	}
 }
 
-// Name returns a unique name with the given prefix, safe as a queue name.
+// Name is a unique name with the given prefix, safe for a queue, an
+// exchange or a vhost: "test.<prefix>.<8 hex digits>".
 func Name(prefix string) string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	return fmt.Sprintf("test.%s.%s", prefix, hex.EncodeToString(b))
 }
 
-// Queue returns a unique queue name and deletes, at the end of the test,
-// every queue whose name starts with it (q, q.dlq, q.parked, q.retry.*),
-// after closing what the test registered with CloseBeforeCleanup. Under
-// -short it skips the test, as Require does: a test with a queue of its
-// own needs the broker, and its cleanup would dial it.
+// Queue is a queue name of the test's own. When the test ends, the queue
+// and every queue named after it (q.dlq, q.parked, q.retry.<N>s) are
+// deleted, after what the test registered with CloseBeforeCleanup is
+// closed (so no consumer of theirs declares them again); the rungs are
+// found through the management API when it answers. A queue needs the
+// broker: Queue calls Require (so it skips under -short).
 func Queue(tb testing.TB, prefix string) string {
 	tb.Helper()
-	skipShort(tb)
+	Require(tb)
 	q := Name(prefix)
 	tb.Cleanup(func() {
 		closeRegistered(tb)
@@ -249,12 +291,10 @@ type QueueInfo struct {
 	Messages  int            `json:"messages"`
 }
 
-func management(path string, v any) error { return Management(path, v) }
-
 // QueueNames lists every queue of the vhost.
 func QueueNames() ([]string, error) {
 	var qs []QueueInfo
-	if err := management("queues/{vhost}?columns=name", &qs); err != nil {
+	if err := Management("queues/{vhost}?columns=name", &qs); err != nil {
 		return nil, err
 	}
 	out := make([]string, len(qs))
@@ -264,11 +304,11 @@ func QueueNames() ([]string, error) {
 	return out, nil
 }
 
-// Queue reads a queue back through the management API.
+// QueueDetails reads a queue back through the management API.
 func QueueDetails(tb testing.TB, name string) QueueInfo {
 	tb.Helper()
 	var q QueueInfo
-	if err := management("queues/{vhost}/"+url.PathEscape(name), &q); err != nil {
+	if err := Management("queues/{vhost}/"+url.PathEscape(name), &q); err != nil {
 		tb.Fatalf("queue %s: %v", name, err)
 	}
 	return q
@@ -278,56 +318,17 @@ func QueueDetails(tb testing.TB, name string) QueueInfo {
 func Bindings(tb testing.TB, queue string) []map[string]any {
 	tb.Helper()
 	var bs []map[string]any
-	if err := management("queues/{vhost}/"+url.PathEscape(queue)+"/bindings", &bs); err != nil {
+	if err := Management("queues/{vhost}/"+url.PathEscape(queue)+"/bindings", &bs); err != nil {
 		tb.Fatalf("bindings of %s: %v", queue, err)
 	}
 	return bs
 }
 
 // ManagementSend sends body (JSON-encoded; nil for none) with method to
-// the management API path (relative to /api/, {vhost} as in Management):
-// PUT vhosts/x, POST definitions/x, DELETE ... Any answer but a 2xx is an
-// error carrying the broker's reason.
+// the management API path (as ManagementCall): PUT vhosts/x, POST
+// definitions/x, DELETE ...
 func ManagementSend(method, path string, body any) error {
-	req, err := mgmtRequest(method, path)
-	if err != nil {
-		return err
-	}
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		req.Body = io.NopCloser(bytes.NewReader(b))
-		req.ContentLength = int64(len(b))
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("management API at %s: %w", MgmtURL(), err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-		return fmt.Errorf("management API %s %s: %s %s", method, path, resp.Status, strings.TrimSpace(string(msg)))
-	}
-	return nil
-}
-
-func managementDo(method, path string) error {
-	req, err := mgmtRequest(method, path)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("management API %s %s: %s", method, path, resp.Status)
-	}
-	return nil
+	return ManagementCall(method, path, body, nil)
 }
 
 // KillConnections makes the broker close every connection whose client
@@ -345,7 +346,7 @@ func KillConnections(tb testing.TB, clientName string) int {
 				ConnectionName string `json:"connection_name"`
 			} `json:"client_properties"`
 		}
-		if err := management("connections", &conns); err != nil {
+		if err := Management("connections", &conns); err != nil {
 			tb.Fatalf("list connections: %v", err)
 		}
 		n := 0
@@ -353,7 +354,7 @@ func KillConnections(tb testing.TB, clientName string) int {
 			if c.ClientProperties.ConnectionName != clientName {
 				continue
 			}
-			if err := managementDo(http.MethodDelete, "connections/"+url.PathEscape(c.Name)); err != nil {
+			if err := ManagementCall(http.MethodDelete, "connections/"+url.PathEscape(c.Name), nil, nil); err != nil {
 				tb.Fatalf("close connection %s: %v", c.Name, err)
 			}
 			n++
@@ -375,7 +376,7 @@ func ChannelCount(tb testing.TB, clientName string) int {
 	var chans []struct {
 		ConnectionDetails json.RawMessage `json:"connection_details"`
 	}
-	if err := management("channels?columns=connection_details.name", &chans); err != nil {
+	if err := Management("channels?columns=connection_details.name", &chans); err != nil {
 		tb.Fatalf("list channels: %v", err)
 	}
 	var conns []struct {
@@ -384,7 +385,7 @@ func ChannelCount(tb testing.TB, clientName string) int {
 			ConnectionName string `json:"connection_name"`
 		} `json:"client_properties"`
 	}
-	if err := management("connections", &conns); err != nil {
+	if err := Management("connections", &conns); err != nil {
 		tb.Fatalf("list connections: %v", err)
 	}
 	mine := map[string]bool{}
