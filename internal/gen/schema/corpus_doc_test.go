@@ -13,7 +13,7 @@ import (
 // the second implementations of TestCorpus (which needs node); the second
 // implementation's column is read back from the file. Named TestGolden... so
 // that make generated-check runs it: a change of the mapper that changes
-// the report fails until it is rewritten (go test ./generator/schema -run
+// the report fails until it is rewritten (go test ./internal/gen/schema -run
 // Corpus -update, with make crosscheck done).
 func TestGoldenCorpusDoc(t *testing.T) {
 	if *update {
@@ -36,7 +36,7 @@ func TestGoldenCorpusDoc(t *testing.T) {
 		outcomes = append(outcomes, o)
 	}
 	if doc := corpusDoc(outcomes); doc != string(have) {
-		t.Errorf("docs/corpus.md is stale; run: make crosscheck && go test ./generator/schema -run Corpus -update\n%s", firstDiff(string(have), doc))
+		t.Errorf("docs/corpus.md is stale; run: make crosscheck && go test ./internal/gen/schema -run Corpus -update\n%s", firstDiff(string(have), doc))
 	}
 }
 

@@ -269,7 +269,7 @@ func checkCorpusDoc(t *testing.T, outcomes []corpusOutcome) {
 	}
 	have, err := os.ReadFile(corpusDocPath)
 	if err != nil || string(have) != doc {
-		t.Errorf("docs/corpus.md is stale; run: go test ./generator/schema -run Corpus -update")
+		t.Errorf("docs/corpus.md is stale; run: go test ./internal/gen/schema -run Corpus -update")
 	}
 }
 
@@ -284,7 +284,7 @@ func corpusDoc(outcomes []corpusOutcome) string {
 		}
 	}
 	fmt.Fprintf(&b, "# Schema corpus outcomes\n\n")
-	fmt.Fprintf(&b, "Written by `go test ./generator/schema -run Corpus -update` (after `make crosscheck`); `TestGoldenCorpusDoc` (part of `make generated-check`) and `TestCorpus` fail when this file is stale.\n")
+	fmt.Fprintf(&b, "Written by `go test ./internal/gen/schema -run Corpus -update` (after `make crosscheck`); `TestGoldenCorpusDoc` (part of `make generated-check`) and `TestCorpus` fail when this file is stale.\n")
 	fmt.Fprintf(&b, "Each of the %d files in `internal/gen/schema/testdata/corpus` (a copy of the shared corpus; see its README.md and SOURCES.md) is generated as one message type into its own package; all packages are then compiled with one `go build ./...` and checked with one `go vet ./...`. The Go type of every Avro file that maps also round-trips 8 random values of its schema through hamba/avro (a configuration of its own, as the runtime's) and through encoding/json.\n\n", len(outcomes))
 	fmt.Fprintf(&b, "**%d compile and vet, %d refused.**\n\n", ok, refused)
 	for _, comp := range slices.Sorted(maps.Keys(corpusCompanions)) {
