@@ -92,6 +92,30 @@ func Consume(ctx context.Context, c *Connection, spec ConsumerSpec, opts ...Cons
 	if !cfg.holdBudgetSet {
 		cfg.holdBudget = defaultHoldBudget(cfg)
 	}
+	cs, err := newConsumer(c, spec, cfg)
+	if err != nil {
+		return nil, err
+	}
+	cs.handlerCtx, cs.hardStop = context.WithCancel(context.WithoutCancel(ctx))
+	s, err := cs.subscribe(ctx)
+	if err != nil {
+		cs.hardStop()
+		return nil, err
+	}
+	cs.sess = s
+	if err := c.track(cs); err != nil {
+		s.ch.Close()
+		cs.hardStop()
+		return nil, err
+	}
+	c.metrics.zeroQueue(spec.Queue)
+	go cs.run(s)
+	return cs, nil
+}
+
+// newConsumer is the consumer of spec with cfg, validated, its routes
+// prepared; not subscribed yet.
+func newConsumer(c *Connection, spec ConsumerSpec, cfg consumeConfig) (*Consumer, error) {
 	cs := &Consumer{
 		c:       c,
 		queue:   spec.Queue,
@@ -115,20 +139,6 @@ func Consume(ctx context.Context, c *Connection, spec ConsumerSpec, opts ...Cons
 		}
 		cs.routes[r.typeName] = r
 	}
-	cs.handlerCtx, cs.hardStop = context.WithCancel(context.WithoutCancel(ctx))
-	s, err := cs.subscribe(ctx)
-	if err != nil {
-		cs.hardStop()
-		return nil, err
-	}
-	cs.sess = s
-	if err := c.track(cs); err != nil {
-		s.ch.Close()
-		cs.hardStop()
-		return nil, err
-	}
-	c.metrics.zeroQueue(spec.Queue)
-	go cs.run(s)
 	return cs, nil
 }
 

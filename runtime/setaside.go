@@ -163,6 +163,30 @@ func (h *heldRetry) failed(err error) {
 // the broker's bookkeeping (x-death, x-*-death-*, a quorum queue's
 // x-delivery-count) dropped, the envelope updated.
 func copyOf(d amqp.Delivery, attempt int, why, from string) amqp.Publishing {
+	h, id := copyHeaders(d, attempt, why, from)
+	msgID := d.MessageId
+	if msgID == "" {
+		msgID = id
+	}
+	return amqp.Publishing{
+		Headers:         h,
+		ContentType:     d.ContentType,
+		ContentEncoding: d.ContentEncoding,
+		DeliveryMode:    amqp.Persistent,
+		Priority:        d.Priority,
+		CorrelationId:   d.CorrelationId,
+		ReplyTo:         d.ReplyTo,
+		MessageId:       msgID,
+		Timestamp:       d.Timestamp,
+		Type:            d.Type,
+		AppId:           d.AppId,
+		Body:            d.Body,
+	}
+}
+
+// copyHeaders are d's headers as its copy carries them, and the copy's
+// x-acemq-id: the broker's bookkeeping dropped, the envelope updated.
+func copyHeaders(d amqp.Delivery, attempt int, why, from string) (amqp.Table, string) {
 	h := amqp.Table{}
 	for k, v := range d.Headers {
 		if k == "x-death" || k == headerDeliveryCount || strings.HasPrefix(k, "x-first-death-") || strings.HasPrefix(k, "x-last-death-") {
@@ -188,24 +212,7 @@ func copyOf(d amqp.Delivery, attempt int, why, from string) amqp.Publishing {
 	if from != "" {
 		h[HeaderQueue] = from
 	}
-	msgID := d.MessageId
-	if msgID == "" {
-		msgID = id
-	}
-	return amqp.Publishing{
-		Headers:         h,
-		ContentType:     d.ContentType,
-		ContentEncoding: d.ContentEncoding,
-		DeliveryMode:    amqp.Persistent,
-		Priority:        d.Priority,
-		CorrelationId:   d.CorrelationId,
-		ReplyTo:         d.ReplyTo,
-		MessageId:       msgID,
-		Timestamp:       d.Timestamp,
-		Type:            d.Type,
-		AppId:           d.AppId,
-		Body:            d.Body,
-	}
+	return h, id
 }
 
 // publish sends h's copy and acks the original once the broker has
