@@ -1,0 +1,67 @@
+package runtime_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// consumePathFiles are the files of the consume path (docs/runtime.md,
+// "Where the consume path lives").
+var consumePathFiles = []string{"consumer.go", "session.go", "ackbatch.go", "delivery.go", "retry.go",
+	"setaside.go", "hold.go", "outcome.go", "redelivery.go", "requeue.go", "stats.go"}
+
+// maxConsumeFunc is the longest a function of the consume path may be, in
+// lines from its func keyword to its closing brace: process was 105 lines
+// interleaving tracing, metrics and stats before it was cut by concept.
+const maxConsumeFunc = 40
+
+// TestConsumePathFunctionsAreSmall keeps the consume path cut by concept:
+// no function in its files over maxConsumeFunc lines, and no production
+// file declaring one of the consumer's test hooks (they live in
+// export_test.go, setting unexported fields of consumeConfig).
+func TestConsumePathFunctionsAreSmall(t *testing.T) {
+	fset := token.NewFileSet()
+	for _, name := range consumePathFiles {
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok {
+				continue
+			}
+			if n := fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1; n > maxConsumeFunc {
+				t.Errorf("%s: %s is %d lines, more than %d: cut it into the steps it takes", fset.Position(fd.Pos()), fd.Name.Name, n, maxConsumeFunc)
+			}
+		}
+	}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hooks := []string{"withAckDelay", "withRegistryWaits", "withCopyGate"}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok {
+				continue
+			}
+			if slices.Contains(hooks, fd.Name.Name) || strings.HasSuffix(fd.Name.Name, "ForTest") {
+				t.Errorf("%s: %s is a test hook in a production file: define it in export_test.go", fset.Position(fd.Pos()), fd.Name.Name)
+			}
+		}
+	}
+}
