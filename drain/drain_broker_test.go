@@ -81,7 +81,7 @@ func TestCheckOnTheBroker(t *testing.T) {
 	if err := conn.Declare(ctx, runtime.NewTopology().Queue(runtime.Queue{Name: q})); err != nil {
 		t.Fatal(err)
 	}
-	mt := runtime.TextType("drain.test")
+	mt := runtime.NewTextType("drain.test")
 	for _, body := range []string{"a", "b", "c"} {
 		if err := runtime.Publish(ctx, conn, mt, "", body, runtime.WithRoutingKey(q)); err != nil {
 			t.Fatal(err)

@@ -22,7 +22,8 @@ var apiPackages = []string{".", "acemqimpl", "registry"}
 // testdata/api.txt to review (go test -run TestExportedAPI -update ./runtime
 // rewrites it). Each section's header counts its names: exported top-level
 // consts, vars, funcs and types, exported methods of exported types,
-// exported fields of exported structs and methods of exported interfaces.
+// exported fields of exported structs and methods of exported interfaces
+// (an embedded field or interface is listed, not counted).
 func TestExportedAPI(t *testing.T) {
 	var b strings.Builder
 	for _, dir := range apiPackages {
@@ -34,7 +35,13 @@ func TestExportedAPI(t *testing.T) {
 		if dir != "." {
 			name = "runtime/" + filepath.ToSlash(dir)
 		}
-		fmt.Fprintf(&b, "# %s: %d exported names\n", name, len(lines))
+		names := 0
+		for _, l := range lines {
+			if !strings.Contains(l, " embedded ") {
+				names++
+			}
+		}
+		fmt.Fprintf(&b, "# %s: %d exported names\n", name, names)
 		for _, l := range lines {
 			b.WriteString(l + "\n")
 		}

@@ -117,7 +117,7 @@ func BenchmarkPublish(b *testing.B) {
 		})
 }
 
-// BenchmarkPublishAll: a batch of 100, pipelined, runtime.PublishAll against
+// BenchmarkPublishAll: a batch of 100, pipelined, runtime.PublishBatch against
 // amqp091 publishing all 100 and then waiting for every confirm.
 func BenchmarkPublishAll(b *testing.B) {
 	const batch = 100
@@ -135,7 +135,7 @@ func BenchmarkPublishAll(b *testing.B) {
 	compare(b, batch,
 		func(b *testing.B) {
 			for b.Loop() {
-				if err := runtime.PublishAll(ctx, c, textType, "", bodies, runtime.WithRoutingKey(q)); err != nil {
+				if err := runtime.PublishBatch(ctx, c, textType, "", bodies, runtime.WithRoutingKey(q)); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -184,7 +184,7 @@ func BenchmarkReplay(b *testing.B) {
 	compare(b, perOp, func(b *testing.B) {
 		for b.Loop() {
 			refill(b)
-			res, err := runtime.Replay(context.Background(), c, dlq, runtime.ReplayOptions{})
+			res, err := c.Replay(context.Background(), dlq, runtime.ReplayOptions{})
 			if err != nil || res.Moved != perOp {
 				b.Fatalf("Replay: %v %v", res, err)
 			}

@@ -270,19 +270,19 @@ func codecContractConcurrent(t *testing.T, cc codecContractCodec) {
 // generated code reaches them: a bad schema is an error naming the type
 // (never a panic), and Avro codecs are kept per registry.
 func TestCodecMessageTypeWiring(t *testing.T) {
-	bad := JSONType[codecOrder]("order.placed.v1", `{"type": "thing"}`)
+	bad := NewJSONType[codecOrder]("order.placed.v1", `{"type": "thing"}`)
 	for range 2 { // the error is remembered, not recomputed into a panic
 		if _, err := bad.Codec(nil); err == nil ||
 			!strings.HasPrefix(err.Error(), `message type "order.placed.v1": JSON Schema does not compile`) {
 			t.Fatalf("bad JSON schema: %v", err)
 		}
 	}
-	badAvro := AvroType[codecOrderV1Go]("order.placed.v2", "orders", `{"type":"record"}`)
+	badAvro := NewAvroType[codecOrderV1Go]("order.placed.v2", "orders", `{"type":"record"}`)
 	if _, err := badAvro.Codec(schemareg.NewMemory()); err == nil ||
 		!strings.Contains(err.Error(), `message type "order.placed.v2": Avro schema does not parse`) {
 		t.Fatalf("bad Avro schema: %v", err)
 	}
-	mt := AvroType[codecOrderV2Go]("order.placed.v2", "orders", codecOrderV2)
+	mt := NewAvroType[codecOrderV2Go]("order.placed.v2", "orders", codecOrderV2)
 	r1, r2 := schemareg.NewMemory(), schemareg.NewMemory()
 	c1, err1 := mt.Codec(r1)
 	c1again, _ := mt.Codec(r1)
@@ -290,7 +290,7 @@ func TestCodecMessageTypeWiring(t *testing.T) {
 	if err1 != nil || err2 != nil || c1 != c1again || c1 == c2 {
 		t.Fatalf("per-registry codecs: %v %v same=%v distinct=%v", err1, err2, c1 == c1again, c1 != c2)
 	}
-	text, err := TextType("note").Codec(nil)
+	text, err := NewTextType("note").Codec(nil)
 	if err != nil || text.ContentType() != ContentTypeText {
 		t.Fatalf("text type: %v", err)
 	}

@@ -40,7 +40,7 @@ func checkedOrder(calls *int) jsoncheck.Checker {
 // type goes to the reference.
 func TestJSONCodecCheckedEncode(t *testing.T) {
 	var calls int
-	mt := jsonTypeChecked[codecBenchOrder]("test.checked.v1", codecBenchSchema, checkedOrder(&calls), nil)
+	mt := newCheckedJSONType[codecBenchOrder]("test.checked.v1", codecBenchSchema, checkedOrder(&calls), nil)
 	checked, err := mt.Codec(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +83,7 @@ func TestJSONCodecCheckedEncode(t *testing.T) {
 // WithReferenceValidation gives the type's codec without its check.
 func TestWithReferenceValidation(t *testing.T) {
 	var calls int
-	mt := jsonTypeChecked[codecBenchOrder]("test.checked.v2", codecBenchSchema, checkedOrder(&calls), nil)
+	mt := newCheckedJSONType[codecBenchOrder]("test.checked.v2", codecBenchSchema, checkedOrder(&calls), nil)
 	var cfg dialConfig
 	WithReferenceValidation().applyDial(&cfg)
 	ref, err := mt.codecFor(&Connection{cfg: cfg})
@@ -126,7 +126,7 @@ func orderShape() *jsoncheck.Shape {
 // object, and gives up on a key in another case.
 func TestJSONCodecCheckedDecode(t *testing.T) {
 	var calls int
-	mt := jsonTypeChecked[codecBenchOrder]("test.checked.v3", codecBenchSchema, checkedOrder(&calls), orderShape)
+	mt := newCheckedJSONType[codecBenchOrder]("test.checked.v3", codecBenchSchema, checkedOrder(&calls), orderShape)
 	checked, err := mt.Codec(nil)
 	if err != nil {
 		t.Fatal(err)

@@ -70,7 +70,7 @@ type Connection struct {
 }
 
 // sharedRegistry is the registry of connections dialled without
-// WithSchemaRegistry (and of Avro types without a TypeRegistry): one per
+// WithSchemaRegistry (and of Avro types without a registry of their own): one per
 // process, with ids derived from each schema's canonical form, so that a
 // publisher and a consumer agree on schema ids in one program or in two.
 var sharedRegistry = NewFingerprintRegistry()
@@ -157,7 +157,7 @@ func (c *Connection) Origin() string { return c.cfg.origin }
 
 // Registry is the schema registry the connection's Avro types use: the
 // WithSchemaRegistry option's, else the process default (an Avro type with
-// its own TypeRegistry uses that one on a connection without the option).
+// a registry of its own uses that one on a connection without the option).
 func (c *Connection) Registry() SchemaRegistry { return c.registry }
 
 // Close closes the connection. Consumers still running are closed first,

@@ -249,7 +249,7 @@ func TestDecodeFailuresAreParked(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			mt := runtime.JSONType[order]("acemq.test.order."+brokertest.Name("v"), schema)
+			mt := runtime.NewJSONType[order]("acemq.test.order."+brokertest.Name("v"), schema)
 			q := brokertest.Queue(t, "decode")
 			rawQueue(t, q, nil)
 			c := dial(t)
@@ -312,7 +312,7 @@ func TestTruncatedAvroIsParked(t *testing.T) {
 	}
 	const schema = `{"type":"record","name":"Payment","namespace":"acemq.test",
 		"fields":[{"name":"id","type":"string"},{"name":"amount","type":"long"}]}`
-	mt := runtime.AvroType[payment]("acemq.test.payment.v1", "acemq.test.payment", schema)
+	mt := runtime.NewAvroType[payment]("acemq.test.payment.v1", "acemq.test.payment", schema)
 	q := brokertest.Queue(t, "avro")
 	rawQueue(t, q, nil)
 	c := dial(t)
@@ -382,7 +382,7 @@ func TestGiveUpAfterDeadLettersOldMessage(t *testing.T) {
 	q := brokertest.Queue(t, "giveup")
 	rawQueue(t, q, nil)
 	c := dial(t)
-	policy := runtime.Fixed(5, 100*time.Millisecond).GiveUpAfter(time.Minute)
+	policy := runtime.Fixed(5, 100*time.Millisecond).WithGiveUpAfter(time.Minute)
 	_, rec := consume(t, c, q, &policy, func(seen) runtime.Ack { return runtime.Retry(errors.New("still down")) })
 	hourAgo := time.Now().Add(-time.Hour).UTC().Format("2006-01-02T15:04:05.000Z")
 	rawPublish(t, q, textMessage("old news", amqp.Table{runtime.HeaderFirstSeen: hourAgo, runtime.HeaderID: "old-1"}))
@@ -657,8 +657,8 @@ func TestDispatchOnType(t *testing.T) {
 	type order struct {
 		OrderID string `json:"order_id"`
 	}
-	orders := runtime.JSONType[order]("acemq.test.dispatch.order", `{"type":"object","required":["order_id"]}`)
-	notes := runtime.TextType("acemq.test.dispatch.note")
+	orders := runtime.NewJSONType[order]("acemq.test.dispatch.order", `{"type":"object","required":["order_id"]}`)
+	notes := runtime.NewTextType("acemq.test.dispatch.note")
 	q := brokertest.Queue(t, "dispatch")
 	rawQueue(t, q, nil)
 	c := dial(t)
@@ -706,7 +706,7 @@ func TestConsumeRefusesInvalidPolicy(t *testing.T) {
 	q := brokertest.Queue(t, "badpolicy")
 	rawQueue(t, q, nil)
 	c := dial(t)
-	tooLong := runtime.Exponential(6, 10*time.Second, time.Hour).WaitInBrokerFrom(16 * time.Minute)
+	tooLong := runtime.Exponential(6, 10*time.Second, time.Hour).WithWaitInBrokerFrom(16 * time.Minute)
 	spec := runtime.ConsumerSpec{Queue: q, Routes: []runtime.Route{runtime.Handle(textType,
 		func(context.Context, *runtime.Message[string]) runtime.Ack { return runtime.Accept() })}}
 	cs, err := runtime.Consume(ctxFor(t, 10*time.Second), c, spec, runtime.WithRetry(tooLong))

@@ -118,7 +118,7 @@ func TestAvroBetweenTwoProcesses(t *testing.T) {
 		}
 		ctx := ctxFor(t, 60*time.Second)
 		cs, err := runtime.Consume(ctx, c, runtime.ConsumerSpec{Queue: q, Routes: []runtime.Route{
-			runtime.Handle(runtime.AvroType[outageOrderV2]("shop.order", "orders",
+			runtime.Handle(runtime.NewAvroType[outageOrderV2]("shop.order", "orders",
 				`{"type":"record","name":"Order","namespace":"shop","fields":[{"name":"id","type":"string"},{"name":"currency","type":"string","default":"EUR"}]}`),
 				func(context.Context, *runtime.Message[outageOrderV2]) runtime.Ack { return runtime.Accept() }),
 		}})

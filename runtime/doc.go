@@ -103,8 +103,8 @@
 // # Schema registries
 //
 // An Avro type looks writer schemas up in a SchemaRegistry: the connection's
-// WithSchemaRegistry, else the type's TypeRegistry (generated from the
-// manifest's registry:), else the process default, a FingerprintRegistry
+// WithSchemaRegistry, else the type's own (WithSchemaRegistry given to
+// NewAvroType, generated from the manifest's registry:), else the process default, a FingerprintRegistry
 // whose ids are derived from each schema's canonical form (SchemaID), so
 // two services built from the same manifest agree on ids with nothing
 // configured. Package runtime/registry's Directory (schema files and an

@@ -16,7 +16,7 @@ func ExampleDecodeDelivery() {
 	type Refund struct {
 		ID string `json:"id"`
 	}
-	refundType := runtime.JSONType[Refund]("refund.v1", `{"type": "object"}`)
+	refundType := runtime.NewJSONType[Refund]("refund.v1", `{"type": "object"}`)
 	d := &runtime.Delivery{Type: "order.placed.v2", Body: []byte(`{"id": "R-1"}`)}
 	_, err := runtime.DecodeDelivery(context.Background(), nil, refundType, d)
 	fmt.Println(errors.Is(err, runtime.ErrOtherType))

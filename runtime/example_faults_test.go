@@ -20,7 +20,7 @@ func ExampleErrUnavailable() {
 		log.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	orders := runtime.TextType("orders.placed.v1")
+	orders := runtime.NewTextType("orders.placed.v1")
 
 	wait := 50 * time.Millisecond
 	for {
@@ -54,7 +54,7 @@ func ExampleWithRedeliveryLimit() {
 		log.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	orders := runtime.TextType("orders.placed.v1")
+	orders := runtime.NewTextType("orders.placed.v1")
 	cs, err := runtime.Consume(ctx, conn, runtime.ConsumerSpec{Queue: "orders.new", Routes: []runtime.Route{
 		runtime.Handle(orders, func(ctx context.Context, m *runtime.Message[string]) runtime.Ack {
 			return runtime.Accept()

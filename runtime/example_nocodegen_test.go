@@ -18,7 +18,7 @@ type Payment struct {
 	Amount int64  `json:"amount_cents"`
 }
 
-var paymentReceived = runtime.JSONType[Payment]("payment.received.v1", `{
+var paymentReceived = runtime.NewJSONType[Payment]("payment.received.v1", `{
 	"type": "object",
 	"required": ["id", "amount_cents"],
 	"properties": {"id": {"type": "string"}, "amount_cents": {"type": "integer", "minimum": 1}}

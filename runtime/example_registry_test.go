@@ -21,11 +21,11 @@ func ExampleSchemaID() {
 
 // What generated code does with the manifest's registry:, by hand: a
 // registry opened on first use, given to each Avro type.
-func ExampleTypeRegistry() {
+func ExampleNewAvroType_registry() {
 	reg := registry.OpenLazy(registry.Config{Directory: "${ORDERS_REGISTRY_DIR}"})
-	orders := runtime.AvroType[struct {
+	orders := runtime.NewAvroType[struct {
 		ID string `avro:"id"`
-	}]("order.placed.v1", "orders", exampleOrderV1, runtime.TypeRegistry(reg))
+	}]("order.placed.v1", "orders", exampleOrderV1, runtime.WithSchemaRegistry(reg))
 	fmt.Println(orders.Name(), orders.Format())
 	// Output: order.placed.v1 avro
 }

@@ -49,7 +49,7 @@ func ExampleRetryPolicy_BrokerRungs() {
 	for _, d := range policy.BrokerRungs() {
 		fmt.Println(runtime.RungQueue("orders.new", d))
 	}
-	fmt.Println(policy.WaitInBrokerFrom(0).BrokerRungs())
+	fmt.Println(policy.WithWaitInBrokerFrom(0).BrokerRungs())
 	// Output:
 	// [10s 20s 40s 1m20s 2m40s]
 	// [40s 1m20s 2m40s]
@@ -61,7 +61,7 @@ func ExampleRetryPolicy_BrokerRungs() {
 
 // A fixed delay is an exact request: no jitter.
 func ExampleFixed() {
-	policy := runtime.Fixed(3, time.Second).GiveUpAfter(10 * time.Minute)
+	policy := runtime.Fixed(3, time.Second).WithGiveUpAfter(10 * time.Minute)
 	fmt.Println(policy)
 	fmt.Println(policy.Jitter())
 	// Output:
@@ -158,7 +158,7 @@ type OrderPlaced struct {
 	CustomerID string `json:"customer_id,omitempty"`
 }
 
-var orderPlaced = runtime.JSONType[OrderPlaced]("order.placed.v2", `{
+var orderPlaced = runtime.NewJSONType[OrderPlaced]("order.placed.v2", `{
 	"type": "object",
 	"properties": {"order_id": {"type": "string"}, "customer_id": {"type": "string"}},
 	"required": ["order_id"]
@@ -258,17 +258,18 @@ func ExampleConnection_Pull() {
 // warehouse is fixed: only those that failed because of it, at most 500,
 // for at most a minute. Each goes back on attempt 1 with its error
 // cleared; the rest stay on orders.new.dlq.
-func ExampleReplay() {
+func ExampleConnection_Replay() {
 	ctx := context.Background()
 	conn, err := runtime.Dial(ctx, "amqp://guest:guest@localhost:5672/")
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	res, err := runtime.Replay(ctx, conn, runtime.DeadLetterQueue("orders.new"), runtime.ReplayOptions{
-		Limit:    500,
-		Deadline: time.Now().Add(time.Minute),
-		Filter: func(e runtime.Envelope, _ []byte) bool {
+	pass, cancel := context.WithTimeout(ctx, time.Minute) // the pass's deadline
+	defer cancel()
+	res, err := conn.Replay(pass, runtime.DeadLetterQueue("orders.new"), runtime.ReplayOptions{
+		Limit: 500,
+		Filter: func(e runtime.Envelope, _ map[string]any, _ []byte) bool {
 			return strings.Contains(e.Error, "warehouse")
 		},
 	})
@@ -348,7 +349,7 @@ func ExampleWithHoldBudget() {
 	if err := conn.Declare(ctx, runtime.NewTopology().Queue(runtime.Queue{Name: "orders.new", Retry: policy})); err != nil {
 		log.Fatal(err)
 	}
-	orders := runtime.TextType("orders.placed.v1")
+	orders := runtime.NewTextType("orders.placed.v1")
 	cs, err := runtime.Consume(ctx, conn, runtime.ConsumerSpec{Queue: "orders.new", Retry: &policy, Routes: []runtime.Route{
 		runtime.Handle(orders, func(ctx context.Context, m *runtime.Message[string]) runtime.Ack {
 			return runtime.Accept()

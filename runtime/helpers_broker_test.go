@@ -21,7 +21,7 @@ import (
 )
 
 // textType is the plain-text message type most broker tests use.
-var textType = runtime.TextType("acemq.test.text")
+var textType = runtime.NewTextType("acemq.test.text")
 
 // wait is how long a test waits for something that should happen within a
 // second or two; generous because the machine is shared.

@@ -68,8 +68,8 @@ func TestHeldRetriesDoNotStarveHandlers(t *testing.T) {
 	for i := range healthy {
 		bodies = append(bodies, fmt.Sprintf("ok-%03d", i))
 	}
-	if err := runtime.PublishAll(ctxFor(t, 10*time.Second), c, textType, "", bodies, runtime.WithRoutingKey(q)); err != nil {
-		t.Fatalf("PublishAll: %v", err)
+	if err := runtime.PublishBatch(ctxFor(t, 10*time.Second), c, textType, "", bodies, runtime.WithRoutingKey(q)); err != nil {
+		t.Fatalf("PublishBatch: %v", err)
 	}
 	stop := make(chan struct{})
 	most := pollDepth(t, rung, stop)
@@ -169,8 +169,8 @@ func TestSpillRoundsUpToTheRung(t *testing.T) {
 	if got := consumerPrefetch(t, q); got != 20 {
 		t.Errorf("the consumer's prefetch on the broker is %d, want 20 (the default prefetch, no budget)", got)
 	}
-	if err := runtime.PublishAll(ctxFor(t, 10*time.Second), c, textType, "", []string{"a", "b", "c"}, runtime.WithRoutingKey(q)); err != nil {
-		t.Fatalf("PublishAll: %v", err)
+	if err := runtime.PublishBatch(ctxFor(t, 10*time.Second), c, textType, "", []string{"a", "b", "c"}, runtime.WithRoutingKey(q)); err != nil {
+		t.Fatalf("PublishBatch: %v", err)
 	}
 	calls := rec.waitN(t, 6, wait)
 	close(stop)

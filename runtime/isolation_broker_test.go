@@ -20,7 +20,7 @@ func TestMissingExchangeFailsOnlyItsOwnPublish(t *testing.T) {
 	c := dial(t)
 	q := brokertest.Queue(t, "isolation")
 	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
-	mt := runtime.TextType("isolation.v1")
+	mt := runtime.NewTextType("isolation.v1")
 	var wg sync.WaitGroup
 	errs := make([]error, 20)
 	for i := range errs {
@@ -59,7 +59,7 @@ func TestPullErrorLeavesOtherQueuesDeliveries(t *testing.T) {
 	c := dial(t)
 	q := brokertest.Queue(t, "pulliso")
 	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
-	if err := runtime.Publish(ctx, c, runtime.TextType("x"), "", "held", runtime.WithRoutingKey(q)); err != nil {
+	if err := runtime.Publish(ctx, c, runtime.NewTextType("x"), "", "held", runtime.WithRoutingKey(q)); err != nil {
 		t.Fatal(err)
 	}
 	held, err := c.Pull(ctx, q)
@@ -88,7 +88,7 @@ func TestConsumerSurvivesItsQueueBeingDeleted(t *testing.T) {
 	q := brokertest.Queue(t, "cancelled")
 	top := runtime.NewTopology().Queue(runtime.Queue{Name: q})
 	declare(t, c, top)
-	mt := runtime.TextType("cancelled.v1")
+	mt := runtime.NewTextType("cancelled.v1")
 	got := make(chan string, 10)
 	if _, err := runtime.Consume(ctx, c, runtime.ConsumerSpec{Queue: q, Routes: []runtime.Route{
 		runtime.Handle(mt, func(ctx context.Context, m *runtime.Message[string]) runtime.Ack {

@@ -72,7 +72,7 @@ func TestConsumerMaxBodySizeParksUnreadWithBoundedMemory(t *testing.T) {
 		}
 	}()
 	var handled atomic.Int32
-	mt := acemq.JSONType[bigDoc]("big.doc", `{"type":"object","properties":{"pad":{"type":"string"}}}`)
+	mt := acemq.NewJSONType[bigDoc]("big.doc", `{"type":"object","properties":{"pad":{"type":"string"}}}`)
 	cs, err := acemq.Consume(ctx, c, acemq.ConsumerSpec{Queue: q, Routes: []acemq.Route{
 		acemq.Handle(mt, func(context.Context, *acemq.Message[bigDoc]) acemq.Ack { handled.Add(1); return acemq.Accept() }),
 	}}, acemq.WithPrefetch(1))

@@ -42,7 +42,7 @@ type MessageType[T any] struct {
 	subject string
 	schema  string
 
-	// check is the generated check of a JSON type (acemqimpl.JSONTypeChecked).
+	// check is the generated check of a JSON type (acemqimpl.NewCheckedJSONType).
 	check jsoncheck.Checker
 	shape func() *jsoncheck.Shape // the check's decode shape
 
@@ -64,33 +64,33 @@ type MessageType[T any] struct {
 	perRegistry map[SchemaRegistry]Codec
 }
 
-// TextType is a plain-text message type (text/plain) carrying a string.
-func TextType(name string) *MessageType[string] {
+// NewTextType is a plain-text message type (text/plain) carrying a string.
+func NewTextType(name string) *MessageType[string] {
 	declareType(name)
 	return &MessageType[string]{name: name, format: FormatText}
 }
 
-// JSONType is a JSON message type validated against schema (a JSON Schema
+// NewJSONType is a JSON message type validated against schema (a JSON Schema
 // document; empty means no validation) on publish and on consume.
-func JSONType[T any](name, schema string) *MessageType[T] {
+func NewJSONType[T any](name, schema string) *MessageType[T] {
 	declareType(name)
 	return &MessageType[T]{name: name, format: FormatJSON, schema: schema}
 }
 
-// jsonTypeChecked is JSONType with a generated check of the payload type
-// (acemq-gen emits it, through acemqimpl.JSONTypeChecked, for a schema
+// newCheckedJSONType is NewJSONType with a generated check of the payload type
+// (acemq-gen emits it, through acemqimpl.NewCheckedJSONType, for a schema
 // whose keywords it can check in plain Go; docs/schema-mapping.md):
 // Publish validates a value with check and asks the reference validator
 // (santhosh-tekuri/jsonschema) only when check does not pass it, so an
-// error is the same as JSONType's, its text the reference's.
+// error is the same as NewJSONType's, its text the reference's.
 // WithReferenceValidation turns the check off on a connection.
 //
 // With a shape, Decode checks too: json.Unmarshal, a scan of the body for
 // what the struct cannot show (missing and unknown members, nulls, the
 // text of date-times), then check; a body any of them does not pass is
-// decoded as JSONType decodes it, by the reference.
-func jsonTypeChecked[T any](name, schema string, check jsoncheck.Checker, shape func() *jsoncheck.Shape) *MessageType[T] {
-	mt := JSONType[T](name, schema)
+// decoded as NewJSONType decodes it, by the reference.
+func newCheckedJSONType[T any](name, schema string, check jsoncheck.Checker, shape func() *jsoncheck.Shape) *MessageType[T] {
+	mt := NewJSONType[T](name, schema)
 	mt.setJSONCheck(check, shape)
 	return mt
 }
@@ -162,28 +162,29 @@ func (mt *MessageType[T]) referenceCodec() (Codec, error) {
 	return mt.reference, mt.refErr
 }
 
-// AvroType is an Avro message type in the Confluent wire format; schema is
-// the reader schema the code was generated from, registered under subject.
-// Its registry is the connection's WithSchemaRegistry, else the one a
-// TypeRegistry option gives (the manifest's registry:), else the process's
-// default FingerprintRegistry.
-func AvroType[T any](name, subject, schema string, opts ...TypeOption) *MessageType[T] {
+// NewAvroType is an Avro message type in the Confluent wire format;
+// schema is the reader schema the code was generated from, registered
+// under subject. Its registry is the connection's WithSchemaRegistry, else
+// the one WithSchemaRegistry gives among opts (generated code passes the
+// manifest's registry: this way), else the process's default
+// FingerprintRegistry.
+func NewAvroType[T any](name, subject, schema string, opts ...TypeOption) *MessageType[T] {
 	declareType(name)
 	mt := &MessageType[T]{name: name, format: FormatAvro, subject: subject, schema: schema}
+	var cfg typeConfig
 	for _, o := range opts {
-		o(&mt.registry)
+		o.applyType(&cfg)
 	}
+	mt.registry = cfg.registry
 	return mt
 }
 
-// TypeOption configures a message type. Made by TypeRegistry.
-type TypeOption func(registry *SchemaRegistry)
+// TypeOption configures a message type (NewAvroType). Made by
+// WithSchemaRegistry.
+type TypeOption interface{ applyType(*typeConfig) }
 
-// TypeRegistry sets the registry an Avro type uses on connections dialled
-// without WithSchemaRegistry: generated code passes the manifest's
-// registry: this way.
-func TypeRegistry(reg SchemaRegistry) TypeOption {
-	return func(r *SchemaRegistry) { *r = reg }
+type typeConfig struct {
+	registry SchemaRegistry
 }
 
 // registryFor picks the registry of mt on c: the connection's own, else

@@ -89,7 +89,7 @@ func TestMetricsOfEveryOutcome(t *testing.T) {
 		q := brokertest.Queue(t, "metrics.giveup")
 		rawQueue(t, q, nil)
 		c := dial(t, withMeter)
-		policy := runtime.Fixed(5, 100*time.Millisecond).GiveUpAfter(time.Minute)
+		policy := runtime.Fixed(5, 100*time.Millisecond).WithGiveUpAfter(time.Minute)
 		consume(t, c, q, &policy, func(seen) runtime.Ack { return runtime.Retry(errors.New("still down")) })
 		hourAgo := time.Now().Add(-time.Hour).UTC().Format("2006-01-02T15:04:05.000Z")
 		rawPublish(t, q, textMessage("old news", amqp.Table{runtime.HeaderFirstSeen: hourAgo, runtime.HeaderID: "old-1"}))
@@ -125,7 +125,7 @@ func TestMetricsOfEveryOutcome(t *testing.T) {
 		t.Parallel()
 		reader, withMeter := meter(t)
 		q := brokertest.Queue(t, "metrics.rung")
-		policy := runtime.Fixed(2, time.Second).WaitInBrokerFrom(time.Second)
+		policy := runtime.Fixed(2, time.Second).WithWaitInBrokerFrom(time.Second)
 		c := dial(t, withMeter)
 		declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q, Retry: policy}))
 		consume(t, c, q, &policy, func(m seen) runtime.Ack {
@@ -173,7 +173,7 @@ func TestMetricsOfEveryOutcome(t *testing.T) {
 		t.Parallel()
 		reader, withMeter := meter(t)
 		q := brokertest.Queue(t, "metrics.norung")
-		policy := runtime.Fixed(2, time.Second).WaitInBrokerFrom(time.Second)
+		policy := runtime.Fixed(2, time.Second).WithWaitInBrokerFrom(time.Second)
 		c := dial(t, withMeter)
 		declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q, Retry: policy}))
 		if _, err := rawChannel(t).QueueDelete(runtime.RungQueue(q, time.Second), false, false, false); err != nil {

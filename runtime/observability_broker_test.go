@@ -277,7 +277,7 @@ func TestObservabilityRetriedTwiceThenDeadLettered(t *testing.T) {
 		t.Fatal(err)
 	}
 	rctx, op := tp.Tracer("test").Start(ctxFor(t, 30*time.Second), "operator replays")
-	res, err := runtime.Replay(rctx, c, runtime.DeadLetterQueue(q), runtime.ReplayOptions{})
+	res, err := c.Replay(rctx, runtime.DeadLetterQueue(q), runtime.ReplayOptions{})
 	op.End()
 	if err != nil || res.Moved != 1 {
 		t.Fatalf("Replay: %v %v", res, err)

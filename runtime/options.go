@@ -41,16 +41,21 @@ func WithOrigin(origin string) DialOption {
 
 // RetryOption sets a retry policy; it is both a DialOption and a
 // ConsumeOption. Made by WithRetry.
-type RetryOption struct{ policy RetryPolicy }
+type RetryOption interface {
+	DialOption
+	ConsumeOption
+}
 
-func (o RetryOption) applyDial(c *dialConfig)       { p := o.policy; c.retry = &p }
-func (o RetryOption) applyConsume(c *consumeConfig) { p := o.policy; c.retry = &p }
+type retryOption struct{ policy RetryPolicy }
+
+func (o retryOption) applyDial(c *dialConfig)       { p := o.policy; c.retry = &p }
+func (o retryOption) applyConsume(c *consumeConfig) { p := o.policy; c.retry = &p }
 
 // WithRetry sets the retry policy. On Dial it is the connection's default;
 // on a consumer it wins over the manifest's and the connection's. The
 // policy used is the consumer option's, else the manifest's, else the
 // connection's, else NoRetry().
-func WithRetry(p RetryPolicy) RetryOption { return RetryOption{policy: p} }
+func WithRetry(p RetryPolicy) RetryOption { return retryOption{policy: p} }
 
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) DialOption {
@@ -76,13 +81,25 @@ func WithTracerProvider(tp trace.TracerProvider) DialOption {
 	return dialOptionFunc(func(c *dialConfig) { c.tracerProvider = tp })
 }
 
-// WithSchemaRegistry sets the registry Avro types register and look up
-// writer schemas in. It wins over a type's own (the manifest's registry:);
-// without either, the process's default FingerprintRegistry, whose ids are
-// derived from the schemas and so agree between processes.
-func WithSchemaRegistry(r SchemaRegistry) DialOption {
-	return dialOptionFunc(func(c *dialConfig) { c.registry = r })
+// SchemaRegistryOption sets a schema registry; it is both a DialOption
+// (the connection's registry) and a TypeOption (an Avro type's own, the
+// manifest's registry: in generated code). Made by WithSchemaRegistry.
+type SchemaRegistryOption interface {
+	DialOption
+	TypeOption
 }
+
+type registryOption struct{ registry SchemaRegistry }
+
+func (o registryOption) applyDial(c *dialConfig) { c.registry = o.registry }
+func (o registryOption) applyType(c *typeConfig) { c.registry = o.registry }
+
+// WithSchemaRegistry sets the registry Avro types register and look up
+// writer schemas in. On Dial it is the connection's and wins over a type's
+// own; on NewAvroType it is the type's, used on connections dialled
+// without one. Without either, the process's default FingerprintRegistry,
+// whose ids are derived from the schemas and so agree between processes.
+func WithSchemaRegistry(r SchemaRegistry) SchemaRegistryOption { return registryOption{registry: r} }
 
 // WithReferenceValidation makes every JSON message type of the connection
 // validate with the reference validator (santhosh-tekuri/jsonschema) alone,
@@ -175,7 +192,7 @@ func WithPrefetch(n int) ConsumeOption {
 // that wait rounded up to whole seconds (RetryPolicy.SpillRungs, declared
 // by the topology), confirmed, then the delivery is acked (the worker does
 // not wait for the confirm). 0 holds none:
-// every such wait goes to a rung. Under WaitInBrokerFrom(0) nothing
+// every such wait goes to a rung. Under WithWaitInBrokerFrom(0) nothing
 // spills: past the budget a retry is held in one of the handlers' slots.
 func WithHoldBudget(n int) ConsumeOption {
 	return consumeOptionFunc(func(c *consumeConfig) { c.holdBudget, c.holdBudgetSet = n, true })

@@ -23,7 +23,7 @@ func TestOutcomeLogLines(t *testing.T) {
 	c := dial(t, runtime.WithLogger(logger))
 	q := brokertest.Queue(t, "outcome-log")
 	// Attempt 1 waits 500ms (±20%) in memory, attempt 2 waits 1s on the rung.
-	policy := runtime.Exponential(3, 500*time.Millisecond, time.Second).WaitInBrokerFrom(time.Second)
+	policy := runtime.Exponential(3, 500*time.Millisecond, time.Second).WithWaitInBrokerFrom(time.Second)
 	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q, Retry: policy}))
 
 	var mu sync.Mutex

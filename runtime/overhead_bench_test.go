@@ -58,7 +58,7 @@ func BenchmarkConsumeObservability(b *testing.B) {
 		texts[i] = benchBody
 	}
 	fillText := func(ctx context.Context, c *runtime.Connection, q string) error {
-		return runtime.PublishAll(ctx, c, textType, "", texts, runtime.WithRoutingKey(q), runtime.WithCorrelationID("conv-1"))
+		return runtime.PublishBatch(ctx, c, textType, "", texts, runtime.WithRoutingKey(q), runtime.WithCorrelationID("conv-1"))
 	}
 	empty := func(done func()) runtime.Route {
 		return runtime.Handle(textType, func(context.Context, *runtime.Message[string]) runtime.Ack {
@@ -89,7 +89,7 @@ func BenchmarkConsumeObservability(b *testing.B) {
 		}
 		benchObservability(b, sdktrace.AlwaysSample(),
 			func(ctx context.Context, c *runtime.Connection, q string) error {
-				return runtime.PublishAll(ctx, c, benchOrderType, "", orders, runtime.WithRoutingKey(q), runtime.WithCorrelationID("conv-1"))
+				return runtime.PublishBatch(ctx, c, benchOrderType, "", orders, runtime.WithRoutingKey(q), runtime.WithCorrelationID("conv-1"))
 			},
 			func(done func()) runtime.Route {
 				return runtime.Handle(benchOrderType, func(_ context.Context, m *runtime.Message[benchOrder]) runtime.Ack {
@@ -252,7 +252,7 @@ type benchOrderItem struct {
 
 // benchOrderType is the order under codecBenchSchema, the codec
 // benchmarks' schema (runtime.CodecBenchSchema).
-var benchOrderType = runtime.JSONType[benchOrder]("acemq.bench.order.placed", runtime.CodecBenchSchema)
+var benchOrderType = runtime.NewJSONType[benchOrder]("acemq.bench.order.placed", runtime.CodecBenchSchema)
 
 func benchOrderValue() benchOrder {
 	return benchOrder{

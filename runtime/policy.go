@@ -8,18 +8,21 @@ import (
 	"time"
 )
 
-// DefaultBrokerThreshold is the wait from which a retry is held by the
-// broker in a rung queue rather than on a timer in the consumer.
-const DefaultBrokerThreshold = 30 * time.Second
+// DefaultWaitInBrokerFrom is a policy's WaitInBrokerFrom unless
+// WithWaitInBrokerFrom says otherwise: the wait from which a retry is held
+// by the broker in a rung queue rather than on a timer in the consumer.
+const DefaultWaitInBrokerFrom = 30 * time.Second
 
-// MaxMemoryThreshold is the largest WaitInBrokerFrom a policy may have: a
+// MaxWaitInBrokerFrom is the largest WaitInBrokerFrom a policy may have: a
 // delivery held in memory must be settled well inside the broker's consumer
 // timeout (30 minutes by default).
-const MaxMemoryThreshold = 15 * time.Minute
+const MaxWaitInBrokerFrom = 15 * time.Minute
 
 // RetryPolicy says how many times a message is attempted and how long to
 // wait between attempts. Policies are immutable values: every With… method
-// returns a new policy. The zero value is NoRetry.
+// returns a new policy, and the method without With reads what it set
+// (WithJitter and Jitter, WithWaitInBrokerFrom and WaitInBrokerFrom, …).
+// The zero value is NoRetry.
 type RetryPolicy struct {
 	attempts   int
 	initial    time.Duration
@@ -27,7 +30,7 @@ type RetryPolicy struct {
 	multiplier float64
 	jitter     float64
 	// threshold is the broker threshold; thresholdSet distinguishes an
-	// explicit WaitInBrokerFrom(0) (never use the broker) from the default.
+	// explicit WithWaitInBrokerFrom(0) (never use the broker) from the default.
 	threshold    time.Duration
 	thresholdSet bool
 	giveUpAfter  time.Duration
@@ -56,18 +59,18 @@ func (p RetryPolicy) WithMultiplier(f float64) RetryPolicy { p.multiplier = f; r
 // (0.2 is ±20%). Broker waits are never jittered: a rung's TTL is fixed.
 func (p RetryPolicy) WithJitter(f float64) RetryPolicy { p.jitter = f; return p }
 
-// WaitInBrokerFrom returns the policy with waits of d or more held by the
-// broker in rung queues. Zero means never use the broker: every wait is
+// WithWaitInBrokerFrom returns the policy with waits of d or more held by
+// the broker in rung queues (the manifest's wait_in_broker_from). Zero means never use the broker: every wait is
 // held in memory and no rung is declared.
-func (p RetryPolicy) WaitInBrokerFrom(d time.Duration) RetryPolicy {
+func (p RetryPolicy) WithWaitInBrokerFrom(d time.Duration) RetryPolicy {
 	p.threshold, p.thresholdSet = d, true
 	return p
 }
 
-// GiveUpAfter returns the policy that dead-letters a failed message whose
-// first delivery (x-acemq-first-seen) is older than d, whatever attempt it
-// is on. Zero means no age limit.
-func (p RetryPolicy) GiveUpAfter(d time.Duration) RetryPolicy { p.giveUpAfter = d; return p }
+// WithGiveUpAfter returns the policy that dead-letters a failed message
+// whose first delivery (x-acemq-first-seen) is older than d, whatever
+// attempt it is on (the manifest's give_up_after). Zero means no age limit.
+func (p RetryPolicy) WithGiveUpAfter(d time.Duration) RetryPolicy { p.giveUpAfter = d; return p }
 
 // Attempts is the number of deliveries the policy allows, at least 1.
 func (p RetryPolicy) Attempts() int { return max(p.attempts, 1) }
@@ -78,17 +81,17 @@ func (p RetryPolicy) Jitter() float64 { return p.jitter }
 // Multiplier is the factor between one wait and the next.
 func (p RetryPolicy) Multiplier() float64 { return p.multiplier }
 
-// BrokerThreshold is the wait from which the broker holds a retry; zero
-// means never.
-func (p RetryPolicy) BrokerThreshold() time.Duration {
+// WaitInBrokerFrom is the wait from which the broker holds a retry
+// (DefaultWaitInBrokerFrom unless WithWaitInBrokerFrom); zero means never.
+func (p RetryPolicy) WaitInBrokerFrom() time.Duration {
 	if !p.thresholdSet {
-		return DefaultBrokerThreshold
+		return DefaultWaitInBrokerFrom
 	}
 	return p.threshold
 }
 
-// GiveUpAge is the age limit set by GiveUpAfter, zero when none.
-func (p RetryPolicy) GiveUpAge() time.Duration { return p.giveUpAfter }
+// GiveUpAfter is the age limit set by WithGiveUpAfter, zero when none.
+func (p RetryPolicy) GiveUpAfter() time.Duration { return p.giveUpAfter }
 
 // Delay is the wait, without jitter, after the given failed attempt
 // (1-based) before the next one.
@@ -124,7 +127,7 @@ func (p RetryPolicy) Schedule() []time.Duration {
 
 // InBroker reports whether a wait of d is held by the broker.
 func (p RetryPolicy) InBroker(d time.Duration) bool {
-	t := p.BrokerThreshold()
+	t := p.WaitInBrokerFrom()
 	return t > 0 && d >= t
 }
 
@@ -148,12 +151,12 @@ func (p RetryPolicy) BrokerRungs() []time.Duration {
 // rounded up to whole seconds (rungs are named q.retry.<N>s), in ascending
 // order, leaving out those BrokerRungs already has. A spilled wait is
 // never shorter than the policy asks. A wait of zero is never spilled, and
-// a policy that never uses the broker (WaitInBrokerFrom(0)) has none.
-// Exponential(3, 500*time.Millisecond, time.Second).WaitInBrokerFrom(time.Second).SpillRungs()
+// a policy that never uses the broker (WithWaitInBrokerFrom(0)) has none.
+// Exponential(3, 500*time.Millisecond, time.Second).WithWaitInBrokerFrom(time.Second).SpillRungs()
 // is [] (its 500ms wait spills to the 1s rung the broker holds anyway);
 // Exponential(6, 10*time.Second, 300*time.Second).SpillRungs() is [10s 20s].
 func (p RetryPolicy) SpillRungs() []time.Duration {
-	if p.BrokerThreshold() <= 0 {
+	if p.WaitInBrokerFrom() <= 0 {
 		return nil
 	}
 	broker := p.BrokerRungs()
@@ -182,12 +185,12 @@ func (p RetryPolicy) Rungs() []time.Duration {
 // spills reports whether a wait of d held in memory may go to a rung
 // instead once the hold budget is full.
 func (p RetryPolicy) spills(d time.Duration) bool {
-	return d > 0 && p.BrokerThreshold() > 0 && !p.InBroker(d)
+	return d > 0 && p.WaitInBrokerFrom() > 0 && !p.InBroker(d)
 }
 
 // SpillRung is the rung delay a wait of d goes to when a consumer's hold
 // budget is full: d rounded up to whole seconds; false for a wait the
-// broker holds anyway, a wait of zero, or under WaitInBrokerFrom(0).
+// broker holds anyway, a wait of zero, or under WithWaitInBrokerFrom(0).
 func (p RetryPolicy) SpillRung(d time.Duration) (time.Duration, bool) {
 	if !p.spills(d) {
 		return 0, false
@@ -230,7 +233,7 @@ func (p RetryPolicy) jittered(d time.Duration) time.Duration {
 }
 
 // Validate reports a policy the runtime refuses: a broker threshold above
-// MaxMemoryThreshold, negative values, or a broker wait that is not a whole
+// MaxWaitInBrokerFrom, negative values, or a broker wait that is not a whole
 // number of seconds (a rung is named q.retry.<N>s).
 func (p RetryPolicy) Validate() error {
 	switch {
@@ -240,9 +243,9 @@ func (p RetryPolicy) Validate() error {
 		return fmt.Errorf("retry policy: a delay is negative")
 	case p.jitter < 0 || p.jitter >= 1:
 		return fmt.Errorf("retry policy: jitter %g must be in [0, 1)", p.jitter)
-	case p.BrokerThreshold() > MaxMemoryThreshold:
+	case p.WaitInBrokerFrom() > MaxWaitInBrokerFrom:
 		return fmt.Errorf("retry policy: wait_in_broker_from %s is above %s: a delivery held that long in memory "+
-			"risks the broker's consumer timeout; use a smaller threshold", p.BrokerThreshold(), MaxMemoryThreshold)
+			"risks the broker's consumer timeout; use a smaller threshold", p.WaitInBrokerFrom(), MaxWaitInBrokerFrom)
 	case p.giveUpAfter < 0:
 		return fmt.Errorf("retry policy: give_up_after is negative")
 	}
@@ -253,9 +256,9 @@ func (p RetryPolicy) Validate() error {
 	}
 	var tooLong error
 	p.distinctDelays(func(d time.Duration) {
-		if longest := time.Duration(float64(d) * (1 + p.jitter)); tooLong == nil && !p.InBroker(d) && longest > MaxMemoryThreshold {
+		if longest := time.Duration(float64(d) * (1 + p.jitter)); tooLong == nil && !p.InBroker(d) && longest > MaxWaitInBrokerFrom {
 			tooLong = fmt.Errorf("retry policy: a wait of %s (up to %s with jitter) would be held in memory, above %s: "+
-				"the broker closes a channel whose delivery is unsettled for 30m; let the broker hold it (wait_in_broker_from)", d, longest, MaxMemoryThreshold)
+				"the broker closes a channel whose delivery is unsettled for 30m; let the broker hold it (wait_in_broker_from)", d, longest, MaxWaitInBrokerFrom)
 		}
 	})
 	return tooLong

@@ -17,9 +17,9 @@ func TestLongWaitsInMemoryAreRefused(t *testing.T) {
 		policy runtime.RetryPolicy
 		ok     bool
 	}{
-		{"an hour, broker never used", runtime.Fixed(3, time.Hour).WaitInBrokerFrom(0), false},
-		{"14m with ±20% jitter reaches 16m48s", runtime.Exponential(3, 14*time.Minute, 14*time.Minute).WaitInBrokerFrom(0), false},
-		{"14m without jitter", runtime.Fixed(3, 14*time.Minute).WaitInBrokerFrom(0), true},
+		{"an hour, broker never used", runtime.Fixed(3, time.Hour).WithWaitInBrokerFrom(0), false},
+		{"14m with ±20% jitter reaches 16m48s", runtime.Exponential(3, 14*time.Minute, 14*time.Minute).WithWaitInBrokerFrom(0), false},
+		{"14m without jitter", runtime.Fixed(3, 14*time.Minute).WithWaitInBrokerFrom(0), true},
 		{"an hour in the broker", runtime.Fixed(3, time.Hour), true},
 	} {
 		err := tc.policy.Validate()

@@ -55,9 +55,9 @@ func TestBrokerRungs(t *testing.T) {
 		{"Exponential(4,20s,5m)", runtime.Exponential(4, 20*s, 5*time.Minute), durations(40*s, 80*s)},
 		{"Exponential(6,10s,300s)", runtime.Exponential(6, 10*s, 300*s), durations(40*s, 80*s, 160*s)},
 		{"Exponential(5,1s,60s): all below 30s", runtime.Exponential(5, s, 60*s), nil},
-		{"WaitInBrokerFrom(0)", runtime.Exponential(6, 10*s, 300*s).WaitInBrokerFrom(0), nil},
-		{"WaitInBrokerFrom(1m)", runtime.Exponential(6, 10*s, 300*s).WaitInBrokerFrom(time.Minute), durations(80*s, 160*s)},
-		{"threshold is inclusive", runtime.Fixed(2, s).WaitInBrokerFrom(s), durations(s)},
+		{"WithWaitInBrokerFrom(0)", runtime.Exponential(6, 10*s, 300*s).WithWaitInBrokerFrom(0), nil},
+		{"WithWaitInBrokerFrom(1m)", runtime.Exponential(6, 10*s, 300*s).WithWaitInBrokerFrom(time.Minute), durations(80*s, 160*s)},
+		{"threshold is inclusive", runtime.Fixed(2, s).WithWaitInBrokerFrom(s), durations(s)},
 		{"deduplicated", runtime.Fixed(5, 40*s), durations(40 * s)},
 		{"deduplicated at the cap", runtime.Exponential(8, 30*s, 60*s), durations(30*s, 60*s)},
 	}
@@ -66,11 +66,11 @@ func TestBrokerRungs(t *testing.T) {
 			t.Errorf("%s.BrokerRungs() = %v, want %v", c.name, got, c.want)
 		}
 	}
-	if got := runtime.Exponential(6, 10*s, 300*s).BrokerThreshold(); got != 30*s {
-		t.Errorf("default BrokerThreshold = %v, want 30s", got)
+	if got := runtime.Exponential(6, 10*s, 300*s).WaitInBrokerFrom(); got != 30*s {
+		t.Errorf("default WaitInBrokerFrom = %v, want 30s", got)
 	}
-	if got := runtime.Exponential(6, 10*s, 300*s).WaitInBrokerFrom(0); got.InBroker(time.Hour) {
-		t.Errorf("WaitInBrokerFrom(0).InBroker(1h) = true, want false: zero means never the broker")
+	if got := runtime.Exponential(6, 10*s, 300*s).WithWaitInBrokerFrom(0); got.InBroker(time.Hour) {
+		t.Errorf("WithWaitInBrokerFrom(0).InBroker(1h) = true, want false: zero means never the broker")
 	}
 }
 
@@ -85,8 +85,8 @@ func TestSpillRungs(t *testing.T) {
 		{"Exponential(6,10s,300s)", runtime.Exponential(6, 10*s, 300*s), durations(10*s, 20*s), durations(10*s, 20*s, 40*s, 80*s, 160*s)},
 		{"Exponential(5,1s,60s): all below 30s", runtime.Exponential(5, s, 60*s), durations(s, 2*s, 4*s, 8*s), durations(s, 2*s, 4*s, 8*s)},
 		{"rounded up to whole seconds", runtime.Exponential(4, 300*ms, 10*s), durations(s, 2*s), durations(s, 2*s)},
-		{"the bench's r1: 500ms spills to the broker's 1s rung", runtime.Exponential(3, 500*ms, s).WaitInBrokerFrom(s), nil, durations(s)},
-		{"WaitInBrokerFrom(0): never the broker", runtime.Exponential(6, 10*s, 300*s).WaitInBrokerFrom(0), nil, nil},
+		{"the bench's r1: 500ms spills to the broker's 1s rung", runtime.Exponential(3, 500*ms, s).WithWaitInBrokerFrom(s), nil, durations(s)},
+		{"WithWaitInBrokerFrom(0): never the broker", runtime.Exponential(6, 10*s, 300*s).WithWaitInBrokerFrom(0), nil, nil},
 		{"a zero wait is never spilled", runtime.Fixed(3, 0), nil, nil},
 		{"NoRetry", runtime.NoRetry(), nil, nil},
 	}
@@ -136,13 +136,13 @@ func TestPolicyIsImmutable(t *testing.T) {
 	p := runtime.Exponential(5, s, 60*s)
 	_ = p.WithJitter(0.5)
 	_ = p.WithMultiplier(3)
-	_ = p.WaitInBrokerFrom(0)
-	_ = p.GiveUpAfter(time.Minute)
-	if p.Jitter() != 0.2 || p.Multiplier() != 2 || p.BrokerThreshold() != 30*s || p.GiveUpAge() != 0 {
+	_ = p.WithWaitInBrokerFrom(0)
+	_ = p.WithGiveUpAfter(time.Minute)
+	if p.Jitter() != 0.2 || p.Multiplier() != 2 || p.WaitInBrokerFrom() != 30*s || p.GiveUpAfter() != 0 {
 		t.Errorf("With… changed the receiver: %+v", p)
 	}
-	if got := p.GiveUpAfter(10 * time.Minute).GiveUpAge(); got != 10*time.Minute {
-		t.Errorf("GiveUpAfter(10m).GiveUpAge() = %v", got)
+	if got := p.WithGiveUpAfter(10 * time.Minute).GiveUpAfter(); got != 10*time.Minute {
+		t.Errorf("WithGiveUpAfter(10m).GiveUpAfter() = %v", got)
 	}
 }
 
@@ -151,9 +151,9 @@ func TestValidate(t *testing.T) {
 	ok := []runtime.RetryPolicy{
 		runtime.NoRetry(),
 		runtime.Exponential(6, 10*s, 300*s),
-		runtime.Exponential(6, 10*s, 300*s).WaitInBrokerFrom(15 * time.Minute),
-		runtime.Exponential(6, 10*s, 300*s).WaitInBrokerFrom(0),
-		runtime.Fixed(2, s).WaitInBrokerFrom(s),
+		runtime.Exponential(6, 10*s, 300*s).WithWaitInBrokerFrom(15 * time.Minute),
+		runtime.Exponential(6, 10*s, 300*s).WithWaitInBrokerFrom(0),
+		runtime.Fixed(2, s).WithWaitInBrokerFrom(s),
 	}
 	for _, p := range ok {
 		if err := p.Validate(); err != nil {
@@ -161,8 +161,8 @@ func TestValidate(t *testing.T) {
 		}
 	}
 	bad := map[string]runtime.RetryPolicy{
-		"15m":    runtime.Exponential(6, 10*s, 300*s).WaitInBrokerFrom(15*time.Minute + time.Second),
-		"1.5s":   runtime.Fixed(2, 1500*time.Millisecond).WaitInBrokerFrom(s), // rung q.retry.1.5s cannot be named
+		"15m":    runtime.Exponential(6, 10*s, 300*s).WithWaitInBrokerFrom(15*time.Minute + time.Second),
+		"1.5s":   runtime.Fixed(2, 1500*time.Millisecond).WithWaitInBrokerFrom(s), // rung q.retry.1.5s cannot be named
 		"jitter": runtime.Exponential(3, s, 10*s).WithJitter(1.5),
 	}
 	for want, p := range bad {
@@ -238,7 +238,7 @@ func TestDesignWorkedExamples(t *testing.T) {
 		{"1", runtime.Exponential(5, time.Second, 60*time.Second), "[1s 2s 4s 8s]", "[]"},
 		{"2", runtime.Exponential(6, 10*time.Second, 300*time.Second), "[10s 20s 40s 1m20s 2m40s]", "[40s 1m20s 2m40s]"},
 		{"3", runtime.Fixed(3, 45*time.Second), "[45s 45s]", "[45s]"},
-		{"4", runtime.Fixed(4, 45*time.Second).WaitInBrokerFrom(0), "[45s 45s 45s]", "[]"},
+		{"4", runtime.Fixed(4, 45*time.Second).WithWaitInBrokerFrom(0), "[45s 45s 45s]", "[]"},
 	}
 	for _, tc := range cases {
 		if err := tc.policy.Validate(); err != nil {

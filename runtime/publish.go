@@ -23,15 +23,15 @@ import (
 // an error matching ErrBlocked, nothing sent; during an outage it fails with
 // one matching ErrUnavailable: retry later, it is a window, not a state.
 func Publish[T any](ctx context.Context, c *Connection, mt *MessageType[T], exchange string, v T, opts ...PublishOption) error {
-	return PublishAll(ctx, c, mt, exchange, []T{v}, opts...)
+	return PublishBatch(ctx, c, mt, exchange, []T{v}, opts...)
 }
 
-// PublishAll encodes every value, then publishes them pipelined on one
+// PublishBatch encodes every value, then publishes them pipelined on one
 // channel and waits for every confirm. Nothing is sent unless every value
 // encodes; the error of one that does not names its index in vs. The error
 // joins one error per failed message, each naming its index (errors.Is and
 // errors.As work through it); nil means every message was confirmed.
-func PublishAll[T any](ctx context.Context, c *Connection, mt *MessageType[T], exchange string, vs []T, opts ...PublishOption) error {
+func PublishBatch[T any](ctx context.Context, c *Connection, mt *MessageType[T], exchange string, vs []T, opts ...PublishOption) error {
 	codec, err := mt.codecFor(c)
 	if err != nil {
 		return err

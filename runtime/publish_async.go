@@ -50,7 +50,7 @@ func (p *Pending) Wait(ctx context.Context) error {
 // write or the broker's confirm: the Pending's Wait (or Done) gives the
 // outcome, a failed write included.
 // Keeping many publishes pending from one goroutine pipelines them as
-// PublishAll does, without waiting for a whole batch; bound how many are
+// PublishBatch does, without waiting for a whole batch; bound how many are
 // pending (a window) so that memory and the broker's backlog stay bounded.
 //
 // The message is built and sent as Publish sends it (mandatory unless

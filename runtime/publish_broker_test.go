@@ -96,7 +96,7 @@ func TestPublishJSONValidates(t *testing.T) {
 		OrderID string `json:"order_id"`
 		Total   int    `json:"total"`
 	}
-	mt := runtime.JSONType[order]("acemq.test.order.v1", `{"type":"object",
+	mt := runtime.NewJSONType[order]("acemq.test.order.v1", `{"type":"object",
 		"properties":{"order_id":{"type":"string","minLength":1},"total":{"type":"integer","minimum":1}},
 		"required":["order_id","total"]}`)
 	q := brokertest.Queue(t, "json")
@@ -118,9 +118,9 @@ func TestPublishJSONValidates(t *testing.T) {
 		t.Errorf("body %s, want the valid order", d.Body)
 	}
 	// A batch with one invalid order sends nothing.
-	err = runtime.PublishAll(ctx, c, mt, "", []order{{OrderID: "A-3", Total: 1}, {OrderID: "", Total: 1}}, runtime.WithRoutingKey(q))
+	err = runtime.PublishBatch(ctx, c, mt, "", []order{{OrderID: "A-3", Total: 1}, {OrderID: "", Total: 1}}, runtime.WithRoutingKey(q))
 	if !errors.Is(err, runtime.ErrInvalidMessage) || !strings.Contains(err.Error(), "message 2 of 2 (index 1)") {
-		t.Errorf("PublishAll with an invalid order = %v, want ErrInvalidMessage naming index 1", err)
+		t.Errorf("PublishBatch with an invalid order = %v, want ErrInvalidMessage naming index 1", err)
 	}
 	time.Sleep(200 * time.Millisecond)
 	if n := depth(t, q); n != 0 {
@@ -142,8 +142,8 @@ func TestPublishCancelledContext(t *testing.T) {
 	if took := time.Since(start); took > 2*time.Second {
 		t.Errorf("Publish with a cancelled context took %s", took)
 	}
-	if err := runtime.PublishAll(ctxFor(t, 5*time.Second), c, textType, "", nil, runtime.WithRoutingKey(q)); err != nil {
-		t.Errorf("PublishAll of nothing = %v, want nil", err)
+	if err := runtime.PublishBatch(ctxFor(t, 5*time.Second), c, textType, "", nil, runtime.WithRoutingKey(q)); err != nil {
+		t.Errorf("PublishBatch of nothing = %v, want nil", err)
 	}
 }
 
@@ -191,12 +191,12 @@ func TestPublishAll(t *testing.T) {
 	for i := range bodies {
 		bodies[i] = fmt.Sprintf("msg-%03d", i)
 	}
-	if err := runtime.PublishAll(ctxFor(t, 20*time.Second), c, textType, "", bodies, runtime.WithRoutingKey(q)); err != nil {
-		t.Fatalf("PublishAll: %v", err)
+	if err := runtime.PublishBatch(ctxFor(t, 20*time.Second), c, textType, "", bodies, runtime.WithRoutingKey(q)); err != nil {
+		t.Fatalf("PublishBatch: %v", err)
 	}
-	// PublishAll returned: every message was confirmed, so all are there.
+	// PublishBatch returned: every message was confirmed, so all are there.
 	if got := depth(t, q); got != n {
-		t.Errorf("after PublishAll %s holds %d, want %d", q, got, n)
+		t.Errorf("after PublishBatch %s holds %d, want %d", q, got, n)
 	}
 	checkAll(t, drain(t, q, n, wait), bodies)
 }

@@ -277,7 +277,7 @@ func TestBrokerDeadLetterReadsClearly(t *testing.T) {
 func TestQuorumRungsCarryTheRetry(t *testing.T) {
 	t.Parallel()
 	q := brokertest.Queue(t, "qrungs.flow")
-	policy := runtime.Fixed(3, time.Second).WaitInBrokerFrom(time.Second)
+	policy := runtime.Fixed(3, time.Second).WithWaitInBrokerFrom(time.Second)
 	c := dial(t)
 	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q, Type: runtime.Quorum, DeadLetter: true,
 		QuorumRungs: true, Retry: policy}))

@@ -27,7 +27,7 @@ func TestReconnectAfterTheBrokerDropsTheConnection(t *testing.T) {
 		redelivered bool
 	}
 	got := make(chan seen, 16)
-	mt := runtime.TextType("reconnect.v1")
+	mt := runtime.NewTextType("reconnect.v1")
 	var retried atomic.Bool
 	_, err := runtime.Consume(ctx, c, runtime.ConsumerSpec{Queue: q, Routes: []runtime.Route{
 		runtime.Handle(mt, func(ctx context.Context, m *runtime.Message[string]) runtime.Ack {

@@ -63,8 +63,8 @@ func TestRegistryOutageParksNothingAndRecovers(t *testing.T) {
 	// outage out by nacking would have the broker dead-letter the messages
 	// (on RabbitMQ 4, where every requeue counts) within two tries.
 	declare(t, pub, runtime.NewTopology().Queue(runtime.Queue{Name: q, Type: runtime.Quorum, DeadLetter: true, DeliveryLimit: 2}))
-	v1 := runtime.AvroType[outageOrderV1]("outage.order", "outage-orders", outageV1)
-	v2 := runtime.AvroType[outageOrderV2]("outage.order", "outage-orders", outageV2)
+	v1 := runtime.NewAvroType[outageOrderV1]("outage.order", "outage-orders", outageV1)
+	v2 := runtime.NewAvroType[outageOrderV2]("outage.order", "outage-orders", outageV2)
 	var mu sync.Mutex
 	handled := map[string]string{}
 	redelivered := 0
@@ -88,7 +88,7 @@ func TestRegistryOutageParksNothingAndRecovers(t *testing.T) {
 	for i := range msgs {
 		msgs[i] = outageOrderV1{ID: "A-" + string(rune('0'+i/10)) + string(rune('0'+i%10))}
 	}
-	if err := runtime.PublishAll(ctx, pub, v1, "", msgs, runtime.WithRoutingKey(q)); err != nil {
+	if err := runtime.PublishBatch(ctx, pub, v1, "", msgs, runtime.WithRoutingKey(q)); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(wait)
@@ -144,7 +144,7 @@ func TestRegistryUnknownWriterIDIsParked(t *testing.T) {
 	sub := dial(t, runtime.WithSchemaRegistry(httpReg(t, srv.URL)))
 	q := brokertest.Queue(t, "reg404")
 	declare(t, sub, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
-	v2 := runtime.AvroType[outageOrderV2]("outage.order", "outage-orders", outageV2)
+	v2 := runtime.NewAvroType[outageOrderV2]("outage.order", "outage-orders", outageV2)
 	if _, err := runtime.Consume(ctx, sub, runtime.ConsumerSpec{Queue: q, Routes: []runtime.Route{
 		runtime.Handle(v2, func(context.Context, *runtime.Message[outageOrderV2]) runtime.Ack { return runtime.Accept() }),
 	}}); err != nil {
@@ -174,8 +174,8 @@ func TestRegistryOutageHoldIsBoundedAndCloseReturnsHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	pub := dial(t, runtime.WithSchemaRegistry(pubReg))
-	v1 := runtime.AvroType[outageOrderV1]("outage.order", "outage-orders", outageV1)
-	v2 := runtime.AvroType[outageOrderV2]("outage.order", "outage-orders", outageV2)
+	v1 := runtime.NewAvroType[outageOrderV1]("outage.order", "outage-orders", outageV1)
+	v2 := runtime.NewAvroType[outageOrderV2]("outage.order", "outage-orders", outageV2)
 	waits := runtime.WithRegistryWaitsForTest(100*time.Millisecond, 200*time.Millisecond, time.Second)
 
 	t.Run("bounded", func(t *testing.T) {
@@ -225,7 +225,7 @@ func TestRegistryOutageHoldIsBoundedAndCloseReturnsHeld(t *testing.T) {
 		}
 		srv.Stop()
 		defer srv.Restart()
-		if err := runtime.PublishAll(ctx, pub, v1, "", []outageOrderV1{{ID: "A"}, {ID: "B"}, {ID: "C"}}, runtime.WithRoutingKey(q)); err != nil {
+		if err := runtime.PublishBatch(ctx, pub, v1, "", []outageOrderV1{{ID: "A"}, {ID: "B"}, {ID: "C"}}, runtime.WithRoutingKey(q)); err != nil {
 			t.Fatal(err)
 		}
 		deadline := time.Now().Add(wait)
@@ -278,7 +278,7 @@ func TestConsumeFailsOnARegistryThatCannotOpen(t *testing.T) {
 	q := brokertest.Queue(t, "regopen")
 	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
 	reg := registry.OpenLazy(registry.Config{URL: "https://registry.example:8081", TokenEnv: "ACEMQ_TEST_NO_SUCH_TOKEN"})
-	mt := runtime.AvroType[outageOrderV2]("outage.order", "outage-orders", outageV2, runtime.TypeRegistry(reg))
+	mt := runtime.NewAvroType[outageOrderV2]("outage.order", "outage-orders", outageV2, runtime.WithSchemaRegistry(reg))
 	_, err := runtime.Consume(ctx, c, runtime.ConsumerSpec{Queue: q, Routes: []runtime.Route{
 		runtime.Handle(mt, func(context.Context, *runtime.Message[outageOrderV2]) runtime.Ack { return runtime.Accept() }),
 	}})

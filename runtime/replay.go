@@ -9,14 +9,15 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
-// ErrReplayLoop is returned by Replay, before anything is read, when the
+// ErrReplayLoop is returned by Connection.Replay, before anything is read, when the
 // target is the source queue itself; a message whose own queue is the
 // source is left where it is with a failure matching it.
 var ErrReplayLoop = errors.New("acemq: replay onto its own source queue")
 
-// ReplayOptions bound and direct a replay. The zero value replays every
+// ReplayOptions bound and direct a replay: a value describing one pass
+// (acemq replay builds one from its flags). The zero value replays every
 // message to its own queue with a fresh attempt count, until the source is
-// drained.
+// drained. How long a pass may run is ctx's (Connection.Replay).
 type ReplayOptions struct {
 	// RoutingKey sends every message with this routing key instead of to
 	// its own queue: to the queue of that name when Exchange is empty.
@@ -26,20 +27,15 @@ type ReplayOptions struct {
 	Exchange string
 	// Limit stops the pass after this many moves (0: no limit).
 	Limit int
-	// Deadline stops the pass when reached (zero: none). A pass never runs
-	// longer than MaxReplayPass, inside the broker's consumer timeout.
-	Deadline time.Time
 	// KeepAttempts puts back the attempt count and the error exactly as
 	// they were; by default a replayed message restarts at attempt 1 with
 	// its error cleared.
 	KeepAttempts bool
-	// Filter, when set, decides which messages move; the ones it declines
-	// stay on the source (held unsettled until the pass ends).
-	Filter func(Envelope, []byte) bool
-	// Match is Filter with every header of the message (the application's
-	// and the broker's), for filters on a header; when both are set, a
-	// message moves only when both accept it.
-	Match func(e Envelope, headers map[string]any, body []byte) bool
+	// Filter, when set, decides which messages move, from the envelope,
+	// every header of the message (the application's and the broker's)
+	// and the body; the ones it declines stay on the source (held
+	// unsettled until the pass ends).
+	Filter func(e Envelope, headers map[string]any, body []byte) bool
 }
 
 // ReplayStop is why a pass ended.
@@ -51,9 +47,9 @@ const (
 	// ReplayLimit: Limit moves were made (or the pass held as many
 	// unsettled messages as it may: maxReplayHeld).
 	ReplayLimit ReplayStop = "limit"
-	// ReplayDeadline: the Deadline (or MaxReplayPass) passed.
+	// ReplayDeadline: ctx's deadline (or MaxReplayPass) passed.
 	ReplayDeadline ReplayStop = "deadline"
-	// ReplayCancelled: the context was cancelled or its deadline passed.
+	// ReplayCancelled: ctx was cancelled.
 	ReplayCancelled ReplayStop = "cancelled"
 )
 
@@ -66,24 +62,24 @@ type ReplayResult struct {
 	Failed  int // left on the source: no target, or the publish failed
 	Stop    ReplayStop
 	// Failures says why each failed message stayed (in the order met).
-	Failures []ReplayFailure
+	Failures []ReplayError
 }
 
-// ReplayFailure is a message the pass left on the source, and why.
-type ReplayFailure struct {
+// ReplayError is a message the pass left on the source, and why.
+type ReplayError struct {
 	ID     string // x-acemq-id (or message id)
 	Target string // where it was going, "" when it had no target
 	Err    error
 }
 
-func (f ReplayFailure) Error() string {
+func (f ReplayError) Error() string {
 	if f.Target == "" {
 		return fmt.Sprintf("message %s: %v", f.ID, f.Err)
 	}
 	return fmt.Sprintf("message %s to %s: %v", f.ID, f.Target, f.Err)
 }
 
-func (f ReplayFailure) Unwrap() error { return f.Err }
+func (f ReplayError) Unwrap() error { return f.Err }
 
 func (r ReplayResult) String() string {
 	if r.Failed > 0 {
@@ -142,12 +138,13 @@ var replayBatch = 256
 // classic queues (q.dlq and q.parked are) or filter little.
 //
 // The pass ends when the source has nothing it has not seen (drained),
-// after opts.Limit moves (limit), at opts.Deadline (deadline) or when ctx
-// is done (cancelled); the batch in flight is finished first, so every
+// after opts.Limit moves (limit), at ctx's deadline or MaxReplayPass
+// (deadline), or when ctx is cancelled (cancelled); the batch in flight is
+// finished first, so every
 // message is on one of the two queues. Messages that could not be moved
 // are counted in Failed and listed in Failures; the error is for a pass
 // that could not run (a missing queue or exchange, a lost connection).
-func Replay(ctx context.Context, c *Connection, from string, opts ReplayOptions) (ReplayResult, error) {
+func (c *Connection) Replay(ctx context.Context, from string, opts ReplayOptions) (ReplayResult, error) {
 	res := ReplayResult{Stop: ReplayDrained}
 	if from == "" {
 		return res, errors.New("replay: no source queue")
@@ -175,8 +172,8 @@ func Replay(ctx context.Context, c *Connection, from string, opts ReplayOptions)
 	}
 	p.stamp = formatTime(p.start)
 	p.deadline = p.start.Add(MaxReplayPass)
-	if !opts.Deadline.IsZero() && opts.Deadline.Before(p.deadline) {
-		p.deadline = opts.Deadline
+	if d, ok := ctx.Deadline(); ok && d.Before(p.deadline) {
+		p.deadline = d
 	}
 	// Closing the channel returns whatever it still holds, also when a
 	// filter panics.
@@ -232,10 +229,10 @@ func (p *replayPass) read(ctx context.Context, res *ReplayResult) ([]move, Repla
 	var batch []move
 	for len(batch) < replayBatch {
 		switch {
+		case !time.Now().Before(p.deadline), errors.Is(ctx.Err(), context.DeadlineExceeded):
+			return batch, ReplayDeadline, nil
 		case ctx.Err() != nil:
 			return batch, ReplayCancelled, nil
-		case !time.Now().Before(p.deadline):
-			return batch, ReplayDeadline, nil
 		case p.opts.Limit > 0 && res.Moved+len(batch) >= p.opts.Limit:
 			return batch, ReplayLimit, nil
 		case p.held >= maxReplayHeld:
@@ -257,13 +254,13 @@ func (p *replayPass) read(ctx context.Context, res *ReplayResult) ([]move, Repla
 		target, key := p.target(d)
 		if key == "" {
 			res.Failed++
-			res.Failures = append(res.Failures, ReplayFailure{ID: env.ID, Err: errors.New("no queue to go back to (no x-acemq-queue or x-first-death-queue): give a routing key")})
+			res.Failures = append(res.Failures, ReplayError{ID: env.ID, Err: errors.New("no queue to go back to (no x-acemq-queue or x-first-death-queue): give a routing key")})
 			p.hold(d)
 			continue
 		}
 		if p.opts.Exchange == "" && key == p.from {
 			res.Failed++
-			res.Failures = append(res.Failures, ReplayFailure{ID: env.ID, Target: target, Err: ErrReplayLoop})
+			res.Failures = append(res.Failures, ReplayError{ID: env.ID, Target: target, Err: ErrReplayLoop})
 			p.hold(d)
 			continue
 		}
@@ -283,10 +280,7 @@ func (p *replayPass) mine(d amqp.Delivery, env Envelope) bool {
 }
 
 func (p *replayPass) accepts(env Envelope, d amqp.Delivery) bool {
-	if p.opts.Filter != nil && !p.opts.Filter(env, d.Body) {
-		return false
-	}
-	return p.opts.Match == nil || p.opts.Match(env, d.Headers, d.Body)
+	return p.opts.Filter == nil || p.opts.Filter(env, d.Headers, d.Body)
 }
 
 func (p *replayPass) hold(d amqp.Delivery) {
@@ -365,7 +359,7 @@ func (p *replayPass) publish(ctx context.Context, batch []move, res *ReplayResul
 	for i, m := range batch {
 		if errs[i] != nil {
 			res.Failed++
-			res.Failures = append(res.Failures, ReplayFailure{ID: m.id, Target: m.out.key, Err: errs[i]})
+			res.Failures = append(res.Failures, ReplayError{ID: m.id, Target: m.out.key, Err: errs[i]})
 			p.hold(m.d)
 			continue
 		}

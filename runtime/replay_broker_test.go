@@ -97,7 +97,7 @@ func TestReplayToEachOwnQueue(t *testing.T) {
 	}
 	waitDepth(t, dlq, 3, wait)
 
-	res, err := runtime.Replay(ctxFor(t, wait), c, dlq, runtime.ReplayOptions{})
+	res, err := c.Replay(ctxFor(t, wait), dlq, runtime.ReplayOptions{})
 	if err != nil {
 		t.Fatalf("Replay: %v", err)
 	}
@@ -142,7 +142,7 @@ func TestReplayKeepsIdentityAndStamps(t *testing.T) {
 	}
 	rawPublish(t, dlq, m)
 	before := time.Now().UTC().Add(-time.Second)
-	res, err := runtime.Replay(ctxFor(t, wait), c, dlq, runtime.ReplayOptions{})
+	res, err := c.Replay(ctxFor(t, wait), dlq, runtime.ReplayOptions{})
 	if err != nil || res.Moved != 1 {
 		t.Fatalf("Replay: %v %v", res, err)
 	}
@@ -188,7 +188,7 @@ func TestReplayKeepAttempts(t *testing.T) {
 	forged := deadLetter("k-2", "y", q, 0, "rejected by the handler: no")
 	forged.Headers[runtime.HeaderAttempt] = "garbled"
 	rawPublish(t, dlq, forged)
-	res, err := runtime.Replay(ctxFor(t, wait), c, dlq, runtime.ReplayOptions{KeepAttempts: true})
+	res, err := c.Replay(ctxFor(t, wait), dlq, runtime.ReplayOptions{KeepAttempts: true})
 	if err != nil || res.Moved != 2 {
 		t.Fatalf("Replay: %v %v", res, err)
 	}
@@ -214,7 +214,7 @@ func TestReplayRefusesItsOwnSource(t *testing.T) {
 	dlq := runtime.DeadLetterQueue(q)
 	rawQueue(t, dlq, nil)
 	rawPublish(t, dlq, deadLetter("l-1", "x", dlq, 1, "boom"))
-	_, err := runtime.Replay(ctxFor(t, wait), c, dlq, runtime.ReplayOptions{RoutingKey: dlq})
+	_, err := c.Replay(ctxFor(t, wait), dlq, runtime.ReplayOptions{RoutingKey: dlq})
 	if !errors.Is(err, runtime.ErrReplayLoop) {
 		t.Fatalf("err %v, want ErrReplayLoop", err)
 	}
@@ -223,7 +223,7 @@ func TestReplayRefusesItsOwnSource(t *testing.T) {
 	}
 	// A message whose own queue is the source stays, counted as failed.
 	rawPublish(t, dlq, deadLetter("l-2", "x", dlq, 1, "boom"))
-	res, err := runtime.Replay(ctxFor(t, wait), c, dlq, runtime.ReplayOptions{})
+	res, err := c.Replay(ctxFor(t, wait), dlq, runtime.ReplayOptions{})
 	if err != nil || res.Failed != 1 || res.Moved != 0 || !errors.Is(res.Failures[0], runtime.ErrReplayLoop) {
 		t.Fatalf("Replay: %v %+v, %v", res, res.Failures, err)
 	}
@@ -241,8 +241,8 @@ func TestReplayFilter(t *testing.T) {
 	rawPublish(t, dlq, deadLetter("f-2", "A-2", q, 1, "rejected by the handler: no customer id"))
 	rawPublish(t, dlq, deadLetter("f-3", "A-3", q, 4, "gave up after 4 attempts: the warehouse is not answering"))
 	var seen []string
-	res, err := runtime.Replay(ctxFor(t, wait), c, dlq, runtime.ReplayOptions{RoutingKey: q,
-		Filter: func(e runtime.Envelope, body []byte) bool {
+	res, err := c.Replay(ctxFor(t, wait), dlq, runtime.ReplayOptions{RoutingKey: q,
+		Filter: func(e runtime.Envelope, _ map[string]any, body []byte) bool {
 			seen = append(seen, e.ID+"="+string(body))
 			return bytes.Contains([]byte(e.Error), []byte("warehouse"))
 		}})
@@ -278,8 +278,8 @@ func TestReplayNeverMovesTwiceInOnePass(t *testing.T) {
 	ids := fill(t, dlq, q, n)
 	_, rec := consume(t, c, q, nil, func(seen) runtime.Ack { return runtime.Reject(errors.New("no customer id")) })
 	var filtered atomic.Int32
-	res, err := runtime.Replay(ctxFor(t, time.Minute), c, dlq, runtime.ReplayOptions{
-		Filter: func(runtime.Envelope, []byte) bool {
+	res, err := c.Replay(ctxFor(t, time.Minute), dlq, runtime.ReplayOptions{
+		Filter: func(runtime.Envelope, map[string]any, []byte) bool {
 			// Slow enough that the first batches come back mid-pass.
 			filtered.Add(1)
 			time.Sleep(40 * time.Millisecond)
@@ -310,7 +310,7 @@ func TestReplayNeverMovesTwiceInOnePass(t *testing.T) {
 	}
 }
 
-// Limit and Deadline end a pass; what was not moved stays.
+// Limit and ctx's deadline end a pass; what was not moved stays.
 func TestReplayLimitAndDeadline(t *testing.T) {
 	c := dial(t)
 	q := brokertest.Queue(t, "replay-bounds")
@@ -318,14 +318,15 @@ func TestReplayLimitAndDeadline(t *testing.T) {
 	rawQueue(t, q, nil)
 	rawQueue(t, dlq, nil)
 	fill(t, dlq, q, 5)
-	res, err := runtime.Replay(ctxFor(t, wait), c, dlq, runtime.ReplayOptions{Limit: 2})
+	res, err := c.Replay(ctxFor(t, wait), dlq, runtime.ReplayOptions{Limit: 2})
 	if err != nil || res.String() != "moved 2, skipped 0 (limit)" {
 		t.Fatalf("limit: %q %v", res, err)
 	}
 	waitDepth(t, dlq, 3, wait)
-	res, err = runtime.Replay(ctxFor(t, wait), c, dlq, runtime.ReplayOptions{
-		Deadline: time.Now().Add(300 * time.Millisecond),
-		Filter:   func(runtime.Envelope, []byte) bool { time.Sleep(200 * time.Millisecond); return true },
+	pass, cancel := context.WithTimeout(ctxFor(t, wait), 300*time.Millisecond)
+	defer cancel()
+	res, err = c.Replay(pass, dlq, runtime.ReplayOptions{
+		Filter: func(runtime.Envelope, map[string]any, []byte) bool { time.Sleep(200 * time.Millisecond); return true },
 	})
 	if err != nil || res.Stop != runtime.ReplayDeadline || res.Moved == 0 || res.Moved >= 3 {
 		t.Fatalf("deadline: %q %v", res, err)
@@ -345,7 +346,7 @@ func TestReplayFailuresStay(t *testing.T) {
 	rawPublish(t, dlq, deadLetter("ok", "x", q, 1, "boom"))
 	rawPublish(t, dlq, deadLetter("gone", "y", q+".missing", 1, "boom"))
 	rawPublish(t, dlq, textMessage("z", amqp.Table{runtime.HeaderID: "nowhere"}))
-	res, err := runtime.Replay(ctxFor(t, wait), c, dlq, runtime.ReplayOptions{})
+	res, err := c.Replay(ctxFor(t, wait), dlq, runtime.ReplayOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,17 +377,17 @@ func TestReplayThroughExchange(t *testing.T) {
 		t.Fatal(err)
 	}
 	rawPublish(t, dlq, deadLetter("e-1", "x", "elsewhere", 1, "boom"))
-	res, err := runtime.Replay(ctxFor(t, wait), c, dlq, runtime.ReplayOptions{Exchange: ex, RoutingKey: "order.placed"})
+	res, err := c.Replay(ctxFor(t, wait), dlq, runtime.ReplayOptions{Exchange: ex, RoutingKey: "order.placed"})
 	if err != nil || res.Moved != 1 {
 		t.Fatalf("Replay: %v %v", res, err)
 	}
 	if got := idsOn(t, q); !slices.Equal(got, []string{"e-1"}) {
 		t.Errorf("%s holds %v", q, got)
 	}
-	if _, err := runtime.Replay(ctxFor(t, wait), c, dlq, runtime.ReplayOptions{Exchange: ex + ".missing", RoutingKey: "k"}); !errors.Is(err, runtime.ErrExchangeNotFound) {
+	if _, err := c.Replay(ctxFor(t, wait), dlq, runtime.ReplayOptions{Exchange: ex + ".missing", RoutingKey: "k"}); !errors.Is(err, runtime.ErrExchangeNotFound) {
 		t.Errorf("missing exchange: %v", err)
 	}
-	if _, err := runtime.Replay(ctxFor(t, wait), c, q+".nothing", runtime.ReplayOptions{RoutingKey: q}); !errors.Is(err, runtime.ErrQueueNotFound) {
+	if _, err := c.Replay(ctxFor(t, wait), q+".nothing", runtime.ReplayOptions{RoutingKey: q}); !errors.Is(err, runtime.ErrQueueNotFound) {
 		t.Errorf("missing source: %v", err)
 	}
 }
@@ -403,7 +404,7 @@ func TestReplayTenThousand(t *testing.T) {
 	rawQueue(t, dlq, nil)
 	const n = 10_000
 	ids := fill(t, dlq, q, n)
-	res, err := runtime.Replay(ctxFor(t, 3*time.Minute), c, dlq, runtime.ReplayOptions{RoutingKey: q})
+	res, err := c.Replay(ctxFor(t, 3*time.Minute), dlq, runtime.ReplayOptions{RoutingKey: q})
 	if err != nil || res.String() != "moved 10000, skipped 0 (drained)" {
 		t.Fatalf("Replay: %q %v", res, err)
 	}
@@ -428,7 +429,7 @@ func TestReplayCancelledHalfWay(t *testing.T) {
 	ctx, cancel := context.WithCancel(ctxFor(t, time.Minute))
 	var once sync.Once
 	seen := 0
-	res, err := runtime.Replay(ctx, c, dlq, runtime.ReplayOptions{Filter: func(runtime.Envelope, []byte) bool {
+	res, err := c.Replay(ctx, dlq, runtime.ReplayOptions{Filter: func(runtime.Envelope, map[string]any, []byte) bool {
 		if seen++; seen == n/2 {
 			once.Do(cancel)
 		}
@@ -446,9 +447,9 @@ func TestReplayCancelledHalfWay(t *testing.T) {
 	}
 }
 
-// Match sees every header: a pass can pick messages by an application
-// header; both filters must accept.
-func TestReplayMatchOnHeader(t *testing.T) {
+// Filter sees every header: a pass can pick messages by an application
+// header.
+func TestReplayFilterOnHeader(t *testing.T) {
 	c := dial(t)
 	q := brokertest.Queue(t, "replay-match")
 	dlq := runtime.DeadLetterQueue(q)
@@ -459,9 +460,10 @@ func TestReplayMatchOnHeader(t *testing.T) {
 		m.Headers["tenant"] = tenant
 		rawPublish(t, dlq, m)
 	}
-	res, err := runtime.Replay(ctxFor(t, wait), c, dlq, runtime.ReplayOptions{
-		Filter: func(e runtime.Envelope, _ []byte) bool { return e.ID != "m-2" },
-		Match:  func(_ runtime.Envelope, h map[string]any, _ []byte) bool { return h["tenant"] == "acme" },
+	res, err := c.Replay(ctxFor(t, wait), dlq, runtime.ReplayOptions{
+		Filter: func(e runtime.Envelope, h map[string]any, _ []byte) bool {
+			return e.ID != "m-2" && h["tenant"] == "acme"
+		},
 	})
 	if err != nil || res.String() != "moved 1, skipped 2 (drained)" {
 		t.Fatalf("Replay: %q %v", res, err)

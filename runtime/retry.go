@@ -16,7 +16,7 @@ func (dv *delivery) retry(why string) {
 		return
 	}
 	cs, p, env := dv.cs, dv.cs.policy, dv.env
-	if age := p.GiveUpAge(); age > 0 && !env.FirstSeen.IsZero() && time.Since(env.FirstSeen) > age {
+	if age := p.GiveUpAfter(); age > 0 && !env.FirstSeen.IsZero() && time.Since(env.FirstSeen) > age {
 		dv.deadLetter(fmt.Sprintf("gave up after %d attempts (older than %s): %s", env.Attempt, age, why), outcomeGaveUp)
 		return
 	}
@@ -34,7 +34,7 @@ func (dv *delivery) retry(why string) {
 		// Without its rung the retry waits in memory, but never longer
 		// than the cap: a delivery held past the broker's consumer
 		// timeout (30m) closes the channel.
-		dv.toRung(why, delay, false, min(delay, MaxMemoryThreshold))
+		dv.toRung(why, delay, false, min(delay, MaxWaitInBrokerFrom))
 	case dv.s.reserveHold(dv.d.DeliveryTag, cs.cfg.holdBudget) || !p.spills(delay):
 		// Held in a budget slot; or past the budget under a policy
 		// that never uses the broker, in a handler's slot.

@@ -36,8 +36,8 @@ func TestWaitInMemoryDoesNotBlock(t *testing.T) {
 	for i := range others {
 		others[i] = fmt.Sprintf("other-%03d", i)
 	}
-	if err := runtime.PublishAll(ctxFor(t, 10*time.Second), c, textType, "", others, runtime.WithRoutingKey(q)); err != nil {
-		t.Fatalf("PublishAll: %v", err)
+	if err := runtime.PublishBatch(ctxFor(t, 10*time.Second), c, textType, "", others, runtime.WithRoutingKey(q)); err != nil {
+		t.Fatalf("PublishBatch: %v", err)
 	}
 
 	isSlow2 := func(c seen) bool { return c.Body == "slow" && c.Envelope.Attempt == 2 }
@@ -83,8 +83,8 @@ func TestJitter(t *testing.T) {
 		for i := range bodies {
 			bodies[i] = fmt.Sprint("m", i)
 		}
-		if err := runtime.PublishAll(ctxFor(t, 10*time.Second), c, textType, "", bodies, runtime.WithRoutingKey(q)); err != nil {
-			t.Fatalf("PublishAll: %v", err)
+		if err := runtime.PublishBatch(ctxFor(t, 10*time.Second), c, textType, "", bodies, runtime.WithRoutingKey(q)); err != nil {
+			t.Fatalf("PublishBatch: %v", err)
 		}
 		calls := rec.waitN(t, n*attempts, 20*time.Second)
 		at := map[string][]time.Time{}
@@ -157,7 +157,7 @@ func TestWaitInBrokerGoesThroughRung(t *testing.T) {
 	t.Parallel()
 	q := brokertest.Queue(t, "rung")
 	// Exponential: jitter 0.2 by default, which must not touch a broker wait.
-	policy := runtime.Exponential(2, time.Second, time.Second).WaitInBrokerFrom(time.Second)
+	policy := runtime.Exponential(2, time.Second, time.Second).WithWaitInBrokerFrom(time.Second)
 	c := dial(t)
 	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q, Retry: policy}))
 	rung := q + ".retry.1s"
@@ -171,8 +171,8 @@ func TestWaitInBrokerGoesThroughRung(t *testing.T) {
 		}
 		return runtime.Accept()
 	}, runtime.WithConcurrency(3))
-	if err := runtime.PublishAll(ctxFor(t, 10*time.Second), c, textType, "", []string{"a", "b", "c"}, runtime.WithRoutingKey(q)); err != nil {
-		t.Fatalf("PublishAll: %v", err)
+	if err := runtime.PublishBatch(ctxFor(t, 10*time.Second), c, textType, "", []string{"a", "b", "c"}, runtime.WithRoutingKey(q)); err != nil {
+		t.Fatalf("PublishBatch: %v", err)
 	}
 	calls := rec.waitN(t, 6, wait)
 	close(stop)
@@ -209,7 +209,7 @@ func TestMissingRungWaitsInMemory(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			q := brokertest.Queue(t, "norung")
-			policy := runtime.Fixed(2, time.Second).WaitInBrokerFrom(time.Second)
+			policy := runtime.Fixed(2, time.Second).WithWaitInBrokerFrom(time.Second)
 			reader := sdkmetric.NewManualReader()
 			mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 			t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
@@ -363,7 +363,7 @@ func TestRungTwiceThenDeadLetterHasNoXDeath(t *testing.T) {
 	// the rung with reason expired) would be dropped by the broker's cycle
 	// detection on its second pass.
 	q := brokertest.Queue(t, "rung.twice")
-	policy := runtime.Fixed(3, time.Second).WaitInBrokerFrom(time.Second)
+	policy := runtime.Fixed(3, time.Second).WithWaitInBrokerFrom(time.Second)
 	c := dial(t)
 	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q, Retry: policy}))
 	_, rec := consume(t, c, q, &policy, func(m seen) runtime.Ack {
@@ -406,8 +406,8 @@ func TestCloseRepublishesEveryHeldRetry(t *testing.T) {
 	for i := range bodies {
 		bodies[i] = fmt.Sprint("held-", i)
 	}
-	if err := runtime.PublishAll(ctxFor(t, 10*time.Second), c, textType, "", bodies, runtime.WithRoutingKey(q)); err != nil {
-		t.Fatalf("PublishAll: %v", err)
+	if err := runtime.PublishBatch(ctxFor(t, 10*time.Second), c, textType, "", bodies, runtime.WithRoutingKey(q)); err != nil {
+		t.Fatalf("PublishBatch: %v", err)
 	}
 	rec.waitN(t, n, wait)
 	time.Sleep(200 * time.Millisecond)

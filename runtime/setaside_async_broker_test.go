@@ -20,7 +20,7 @@ import (
 func TestSetAsideDoesNotWaitForTheConfirm(t *testing.T) {
 	t.Parallel()
 	q := brokertest.Queue(t, "asidefree")
-	policy := runtime.Fixed(2, time.Second).WaitInBrokerFrom(time.Second)
+	policy := runtime.Fixed(2, time.Second).WithWaitInBrokerFrom(time.Second)
 	c := dial(t)
 	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q, Retry: policy}))
 	gate := make(chan struct{})
@@ -34,8 +34,8 @@ func TestSetAsideDoesNotWaitForTheConfirm(t *testing.T) {
 		return runtime.Accept()
 	}, runtime.WithConcurrency(1), runtime.WithPrefetch(10), runtime.WithCopyGateForTest(gate))
 	bodies := []string{"dead", "again", "ok1", "ok2", "ok3", "ok4"}
-	if err := runtime.PublishAll(ctxFor(t, 10*time.Second), c, textType, "", bodies, runtime.WithRoutingKey(q)); err != nil {
-		t.Fatalf("PublishAll: %v", err)
+	if err := runtime.PublishBatch(ctxFor(t, 10*time.Second), c, textType, "", bodies, runtime.WithRoutingKey(q)); err != nil {
+		t.Fatalf("PublishBatch: %v", err)
 	}
 	rec.waitN(t, len(bodies), wait)
 	// The recorder sees a call as its handler starts: the last Accept is
@@ -108,7 +108,7 @@ func TestCloseWaitsForACopysConfirm(t *testing.T) {
 func TestCloseGivenUpPublishesNoLateCopy(t *testing.T) {
 	t.Parallel()
 	q := brokertest.Queue(t, "asidelate")
-	policy := runtime.Fixed(2, time.Second).WaitInBrokerFrom(time.Second)
+	policy := runtime.Fixed(2, time.Second).WithWaitInBrokerFrom(time.Second)
 	c := dial(t)
 	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q})) // no rung
 	gate := make(chan struct{})

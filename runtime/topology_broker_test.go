@@ -89,10 +89,10 @@ func TestDeclareNoRungsWhenThresholdZero(t *testing.T) {
 	t.Parallel()
 	q := brokertest.Queue(t, "topo.norungs")
 	c := dial(t)
-	p := runtime.Exponential(6, 10*s, 300*s).WaitInBrokerFrom(0)
+	p := runtime.Exponential(6, 10*s, 300*s).WithWaitInBrokerFrom(0)
 	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q, Retry: p}))
 	if got, want := queuesUnder(t, q), []string{q, q + ".dlq", q + ".parked"}; !slices.Equal(got, want) {
-		t.Errorf("WaitInBrokerFrom(0): queues = %v, want %v", got, want)
+		t.Errorf("WithWaitInBrokerFrom(0): queues = %v, want %v", got, want)
 	}
 }
 

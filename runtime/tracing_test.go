@@ -21,7 +21,7 @@ func TestTraceContextTravelsFromPublisherToHandler(t *testing.T) {
 	c := dial(t, runtime.WithTracerProvider(tp))
 	q := brokertest.Queue(t, "trace")
 	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
-	mt := runtime.TextType("trace.v1")
+	mt := runtime.NewTextType("trace.v1")
 	got := make(chan trace.SpanContext, 1)
 	if _, err := runtime.Consume(ctx, c, runtime.ConsumerSpec{Queue: q, Routes: []runtime.Route{
 		runtime.Handle(mt, func(ctx context.Context, m *runtime.Message[string]) runtime.Ack {

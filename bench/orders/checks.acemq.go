@@ -107,7 +107,7 @@ func (v OrderJSON) Validate() error {
 }
 
 // acemqShapeOrderJSON is the decode shape of OrderJSON
-// (acemqimpl.JSONTypeChecked): what the struct cannot show of a body.
+// (acemqimpl.NewCheckedJSONType): what the struct cannot show of a body.
 func acemqShapeOrderJSON() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
 	s1 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}

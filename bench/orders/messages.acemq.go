@@ -52,7 +52,7 @@ const orderJSONSchema = "" +
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckOrderJSON (the reference validator decides only
 // what it does not pass).
-var orderJSONType = acemqimpl.JSONTypeChecked[OrderJSON]("bench.order.json.v1", orderJSONSchema, acemqCheckOrderJSON, acemqShapeOrderJSON)
+var orderJSONType = acemqimpl.NewCheckedJSONType[OrderJSON]("bench.order.json.v1", orderJSONSchema, acemqCheckOrderJSON, acemqShapeOrderJSON)
 
 // TypeOfOrderJSON returns the message type "bench.order.json.v1", payload
 // OrderJSON: JSON, validated against its JSON Schema on publish and on
@@ -89,7 +89,7 @@ const orderAvroSchema = "" +
 // orderAvroType is the message type "bench.order.avro.v1", payload OrderAvro:
 // Avro in the Confluent wire format, its schema registered under the subject
 // "bench.order.avro.v1".
-var orderAvroType = runtime.AvroType[OrderAvro]("bench.order.avro.v1", "bench.order.avro.v1", orderAvroSchema)
+var orderAvroType = runtime.NewAvroType[OrderAvro]("bench.order.avro.v1", "bench.order.avro.v1", orderAvroSchema)
 
 // TypeOfOrderAvro returns the message type "bench.order.avro.v1", payload
 // OrderAvro: Avro in the Confluent wire format, its schema registered under

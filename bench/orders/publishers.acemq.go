@@ -31,10 +31,10 @@ func (p *BenchPublisher) PublishOrderJSON(ctx context.Context, m OrderJSON, opts
 // PublishOrderJSONBatch publishes ms as "bench.order.json.v1" to the exchange
 // "bench" with the routing key "json", in one pipelined batch, and waits for
 // every confirm. The options in opts apply after that routing key, so a
-// runtime.WithRoutingKey among them wins. See runtime.PublishAll for its
+// runtime.WithRoutingKey among them wins. See runtime.PublishBatch for its
 // errors and for what cancelling ctx does.
 func (p *BenchPublisher) PublishOrderJSONBatch(ctx context.Context, ms []OrderJSON, opts ...runtime.PublishOption) error {
-	return runtime.PublishAll(ctx, p.c, orderJSONType, "bench", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("json")}, opts...)...)
+	return runtime.PublishBatch(ctx, p.c, orderJSONType, "bench", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("json")}, opts...)...)
 }
 
 // PublishOrderJSONAsync publishes m as "bench.order.json.v1" to the exchange
@@ -59,10 +59,10 @@ func (p *BenchPublisher) PublishOrderAvro(ctx context.Context, m OrderAvro, opts
 // PublishOrderAvroBatch publishes ms as "bench.order.avro.v1" to the exchange
 // "bench" with the routing key "avro", in one pipelined batch, and waits for
 // every confirm. The options in opts apply after that routing key, so a
-// runtime.WithRoutingKey among them wins. See runtime.PublishAll for its
+// runtime.WithRoutingKey among them wins. See runtime.PublishBatch for its
 // errors and for what cancelling ctx does.
 func (p *BenchPublisher) PublishOrderAvroBatch(ctx context.Context, ms []OrderAvro, opts ...runtime.PublishOption) error {
-	return runtime.PublishAll(ctx, p.c, orderAvroType, "bench", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("avro")}, opts...)...)
+	return runtime.PublishBatch(ctx, p.c, orderAvroType, "bench", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("avro")}, opts...)...)
 }
 
 // PublishOrderAvroAsync publishes m as "bench.order.avro.v1" to the exchange

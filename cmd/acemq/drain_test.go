@@ -36,7 +36,7 @@ func TestDrainCommand(t *testing.T) {
 	if err := conn.Declare(ctx, runtime.NewTopology().Queue(runtime.Queue{Name: idle}).Queue(runtime.Queue{Name: busy})); err != nil {
 		t.Fatal(err)
 	}
-	mt := runtime.TextType("drain.cli.test")
+	mt := runtime.NewTextType("drain.cli.test")
 	publish := func(q string, n int) {
 		for i := range n {
 			if err := runtime.Publish(ctx, conn, mt, "", strconv.Itoa(i), runtime.WithRoutingKey(q)); err != nil {

@@ -36,7 +36,7 @@ func (v OrderPlaced) Validate() error {
 }
 
 // acemqShapeOrderPlaced is the decode shape of OrderPlaced
-// (acemqimpl.JSONTypeChecked): what the struct cannot show of a body.
+// (acemqimpl.NewCheckedJSONType): what the struct cannot show of a body.
 func acemqShapeOrderPlaced() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
 	s0.Fields = []acemqimpl.JSONMember{

@@ -5,7 +5,7 @@
 // acemq.yaml: two orders are published; A-1 is retried while the warehouse
 // is down until its attempts run out and it is dead-lettered, A-2 has no
 // customer id and is rejected at once; the dead letters are read with Pull
-// and put back; then the warehouse comes back and runtime.Replay moves the
+// and put back; then the warehouse comes back and conn.Replay moves the
 // dead letters it caused to orders.new, where A-1 is reserved on attempt 1:
 // "moved 1, skipped 1 (drained)". A-2 stays on orders.new.dlq.
 //
@@ -127,8 +127,10 @@ func run(ctx context.Context, url string, w io.Writer, opts ...runtime.DialOptio
 	// The warehouse is back: put back what it failed, and only that. A-2
 	// would only be rejected again (it will not acquire a customer id).
 	wh.setDown(false)
-	res, err := runtime.Replay(ctx, conn, dlq, runtime.ReplayOptions{
-		Filter: func(e runtime.Envelope, _ []byte) bool { return strings.Contains(e.Error, "warehouse") },
+	res, err := conn.Replay(ctx, dlq, runtime.ReplayOptions{
+		Filter: func(e runtime.Envelope, _ map[string]any, _ []byte) bool {
+			return strings.Contains(e.Error, "warehouse")
+		},
 	})
 	if err != nil {
 		return err

@@ -33,7 +33,7 @@ const orderPlacedSchema = "" +
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckOrderPlaced (the reference validator decides only
 // what it does not pass).
-var orderPlacedType = acemqimpl.JSONTypeChecked[OrderPlaced]("order.placed.v2", orderPlacedSchema, acemqCheckOrderPlaced, acemqShapeOrderPlaced)
+var orderPlacedType = acemqimpl.NewCheckedJSONType[OrderPlaced]("order.placed.v2", orderPlacedSchema, acemqCheckOrderPlaced, acemqShapeOrderPlaced)
 
 // TypeOfOrderPlaced returns the message type "order.placed.v2", payload
 // OrderPlaced: JSON, validated against its JSON Schema on publish and on

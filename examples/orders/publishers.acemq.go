@@ -31,10 +31,10 @@ func (p *OrdersPublisher) PublishOrderPlaced(ctx context.Context, m OrderPlaced,
 // PublishOrderPlacedBatch publishes ms as "order.placed.v2" to the exchange
 // "orders" with the routing key "order.placed", in one pipelined batch, and
 // waits for every confirm. The options in opts apply after that routing key,
-// so a runtime.WithRoutingKey among them wins. See runtime.PublishAll for its
-// errors and for what cancelling ctx does.
+// so a runtime.WithRoutingKey among them wins. See runtime.PublishBatch for
+// its errors and for what cancelling ctx does.
 func (p *OrdersPublisher) PublishOrderPlacedBatch(ctx context.Context, ms []OrderPlaced, opts ...runtime.PublishOption) error {
-	return runtime.PublishAll(ctx, p.c, orderPlacedType, "orders", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("order.placed")}, opts...)...)
+	return runtime.PublishBatch(ctx, p.c, orderPlacedType, "orders", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("order.placed")}, opts...)...)
 }
 
 // PublishOrderPlacedAsync publishes m as "order.placed.v2" to the exchange

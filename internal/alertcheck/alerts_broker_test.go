@@ -296,11 +296,11 @@ func TestDocumentedAlertsOnTheRuntimesSeries(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close(context.Background()) })
-	mt := runtime.TextType("alertcheck.text")
+	mt := runtime.NewTextType("alertcheck.text")
 
 	// A queue whose 1s rung is gone: its first attempt retries.
 	rungQ := brokertest.Queue(t, "alerts.rung")
-	policy := runtime.Fixed(2, time.Second).WaitInBrokerFrom(time.Second)
+	policy := runtime.Fixed(2, time.Second).WithWaitInBrokerFrom(time.Second)
 	if err := c.Declare(ctx, runtime.NewTopology().Queue(runtime.Queue{Name: rungQ, Retry: policy})); err != nil {
 		t.Fatal(err)
 	}

@@ -123,7 +123,7 @@ func TestDrainAlertsOnRabbitMQsSeries(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close(context.Background()) })
-	mt := runtime.TextType("alertcheck.drain")
+	mt := runtime.NewTextType("alertcheck.drain")
 	fast, slow, stuck, idle := brokertest.Queue(t, "alerts.fast"), brokertest.Queue(t, "alerts.slow"),
 		brokertest.Queue(t, "alerts.stuck"), brokertest.Queue(t, "alerts.idle")
 	for _, q := range []string{fast, slow, stuck, idle} {

@@ -42,7 +42,7 @@ var nodes = []node{
 	{"rmqc3", "amqp://guest:guest@127.0.0.1:5693/", "http://127.0.0.1:15693"},
 }
 
-var text = runtime.TextType("acemq.test.cluster")
+var text = runtime.NewTextType("acemq.test.cluster")
 
 // requireCluster makes sure every node answers: a missing cluster fails
 // the test under CI=true and skips it elsewhere; under -short the test is
@@ -198,7 +198,7 @@ func newScenario(t *testing.T, fault string) *scenario {
 // 500ms in memory), one whose number is 10 mod 20 fails twice (500ms in
 // memory, then 1s in the quorum rung q.retry.1s): 10% of the messages are
 // retried, half of those through a rung.
-var policy = runtime.Exponential(3, 500*time.Millisecond, time.Second).WaitInBrokerFrom(time.Second)
+var policy = runtime.Exponential(3, 500*time.Millisecond, time.Second).WithWaitInBrokerFrom(time.Second)
 
 func (s *scenario) handle(_ context.Context, m *runtime.Message[string]) runtime.Ack {
 	n, _ := strconv.Atoi(strings.TrimPrefix(m.Payload, "m-"))
@@ -244,7 +244,7 @@ func (s *scenario) publish(ctx context.Context, c *runtime.Connection, pace time
 		vs := s.ids[start:min(start+batch, len(s.ids))]
 		for try := 1; ; try++ {
 			pctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-			err := runtime.PublishAll(pctx, c, text, "", vs, runtime.WithRoutingKey(s.q))
+			err := runtime.PublishBatch(pctx, c, text, "", vs, runtime.WithRoutingKey(s.q))
 			cancel()
 			s.mu.Lock()
 			s.published += len(vs)

@@ -16,7 +16,7 @@ import (
 	"go.uber.org/goleak"
 )
 
-var text = runtime.TextType("acemq.faults.v1")
+var text = runtime.NewTextType("acemq.faults.v1")
 
 // leakCheck fails the test when goroutines started after it are still
 // running at the end (after every Close).

@@ -470,7 +470,7 @@ func TestFaultMemoryAlarmWhilePublishing(t *testing.T) {
 // as lost.
 func TestFaultDLQAndRungDeleted(t *testing.T) {
 	const n = 2000
-	policy := runtime.Fixed(3, time.Second).WaitInBrokerFrom(time.Second)
+	policy := runtime.Fixed(3, time.Second).WithWaitInBrokerFrom(time.Second)
 	top := func(tp *runtime.Topology, q string) {
 		tp.Queue(runtime.Queue{Name: q, Retry: policy})
 	}

@@ -23,7 +23,7 @@ import (
 // The child's policy: every message fails its first attempt and waits 1s
 // in the broker (rung q.retry.1s), so each retry is a copy published with a
 // confirm, then an ack of the original.
-var childPolicy = runtime.Fixed(3, time.Second).WaitInBrokerFrom(time.Second)
+var childPolicy = runtime.Fixed(3, time.Second).WithWaitInBrokerFrom(time.Second)
 
 // killAtRetry is a slog handler that SIGKILLs its own process on the
 // runtime's "acemq: retry" line for a broker wait: the runtime writes that

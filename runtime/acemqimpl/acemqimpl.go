@@ -76,19 +76,19 @@ const (
 // is of the format. It is nil for a name the validator does not assert.
 func JSONFormat(name string) func(s string) bool { return jsoncheck.Format(name) }
 
-// JSONTypeChecked is runtime.JSONType with the check acemq-gen generated
+// NewCheckedJSONType is runtime.NewJSONType with the check acemq-gen generated
 // for the payload type: Publish (and Validate) check a value with check
 // and ask the reference validator only when check does not pass it, so an
-// error is the same as JSONType's, its text the reference's.
+// error is the same as NewJSONType's, its text the reference's.
 // runtime.WithReferenceValidation turns the check off on a connection.
 //
 // With a shape (nil for none; shape is called once, on first use), Decode
 // checks too: json.Unmarshal, a scan of the body for what the struct
 // cannot show (missing and unknown members, nulls, the text of
 // date-times), then check; a body any of them does not pass is decoded as
-// JSONType decodes it, by the reference.
-func JSONTypeChecked[T any](name, schema string, check JSONChecker, shape func() *JSONShape) *runtime.MessageType[T] {
-	mt := runtime.JSONType[T](name, schema)
+// NewJSONType decodes it, by the reference.
+func NewCheckedJSONType[T any](name, schema string, check JSONChecker, shape func() *JSONShape) *runtime.MessageType[T] {
+	mt := runtime.NewJSONType[T](name, schema)
 	typeimpl.SetJSONCheck(mt, check, shape)
 	return mt
 }

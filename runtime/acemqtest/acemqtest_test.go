@@ -48,7 +48,7 @@ type order struct {
 	Total      int     `json:"total"`
 }
 
-var orderPlaced = runtime.JSONType[order]("order.placed.v1", `{
+var orderPlaced = runtime.NewJSONType[order]("order.placed.v1", `{
 	"type": "object",
 	"required": ["order_id", "total"],
 	"properties": {"order_id": {"type": "string", "minLength": 1}, "total": {"type": "integer", "minimum": 1}}
@@ -102,7 +102,7 @@ type shipment struct {
 	Items int    `avro:"items"`
 }
 
-var shipped = runtime.AvroType[shipment]("shipment.sent.v1", "shipments",
+var shipped = runtime.NewAvroType[shipment]("shipment.sent.v1", "shipments",
 	`{"type":"record","name":"Shipment","fields":[{"name":"id","type":"string"},{"name":"items","type":"int"}]}`)
 
 // Delivered goes through the Avro codec too: the Confluent wire format and

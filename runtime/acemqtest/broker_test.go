@@ -13,7 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
-var text = runtime.TextType("acemqtest.text")
+var text = runtime.NewTextType("acemqtest.text")
 
 // queueExists asks the broker, with a passive declare on a fresh channel.
 func queueExists(t *testing.T, vhostURL, q string) bool {
@@ -50,7 +50,7 @@ func TestQueueIsTheTestsOwn(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		policy := runtime.Fixed(2, time.Second).WaitInBrokerFrom(time.Second)
+		policy := runtime.Fixed(2, time.Second).WithWaitInBrokerFrom(time.Second)
 		if err := c.Declare(ctx, runtime.NewTopology().Queue(runtime.Queue{Name: q, Retry: policy})); err != nil {
 			t.Fatal(err)
 		}

@@ -34,7 +34,7 @@ func ExampleNewMessage() {
 // In a test: the Assert helpers fail it with what the handler decided.
 func ExampleAssertReject() {
 	var t *testing.T // in a real test: the test function's argument
-	orders := runtime.JSONType[map[string]any]("order.placed.v1", `{"type": "object", "required": ["order_id"]}`)
+	orders := runtime.NewJSONType[map[string]any]("order.placed.v1", `{"type": "object", "required": ["order_id"]}`)
 	handler := func(ctx context.Context, m *runtime.Message[map[string]any]) runtime.Ack {
 		if m.Payload["customer_id"] == nil {
 			return runtime.Reject(errors.New("no customer id"))
@@ -57,7 +57,7 @@ func ExampleQueue() {
 	if err := c.Declare(ctx, runtime.NewTopology().Queue(runtime.Queue{Name: q})); err != nil {
 		t.Fatal(err)
 	}
-	if err := runtime.Publish(ctx, c, runtime.TextType("payment.v1"), "", "P-1", runtime.WithRoutingKey(q)); err != nil {
+	if err := runtime.Publish(ctx, c, runtime.NewTextType("payment.v1"), "", "P-1", runtime.WithRoutingKey(q)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -56,10 +56,10 @@ func cases() []benchCase {
 			aName: "Publish, 256 goroutines", a: landsIn(queueOf("json"), typedPublish("json", 256)),
 			bName: "raw, confirm window 256", b: landsIn(queueOf("json"), rawPublishWindow("json", 256))},
 		{name: "P1-avro-all", format: "avro", target: 0.90,
-			aName: "PublishAll(256)", a: landsIn(queueOf("avro"), typedPublishAll("avro", 256)),
+			aName: "PublishBatch(256)", a: landsIn(queueOf("avro"), typedPublishAll("avro", 256)),
 			bName: "raw, confirm window 256", b: landsIn(queueOf("avro"), rawPublishWindow("avro", 256))},
 		{name: "P1-json-all", format: "json", target: 0.80,
-			aName: "PublishAll(256)", a: landsIn(queueOf("json"), typedPublishAll("json", 256)),
+			aName: "PublishBatch(256)", a: landsIn(queueOf("json"), typedPublishAll("json", 256)),
 			bName: "raw, confirm window 256", b: landsIn(queueOf("json"), rawPublishWindow("json", 256))},
 		{name: "P1-avro-async", format: "avro", target: 0.90,
 			aName: "PublishAsync, window 256", a: landsIn(queueOf("avro"), typedPublishAsync("avro", 256)),
@@ -339,7 +339,7 @@ func typedRetrying(failPct int) runFunc {
 			}
 		}
 		for i := 0; i < n; i += 256 {
-			if err := runtime.PublishAll(ctx, e.conn, orders.TypeOfOrderAvro(), "bench", msgs[i:min(i+256, n)], runtime.WithRoutingKey("r1")); err != nil {
+			if err := runtime.PublishBatch(ctx, e.conn, orders.TypeOfOrderAvro(), "bench", msgs[i:min(i+256, n)], runtime.WithRoutingKey("r1")); err != nil {
 				return 0, 0, err
 			}
 		}

@@ -165,7 +165,7 @@ func (e *env) purge() error {
 	return nil
 }
 
-// fill puts n messages of format in its queue with the runtime's PublishAll
+// fill puts n messages of format in its queue with the runtime's PublishBatch
 // (not timed).
 func (e *env) fill(ctx context.Context, format string, n int) error {
 	p := orders.NewBenchPublisher(e.conn)

@@ -32,9 +32,9 @@ func (p *DirectPublisher) PublishEverything(ctx context.Context, m Everything, o
 // queue "golden.avro-all" through the default exchange, in one pipelined
 // batch, and waits for every confirm. The options in opts apply after that
 // routing key, so a runtime.WithRoutingKey among them wins. See
-// runtime.PublishAll for its errors and for what cancelling ctx does.
+// runtime.PublishBatch for its errors and for what cancelling ctx does.
 func (p *DirectPublisher) PublishEverythingBatch(ctx context.Context, ms []Everything, opts ...runtime.PublishOption) error {
-	return runtime.PublishAll(ctx, p.c, everythingType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.avro-all")}, opts...)...)
+	return runtime.PublishBatch(ctx, p.c, everythingType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.avro-all")}, opts...)...)
 }
 
 // PublishEverythingAsync publishes m as "golden.avro.everything.v1" to the

@@ -111,7 +111,7 @@ func (v Everything) Validate() error {
 }
 
 // acemqShapeEverything is the decode shape of Everything
-// (acemqimpl.JSONTypeChecked): what the struct cannot show of a body.
+// (acemqimpl.NewCheckedJSONType): what the struct cannot show of a body.
 func acemqShapeEverything() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject, Closed: true}
 	s1 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}

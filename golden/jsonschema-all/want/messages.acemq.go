@@ -188,7 +188,7 @@ const everythingSchema = "" +
 // payload Everything: JSON, validated against its JSON Schema on publish and
 // on consume, checked in plain Go by acemqCheckEverything (the reference
 // validator decides only what it does not pass).
-var everythingType = acemqimpl.JSONTypeChecked[Everything]("golden.jsonschema.everything.v1", everythingSchema, acemqCheckEverything, acemqShapeEverything)
+var everythingType = acemqimpl.NewCheckedJSONType[Everything]("golden.jsonschema.everything.v1", everythingSchema, acemqCheckEverything, acemqShapeEverything)
 
 // TypeOfEverything returns the message type "golden.jsonschema.everything.v1",
 // payload Everything: JSON, validated against its JSON Schema on publish and

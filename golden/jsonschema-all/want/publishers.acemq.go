@@ -29,10 +29,10 @@ func (p *FanoutPublisher) PublishEverything(ctx context.Context, m Everything, o
 
 // PublishEverythingBatch publishes ms as "golden.jsonschema.everything.v1" to
 // the exchange "golden.jsonschema-all" with an empty routing key, in one
-// pipelined batch, and waits for every confirm. See runtime.PublishAll for its
-// errors and for what cancelling ctx does.
+// pipelined batch, and waits for every confirm. See runtime.PublishBatch for
+// its errors and for what cancelling ctx does.
 func (p *FanoutPublisher) PublishEverythingBatch(ctx context.Context, ms []Everything, opts ...runtime.PublishOption) error {
-	return runtime.PublishAll(ctx, p.c, everythingType, "golden.jsonschema-all", ms, opts...)
+	return runtime.PublishBatch(ctx, p.c, everythingType, "golden.jsonschema-all", ms, opts...)
 }
 
 // PublishEverythingAsync publishes m as "golden.jsonschema.everything.v1" to

@@ -60,8 +60,8 @@ func (v Type) Validate() error {
 	return typeType.Validate(v)
 }
 
-// acemqShapeType is the decode shape of Type (acemqimpl.JSONTypeChecked): what
-// the struct cannot show of a body.
+// acemqShapeType is the decode shape of Type (acemqimpl.NewCheckedJSONType):
+// what the struct cannot show of a body.
 func acemqShapeType() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
 	s0.Fields = []acemqimpl.JSONMember{
@@ -102,7 +102,7 @@ func (v CaféCrème) Validate() error {
 }
 
 // acemqShapeCaféCrème is the decode shape of CaféCrème
-// (acemqimpl.JSONTypeChecked): what the struct cannot show of a body.
+// (acemqimpl.NewCheckedJSONType): what the struct cannot show of a body.
 func acemqShapeCaféCrème() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
 	s0.Fields = []acemqimpl.JSONMember{
@@ -139,7 +139,7 @@ func (v X订单) Validate() error {
 }
 
 // acemqShapeX订单 is the decode shape of X订单
-// (acemqimpl.JSONTypeChecked): what the struct cannot show of a body.
+// (acemqimpl.NewCheckedJSONType): what the struct cannot show of a body.
 func acemqShapeX订单() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
 	s0.Fields = []acemqimpl.JSONMember{
@@ -175,7 +175,7 @@ func (v RangeEvent) Validate() error {
 }
 
 // acemqShapeRangeEvent is the decode shape of RangeEvent
-// (acemqimpl.JSONTypeChecked): what the struct cannot show of a body.
+// (acemqimpl.NewCheckedJSONType): what the struct cannot show of a body.
 func acemqShapeRangeEvent() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
 	s0.Fields = []acemqimpl.JSONMember{

@@ -40,7 +40,7 @@ const typeSchema = "" +
 // payload Type: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckType (the reference validator
 // decides only what it does not pass).
-var typeType = acemqimpl.JSONTypeChecked[Type]("names.type.v1 */ //go:generate echo pwned", typeSchema, acemqCheckType, acemqShapeType)
+var typeType = acemqimpl.NewCheckedJSONType[Type]("names.type.v1 */ //go:generate echo pwned", typeSchema, acemqCheckType, acemqShapeType)
 
 // TypeOfType returns the message type "names.type.v1 */ //go:generate echo
 // pwned", payload Type: JSON, validated against its JSON Schema on publish and
@@ -74,7 +74,7 @@ const x2faCodeSchema = "" +
 // x2faCodeType is the message type "names.2fa-code.v1", payload X2faCode: Avro
 // in the Confluent wire format, its schema registered under the subject
 // "names.2fa-code.v1".
-var x2faCodeType = runtime.AvroType[X2faCode]("names.2fa-code.v1", "names.2fa-code.v1", x2faCodeSchema)
+var x2faCodeType = runtime.NewAvroType[X2faCode]("names.2fa-code.v1", "names.2fa-code.v1", x2faCodeSchema)
 
 // TypeOfX2faCode returns the message type "names.2fa-code.v1", payload
 // X2faCode: Avro in the Confluent wire format, its schema registered under the
@@ -107,7 +107,7 @@ const caféCrèmeSchema = "" +
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckCaféCrème (the reference validator decides only
 // what it does not pass).
-var caféCrèmeType = acemqimpl.JSONTypeChecked[CaféCrème]("names.café.v1", caféCrèmeSchema, acemqCheckCaféCrème, acemqShapeCaféCrème)
+var caféCrèmeType = acemqimpl.NewCheckedJSONType[CaféCrème]("names.café.v1", caféCrèmeSchema, acemqCheckCaféCrème, acemqShapeCaféCrème)
 
 // TypeOfCaféCrème returns the message type "names.café.v1", payload
 // CaféCrème: JSON, validated against its JSON Schema on publish and on
@@ -140,7 +140,7 @@ const x订单Schema = "" +
 // validated against its JSON Schema on publish and on consume, checked in
 // plain Go by acemqCheckX订单 (the reference validator decides only what it
 // does not pass).
-var x订单Type = acemqimpl.JSONTypeChecked[X订单]("names.订单.v1", x订单Schema, acemqCheckX订单, acemqShapeX订单)
+var x订单Type = acemqimpl.NewCheckedJSONType[X订单]("names.订单.v1", x订单Schema, acemqCheckX订单, acemqShapeX订单)
 
 // TypeOfX订单 returns the message type "names.订单.v1", payload X订单:
 // JSON, validated against its JSON Schema on publish and on consume, checked
@@ -173,7 +173,7 @@ const rangeEventSchema = "" +
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckRangeEvent (the reference validator decides only
 // what it does not pass).
-var rangeEventType = acemqimpl.JSONTypeChecked[RangeEvent]("names.range.v1", rangeEventSchema, acemqCheckRangeEvent, acemqShapeRangeEvent)
+var rangeEventType = acemqimpl.NewCheckedJSONType[RangeEvent]("names.range.v1", rangeEventSchema, acemqCheckRangeEvent, acemqShapeRangeEvent)
 
 // TypeOfRangeEvent returns the message type "names.range.v1", payload
 // RangeEvent: JSON, validated against its JSON Schema on publish and on

@@ -32,10 +32,10 @@ func (p *FuncPublisher) PublishType(ctx context.Context, m Type, opts ...runtime
 // to the exchange "golden.names" with the routing key "key */ with\nnewline //go:generate
 // echo pwned", in one pipelined batch, and waits for every confirm. The
 // options in opts apply after that routing key, so a runtime.WithRoutingKey
-// among them wins. See runtime.PublishAll for its errors and for what
+// among them wins. See runtime.PublishBatch for its errors and for what
 // cancelling ctx does.
 func (p *FuncPublisher) PublishTypeBatch(ctx context.Context, ms []Type, opts ...runtime.PublishOption) error {
-	return runtime.PublishAll(ctx, p.c, typeType, "golden.names", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
+	return runtime.PublishBatch(ctx, p.c, typeType, "golden.names", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
 
 // PublishTypeAsync publishes m as "names.type.v1 */ //go:generate echo pwned"
@@ -62,10 +62,10 @@ func (p *FuncPublisher) PublishX2faCode(ctx context.Context, m X2faCode, opts ..
 // "golden.names" with the routing key "key */ with\nnewline //go:generate echo
 // pwned", in one pipelined batch, and waits for every confirm. The options in
 // opts apply after that routing key, so a runtime.WithRoutingKey among them
-// wins. See runtime.PublishAll for its errors and for what cancelling ctx
+// wins. See runtime.PublishBatch for its errors and for what cancelling ctx
 // does.
 func (p *FuncPublisher) PublishX2faCodeBatch(ctx context.Context, ms []X2faCode, opts ...runtime.PublishOption) error {
-	return runtime.PublishAll(ctx, p.c, x2faCodeType, "golden.names", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
+	return runtime.PublishBatch(ctx, p.c, x2faCodeType, "golden.names", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
 
 // PublishX2faCodeAsync publishes m as "names.2fa-code.v1" to the exchange
@@ -92,10 +92,10 @@ func (p *FuncPublisher) PublishCaféCrème(ctx context.Context, m CaféCrème, o
 // "golden.names" with the routing key "key */ with\nnewline //go:generate echo
 // pwned", in one pipelined batch, and waits for every confirm. The options in
 // opts apply after that routing key, so a runtime.WithRoutingKey among them
-// wins. See runtime.PublishAll for its errors and for what cancelling ctx
+// wins. See runtime.PublishBatch for its errors and for what cancelling ctx
 // does.
 func (p *FuncPublisher) PublishCaféCrèmeBatch(ctx context.Context, ms []CaféCrème, opts ...runtime.PublishOption) error {
-	return runtime.PublishAll(ctx, p.c, caféCrèmeType, "golden.names", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
+	return runtime.PublishBatch(ctx, p.c, caféCrèmeType, "golden.names", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
 
 // PublishCaféCrèmeAsync publishes m as "names.café.v1" to the exchange
@@ -122,10 +122,10 @@ func (p *FuncPublisher) PublishX订单(ctx context.Context, m X订单, opts ...r
 // "golden.names" with the routing key "key */ with\nnewline //go:generate echo
 // pwned", in one pipelined batch, and waits for every confirm. The options in
 // opts apply after that routing key, so a runtime.WithRoutingKey among them
-// wins. See runtime.PublishAll for its errors and for what cancelling ctx
+// wins. See runtime.PublishBatch for its errors and for what cancelling ctx
 // does.
 func (p *FuncPublisher) PublishX订单Batch(ctx context.Context, ms []X订单, opts ...runtime.PublishOption) error {
-	return runtime.PublishAll(ctx, p.c, x订单Type, "golden.names", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
+	return runtime.PublishBatch(ctx, p.c, x订单Type, "golden.names", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
 
 // PublishX订单Async publishes m as "names.订单.v1" to the exchange
@@ -161,10 +161,10 @@ func (p *DirectPublisher) PublishRangeEvent(ctx context.Context, m RangeEvent, o
 // PublishRangeEventBatch publishes ms as "names.range.v1" to the queue
 // "golden.names.other" through the default exchange, in one pipelined batch,
 // and waits for every confirm. The options in opts apply after that routing
-// key, so a runtime.WithRoutingKey among them wins. See runtime.PublishAll for
-// its errors and for what cancelling ctx does.
+// key, so a runtime.WithRoutingKey among them wins. See runtime.PublishBatch
+// for its errors and for what cancelling ctx does.
 func (p *DirectPublisher) PublishRangeEventBatch(ctx context.Context, ms []RangeEvent, opts ...runtime.PublishOption) error {
-	return runtime.PublishAll(ctx, p.c, rangeEventType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.names.other")}, opts...)...)
+	return runtime.PublishBatch(ctx, p.c, rangeEventType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.names.other")}, opts...)...)
 }
 
 // PublishRangeEventAsync publishes m as "names.range.v1" to the queue

@@ -49,7 +49,7 @@ func (v OrderCancelled) Validate() error {
 }
 
 // acemqShapeOrderCancelled is the decode shape of OrderCancelled
-// (acemqimpl.JSONTypeChecked): what the struct cannot show of a body.
+// (acemqimpl.NewCheckedJSONType): what the struct cannot show of a body.
 func acemqShapeOrderCancelled() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject, Closed: true}
 	s0.Fields = []acemqimpl.JSONMember{

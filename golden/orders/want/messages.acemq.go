@@ -42,7 +42,7 @@ const orderPlacedSchema = "" +
 // orderPlacedType is the message type "order.placed.v2", payload OrderPlaced:
 // Avro in the Confluent wire format, its schema registered under the subject
 // "golden-orders".
-var orderPlacedType = runtime.AvroType[OrderPlaced]("order.placed.v2", "golden-orders", orderPlacedSchema)
+var orderPlacedType = runtime.NewAvroType[OrderPlaced]("order.placed.v2", "golden-orders", orderPlacedSchema)
 
 // TypeOfOrderPlaced returns the message type "order.placed.v2", payload
 // OrderPlaced: Avro in the Confluent wire format, its schema registered under
@@ -79,7 +79,7 @@ const orderCancelledSchema = "" +
 // OrderCancelled: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckOrderCancelled (the reference
 // validator decides only what it does not pass).
-var orderCancelledType = acemqimpl.JSONTypeChecked[OrderCancelled]("order.cancelled.v1", orderCancelledSchema, acemqCheckOrderCancelled, acemqShapeOrderCancelled)
+var orderCancelledType = acemqimpl.NewCheckedJSONType[OrderCancelled]("order.cancelled.v1", orderCancelledSchema, acemqCheckOrderCancelled, acemqShapeOrderCancelled)
 
 // TypeOfOrderCancelled returns the message type "order.cancelled.v1", payload
 // OrderCancelled: JSON, validated against its JSON Schema on publish and on

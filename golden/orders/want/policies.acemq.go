@@ -11,7 +11,7 @@ import (
 
 // standardPolicy is the retry policy "standard": 6 attempts, waits [10s 20s
 // 40s 1m20s 2m40s], broker rungs [40s 1m20s 2m40s], give up after 10m0s.
-var standardPolicy = runtime.Exponential(6, 10*time.Second, 5*time.Minute).GiveUpAfter(10 * time.Minute)
+var standardPolicy = runtime.Exponential(6, 10*time.Second, 5*time.Minute).WithGiveUpAfter(10 * time.Minute)
 
 // StandardPolicy returns the retry policy "standard" (a copy): 6 attempts,
 // waits [10s 20s 40s 1m20s 2m40s], broker rungs [40s 1m20s 2m40s], give up

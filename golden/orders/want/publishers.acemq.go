@@ -32,9 +32,9 @@ func (p *OrdersPublisher) PublishOrderPlaced(ctx context.Context, m OrderPlaced,
 // "golden.orders" with the routing key "order.created", in one pipelined
 // batch, and waits for every confirm. The options in opts apply after that
 // routing key, so a runtime.WithRoutingKey among them wins. See
-// runtime.PublishAll for its errors and for what cancelling ctx does.
+// runtime.PublishBatch for its errors and for what cancelling ctx does.
 func (p *OrdersPublisher) PublishOrderPlacedBatch(ctx context.Context, ms []OrderPlaced, opts ...runtime.PublishOption) error {
-	return runtime.PublishAll(ctx, p.c, orderPlacedType, "golden.orders", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("order.created")}, opts...)...)
+	return runtime.PublishBatch(ctx, p.c, orderPlacedType, "golden.orders", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("order.created")}, opts...)...)
 }
 
 // PublishOrderPlacedAsync publishes m as "order.placed.v2" to the exchange
@@ -61,9 +61,9 @@ func (p *OrdersPublisher) PublishOrderCancelled(ctx context.Context, m OrderCanc
 // exchange "golden.orders" with the routing key "order.cancelled", in one
 // pipelined batch, and waits for every confirm. The options in opts apply
 // after that routing key, so a runtime.WithRoutingKey among them wins. See
-// runtime.PublishAll for its errors and for what cancelling ctx does.
+// runtime.PublishBatch for its errors and for what cancelling ctx does.
 func (p *OrdersPublisher) PublishOrderCancelledBatch(ctx context.Context, ms []OrderCancelled, opts ...runtime.PublishOption) error {
-	return runtime.PublishAll(ctx, p.c, orderCancelledType, "golden.orders", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("order.cancelled")}, opts...)...)
+	return runtime.PublishBatch(ctx, p.c, orderCancelledType, "golden.orders", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("order.cancelled")}, opts...)...)
 }
 
 // PublishOrderCancelledAsync publishes m as "order.cancelled.v1" to the

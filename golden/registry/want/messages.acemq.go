@@ -41,7 +41,7 @@ const orderPlacedSchema = "" +
 // orderPlacedType is the message type "golden.registry.order.v1", payload
 // OrderPlaced: Avro in the Confluent wire format, its schema registered under
 // the subject "golden-registry-orders".
-var orderPlacedType = runtime.AvroType[OrderPlaced]("golden.registry.order.v1", "golden-registry-orders", orderPlacedSchema, runtime.TypeRegistry(schemaRegistry))
+var orderPlacedType = runtime.NewAvroType[OrderPlaced]("golden.registry.order.v1", "golden-registry-orders", orderPlacedSchema, runtime.WithSchemaRegistry(schemaRegistry))
 
 // TypeOfOrderPlaced returns the message type "golden.registry.order.v1",
 // payload OrderPlaced: Avro in the Confluent wire format, its schema

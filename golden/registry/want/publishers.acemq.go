@@ -32,9 +32,9 @@ func (p *DirectPublisher) PublishOrderPlaced(ctx context.Context, m OrderPlaced,
 // queue "golden.registry" through the default exchange, in one pipelined
 // batch, and waits for every confirm. The options in opts apply after that
 // routing key, so a runtime.WithRoutingKey among them wins. See
-// runtime.PublishAll for its errors and for what cancelling ctx does.
+// runtime.PublishBatch for its errors and for what cancelling ctx does.
 func (p *DirectPublisher) PublishOrderPlacedBatch(ctx context.Context, ms []OrderPlaced, opts ...runtime.PublishOption) error {
-	return runtime.PublishAll(ctx, p.c, orderPlacedType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.registry")}, opts...)...)
+	return runtime.PublishBatch(ctx, p.c, orderPlacedType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.registry")}, opts...)...)
 }
 
 // PublishOrderPlacedAsync publishes m as "golden.registry.order.v1" to the

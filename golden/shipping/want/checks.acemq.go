@@ -47,7 +47,7 @@ func (v ShipmentRequested) Validate() error {
 }
 
 // acemqShapeShipmentRequested is the decode shape of ShipmentRequested
-// (acemqimpl.JSONTypeChecked): what the struct cannot show of a body.
+// (acemqimpl.NewCheckedJSONType): what the struct cannot show of a body.
 func acemqShapeShipmentRequested() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
 	s1 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}

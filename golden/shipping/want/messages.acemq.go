@@ -51,7 +51,7 @@ const shipmentRequestedSchema = "" +
 // ShipmentRequested: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckShipmentRequested (the reference
 // validator decides only what it does not pass).
-var shipmentRequestedType = acemqimpl.JSONTypeChecked[ShipmentRequested]("shipment.requested.v1", shipmentRequestedSchema, acemqCheckShipmentRequested, acemqShapeShipmentRequested)
+var shipmentRequestedType = acemqimpl.NewCheckedJSONType[ShipmentRequested]("shipment.requested.v1", shipmentRequestedSchema, acemqCheckShipmentRequested, acemqShapeShipmentRequested)
 
 // TypeOfShipmentRequested returns the message type "shipment.requested.v1",
 // payload ShipmentRequested: JSON, validated against its JSON Schema on

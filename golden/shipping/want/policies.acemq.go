@@ -10,7 +10,7 @@ import (
 )
 
 // quickPolicy is the retry policy "quick": 3 attempts, waits [200ms 200ms].
-var quickPolicy = runtime.Fixed(3, 200*time.Millisecond).WaitInBrokerFrom(0)
+var quickPolicy = runtime.Fixed(3, 200*time.Millisecond).WithWaitInBrokerFrom(0)
 
 // QuickPolicy returns the retry policy "quick" (a copy): 3 attempts, waits
 // [200ms 200ms]. The consumers of its queues use it unless their opts carry

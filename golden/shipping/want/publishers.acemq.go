@@ -33,9 +33,9 @@ func (p *ShippingPublisher) PublishShipmentRequested(ctx context.Context, m Ship
 // queue "golden.shipping.requests" through the default exchange, in one
 // pipelined batch, and waits for every confirm. The options in opts apply
 // after that routing key, so a runtime.WithRoutingKey among them wins. See
-// runtime.PublishAll for its errors and for what cancelling ctx does.
+// runtime.PublishBatch for its errors and for what cancelling ctx does.
 func (p *ShippingPublisher) PublishShipmentRequestedBatch(ctx context.Context, ms []ShipmentRequested, opts ...runtime.PublishOption) error {
-	return runtime.PublishAll(ctx, p.c, shipmentRequestedType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.shipping.requests")}, opts...)...)
+	return runtime.PublishBatch(ctx, p.c, shipmentRequestedType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.shipping.requests")}, opts...)...)
 }
 
 // PublishShipmentRequestedAsync publishes m as "shipment.requested.v1" to the

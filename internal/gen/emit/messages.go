@@ -75,7 +75,7 @@ func registryVar(f *jen.File, r *model.Registry) {
 // uses, and a func returning it, so that no code outside the package can
 // replace a message type:
 //
-//	var orderPlacedType = runtime.AvroType[OrderPlaced]("order.placed.v2", "orders", orderPlacedSchema)
+//	var orderPlacedType = runtime.NewAvroType[OrderPlaced]("order.placed.v2", "orders", orderPlacedSchema)
 //
 //	func TypeOfOrderPlaced() *runtime.MessageType[OrderPlaced] { return orderPlacedType }
 func messageTypeVar(f *jen.File, msg *model.Message, reg *model.Registry) {
@@ -86,15 +86,15 @@ func messageTypeVar(f *jen.File, msg *model.Message, reg *model.Registry) {
 		what = fmt.Sprintf("the message type %q, payload %s: Avro in the Confluent wire format, its schema registered under the subject %q", msg.Type, msg.GoName, msg.Subject)
 		args := []jen.Code{jen.Lit(msg.Type), jen.Lit(msg.Subject), jen.Id(msg.SchemaConst)}
 		if reg != nil {
-			args = append(args, rt("TypeRegistry").Call(jen.Id(reg.VarName)))
+			args = append(args, rt("WithSchemaRegistry").Call(jen.Id(reg.VarName)))
 		}
-		ctor = rt("AvroType").Types(jen.Id(msg.GoName)).Call(args...)
+		ctor = rt("NewAvroType").Types(jen.Id(msg.GoName)).Call(args...)
 	default:
 		what = fmt.Sprintf("the message type %q, payload %s: JSON, validated against its JSON Schema on publish and on consume", msg.Type, msg.GoName)
-		ctor = rt("JSONType").Types(jen.Id(msg.GoName)).Call(jen.Lit(msg.Type), jen.Id(msg.SchemaConst))
+		ctor = rt("NewJSONType").Types(jen.Id(msg.GoName)).Call(jen.Lit(msg.Type), jen.Id(msg.SchemaConst))
 		if jsonChecked(msg) {
 			what += ", checked in plain Go by " + msg.CheckFunc + " (the reference validator decides only what it does not pass)"
-			ctor = impl("JSONTypeChecked").Types(jen.Id(msg.GoName)).Call(jen.Lit(msg.Type), jen.Id(msg.SchemaConst), jen.Id(msg.CheckFunc),
+			ctor = impl("NewCheckedJSONType").Types(jen.Id(msg.GoName)).Call(jen.Lit(msg.Type), jen.Id(msg.SchemaConst), jen.Id(msg.CheckFunc),
 				jen.Id(msg.ShapeFunc))
 		}
 	}

@@ -11,7 +11,7 @@ import (
 // consumers use and a func that returns a copy, so that no code outside
 // the package can change the policy of every consumer:
 //
-//	var standardPolicy = runtime.Exponential(5, time.Second, time.Minute).GiveUpAfter(10 * time.Minute)
+//	var standardPolicy = runtime.Exponential(5, time.Second, time.Minute).WithGiveUpAfter(10 * time.Minute)
 //
 //	func StandardPolicy() runtime.RetryPolicy { return standardPolicy }
 func policiesFile(m *model.Model, source string) *jen.File {
@@ -41,10 +41,10 @@ func policyExpr(p *model.Policy) *jen.Statement {
 		s = s.Dot("WithJitter").Call(jen.Lit(*p.Jitter))
 	}
 	if p.WaitInBrokerFrom != nil {
-		s = s.Dot("WaitInBrokerFrom").Call(duration(*p.WaitInBrokerFrom))
+		s = s.Dot("WithWaitInBrokerFrom").Call(duration(*p.WaitInBrokerFrom))
 	}
 	if p.GiveUpAfter > 0 {
-		s = s.Dot("GiveUpAfter").Call(duration(p.GiveUpAfter))
+		s = s.Dot("WithGiveUpAfter").Call(duration(p.GiveUpAfter))
 	}
 	return s
 }

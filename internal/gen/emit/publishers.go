@@ -77,17 +77,17 @@ func publishMethod(f *jen.File, p *model.Publisher, pm *model.Published) {
 	)
 }
 
-// publishBatchMethod emits PublishOrderPlacedBatch over runtime.PublishAll.
+// publishBatchMethod emits PublishOrderPlacedBatch over runtime.PublishBatch.
 func publishBatchMethod(f *jen.File, p *model.Publisher, pm *model.Published) {
 	msg := pm.Message
-	doc(f.Comment, "%s publishes ms as %q %s, in one pipelined batch, and waits for every confirm.%s See runtime.PublishAll for its errors and for what cancelling ctx does.",
+	doc(f.Comment, "%s publishes ms as %q %s, in one pipelined batch, and waits for every confirm.%s See runtime.PublishBatch for its errors and for what cancelling ctx does.",
 		pm.BatchName, msg.Type, route(p, pm), optionsNote(pm))
 	f.Func().Params(jen.Id("p").Op("*").Id(p.GoName)).Id(pm.BatchName).Params(
 		jen.Id("ctx").Qual(contextPkg, "Context"),
 		jen.Id("ms").Index().Id(msg.GoName),
 		jen.Id("opts").Op("...").Add(rt("PublishOption")),
 	).Error().Block(
-		jen.Return(rt("PublishAll").Call(jen.Id("ctx"), jen.Id("p").Dot("c"), jen.Id(msg.VarName),
+		jen.Return(rt("PublishBatch").Call(jen.Id("ctx"), jen.Id("p").Dot("c"), jen.Id(msg.VarName),
 			jen.Lit(p.ExchangeName()), jen.Id("ms"), publishOptions(pm))),
 	)
 }

@@ -195,10 +195,10 @@ func queueData(q *model.Queue) templates.Queue {
 	if j := v.Jitter(); j > 0 {
 		tp.Jitter = "±" + strconv.FormatFloat(j*100, 'f', -1, 64) + "%"
 	}
-	if age := v.GiveUpAge(); age > 0 {
+	if age := v.GiveUpAfter(); age > 0 {
 		tp.GiveUpAfter = short(age)
 	}
-	if t := v.BrokerThreshold(); t > 0 {
+	if t := v.WaitInBrokerFrom(); t > 0 {
 		tp.Threshold = short(t)
 	}
 	sched := v.Schedule()

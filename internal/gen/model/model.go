@@ -80,7 +80,7 @@ type Message struct {
 	// acemqCheckOrderCancelled; "" for an Avro message.
 	CheckFunc string
 	// ShapeFunc is the unexported func returning the decode shape of a
-	// JSON Schema payload (acemqimpl.JSONTypeChecked), e.g.
+	// JSON Schema payload (acemqimpl.NewCheckedJSONType), e.g.
 	// acemqShapeOrderCancelled; "" for an Avro message.
 	ShapeFunc string
 	// HandlerMethod is the method of a queue's handler interface that

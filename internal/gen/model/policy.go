@@ -82,10 +82,10 @@ func (b *builder) policyValue(who string, mp *manifest.Policy, p *Policy) {
 	if w := mp.WaitInBrokerFrom; w != nil {
 		d := b.duration(who, "wait_in_broker_from", *w)
 		p.WaitInBrokerFrom = &d
-		v = v.WaitInBrokerFrom(d)
-		if d > runtime.MaxMemoryThreshold {
+		v = v.WithWaitInBrokerFrom(d)
+		if d > runtime.MaxWaitInBrokerFrom {
 			b.errorf(w.Pos, "%s: wait_in_broker_from %s is above %s: a delivery held that long in memory risks the broker's consumer timeout (30m); use %s or less",
-				who, w.Value, short(runtime.MaxMemoryThreshold), short(runtime.MaxMemoryThreshold))
+				who, w.Value, short(runtime.MaxWaitInBrokerFrom), short(runtime.MaxWaitInBrokerFrom))
 			return
 		}
 	}
@@ -96,16 +96,16 @@ func (b *builder) policyValue(who string, mp *manifest.Policy, p *Policy) {
 				"remove give_up_after for no limit, or write the age after which to give up, like 10m (attempts: 1 gives up at the first failure)", who, g.Value)
 			return
 		}
-		v = v.GiveUpAfter(p.GiveUpAfter)
+		v = v.WithGiveUpAfter(p.GiveUpAfter)
 	}
 	p.Value = v
 	at := policyPos(mp)
 	for _, d := range v.BrokerRungs() {
 		if d%time.Second != 0 {
 			fix := "use whole-second delays, or a wait_in_broker_from above it"
-			if d >= runtime.MaxMemoryThreshold {
+			if d >= runtime.MaxWaitInBrokerFrom {
 				// wait_in_broker_from cannot exceed the threshold.
-				fix = "use whole-second delays (initial, max and multiplier such that every wait from " + short(runtime.MaxMemoryThreshold) + " on is whole seconds)"
+				fix = "use whole-second delays (initial, max and multiplier such that every wait from " + short(runtime.MaxWaitInBrokerFrom) + " on is whole seconds)"
 			}
 			b.errorf(at, "%s: the broker wait %s is not a whole number of seconds (rungs are named <queue>.retry.<N>s); %s", who, d, fix)
 			return

@@ -59,10 +59,10 @@ func run(role, url, queue, schema, dir, regURL string, n int) error {
 	var opts []runtime.TypeOption
 	if dir != "" {
 		// As generated code does for a manifest's registry: {directory: DIR}.
-		opts = append(opts, runtime.TypeRegistry(registry.OpenLazy(registry.Config{Directory: dir})))
+		opts = append(opts, runtime.WithSchemaRegistry(registry.OpenLazy(registry.Config{Directory: dir})))
 	}
 	if regURL != "" {
-		opts = append(opts, runtime.TypeRegistry(registry.OpenLazy(registry.Config{URL: regURL})))
+		opts = append(opts, runtime.WithSchemaRegistry(registry.OpenLazy(registry.Config{URL: regURL})))
 	}
 	c, err := runtime.Dial(ctx, url)
 	if err != nil {
@@ -74,9 +74,9 @@ func run(role, url, queue, schema, dir, regURL string, n int) error {
 		for i := range n {
 			id := fmt.Sprintf("A-%d", i+1)
 			if schema == "v1" {
-				err = runtime.Publish(ctx, c, runtime.AvroType[OrderV1]("shop.order", "orders", v1, opts...), "", OrderV1{ID: id}, runtime.WithRoutingKey(queue))
+				err = runtime.Publish(ctx, c, runtime.NewAvroType[OrderV1]("shop.order", "orders", v1, opts...), "", OrderV1{ID: id}, runtime.WithRoutingKey(queue))
 			} else {
-				err = runtime.Publish(ctx, c, runtime.AvroType[Order]("shop.order", "orders", v2, opts...), "", Order{ID: id, Currency: "USD"}, runtime.WithRoutingKey(queue))
+				err = runtime.Publish(ctx, c, runtime.NewAvroType[Order]("shop.order", "orders", v2, opts...), "", Order{ID: id, Currency: "USD"}, runtime.WithRoutingKey(queue))
 			}
 			if err != nil {
 				return err
@@ -90,7 +90,7 @@ func run(role, url, queue, schema, dir, regURL string, n int) error {
 		}
 		got := make(chan Order, n)
 		cs, err := runtime.Consume(ctx, c, runtime.ConsumerSpec{Queue: queue, Routes: []runtime.Route{
-			runtime.Handle(runtime.AvroType[Order]("shop.order", "orders", text, opts...), func(_ context.Context, m *runtime.Message[Order]) runtime.Ack {
+			runtime.Handle(runtime.NewAvroType[Order]("shop.order", "orders", text, opts...), func(_ context.Context, m *runtime.Message[Order]) runtime.Ack {
 				got <- m.Payload
 				return runtime.Accept()
 			}),

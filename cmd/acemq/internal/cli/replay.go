@@ -74,13 +74,10 @@ input.`,
 				return bad("replay %s --to %s: %w", src, to, runtime.ErrReplayLoop)
 			}
 			opts := runtime.ReplayOptions{RoutingKey: to, Exchange: exchange, Limit: limit, KeepAttempts: keep}
-			if timeout > 0 {
-				opts.Deadline = time.Now().Add(timeout)
-			}
 			if dry {
 				return e.dryRun(src, opts, f)
 			}
-			return e.replay(src, opts, f)
+			return e.replay(src, opts, f, timeout)
 		},
 	}
 	fl := cmd.Flags()
@@ -106,7 +103,8 @@ func targetText(opts runtime.ReplayOptions) string {
 	return "each message's own queue"
 }
 
-func (e *env) replay(src string, opts runtime.ReplayOptions, f where.Filter) error {
+// replay runs one pass; a timeout above 0 is the pass's deadline.
+func (e *env) replay(src string, opts runtime.ReplayOptions, f where.Filter, timeout time.Duration) error {
 	return e.withQueue(src, func(ctx context.Context, c *runtime.Connection, total int) error {
 		fmt.Fprintf(e.stdout, "replaying %d messages from %s to %s\n", total, src, targetText(opts))
 		var b *bar
@@ -120,12 +118,17 @@ func (e *env) replay(src string, opts runtime.ReplayOptions, f where.Filter) err
 		}
 		looked := 0
 		now := time.Now()
-		opts.Match = func(env runtime.Envelope, h map[string]any, body []byte) bool {
+		opts.Filter = func(env runtime.Envelope, h map[string]any, body []byte) bool {
 			looked++
 			b.step(looked)
 			return f.Match(where.Message{Envelope: env, Headers: h, Body: body}, now)
 		}
-		res, err := runtime.Replay(ctx, c, src, opts)
+		if timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+			defer cancel()
+		}
+		res, err := c.Replay(ctx, src, opts)
 		b.done()
 		if err != nil {
 			fmt.Fprintln(e.stdout, res)

@@ -41,10 +41,10 @@ queues that use it. Needs no broker.`,
 					p = p.WithJitter(jitter)
 				}
 				if cmd.Flags().Changed("wait-in-broker-from") {
-					p = p.WaitInBrokerFrom(threshold)
+					p = p.WithWaitInBrokerFrom(threshold)
 				}
 				if giveUpAfer > 0 {
-					p = p.GiveUpAfter(giveUpAfer)
+					p = p.WithGiveUpAfter(giveUpAfer)
 				}
 				return p
 			}
@@ -70,7 +70,7 @@ queues that use it. Needs no broker.`,
 	fl.StringVarP(&file, "file", "f", "", "the manifest whose policies to show")
 	fl.Float64Var(&multiplier, "multiplier", 2, "exponential: the factor between waits")
 	fl.Float64Var(&jitter, "jitter", 0, "the jitter of waits held in memory (0.2: ±20%)")
-	fl.DurationVar(&threshold, "wait-in-broker-from", runtime.DefaultBrokerThreshold, "waits from this long are held by the broker (0: never)")
+	fl.DurationVar(&threshold, "wait-in-broker-from", runtime.DefaultWaitInBrokerFrom, "waits from this long are held by the broker (0: never)")
 	fl.DurationVar(&giveUpAfer, "give-up-after", 0, "dead-letter a message older than this")
 	return cmd
 }
@@ -161,7 +161,7 @@ func (e *env) printSchedule(name string, p runtime.RetryPolicy, queues []string)
 		fmt.Fprintf(e.stdout, "  after attempt %d: wait %s in the consumer%s\n", i+1, d, j)
 	}
 	fmt.Fprintf(e.stdout, "  after attempt %d: dead letter (gave up after %d attempts)\n", p.Attempts(), p.Attempts())
-	if age := p.GiveUpAge(); age > 0 {
+	if age := p.GiveUpAfter(); age > 0 {
 		fmt.Fprintf(e.stdout, "  older than %s: dead letter at its next failure\n", age)
 	}
 	for _, q := range queues {
