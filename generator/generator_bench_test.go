@@ -109,3 +109,30 @@ func gofmtBaseline(b *testing.B, files []File) time.Duration {
 	}
 	return time.Since(start) / time.Duration(passes)
 }
+
+// The manifest BenchmarkGenerate200 runs generates without a
+// type_go_names entry: its Avro schemas each define an enum Kind and a
+// record Line in a namespace of their own, which are named after their
+// message (docs/schema-mapping.md#names), never a clash.
+func TestGenerate200Names(t *testing.T) {
+	if testing.Short() {
+		t.Skip("maps 200 schemas")
+	}
+	files, err := Generate(Options{Manifest: synthManifest(t, 200)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if f.Path != "types.acemq.go" {
+			continue
+		}
+		for _, want := range []string{"type Event003Kind string", "Event003KindCreated Event003Kind = \"CREATED\"", "type Event003Line struct",
+			"Lines []Event003Line", "type Event199Kind string", "type Event199Line struct"} {
+			if !strings.Contains(string(f.Content), want) {
+				t.Errorf("types.acemq.go has no %q", want)
+			}
+		}
+		return
+	}
+	t.Fatal("no types.acemq.go")
+}

@@ -42,29 +42,29 @@ type OrderJSONItemsItem struct {
 //
 // An order with its line items (the bench's 1 KB body).
 type OrderAvro struct {
-	OrderID    string  `avro:"order_id" json:"order_id"`
-	CustomerID string  `avro:"customer_id" json:"customer_id"`
-	Email      string  `avro:"email" json:"email"`
-	PlacedAt   string  `avro:"placed_at" json:"placed_at"`
-	Status     Status  `avro:"status" json:"status"`
-	Currency   string  `avro:"currency" json:"currency"`
-	Note       string  `avro:"note" json:"note"`
-	Total      float64 `avro:"total" json:"total"`
-	Items      []Item  `avro:"items" json:"items"`
+	OrderID    string          `avro:"order_id" json:"order_id"`
+	CustomerID string          `avro:"customer_id" json:"customer_id"`
+	Email      string          `avro:"email" json:"email"`
+	PlacedAt   string          `avro:"placed_at" json:"placed_at"`
+	Status     OrderAvroStatus `avro:"status" json:"status"`
+	Currency   string          `avro:"currency" json:"currency"`
+	Note       string          `avro:"note" json:"note"`
+	Total      float64         `avro:"total" json:"total"`
+	Items      []OrderAvroItem `avro:"items" json:"items"`
 }
 
-// Status is the Avro enum bench.Status.
-type Status string
+// OrderAvroStatus is the Avro enum bench.Status.
+type OrderAvroStatus string
 
-// Values of Status.
+// Values of OrderAvroStatus.
 const (
-	StatusPlaced  Status = "placed"
-	StatusPaid    Status = "paid"
-	StatusShipped Status = "shipped"
+	OrderAvroStatusPlaced  OrderAvroStatus = "placed"
+	OrderAvroStatusPaid    OrderAvroStatus = "paid"
+	OrderAvroStatusShipped OrderAvroStatus = "shipped"
 )
 
-// Item is the Avro record bench.Item.
-type Item struct {
+// OrderAvroItem is the Avro record bench.Item.
+type OrderAvroItem struct {
 	Sku   string  `avro:"sku" json:"sku"`
 	Name  string  `avro:"name" json:"name"`
 	Qty   int32   `avro:"qty" json:"qty"`

@@ -203,7 +203,7 @@ func orderValues(size string) (orders.OrderJSON, orders.OrderAvro) {
 	}
 	a := orders.OrderAvro{
 		OrderID: j.OrderID, CustomerID: j.CustomerID, PlacedAt: placed.Format(time.RFC3339Nano),
-		Status: orders.StatusPlaced, Currency: "EUR", Items: []orders.Item{},
+		Status: orders.OrderAvroStatusPlaced, Currency: "EUR", Items: []orders.OrderAvroItem{},
 	}
 	if size == "100" {
 		return j, a
@@ -215,7 +215,7 @@ func orderValues(size string) (orders.OrderJSON, orders.OrderAvro) {
 		name := "line item " + strings.Repeat(string(rune('a'+i)), 40)
 		price := 3.25 * float64(i+1)
 		j.Items = append(j.Items, orders.OrderJSONItemsItem{Sku: sku, Name: name, Qty: int64(i + 1), Price: price})
-		a.Items = append(a.Items, orders.Item{Sku: sku, Name: name, Qty: int32(i + 1), Price: price})
+		a.Items = append(a.Items, orders.OrderAvroItem{Sku: sku, Name: name, Qty: int32(i + 1), Price: price})
 		j.Total += price * float64(i+1)
 	}
 	a.Total = j.Total

@@ -67,13 +67,13 @@ func everything() avroall.Everything {
 	at := time.Date(2026, 11, 30, 9, 15, 1, 123_000_000, time.UTC)
 	want := avroall.Everything{
 		Flag: true, Small: -7, Big: 1 << 40, Ratio: 0.5, Precise: 3.25, Blob: []byte{0, 1, 2},
-		Name: "alice", Suit: avroall.SuitHearts, Hash: avroall.MD5{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
+		Name: "alice", Suit: avroall.EverythingSuitHearts, Hash: avroall.EverythingMD5{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
 		Tags: []string{"a", "b"}, Counts: map[string]int64{"x": 1, "y": 2},
 		Nickname:  &nick,
-		Address:   &avroall.Address{Street: "1 Quay St", City: "Lyon"},
-		Addresses: []avroall.Address{{Street: "2 Main St", City: "Oslo"}},
+		Address:   &avroall.EverythingAddress{Street: "1 Quay St", City: "Lyon"},
+		Addresses: []avroall.EverythingAddress{{Street: "2 Main St", City: "Oslo"}},
 		IDOrName:  &avroall.EverythingIDOrName{Long: &long},
-		Chain:     avroall.Node{Value: 1, Next: &avroall.Node{Value: 2}},
+		Chain:     avroall.EverythingNode{Value: 1, Next: &avroall.EverythingNode{Value: 2}},
 		At:        at,
 		AtMicros:  time.Date(2026, 11, 30, 9, 15, 1, 123_456_000, time.UTC),
 		Day:       time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC),

@@ -23,18 +23,18 @@ type Everything struct {
 	Blob    []byte  `avro:"blob" json:"blob"`
 	// Default: "nobody".
 	Name   string           `avro:"name" json:"name"`
-	Suit   Suit             `avro:"suit" json:"suit"`
-	Hash   MD5              `avro:"hash" json:"hash"`
+	Suit   EverythingSuit   `avro:"suit" json:"suit"`
+	Hash   EverythingMD5    `avro:"hash" json:"hash"`
 	Tags   []string         `avro:"tags" json:"tags"`
 	Counts map[string]int64 `avro:"counts" json:"counts"`
 	// Default: null.
 	Nickname *string `avro:"nickname" json:"nickname"`
 	// Default: null.
-	Address   *Address  `avro:"address" json:"address"`
-	Addresses []Address `avro:"addresses" json:"addresses"`
+	Address   *EverythingAddress  `avro:"address" json:"address"`
+	Addresses []EverythingAddress `avro:"addresses" json:"addresses"`
 	// A union of two non-null branches.
 	IDOrName  *EverythingIDOrName `avro:"id_or_name" json:"id_or_name"`
-	Chain     Node                `avro:"chain" json:"chain"`
+	Chain     EverythingNode      `avro:"chain" json:"chain"`
 	At        time.Time           `avro:"at" json:"at"`
 	AtMicros  time.Time           `avro:"at_micros" json:"at_micros"`
 	Day       time.Time           `avro:"day" json:"day"`
@@ -44,25 +44,25 @@ type Everything struct {
 	MaybeAt *time.Time `avro:"maybe_at" json:"maybe_at"`
 }
 
-// Suit is the Avro enum com.acme.golden.Suit.
+// EverythingSuit is the Avro enum com.acme.golden.Suit.
 //
 // A card suit.
 // A reader meeting an unknown symbol reads SPADES.
-type Suit string
+type EverythingSuit string
 
-// Values of Suit.
+// Values of EverythingSuit.
 const (
-	SuitSpades   Suit = "SPADES"
-	SuitHearts   Suit = "HEARTS"
-	SuitDiamonds Suit = "DIAMONDS"
-	SuitClubs    Suit = "CLUBS"
+	EverythingSuitSpades   EverythingSuit = "SPADES"
+	EverythingSuitHearts   EverythingSuit = "HEARTS"
+	EverythingSuitDiamonds EverythingSuit = "DIAMONDS"
+	EverythingSuitClubs    EverythingSuit = "CLUBS"
 )
 
-// MD5 is the Avro fixed com.acme.golden.MD5 (16 bytes).
-type MD5 [16]byte
+// EverythingMD5 is the Avro fixed com.acme.golden.MD5 (16 bytes).
+type EverythingMD5 [16]byte
 
-// Address is the Avro record com.acme.golden.Address.
-type Address struct {
+// EverythingAddress is the Avro record com.acme.golden.Address.
+type EverythingAddress struct {
 	Street string `avro:"street" json:"street"`
 	City   string `avro:"city" json:"city"`
 }
@@ -120,11 +120,11 @@ func (u *EverythingIDOrName) FromAny(payload any) error {
 	return nil
 }
 
-// Node is the Avro record com.acme.golden.Node.
+// EverythingNode is the Avro record com.acme.golden.Node.
 //
 // A recursive record.
-type Node struct {
+type EverythingNode struct {
 	Value int32 `avro:"value" json:"value"`
 	// Default: null.
-	Next *Node `avro:"next" json:"next"`
+	Next *EverythingNode `avro:"next" json:"next"`
 }

@@ -64,7 +64,7 @@ func TestAwkwardNamesEndToEnd(t *testing.T) {
 	pub := names.NewFuncPublisher(conn)
 	rng := int64(3)
 	typ := names.Type{Func: "f", Type: "t", Range: &rng}
-	code := names.X2faCode{Type: "totp", Func: 7, Interface: names.ChannelSms2}
+	code := names.X2faCode{Type: "totp", Func: 7, Interface: names.X2faCodeChannelSms2}
 	cafe := names.CaféCrème{Taille: names.CaféCrèmeTailleTrèsGrand}
 	order := names.X订单{X编号: "订-1"}
 	for _, publish := range []func() error{
@@ -115,7 +115,7 @@ func check[T any](t *testing.T, got, want T, e runtime.Envelope, typ string) {
 func TestCodecRoundTrip(t *testing.T) {
 	rng := int64(3)
 	goldentest.RoundTrip(t, names.TypeOfType(), names.Type{Func: "f", Type: "t", Range: &rng})
-	goldentest.RoundTrip(t, names.TypeOfX2faCode(), names.X2faCode{Type: "totp", Func: 7, Interface: names.ChannelSms2})
+	goldentest.RoundTrip(t, names.TypeOfX2faCode(), names.X2faCode{Type: "totp", Func: 7, Interface: names.X2faCodeChannelSms2})
 	goldentest.RoundTrip(t, names.TypeOfCaféCrème(), names.CaféCrème{Taille: names.CaféCrèmeTailleTrèsGrand})
 	goldentest.RoundTrip(t, names.TypeOfX订单(), names.X订单{X编号: "订-1"})
 	goldentest.RoundTrip(t, names.TypeOfRangeEvent(), names.RangeEvent{From: 1, To: 9})

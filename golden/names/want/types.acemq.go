@@ -33,22 +33,22 @@ type Type struct {
 // by text.
 type X2faCode struct {
 	// A field named type.
-	Type      string  `avro:"type" json:"type"`
-	Func      int32   `avro:"func" json:"func"`
-	Interface Channel `avro:"interface" json:"interface"`
+	Type      string          `avro:"type" json:"type"`
+	Func      int32           `avro:"func" json:"func"`
+	Interface X2faCodeChannel `avro:"interface" json:"interface"`
 }
 
-// Channel is the Avro enum names.v1.Channel.
+// X2faCodeChannel is the Avro enum names.v1.Channel.
 //
 // * / enum doc
-type Channel string
+type X2faCodeChannel string
 
-// Values of Channel.
+// Values of X2faCodeChannel.
 const (
-	ChannelSms   Channel = "sms"
-	ChannelEmail Channel = "email"
-	ChannelGo    Channel = "go"
-	ChannelSms2  Channel = "SMS_2"
+	X2faCodeChannelSms   X2faCodeChannel = "sms"
+	X2faCodeChannelEmail X2faCodeChannel = "email"
+	X2faCodeChannelGo    X2faCodeChannel = "go"
+	X2faCodeChannelSms2  X2faCodeChannel = "SMS_2"
 )
 
 // CaféCrème is the payload of the message "café-crème".

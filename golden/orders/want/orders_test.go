@@ -45,7 +45,7 @@ func TestPublishAndConsumeBothTypes(t *testing.T) {
 	customer := "C-9"
 	placed := orders.OrderPlaced{
 		OrderID: "A-1", CustomerID: &customer, AmountCents: 1250, Currency: "EUR",
-		Lines: []orders.OrderLine{{Sku: "SKU-1", Quantity: 2}, {Sku: "SKU-2", Quantity: 1}},
+		Lines: []orders.OrderPlacedOrderLine{{Sku: "SKU-1", Quantity: 2}, {Sku: "SKU-2", Quantity: 1}},
 	}
 	if err := pub.PublishOrderPlaced(ctx, placed); err != nil {
 		t.Fatalf("PublishOrderPlaced: %v", err)
@@ -100,6 +100,6 @@ func TestCodecRoundTrip(t *testing.T) {
 	note := "changed my mind"
 	goldentest.RoundTrip(t, orders.TypeOfOrderPlaced(), orders.OrderPlaced{
 		OrderID: "A-1", CustomerID: &customer, AmountCents: 1250, Currency: "EUR",
-		Lines: []orders.OrderLine{{Sku: "SKU-1", Quantity: 2}}})
+		Lines: []orders.OrderPlacedOrderLine{{Sku: "SKU-1", Quantity: 2}}})
 	goldentest.RoundTrip(t, orders.TypeOfOrderCancelled(), orders.OrderCancelled{OrderID: "A-1", Reason: orders.OrderCancelledReasonStock, Note: &note})
 }

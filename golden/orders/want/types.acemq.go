@@ -14,12 +14,12 @@ type OrderPlaced struct {
 	CustomerID  *string `avro:"customer_id" json:"customer_id"`
 	AmountCents int64   `avro:"amount_cents" json:"amount_cents"`
 	// Default: "EUR".
-	Currency string      `avro:"currency" json:"currency"`
-	Lines    []OrderLine `avro:"lines" json:"lines"`
+	Currency string                 `avro:"currency" json:"currency"`
+	Lines    []OrderPlacedOrderLine `avro:"lines" json:"lines"`
 }
 
-// OrderLine is the Avro record com.acme.orders.OrderLine.
-type OrderLine struct {
+// OrderPlacedOrderLine is the Avro record com.acme.orders.OrderLine.
+type OrderPlacedOrderLine struct {
 	Sku      string `avro:"sku" json:"sku"`
 	Quantity int32  `avro:"quantity" json:"quantity"`
 }

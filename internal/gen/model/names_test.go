@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/acemq/acemq-go/internal/gen/schema"
 )
 
 // The names: section switches Go's initialisms off and adds a team's own;
@@ -51,8 +53,10 @@ func TestNamesSection(t *testing.T) {
 
 // Every name a type, field or enum constant has stays when messages are
 // reordered or added: a name comes from where its type is defined, never
-// from the other messages. An added message whose type would take a name
-// an existing one has (an Avro short name, a file's name, a message's own
+// from the other messages. An Avro type is named after its message, so
+// an added message whose Avro file defines an existing type's short name,
+// or its full name, gets a type of its own. An added message whose type
+// would take a name an existing one has (a file's name, a message's own
 // name) fails the generation, naming both; it never renames the existing
 // type. The added messages sort first and last by Go name, as the order in
 // which messages are mapped follows it.
@@ -75,8 +79,9 @@ func TestNamesStable(t *testing.T) {
 		"new.json":  `{"type": "object", "properties": {"to": {"$ref": "common.json#/$defs/address"}, "at": {"$ref": "common/address.json"}}, "$defs": {"address": {"type": "object"}}}`,
 		"same.avsc": `{"type": "record", "name": "Same", "fields": [{"name": "m", "type": {"type": "enum", "name": "Method", "namespace": "com.acme", "symbols": ["CARD", "SMS_2"]}}]}`,
 		// Added, each with a type that would take an existing name.
-		"other.json": `{"type": "object", "properties": {"to": {"$ref": "other/address.json"}}}`,
-		"zoo.avsc":   `{"type": "record", "name": "Zoo", "namespace": "com.zoo", "fields": [{"name": "m", "type": {"type": "enum", "name": "Method", "symbols": ["CASH"]}}]}`,
+		"other.json":  `{"type": "object", "properties": {"to": {"$ref": "other/address.json"}}}`,
+		"method.json": `{"type": "object", "properties": {"n": {"type": "integer"}}}`,
+		"zoo.avsc":    `{"type": "record", "name": "Zoo", "namespace": "com.zoo", "fields": [{"name": "m", "type": {"type": "enum", "name": "Method", "symbols": ["CASH"]}}]}`,
 	}
 	msg := map[string]string{
 		"Shipping": "Shipping: {type: s, schema: shipping.json}",
@@ -90,18 +95,21 @@ func TestNamesStable(t *testing.T) {
 		"Zzz": "Zzz: {type: zzz, schema: new.json}",
 		"Aas": "Aas: {type: aas, schema: same.avsc}",
 		"Zzs": "Zzs: {type: zzs, schema: same.avsc}",
+		// An Avro type of an existing type's short name (and full name,
+		// in same.avsc), named after its own message.
+		"Azoo":   "Azoo: {type: az, schema: zoo.avsc}",
+		"Zzoo":   "Zzoo: {type: zz, schema: zoo.avsc}",
+		"Method": "Method: {type: me, schema: method.json}",
 		// (1) a $ref to another file of the same name.
 		"Aother": "Aother: {type: ao, schema: other.json}",
 		"Zother": "Zother: {type: zo, schema: other.json}",
-		// (2) an Avro type of the same short name.
-		"Azoo": "Azoo: {type: az, schema: zoo.avsc}",
-		"Zzoo": "Zzoo: {type: zz, schema: zoo.avsc}",
-		// (3) a message named as an existing nested type.
+		// (2) a message named as an existing nested type.
 		"RefundType":   "RefundType: {type: rt, schema: user.json}",
 		"Aa":           "Aa: {type: aa, schema: user.json, go_name: RefundType}",
-		"Method":       "Method: {type: me, schema: user.json}",
+		"PaidMethod":   "PaidMethod: {type: pm, schema: user.json}",
+		"Ab":           "Ab: {type: ab, schema: user.json, go_name: PaidMethod}",
 		"AddressOwner": "Address: {type: ad, schema: user.json}",
-		// (4) a message whose schema is a file another message $refs.
+		// (3) a message whose schema is a file another message $refs.
 		"Acommon": "Acommon: {type: ac, schema: common/address.json}",
 		"Zcommon": "Zcommon: {type: zc, schema: common/address.json}",
 		"Afixed":  "Acommon: {type: ac, schema: common/address.json, go_name: Address}",
@@ -117,19 +125,40 @@ func TestNamesStable(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
+		// Each type is keyed by its origin and the message whose schema
+		// reaches it: two messages' Avro files each define com.acme.Method.
 		out := map[string]string{}
-		for _, ty := range m.Types.Types {
-			key := ty.Origin
-			if m.Types.Roots[ty.Name] == ty || ty.Origin == "#" {
-				key = "root " + ty.Name
+		for _, mm := range m.Messages {
+			seen := map[*schema.Type]bool{}
+			var walk func(ty *schema.Type)
+			var walkRef func(r *schema.TypeRef)
+			walkRef = func(r *schema.TypeRef) {
+				for ; r != nil; r = r.Elem {
+					if r.Named != nil {
+						walk(r.Named)
+					}
+				}
 			}
-			out["type "+key] = ty.Name
-			for _, f := range ty.Fields {
-				out["field "+key+" "+f.WireName] = f.GoName
+			walk = func(ty *schema.Type) {
+				if seen[ty] {
+					return
+				}
+				seen[ty] = true
+				key := ty.Origin + " in " + mm.Name
+				if m.Types.Roots[ty.Name] == ty || ty.Origin == "#" {
+					key = "root " + ty.Name
+				}
+				out["type "+key] = ty.Name
+				for _, f := range ty.Fields {
+					out["field "+key+" "+f.WireName] = f.GoName
+					walkRef(f.Type)
+				}
+				for _, v := range ty.Values {
+					out["const "+key+" "+v.Value] = v.GoName
+				}
+				walkRef(ty.Target)
 			}
-			for _, v := range ty.Values {
-				out["const "+key+" "+v.Value] = v.GoName
-			}
+			walk(mm.Root)
 		}
 		for _, mm := range m.Messages {
 			out["message "+mm.Name] = mm.GoName + " " + mm.TypeFunc + " " + mm.VarName
@@ -143,19 +172,19 @@ func TestNamesStable(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []struct{ key, name string }{
-		{"type shipping.json #/$defs/address", "ShippingAddress"},
-		{"type billing.json #/$defs/address", "BillingAddress"},
-		{"type common.json #/$defs/address", "CommonAddress"},
-		{"type common/address.json #", "Address"},
-		{"type billing.json #/properties/line", "BillingLine"},
-		{"type user.json #/properties/type", "UserType"},
-		{"const user.json #/properties/type bot", "UserTypeBot"},
-		{"type refund.json #/properties/type", "RefundType"},
-		{"type record com.a.Point", "Point"},
-		{"type enum com.acme.Method", "Method"},
-		{"const enum com.acme.Method SMS_2", "MethodSms2"},
-		{"type record com.b.Card", "Card"},
-		{"type record com.c.Card", "ComCCard"}, // its file has com.b.Card first
+		{"type shipping.json #/$defs/address in Shipping", "ShippingAddress"},
+		{"type billing.json #/$defs/address in Billing", "BillingAddress"},
+		{"type common.json #/$defs/address in Shipping", "CommonAddress"},
+		{"type common/address.json # in Refund", "Address"},
+		{"type billing.json #/properties/line in Billing", "BillingLine"},
+		{"type user.json #/properties/type in User", "UserType"},
+		{"const user.json #/properties/type in User bot", "UserTypeBot"},
+		{"type refund.json #/properties/type in Refund", "RefundType"},
+		{"type record com.a.Point in A", "APoint"},
+		{"type enum com.acme.Method in Paid", "PaidMethod"},
+		{"const enum com.acme.Method in Paid SMS_2", "PaidMethodSms2"},
+		{"type record com.b.Card in Paid", "PaidCard"},
+		{"type record com.c.Card in Paid", "PaidComCCard"}, // its file has com.b.Card first
 		{"message User", "User TypeOfUser userType"},
 	} {
 		if got := base[want.key]; got != want.name {
@@ -167,13 +196,21 @@ func TestNamesStable(t *testing.T) {
 	// name stays.
 	for _, order := range [][]string{
 		{"Paid", "A", "Refund", "User", "Billing", "Shipping"},
-		{"Aaa", "Aas", "Shipping", "Billing", "User", "Refund", "A", "Paid", "Zzz", "Zzs"},
-		{"Zzs", "Paid", "Zzz", "User", "Aaa", "Billing", "A", "Shipping", "Refund", "Aas"},
+		{"Aaa", "Aas", "Azoo", "Shipping", "Billing", "User", "Refund", "A", "Paid", "Method", "Zzz", "Zzs", "Zzoo"},
+		{"Zzs", "Paid", "Zzoo", "Zzz", "User", "Aaa", "Billing", "A", "Method", "Shipping", "Refund", "Azoo", "Aas"},
 	} {
 		got, err := build(order...)
 		if err != nil {
 			t.Errorf("messages %v: %v", order, err)
 			continue
+		}
+		if len(order) > len(baseOrder) {
+			for k, v := range map[string]string{"type enum com.zoo.Method in Azoo": "AzooMethod", "type enum com.zoo.Method in Zzoo": "ZzooMethod",
+				"type enum com.acme.Method in Aas": "AasMethod", "const enum com.acme.Method in Zzs SMS_2": "ZzsMethodSms2"} {
+				if got[k] != v {
+					t.Errorf("messages %v: %s is named %q, want %q", order, k, got[k], v)
+				}
+			}
 		}
 		for k, v := range base {
 			if got[k] != v {
@@ -188,17 +225,16 @@ func TestNamesStable(t *testing.T) {
 	const (
 		other = `acemq.yaml:{add}:3: message "{name}": the schema at # in other/address.json becomes the Go name Address, which the schema at # in common/address.json ` +
 			`(from message "Refund", acemq.yaml:{Refund}:3) has too; name it otherwise in type_go_names, e.g. type_go_names: {"other/address.json#": OtherAddress}`
-		zoo = `acemq.yaml:{add}:3: message "{name}": the Avro enum com.zoo.Method becomes the Go name Method, which the Avro enum com.acme.Method ` +
-			`(from message "Paid", acemq.yaml:{Paid}:3) has too; name it otherwise in type_go_names, e.g. type_go_names: {"com.zoo.Method": ComZooMethod}`
+		paidMethod = `acemq.yaml:{Paid}:3: message "Paid": the Avro enum com.acme.Method becomes the Go name PaidMethod, which message "{name}" (acemq.yaml:{add}:3) has too; ` +
+			`name one of them otherwise: type_go_names: {"com.acme.Method": ComAcmeMethod}, or a go_name for message "{name}"`
 		refundType = `acemq.yaml:{Refund}:3: message "Refund": the schema at #/properties/type in refund.json becomes the Go name RefundType, which message "{name}" ` +
 			`(acemq.yaml:{add}:3) has too; name one of them otherwise: type_go_names: {"refund.json#/properties/type": RefundPropertiesType}, or a go_name for message "{name}"`
 	)
 	const owned = `acemq.yaml:{Refund}:29: message "Refund": refund.json:1:86: #/properties/to/$ref: common/address.json is the schema of message "{name}", whose Go name {name} is not the file's name Address, ` +
 		`so the types this $ref reaches would change names as messages with that file come and go; give message "{name}" go_name: Address, or $ref a file that is no message's schema`
 	for _, c := range []struct{ add, want string }{
-		{"Aother", other}, {"Zother", other}, {"Azoo", zoo}, {"Zzoo", zoo}, {"RefundType", refundType}, {"Aa", refundType},
-		{"Method", `acemq.yaml:{Paid}:3: message "Paid": the Avro enum com.acme.Method becomes the Go name Method, which message "Method" (acemq.yaml:{add}:3) has too; ` +
-			`name one of them otherwise: type_go_names: {"com.acme.Method": ComAcmeMethod}, or a go_name for message "Method"`},
+		{"Aother", other}, {"Zother", other}, {"RefundType", refundType}, {"Aa", refundType},
+		{"PaidMethod", paidMethod}, {"Ab", paidMethod},
 		{"AddressOwner", `acemq.yaml:{Refund}:3: message "Refund": the schema at # in common/address.json becomes the Go name Address, which message "Address" (acemq.yaml:{add}:3) has too; ` +
 			`name one of them otherwise: type_go_names: {"common/address.json#": CommonAddressType}, or a go_name for message "Address"`},
 		{"Acommon", owned}, {"Zcommon", owned},
@@ -220,8 +256,7 @@ func TestNamesStable(t *testing.T) {
 	// The suggested type_go_names entry settles the clash; every existing
 	// name stays.
 	for _, c := range []struct{ add, entry, key, want string }{
-		{"Aother", `"other/address.json#": OtherAddress`, "type other/address.json #", "OtherAddress"},
-		{"Azoo", `"com.zoo.Method": ComZooMethod`, "type enum com.zoo.Method", "ComZooMethod"},
+		{"Aother", `"other/address.json#": OtherAddress`, "type other/address.json # in Aother", "OtherAddress"},
 	} {
 		got, err := buildWith("type_go_names: {"+c.entry+"}\n", append([]string{c.add}, baseOrder...)...)
 		if err != nil {
@@ -245,7 +280,7 @@ func TestNamesStable(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k, v := range base {
-		k = strings.Replace(k, "common/address.json #", "root Address", 1)
+		k = strings.Replace(k, "common/address.json # in Refund", "root Address", 1)
 		if got[k] != v {
 			t.Errorf("Acommon with go_name Address: %s is named %q, was %q", k, got[k], v)
 		}
@@ -321,7 +356,7 @@ messages:
 			got[ty.Name+"."+f.WireName] = f.GoName
 		}
 	}
-	for k, v := range map[string]string{"A.order_id": "Key", "AAddress.zip": "PostCode", "A.ref": "Ref", "B.x": "Ex", "Line.sku": "Article", "B.lines": "Lines"} {
+	for k, v := range map[string]string{"A.order_id": "Key", "AAddress.zip": "PostCode", "A.ref": "Ref", "B.x": "Ex", "BLine.sku": "Article", "B.lines": "Lines"} {
 		if got[k] != v {
 			t.Errorf("%s is %q, want %q (all: %v)", k, got[k], v, got)
 		}

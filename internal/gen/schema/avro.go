@@ -11,14 +11,13 @@ import (
 )
 
 // avroNamed is an Avro named type already mapped, shared across inputs
-// when its canonical form is the same. The canonical form is rendered only
+// when its canonical form and its Go name are the same (see lookup). The canonical form is rendered only
 // when another input has a type of the same full name: rendering it for
 // every named type re-renders every nested subtree, quadratic in the depth.
 type avroNamed struct {
-	schema  avro.NamedSchema
-	canon   string // schema.String(), once needed
-	ref     *TypeRef
-	message string // the Input.Message that mapped it
+	schema avro.NamedSchema
+	canon  string // schema.String(), once needed
+	ref    *TypeRef
 }
 
 // sameAs reports whether s has the canonical form of the type mapped.
@@ -61,7 +60,7 @@ func (b *builder) loadAvro(in Input) {
 		}
 		return
 	}
-	l := &avroLoader{b: b, in: in, local: map[string]*TypeRef{}, busy: map[*Type]bool{}, names: avroFileNames(s, b.names)}
+	l := &avroLoader{b: b, in: in, local: map[string]*TypeRef{}, busy: map[*Type]bool{}, names: avroFileNames(s, b.names, in.GoName)}
 	l.root(s)
 }
 
@@ -197,27 +196,43 @@ func avroPrimitive(s *avro.PrimitiveSchema) *TypeRef {
 	return builtin("string")
 }
 
-// lookup returns the type already mapped for a named schema, here or in
-// an earlier input with the same canonical form.
-func (l *avroLoader) lookup(s avro.NamedSchema) *TypeRef {
+// lookup returns the type already mapped for the named schema s at ptr:
+// in this input, or, in an earlier input, a definition of the same full
+// name and canonical form that gets the same Go name here, which only a
+// type_go_names entry can give it (by default a nested type's name starts
+// with its message's, see avroFileNames): such definitions are one type.
+func (l *avroLoader) lookup(s avro.NamedSchema, ptr string) *TypeRef {
 	if r, ok := l.local[s.FullName()]; ok {
 		return r
 	}
-	if n, ok := l.b.avroNamed[s.FullName()]; ok && n.sameAs(s) {
-		l.local[s.FullName()] = n.ref
-		if t := n.ref.Named; t != nil && !l.b.rootTypes[t] && !l.b.usedTypeNames[s.FullName()] && t.Name != l.names[s.FullName()] && l.names[s.FullName()] != "" {
-			l.b.fail(l.in.Path, "#", "name", fmt.Sprintf("the Avro %s %s is %s in this file but %s in the schema of message %q (by the short names each file uses); set its name in type_go_names: %q: %s",
-				s.Type(), s.FullName(), l.names[s.FullName()], t.Name, n.message, s.FullName(), t.Name))
+	for _, k := range []string{TypeKey(l.in.Path + ptr), s.FullName()} {
+		gn, ok := l.b.typeNames[k]
+		if !ok {
+			continue
 		}
+		n, ok := l.b.avroNamed[avroNamedKey(s, gn)]
+		if !ok || !n.sameAs(s) {
+			return nil
+		}
+		l.b.usedTypeNames[k] = true
+		l.local[s.FullName()] = n.ref
 		return n.ref
 	}
 	return nil
 }
 
+// avroNamedKey is the key of b.avroNamed: a full name and a Go name.
+func avroNamedKey(s avro.NamedSchema, goName string) string {
+	return s.FullName() + " " + goName
+}
+
 func (l *avroLoader) remember(s avro.NamedSchema, r *TypeRef) {
 	l.local[s.FullName()] = r
-	if _, ok := l.b.avroNamed[s.FullName()]; !ok {
-		l.b.avroNamed[s.FullName()] = &avroNamed{schema: s, ref: r, message: l.in.Message}
+	if r.Named == nil {
+		return
+	}
+	if k := avroNamedKey(s, r.Named.Name); l.b.avroNamed[k] == nil {
+		l.b.avroNamed[k] = &avroNamed{schema: s, ref: r}
 	}
 }
 
@@ -233,19 +248,22 @@ func (l *avroLoader) newNamed(kind Kind, s avro.NamedSchema, ptr string) *Type {
 	origin := what + " " + s.FullName()
 	name := l.names[s.FullName()]
 	if name == "" {
-		name = l.b.names.Ident(s.Name())
+		name = l.in.GoName + l.b.names.Ident(s.Name())
 	}
 	file := strings.TrimSuffix(path.Clean(l.in.Path), path.Ext(l.in.Path))
 	return l.b.newTypeAt(kind, origin, TypeKey(l.in.Path+ptr), l.b.names.Ident(path.Base(file)+" "+s.Name()), name)
 }
 
 // avroFileNames are the Go names of the named types of one Avro file
-// other than its root, by full name: the short name, or the full name for
-// a type whose short name a type met earlier in the file (depth first, in
-// the order written) has, so that com.a.Address then com.b.Address give
-// Address and ComBAddress. The file alone decides them: no other message
-// can rename its types.
-func avroFileNames(root avro.Schema, r *names.Rules) map[string]string {
+// other than its root, by full name: the Go name of the file's message
+// (prefix) and the type's short name, or its full name for a type whose
+// short name a type met earlier in the file (depth first, in the order
+// written) has, so that in message Order com.a.Address then com.b.Address
+// give OrderAddress and OrderComBAddress. The file and its message alone
+// decide them: no other message can rename its types, and the enum Kind
+// or the record Line of two messages are two types, OrderKind and
+// RefundKind, never a clash (see docs/schema-mapping.md#names).
+func avroFileNames(root avro.Schema, r *names.Rules, prefix string) map[string]string {
 	out := map[string]string{}
 	short := map[string]string{} // Go name → full name
 	var walk func(s avro.Schema, isRoot bool)
@@ -254,9 +272,9 @@ func avroFileNames(root avro.Schema, r *names.Rules) map[string]string {
 			if _, seen := out[n.FullName()]; seen {
 				return
 			}
-			name := r.Ident(n.Name())
+			name := prefix + r.Ident(n.Name())
 			if other, ok := short[name]; ok && other != n.FullName() {
-				name = r.Ident(n.FullName())
+				name = prefix + r.Ident(n.FullName())
 			}
 			short[name] = n.FullName()
 			out[n.FullName()] = name
@@ -282,7 +300,7 @@ func avroFileNames(root avro.Schema, r *names.Rules) map[string]string {
 
 func (l *avroLoader) record(s *avro.RecordSchema, ptr string, t *Type) *TypeRef {
 	if t == nil {
-		if r := l.lookup(s); r != nil {
+		if r := l.lookup(s, ptr); r != nil {
 			return r
 		}
 		t = l.newNamed(Struct, s, ptr)
@@ -349,7 +367,7 @@ func avroDefault(v any) string {
 
 func (l *avroLoader) enum(s *avro.EnumSchema, ptr string, t *Type) *TypeRef {
 	if t == nil {
-		if r := l.lookup(s); r != nil {
+		if r := l.lookup(s, ptr); r != nil {
 			return r
 		}
 		t = l.newNamed(Enum, s, ptr)
@@ -378,7 +396,7 @@ func (l *avroLoader) fixed(s *avro.FixedSchema, ptr string) *TypeRef {
 			return qual(avroPackage, "LogicalDuration")
 		}
 	}
-	if r := l.lookup(s); r != nil {
+	if r := l.lookup(s, ptr); r != nil {
 		return r
 	}
 	t := l.newNamed(Alias, s, ptr)

@@ -16,18 +16,23 @@ func nestedRecords(depth int) string {
 }
 
 // The canonical form of a named Avro type is rendered only when another
-// input has a type of the same full name: rendering it for each of them
-// re-rendered every nested subtree, quadratic in the depth (3000 nested
-// records took minutes).
+// input has a type of the same full name and Go name: rendering it for
+// each of them re-rendered every nested subtree, quadratic in the depth
+// (3000 nested records took minutes). Two inputs share their types only
+// when type_go_names names them (by default each nested type's name
+// starts with its message's), so the entries here name R0...R50.
 func TestAvroCanonicalFormIsLazy(t *testing.T) {
 	b := newBuilder(nil)
+	for i := range 51 {
+		b.typeNames[fmt.Sprintf("R%d", i)] = fmt.Sprintf("R%d", i)
+	}
 	b.reserve("A")
-	b.load(Input{Message: "A", GoName: "A", Path: "a.avsc", Data: []byte(nestedRecords(50)), Format: Avro})
+	b.load(Input{Message: "A", GoName: "A", Path: "a.avsc", Data: []byte(`{"type":"record","name":"V","fields":[{"name":"r","type":` + nestedRecords(50) + `}]}`), Format: Avro})
 	if len(b.errs) > 0 {
 		t.Fatal(b.errs)
 	}
-	if len(b.avroNamed) != 51 {
-		t.Fatalf("%d named types remembered, want 51", len(b.avroNamed))
+	if len(b.avroNamed) != 52 {
+		t.Fatalf("%d named types remembered, want 52", len(b.avroNamed))
 	}
 	for name, n := range b.avroNamed {
 		if n.canon != "" {
@@ -48,11 +53,11 @@ func TestAvroCanonicalFormIsLazy(t *testing.T) {
 			rendered++
 		}
 	}
-	if rendered != 1 || !strings.HasPrefix(b.avroNamed["R0"].canon, `{"name":"R0"`) {
-		t.Errorf("%d canonical forms rendered, want only R0's: %q", rendered, b.avroNamed["R0"].canon)
+	if rendered != 1 || !strings.HasPrefix(b.avroNamed["R0 R0"].canon, `{"name":"R0"`) {
+		t.Errorf("%d canonical forms rendered, want only R0's: %q", rendered, b.avroNamed["R0 R0"].canon)
 	}
-	if got := len(b.u.Types); got != 52 {
-		t.Errorf("%d types, want 52 (the second input shares R0...R50)", got)
+	if got := len(b.u.Types); got != 53 {
+		t.Errorf("%d types, want 53 (the second input shares R0...R50)", got)
 	}
 }
 

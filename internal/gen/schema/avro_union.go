@@ -46,7 +46,19 @@ func (l *avroLoader) unionRef(s *avro.UnionSchema, ptr, hint string) *TypeRef {
 // hamba's generic form of an unresolved union (branch name → generic
 // value); a record, array or map branch in generic form is re-encoded
 // with its own schema and decoded into the Go type.
+//
+// Its name is the hint (the record's name and the field's), with Union
+// after it when a named type of the file has that name: in message Order,
+// the field deep of ["null", "float", {"type": "record", "name": "Deep",
+// ...}] holds an OrderDeepUnion, the record being OrderDeep. The file
+// alone decides it, as it decides the named types' names.
 func (l *avroLoader) union(s *avro.UnionSchema, ptr, hint string) *TypeRef {
+	for _, n := range l.names {
+		if n == hint {
+			hint += "Union"
+			break
+		}
+	}
 	t := l.b.newType(Union, "union", hint)
 	ref := pointer(named(t))
 	fields := names.NewScope("ToAny", "FromAny")

@@ -113,7 +113,7 @@ type builder struct {
 	u         *Universe
 	errs      []error
 
-	avroNamed      map[string]*avroNamed      // Avro full name → type, across inputs
+	avroNamed      map[string]*avroNamed      // Avro full name and Go name (avroNamedKey) → type, across inputs
 	jsonDocs       map[string]*jsonDoc        // JSON Schema documents by $id and by "file:"+path
 	jsonTypes      map[*jvalue]*jsonResult    // schemas mapped to named types
 	jsonBusy       map[*jvalue]bool           // schemas being mapped

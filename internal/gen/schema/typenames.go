@@ -13,9 +13,11 @@ import (
 
 // A type's Go name is decided from where the type is defined alone, never
 // from the other messages (see docs/generator.md#names): a message's root
-// type is the message's Go name; a named Avro type is its short name (its
-// full name when an earlier type of its file has that short name, see
-// avroFileNames); a JSON Schema type is its document's qualifier (the
+// type is the message's Go name; a named Avro type is its message's Go
+// name and its short name (its full name when an earlier type of its file
+// has that short name, see avroFileNames), each message's file having
+// types of its own unless a type_go_names entry gives identical
+// definitions one name (lookup); a JSON Schema type is its document's qualifier (the
 // owning message's Go name, or the file's name) plus its key or property,
 // and a $ref from another file to a message's schema whose Go name is not
 // the file's name is refused (refType); a type_go_names entry

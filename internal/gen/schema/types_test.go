@@ -87,21 +87,22 @@ func TestRefusals(t *testing.T) {
 
 func TestReservedAndRootNames(t *testing.T) {
 	in := []schema.Input{
-		{Message: "OrderPlaced", GoName: "OrderPlaced", Path: "a.avsc", Format: schema.Avro,
-			Data: []byte(`{"type":"record","name":"Order","namespace":"com.acme","fields":[{"name":"x","type":{"type":"record","name":"Topology","fields":[]}},{"name":"y","type":{"type":"record","name":"OrderPlaced","fields":[]}}]}`)},
+		{Message: "Orders", GoName: "Orders", Path: "a.avsc", Format: schema.Avro,
+			Data: []byte(`{"type":"record","name":"Order","namespace":"com.acme","fields":[{"name":"x","type":{"type":"record","name":"Publisher","fields":[]}},{"name":"y","type":{"type":"record","name":"Placed","fields":[]}}]}`)},
+		{Message: "OrdersPlaced", GoName: "OrdersPlaced", Path: "b.json", Format: schema.JSONSchema, Data: []byte(`{}`)},
 	}
-	// A nested type may not take a reserved name nor a message's: each
-	// is an error, never a silent qualification.
+	// A nested type (named <Message><Short>) may not take a reserved name
+	// nor a message's: each is an error, never a silent qualification.
 	_, err := schema.Build(in, []string{"Topology", "OrdersPublisher"})
-	if got, want := fmt.Sprint(err), "the Avro record com.acme.Topology becomes the Go name Topology, which a declaration of the generated package has too\n"+
-		`the Avro record com.acme.OrderPlaced becomes the Go name OrderPlaced, which message "OrderPlaced" has too`; got != want {
+	if got, want := fmt.Sprint(err), "the Avro record com.acme.Publisher becomes the Go name OrdersPublisher, which a declaration of the generated package has too\n"+
+		`the Avro record com.acme.Placed becomes the Go name OrdersPlaced, which message "OrdersPlaced" has too`; got != want {
 		t.Errorf("error\n%s\nwant\n%s", got, want)
 	}
 	var clash *schema.NameClash
-	if !errors.As(err, &clash) || clash.Suggest != `"com.acme.Topology": ComAcmeTopology` || clash.B.Message != "OrderPlaced" || clash.A.Message != "" {
+	if !errors.As(err, &clash) || clash.Suggest != `"com.acme.Publisher": ComAcmePublisher` || clash.B.Message != "Orders" || clash.A.Message != "" {
 		t.Errorf("clash %+v", clash)
 	}
-	u, err := schema.Build(in, []string{"Topology", "OrdersPublisher"}, schema.WithTypeNames(map[string]string{"com.acme.Topology": "ComAcmeTopology", "com.acme.OrderPlaced": "ComAcmeOrderPlaced", "com.nope.X": "X"}))
+	u, err := schema.Build(in, []string{"Topology", "OrdersPublisher"}, schema.WithTypeNames(map[string]string{"com.acme.Publisher": "ComAcmePublisher", "com.acme.Placed": "ComAcmePlaced", "com.nope.X": "X"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,9 +113,9 @@ func TestReservedAndRootNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertHas(t, src, "type OrderPlaced struct", "X ComAcmeTopology", "type ComAcmeTopology struct", "Y ComAcmeOrderPlaced")
-	if u.Roots["OrderPlaced"] == nil || u.Roots["OrderPlaced"].Name != "OrderPlaced" {
-		t.Errorf("root = %+v", u.Roots["OrderPlaced"])
+	assertHas(t, src, "type Orders struct", "X ComAcmePublisher", "type ComAcmePublisher struct", "Y ComAcmePlaced")
+	if u.Roots["Orders"] == nil || u.Roots["Orders"].Name != "Orders" {
+		t.Errorf("root = %+v", u.Roots["Orders"])
 	}
 	_, err = schema.Build([]schema.Input{{Message: "M", GoName: "Topology", Path: "m.json", Format: schema.JSONSchema, Data: []byte(`{}`)}}, []string{"Topology"})
 	errs := errorsOf(t, err)
@@ -123,6 +124,11 @@ func TestReservedAndRootNames(t *testing.T) {
 	}
 }
 
+// Nested Avro types are named after their message, so messages whose
+// schemas each define an enum Kind and a record Line (in one namespace or
+// in many) get types of their own, never a clash; type_go_names naming a
+// full name gives every identical definition of it one shared type, and
+// a different definition under that name is an error.
 func TestSharedAvroTypesAcrossInputs(t *testing.T) {
 	line := `{"type":"record","name":"Line","namespace":"com.acme","fields":[{"name":"sku","type":"string"}]}`
 	in := []schema.Input{
@@ -130,17 +136,7 @@ func TestSharedAvroTypesAcrossInputs(t *testing.T) {
 		{Message: "B", GoName: "B", Path: "b.avsc", Format: schema.Avro, Data: []byte(`{"type":"record","name":"B","fields":[{"name":"l","type":` + line + `}]}`)},
 		{Message: "C", GoName: "C", Path: "c.avsc", Format: schema.Avro, Data: []byte(`{"type":"record","name":"C","fields":[{"name":"l","type":{"type":"record","name":"Line","namespace":"com.acme","fields":[{"name":"n","type":"int"}]}}]}`)},
 	}
-	// Two definitions of one full name: an error, whatever the order;
-	// type_go_names by the definition's place names the second.
-	for _, order := range [][]schema.Input{in, {in[2], in[1], in[0]}} {
-		_, err := schema.Build(order, nil)
-		const want = `c.avsc:1:58: #/fields/0/type: the Avro record com.acme.Line is defined twice, differently (in the schemas of messages "A" and "C"); ` +
-			`define it once the same way, or give this one its own Go name in type_go_names: "c.avsc#/fields/0/type": CLine`
-		if fmt.Sprint(err) != want {
-			t.Errorf("error\n%v\nwant\n%s", err, want)
-		}
-	}
-	u, err := schema.Build(in, nil, schema.WithTypeNames(map[string]string{"c.avsc#/fields/0/type": "CLine"}))
+	u, err := schema.Build(in, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,10 +144,35 @@ func TestSharedAvroTypesAcrossInputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	assertHas(t, src, "L ALine", "type ALine struct", "L BLine", "type BLine struct", "L CLine", "type CLine struct")
+
+	// Named by its full name: one type for A and B; C's definition
+	// differs, an error whatever the order, and its place names it.
+	shared := map[string]string{"com.acme.Line": "Line"}
+	for _, order := range [][]schema.Input{in, {in[2], in[1], in[0]}} {
+		_, err := schema.Build(order, nil, schema.WithTypeNames(shared))
+		const want = `c.avsc:1:58: #/fields/0/type: the Avro record com.acme.Line is defined twice, differently (in the schemas of messages "A" and "C"); ` +
+			`define it once the same way, or give this one its own Go name in type_go_names: "c.avsc#/fields/0/type": CLine`
+		if fmt.Sprint(err) != want {
+			t.Errorf("error\n%v\nwant\n%s", err, want)
+		}
+	}
+	shared["c.avsc#/fields/0/type"] = "CLine"
+	u, err = schema.Build(in, nil, schema.WithTypeNames(shared))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err = render("p", u)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if n := strings.Count(src, "type Line struct"); n != 1 {
 		t.Errorf("the identical record Line is declared %d times", n)
 	}
-	assertHas(t, src, "L CLine", "type CLine struct")
+	assertHas(t, src, "L Line", "L CLine", "type CLine struct")
+	if len(u.UnusedTypeNames) != 0 {
+		t.Errorf("unused type names %v", u.UnusedTypeNames)
+	}
 }
 
 func TestDeterministic(t *testing.T) {

@@ -77,14 +77,14 @@ func ptr[T any](v T) *T { return &v }
 func TestOrderRoundTrip(t *testing.T) {
 	s := schemaOf(t, "order.avsc")
 	ms := time.UnixMilli(1_700_000_000_123).UTC()
-	line := Line{Sku: "A-1", Qty: 2}
+	line := OrderLine{Sku: "A-1", Qty: 2}
 	child := Order{
 		ID: "c", Placed: ms, PlacedMicros: ms, LocalPlaced: ms, Day: time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC),
-		Amount: big.NewRat(1, 4), FixedAmount: big.NewRat(-3, 2), Suit: SuitHearts,
+		Amount: big.NewRat(1, 4), FixedAmount: big.NewRat(-3, 2), Suit: OrderSuitHearts,
 		RequiredChoice: &OrderRequiredChoice{Boolean: ptr(false)},
 		// hamba/avro decodes an empty array or map as empty, not nil.
-		Tags: []string{}, Attrs: map[string]int64{}, Lines: []Line{}, Children: []Order{},
-		ByName: map[string]Line{}, Choices: []*OrderChoicesItem{}, Raw: []byte{},
+		Tags: []string{}, Attrs: map[string]int64{}, Lines: []OrderLine{}, Children: []Order{},
+		ByName: map[string]OrderLine{}, Choices: []*OrderChoicesItem{}, Raw: []byte{},
 	}
 	v := Order{
 		ID:             "6f1c8e2a-0b7d-4c5e-9a3f-2d1e0c9b8a7f",
@@ -98,22 +98,22 @@ func TestOrderRoundTrip(t *testing.T) {
 		FixedAmount:    big.NewRat(-5, 100),
 		Discount:       ptr(big.NewRat(1, 2)),
 		Shipped:        &ms,
-		Suit:           SuitSpades,
-		Hash:           MD5{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
+		Suit:           OrderSuitSpades,
+		Hash:           OrderMD5{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
 		Tags:           []string{"a", "b"},
 		Attrs:          map[string]int64{"x": -1, "y": 1 << 40},
 		Note:           ptr("hello"),
-		Lines:          []Line{line, {Sku: "B", Qty: 3}},
+		Lines:          []OrderLine{line, {Sku: "B", Qty: 3}},
 		Parent:         &child,
 		Children:       []Order{child},
-		ByName:         map[string]Line{"a": line},
+		ByName:         map[string]OrderLine{"a": line},
 		OptTags:        []string{"t"},
 		OptMap:         &map[string]int32{"k": 7},
 		OptLine:        &line,
 		Choice:         &OrderChoice{Line: &line},
 		RequiredChoice: &OrderRequiredChoice{TimestampMillis: &ms},
 		Choices:        []*OrderChoicesItem{{Int: ptr(int32(4))}, {String: ptr("four")}},
-		Deep:           &OrderDeep{Float: ptr(float32(2))},
+		Deep:           &OrderDeepUnion{Float: ptr(float32(2))},
 		Flag:           true,
 		Ratio:          0.5,
 		Score:          -2.25,
@@ -127,9 +127,9 @@ func TestOrderRoundTrip(t *testing.T) {
 		t.Fatalf("decimal changed: %v %v", got.Amount, got.Parent.FixedAmount)
 	}
 
-	for name, d := range map[string]*OrderDeep{
-		"record": {Deep: &Deep{Inner: &DeepInner{Line: &line}, Opt: ptr("o"), When: ms, H: MD5{7}, S: SuitHearts, Dec: big.NewRat(314, 100)}},
-		"inner":  {Deep: &Deep{Inner: &DeepInner{String: ptr("s")}, When: ms, S: SuitSpades, Dec: big.NewRat(0, 1)}},
+	for name, d := range map[string]*OrderDeepUnion{
+		"record": {Deep: &OrderDeep{Inner: &OrderDeepInner{Line: &line}, Opt: ptr("o"), When: ms, H: OrderMD5{7}, S: OrderSuitHearts, Dec: big.NewRat(314, 100)}},
+		"inner":  {Deep: &OrderDeep{Inner: &OrderDeepInner{String: ptr("s")}, When: ms, S: OrderSuitSpades, Dec: big.NewRat(0, 1)}},
 		"array":  {Array: &[]Order{child}},
 		"float":  {Float: ptr(float32(1.5))},
 		"nil":    nil,
@@ -146,8 +146,8 @@ func TestOrderRoundTrip(t *testing.T) {
 		"int":    {Int: ptr(int32(-7))},
 		"string": {String: ptr("s")},
 		"array":  {Array: &[][]byte{{1}, {2, 3}}},
-		"enum":   {Suit: ptr(SuitHearts)},
-		"fixed":  {MD5: &MD5{9}},
+		"enum":   {Suit: ptr(OrderSuitHearts)},
+		"fixed":  {MD5: &OrderMD5{9}},
 		"map":    {Map: &map[string]string{"a": "b"}},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -161,10 +161,10 @@ func TestOrderRoundTrip(t *testing.T) {
 }
 
 func TestRootForms(t *testing.T) {
-	roundTrip(t, schemaOf(t, "event.avsc"), Event(&EventUnion{Ping: &Ping{N: 3}}))
+	roundTrip(t, schemaOf(t, "event.avsc"), Event(&EventUnion{Ping: &EventPing{N: 3}}))
 	roundTrip(t, schemaOf(t, "event.avsc"), Event(&EventUnion{Int: ptr(int32(3))}))
 	roundTrip(t, schemaOf(t, "event.avsc"), Event(nil))
-	roundTrip(t, schemaOf(t, "maybe.avsc"), MaybePong(&Pong{N: 9}))
+	roundTrip(t, schemaOf(t, "maybe.avsc"), MaybePong(&MaybePongPong{N: 9}))
 	roundTrip(t, schemaOf(t, "maybe.avsc"), MaybePong(nil))
 	roundTrip(t, schemaOf(t, "strings.avsc"), Strings{"a", "b"})
 	roundTrip(t, schemaOf(t, "rank.avsc"), RankKing)

@@ -26,16 +26,16 @@ func TestRuntimeAvroCodec(t *testing.T) {
 		t.Fatal(err)
 	}
 	ms := time.UnixMilli(1_700_000_000_123).UTC()
-	line := Line{Sku: "A-1", Qty: 2}
+	line := OrderLine{Sku: "A-1", Qty: 2}
 	v := Order{
 		ID: "x", Placed: ms, PlacedMicros: ms, LocalPlaced: ms, Day: time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC),
-		Amount: big.NewRat(1, 4), FixedAmount: big.NewRat(-3, 2), Suit: SuitHearts,
-		Tags: []string{}, Attrs: map[string]int64{}, Lines: []Line{line}, Children: []Order{},
-		ByName: map[string]Line{}, Raw: []byte{},
+		Amount: big.NewRat(1, 4), FixedAmount: big.NewRat(-3, 2), Suit: OrderSuitHearts,
+		Tags: []string{}, Attrs: map[string]int64{}, Lines: []OrderLine{line}, Children: []Order{},
+		ByName: map[string]OrderLine{}, Raw: []byte{},
 		Choice:         &OrderChoice{Line: &line},
 		RequiredChoice: &OrderRequiredChoice{TimestampMillis: &ms},
 		Choices:        []*OrderChoicesItem{{Int: ptr(int32(4))}},
-		Deep:           &OrderDeep{Deep: &Deep{Inner: &DeepInner{Line: &line}, When: ms, S: SuitSpades, Dec: big.NewRat(1, 2)}},
+		Deep:           &OrderDeepUnion{Deep: &OrderDeep{Inner: &OrderDeepInner{Line: &line}, When: ms, S: OrderSuitSpades, Dec: big.NewRat(1, 2)}},
 	}
 	body, err := codec.Encode(ctx, v)
 	if err != nil {
