@@ -18,10 +18,11 @@ import (
 // unset is an error), so one manifest serves several environments;
 // credentials are only ever read from the environment variables named.
 type Config struct {
-	// Directory is a Directory's directory (a relative path is
+	// Directory is a Directory registry's directory (a relative path is
 	// relative to the working directory of the running program).
 	Directory string
-	// URL is a Confluent-compatible registry's base URL (HTTP).
+	// URL is a Confluent-compatible registry's base URL (an HTTP
+	// registry).
 	URL string
 	// UsernameEnv and PasswordEnv name the environment variables holding
 	// basic auth credentials; TokenEnv the one holding a bearer token.
@@ -33,7 +34,8 @@ type Config struct {
 	LookupOnly bool
 }
 
-// Open returns the registry cfg describes.
+// Open returns the registry cfg describes, opened now: a Directory
+// (created when missing) or an HTTP registry (which makes no request yet).
 func Open(cfg Config) (runtime.SchemaRegistry, error) {
 	switch {
 	case cfg.Directory != "" && cfg.URL != "":
@@ -85,8 +87,9 @@ func expandEnv(s string) (string, error) {
 // for a package-level variable of generated code (which must not fail at
 // init). A Consume whose Avro types use it opens it before subscribing, so
 // a bad configuration fails the Consume; until it opens, Register and
-// Schema return the opening error wrapped in runtime.ErrRegistryUnavailable (a
-// consumer waits rather than parking) and try again on the next call.
+// Schema return the opening error wrapped in
+// runtime.ErrRegistryUnavailable (a consumer waits rather than parking) and
+// try again on the next call.
 func OpenLazy(cfg Config) runtime.SchemaRegistry {
 	return &lazyRegistry{cfg: cfg}
 }

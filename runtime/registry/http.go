@@ -18,7 +18,7 @@ import (
 	"github.com/hamba/avro/v2/registry"
 )
 
-// HTTPConfig configures an HTTP.
+// HTTPConfig configures an HTTP registry.
 type HTTPConfig struct {
 	// URL is the registry's base URL, e.g. https://registry.internal:8081.
 	// Credentials written in it (https://user:pass@host) are taken out of
