@@ -167,13 +167,25 @@ func (c *Connection) gaveUp(ctx context.Context, last *DialError, err error, a a
 	return &DialError{Address: addr, Kind: ErrUnreachable, Err: cause, secrets: secrets}
 }
 
+// tlsFor is the caller's TLS configuration for one attempt: a clone, since
+// amqp091-go writes the attempt's host into an empty ServerName, and on the
+// caller's own config that name would stick for every later address (a
+// failover to a node whose certificate names another host would fail its
+// verification). A ServerName the caller set is kept, for every address.
+func tlsFor(cfg *tls.Config) *tls.Config {
+	if cfg == nil {
+		return nil
+	}
+	return cfg.Clone()
+}
+
 // dialOne makes one connection attempt to a, bounded by ctx.
 func (c *Connection) dialOne(ctx context.Context, a address) (*amqp.Connection, error) {
 	props := amqp.NewConnectionProperties()
 	props.SetClientConnectionName(c.cfg.origin)
 	cfg := amqp.Config{
 		Properties:      props,
-		TLSClientConfig: c.cfg.tls,
+		TLSClientConfig: tlsFor(c.cfg.tls),
 		Heartbeat:       effectiveHeartbeat(c.cfg.heartbeat),
 		Locale:          "en_US",
 		Dial:            contextDialer(ctx, !strings.HasPrefix(strings.ToLower(a.raw), "amqps:")),

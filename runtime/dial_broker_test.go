@@ -63,6 +63,12 @@ func forward(tb testing.TB, addr string) *forwarder {
 	if err != nil {
 		tb.Fatalf("listen on %s: %v", addr, err)
 	}
+	return forwardFrom(tb, ln, target)
+}
+
+// forwardFrom proxies every connection ln accepts to target; it is closed
+// at cleanup.
+func forwardFrom(tb testing.TB, ln net.Listener, target string) *forwarder {
 	f := &forwarder{ln: ln, target: target}
 	go f.serve()
 	tb.Cleanup(f.Close)

@@ -62,7 +62,10 @@ func WithLogger(l *slog.Logger) DialOption {
 	return dialOptionFunc(func(c *dialConfig) { c.logger = l })
 }
 
-// WithTLS sets the TLS configuration for amqps:// URLs.
+// WithTLS sets the TLS configuration for amqps:// URLs. Each attempt dials
+// with a clone of cfg, so cfg is never changed and, with several addresses,
+// each node's certificate is verified against that node's host; a
+// ServerName set in cfg is used for every node.
 func WithTLS(cfg *tls.Config) DialOption { return dialOptionFunc(func(c *dialConfig) { c.tls = cfg }) }
 
 // WithMeterProvider sets where the runtime's metrics go (default the
