@@ -195,9 +195,14 @@ func (cs *Consumer) isClosing() bool {
 // handlers still running get their context cancelled, held retries not yet
 // republished and deliveries whose copy is not confirmed yet are left to
 // the broker (it redelivers them), and Close returns an error matching
-// ctx's. When the broker does not
-// answer in time (a memory alarm blocks the connection) Close closes the
-// connection's socket rather than wait, and its error says so.
+// ctx's. What Close gives up on is the consumer's own channel, never the
+// connection (other consumers and publishers on it go on): when ctx ends
+// with handlers still running, deliveries unsettled or the broker not
+// answering, Close returns without waiting, the channel is closed in the
+// background (the broker then puts its unsettled deliveries back on the
+// queue; a handler that returns later settles nothing), and the error
+// names the queue and how many handlers were still running and deliveries
+// unsettled.
 func (cs *Consumer) Close(ctx context.Context) error {
 	s, first := cs.startClosing()
 	if !first {
@@ -209,8 +214,9 @@ func (cs *Consumer) Close(ctx context.Context) error {
 		}
 	}
 	defer cs.c.untrack(cs)
-	err := cs.cancelSubscription(ctx, s)
-	if herr := cs.awaitHandlers(ctx); err == nil {
+	cancelled, err := cs.cancelSubscription(ctx, s)
+	herr := cs.awaitHandlers(ctx)
+	if err == nil {
 		err = herr
 	}
 	cs.flushHeld(ctx)
@@ -219,8 +225,18 @@ func (cs *Consumer) Close(ctx context.Context) error {
 		err = fmt.Errorf("close consumer %q: %w", cs.queue, werr)
 	}
 	cs.letGo.Store(true)
+	serr := cs.endSession(ctx, s, cancelled)
 	cs.hardStop()
-	if serr := cs.endSession(ctx, s); err == nil {
+	var ab *abandonedError
+	if errors.As(serr, &ab) {
+		// It says what the others said (handlers still running, ctx's
+		// error) and what was left behind.
+		if err == herr {
+			err = nil
+		}
+		return errors.Join(serr, err)
+	}
+	if err == nil {
 		err = serr
 	}
 	return err
@@ -240,17 +256,22 @@ func (cs *Consumer) startClosing() (*session, bool) {
 }
 
 // cancelSubscription sends basic.cancel within ctx: an error only when ctx
-// ended first.
-func (cs *Consumer) cancelSubscription(ctx context.Context, s *session) error {
-	err := cs.c.bounded(ctx, s.conn, "basic.cancel", func() error { return s.ch.Cancel(s.tag, false) })
-	switch {
-	case err == nil:
-		return nil
-	case ctx.Err() != nil:
-		return fmt.Errorf("close consumer %q: %w", cs.queue, err)
+// ended first. The channel it returns is closed once the broker answered
+// (or the channel closed): nothing else may wait for a reply on the
+// channel before then.
+func (cs *Consumer) cancelSubscription(ctx context.Context, s *session) (<-chan struct{}, error) {
+	done := make(chan struct{})
+	var cerr error
+	go func() { defer close(done); cerr = s.ch.Cancel(s.tag, false) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return done, fmt.Errorf("close consumer %q: the broker did not answer basic.cancel in time%s: %w", cs.queue, cs.c.blockedNote(), ctx.Err())
 	}
-	cs.log.Debug("acemq: cancel", "err", err)
-	return nil
+	if cerr != nil {
+		cs.log.Debug("acemq: cancel", "err", cerr)
+	}
+	return done, nil
 }
 
 // awaitHandlers waits, within ctx, for the run loop to end (once the
@@ -276,16 +297,101 @@ func (cs *Consumer) awaitHandlers(ctx context.Context) error {
 }
 
 // endSession sends the session's last acks and closes its channel, within
-// ctx.
-func (cs *Consumer) endSession(ctx context.Context, s *session) error {
-	var err error
-	if aerr := cs.c.bounded(ctx, s.conn, "basic.ack", func() error { s.flushAcks(flushAll); return nil }); aerr != nil {
-		err = fmt.Errorf("close consumer %q: %w", cs.queue, aerr)
+// ctx (after the cancel's reply, cancelled). When ctx ends first it
+// abandons the channel, never the connection: see abandonSession.
+func (cs *Consumer) endSession(ctx context.Context, s *session, cancelled <-chan struct{}) error {
+	select {
+	case <-cancelled:
+	case <-ctx.Done():
+		return cs.abandonSession(ctx, s, cancelled)
 	}
-	if cerr := cs.c.bounded(ctx, s.conn, "channel.close", s.ch.Close); cerr != nil && !errors.Is(cerr, amqp.ErrClosed) && err == nil {
-		err = fmt.Errorf("close consumer %q: %w", cs.queue, cerr)
+	if ctx.Err() != nil {
+		return cs.abandonSession(ctx, s, cancelled)
 	}
+	done := make(chan error, 1)
+	go func() {
+		s.flushAcks(flushAll)
+		done <- s.ch.Close()
+	}()
+	select {
+	case err := <-done:
+		if err != nil && !errors.Is(err, amqp.ErrClosed) {
+			return fmt.Errorf("close consumer %q: %w", cs.queue, err)
+		}
+		return nil
+	case <-ctx.Done():
+		// The acks and the close are on their way: the channel closes
+		// when the broker reads them.
+		return cs.abandoned(ctx, s, nil)
+	}
+}
+
+// abandonSession gives up on s at once: the acks its handlers decided go
+// out, then its channel is closed, in the background (after the cancel's
+// reply, cancelled); s is dead from now on, so a handler that returns
+// later settles nothing, and the broker puts every delivery not acked back
+// on the queue when the channel closes. The connection and the other
+// channels on it are left alone.
+func (cs *Consumer) abandonSession(ctx context.Context, s *session, cancelled <-chan struct{}) error {
+	upTo, below, each := s.readyAcks(flushAll)
+	err := cs.abandoned(ctx, s, func() {
+		<-cancelled
+		s.acks.wire.Lock()
+		defer s.acks.wire.Unlock()
+		if below > 0 {
+			if err := s.ch.Ack(upTo, below > 1); err != nil {
+				s.log.Warn("acemq: ack failed; the broker will redeliver", "err", err, "delivery_tag", upTo, "acks", below)
+			}
+		}
+		for _, tag := range each {
+			if err := s.ch.Ack(tag, false); err != nil {
+				s.log.Warn("acemq: ack failed; the broker will redeliver", "err", err, "delivery_tag", tag)
+			}
+		}
+		if err := s.ch.Close(); err != nil && !errors.Is(err, amqp.ErrClosed) {
+			s.log.Debug("acemq: closing an abandoned channel", "err", err)
+		}
+	})
 	return err
+}
+
+// abandoned marks s dead, runs closeIt (if any) in the background and
+// returns the error that says what Close left behind.
+func (cs *Consumer) abandoned(ctx context.Context, s *session, closeIt func()) error {
+	e := &abandonedError{queue: cs.queue, handlers: int(cs.stats.inFlight.Load()), note: cs.c.blockedNote(), err: ctx.Err()}
+	s.mu.Lock()
+	e.unsettled = len(s.taken)
+	s.mu.Unlock()
+	cs.sessionDied(s)
+	if closeIt != nil {
+		go closeIt()
+	}
+	cs.log.Warn("acemq: consumer closed without waiting; its channel is abandoned (unsettled deliveries go back to the queue)",
+		"handlers_running", e.handlers, "unsettled", e.unsettled)
+	return e
+}
+
+// abandonedError is Consumer.Close's error when its ctx ended before the
+// consumer could finish: what it left behind. It matches ctx's error.
+type abandonedError struct {
+	queue               string
+	handlers, unsettled int
+	note                string
+	err                 error
+}
+
+func (e *abandonedError) Error() string {
+	return fmt.Sprintf("close consumer %q: abandoned its channel (%s running, %s unsettled)%s (the broker puts them back on the queue when the channel closes; the connection is kept): %v",
+		e.queue, plural(e.handlers, "handler", "handlers"), plural(e.unsettled, "delivery", "deliveries"), e.note, e.err)
+}
+
+func (e *abandonedError) Unwrap() error { return e.err }
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // defaultHoldBudgetMax is the largest default hold budget. A retry held in

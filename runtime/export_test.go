@@ -27,3 +27,21 @@ func WithCopyGateForTest(gate <-chan struct{}) ConsumeOption {
 // CodecBenchSchema is the codec benchmarks' order schema, for the
 // observability benchmark's JSON handler.
 const CodecBenchSchema = codecBenchSchema
+
+// SessionForTest is the consumer's current channel and the connection it
+// is on, so a test can tell a kept channel from a new one.
+func (cs *Consumer) SessionForTest() (ch, conn any) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.sess == nil {
+		return nil, nil
+	}
+	return cs.sess.ch, cs.sess.conn
+}
+
+// AMQPForTest is the connection's live amqp connection (nil when none).
+func (c *Connection) AMQPForTest() any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.conn
+}
