@@ -59,7 +59,7 @@ func parseAddresses(rawURL string, extra []string) ([]address, error) {
 	for _, raw := range raws {
 		a := address{raw: raw, redacted: redactURL(raw), secret: passwordOf(raw)}
 		if _, err := amqp.ParseURI(raw); err != nil {
-			return nil, &DialError{Address: a.redacted, Kind: ErrInvalidURL, Err: err, secrets: []string{raw, a.secret}}
+			return nil, &DialError{Address: a.redacted, Kind: ErrInvalidURL, Err: err, secrets: []address{a}}
 		}
 		out = append(out, a)
 	}
@@ -107,7 +107,7 @@ func (c *Connection) dialAddresses(ctx context.Context, persist bool) (*amqp.Con
 				return nil, c.gaveUp(ctx, last, err, a, attempt, began)
 			}
 			kind, again := classifyDial(err)
-			de := &DialError{Address: a.redacted, Kind: kind, Err: err, secrets: []string{a.raw, a.secret}}
+			de := &DialError{Address: a.redacted, Kind: kind, Err: err, secrets: []address{a}}
 			if !again {
 				return nil, de
 			}
@@ -153,7 +153,7 @@ func (c *Connection) gaveUp(ctx context.Context, last *DialError, err error, a a
 	if cause == nil {
 		cause = context.DeadlineExceeded
 	}
-	secrets := []string{a.raw, a.secret}
+	secrets := []address{a}
 	if last != nil {
 		secrets = append(secrets, last.secrets...)
 		cause = fmt.Errorf("%w after %d attempts in %s; last error: %w", cause, attempts, time.Since(began).Round(time.Millisecond), last.Err)

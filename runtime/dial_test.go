@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -68,7 +69,7 @@ func TestRedactURLThatDoesNotParse(t *testing.T) {
 func TestDialErrorScrubs(t *testing.T) {
 	raw := "amqp://guest:guest@127.0.0.1:port/"
 	e := &DialError{Address: redactURL(raw), Kind: ErrInvalidURL, Err: fmt.Errorf("parse %q: invalid port; password guest", raw),
-		secrets: []string{raw, "guest"}}
+		secrets: []address{{raw: raw, secret: "guest"}}}
 	got := e.Error()
 	if strings.Contains(got, ":guest@") || strings.Contains(got, "password guest") {
 		t.Errorf("DialError shows the password: %s", got)
@@ -77,6 +78,26 @@ func TestDialErrorScrubs(t *testing.T) {
 	// to it.
 	if !strings.Contains(got, `"amqp://guest:xxxxx@127.0.0.1:port/"`) {
 		t.Errorf("DialError = %s; want the URL redacted in place", got)
+	}
+}
+
+// A password with a quote, a backslash or a tab: url.Parse quotes the URL
+// with %q in its error, escaping them; and one with a '/' or '#' makes
+// url.Parse quote a piece of the URL. Neither spelling shows.
+func TestDialErrorScrubsQuotedPassword(t *testing.T) {
+	for _, pass := range []string{`se"cret-pw`, `se\cret-pw`, "se\tcret-pw", "se/cret-pw", "se\t#cret-pw", "sé\xffcret-pw"} {
+		raw := "amqp://guest:" + pass + "@127.0.0.1:notaport/"
+		_, err := parseAddresses(raw, nil)
+		if err == nil {
+			t.Fatalf("%q parsed", raw)
+		}
+		got := err.Error()
+		q := strconv.Quote(pass)
+		for _, form := range []string{pass, q[1 : len(q)-1], "cret-pw"} {
+			if strings.Contains(got, form) {
+				t.Errorf("password %q shows (as %q) in %s", pass, form, got)
+			}
+		}
 	}
 }
 

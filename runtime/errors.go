@@ -3,6 +3,10 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/acemq/acemq-go/runtime/internal/schemareg"
@@ -87,7 +91,7 @@ type DialError struct {
 	// may quote the URL: print the DialError, not Err.
 	Err error
 
-	secrets []string // raw URLs and passwords scrubbed from Err's text
+	secrets []address // the addresses whose URLs and passwords are scrubbed from Err's text
 }
 
 func (e *DialError) Error() string {
@@ -109,7 +113,10 @@ func (e *DialError) Error() string {
 	return b.String()
 }
 
-// cause is Err's text with every URL and password of the attempt redacted.
+// cause is Err's text with every URL and password of the attempt redacted:
+// as written, quoted the way errors quote (url.Parse's %q, strconv.Quote),
+// and percent-decoded; and a quoted fragment of a URL (url.Parse's `invalid
+// port ":pa"`) that overlaps the URL's password is replaced whole.
 func (e *DialError) cause() string {
 	if e.Err == nil {
 		return "unknown error"
@@ -118,21 +125,88 @@ func (e *DialError) cause() string {
 	// URLs first, through placeholders, so that scrubbing a password does
 	// not touch the user name of a redacted URL.
 	var urls []string
-	for _, sec := range e.secrets {
-		if strings.Contains(sec, "://") {
-			s = strings.ReplaceAll(s, sec, fmt.Sprintf("\x00%d\x00", len(urls)))
-			urls = append(urls, sec)
+	for _, a := range e.secrets {
+		ph := fmt.Sprintf("\x00%d\x00", len(urls))
+		for _, form := range spellings(a.raw) {
+			s = strings.ReplaceAll(s, form, ph)
+		}
+		urls = append(urls, a.raw)
+	}
+	for _, a := range e.secrets {
+		if a.secret == "" {
+			continue
+		}
+		forms := spellings(a.secret)
+		if dec, err := url.PathUnescape(a.secret); err == nil && dec != a.secret {
+			forms = append(forms, spellings(dec)...)
+		}
+		for _, form := range forms {
+			s = strings.ReplaceAll(s, form, "xxxxx")
 		}
 	}
-	for _, sec := range e.secrets {
-		if sec != "" && !strings.Contains(sec, "://") {
-			s = strings.ReplaceAll(s, sec, "xxxxx")
+	s = quotedLiteral.ReplaceAllStringFunc(s, func(lit string) string {
+		frag, err := strconv.Unquote(lit)
+		// A raw NUL is one of the placeholders (%q escapes a NUL).
+		if err != nil || frag == "" || strings.Contains(lit, "\x00") {
+			return lit
 		}
-	}
+		for _, u := range urls {
+			if overlapsPassword(u, frag) {
+				return `"xxxxx"`
+			}
+		}
+		return lit
+	})
 	for i, u := range urls {
-		s = strings.ReplaceAll(s, fmt.Sprintf("\x00%d\x00", i), redactURL(u))
+		r := redactURL(u)
+		ph := fmt.Sprintf("\x00%d\x00", i)
+		// A placeholder in a quoted text stands for the quoted URL.
+		s = strings.ReplaceAll(s, `"`+ph+`"`, strconv.Quote(r))
+		s = strings.ReplaceAll(s, ph, r)
 	}
 	return s
+}
+
+// quotedLiteral is a double-quoted Go string literal in an error's text.
+var quotedLiteral = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// spellings are the ways an error text may spell s: as written, and inside
+// the quotes of %q (strconv.Quote) and %+q (strconv.QuoteToASCII).
+func spellings(s string) []string {
+	forms := []string{s}
+	for _, q := range []string{strconv.Quote(s), strconv.QuoteToASCII(s)} {
+		if q = q[1 : len(q)-1]; q != s && !slices.Contains(forms, q) {
+			forms = append(forms, q)
+		}
+	}
+	return forms
+}
+
+// overlapsPassword reports whether frag occurs in rawURL where it covers
+// two bytes or more of rawURL's password, or all of it.
+func overlapsPassword(rawURL, frag string) bool {
+	pass := passwordOf(rawURL)
+	if pass == "" {
+		return false
+	}
+	at := strings.LastIndex(rawURL, pass+"@")
+	if at < 0 {
+		return false
+	}
+	end := at + len(pass)
+	for i := 0; ; {
+		j := strings.Index(rawURL[i:], frag)
+		if j < 0 {
+			return false
+		}
+		j += i
+		// Two bytes or the whole password: a one-byte overlap is most
+		// often a quoted separator ("/", "#") of a help text.
+		if n := min(j+len(frag), end) - max(j, at); n >= 2 || (n > 0 && n == len(pass)) {
+			return true
+		}
+		i = j + 1
+	}
 }
 
 // Unwrap returns the kind and the cause, so that errors.Is and errors.As
