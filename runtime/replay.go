@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -13,6 +15,13 @@ import (
 // target is the source queue itself; a message whose own queue is the
 // source is left where it is with a failure matching it.
 var ErrReplayLoop = errors.New("acemq: replay onto its own source queue")
+
+// ErrReplayNotAllowed is the error of a message Connection.Replay left on
+// the source because its own headers (x-acemq-queue, x-death) name a
+// queue the pass does not send to: not the queue the source belongs to
+// (q for q.dlq or q.parked) nor one of ReplayOptions.Queues. Anyone who
+// can publish into a dead-letter queue can write those headers.
+var ErrReplayNotAllowed = errors.New("acemq: replay target not allowed")
 
 // ReplayOptions bound and direct a replay: a value describing one pass
 // (acemq replay builds one from its flags). The zero value replays every
@@ -31,6 +40,17 @@ type ReplayOptions struct {
 	// they were; by default a replayed message restarts at attempt 1 with
 	// its error cleared.
 	KeepAttempts bool
+	// Queues are the queues, beside the one the source belongs to (q for
+	// q.dlq or q.parked), that a message may go back to when its own
+	// headers name its target (no RoutingKey): acemq replay's --queue
+	// and the queues of its -f manifest. A message whose headers name
+	// another queue is left on the source, counted in Refused and listed
+	// in Failures with ErrReplayNotAllowed.
+	Queues []string
+	// FollowHeaders sends each message to whatever queue its headers
+	// name, allowed or not (acemq replay --follow-headers): only for a
+	// source that no one but the runtime and the broker can publish into.
+	FollowHeaders bool
 	// Filter, when set, decides which messages move, from the envelope,
 	// every header of the message (the application's and the broker's)
 	// and the body; the ones it declines stay on the source (held
@@ -54,14 +74,19 @@ const (
 )
 
 // ReplayResult is what a pass did. It prints as
-// "moved 12, skipped 0 (drained)", with ", failed N" when some messages
+// "moved 12, skipped 0 (drained)", with ", refused N" when the headers of
+// some named a queue the pass does not send to, and ", failed N" when some
 // could not be moved.
 type ReplayResult struct {
 	Moved   int // published to the target, confirmed, then acked
 	Skipped int // declined by the filter, or already moved by this pass
 	Failed  int // left on the source: no target, or the publish failed
+	// Refused are left on the source because their headers name a queue
+	// the pass does not send to (ErrReplayNotAllowed; not in Failed).
+	Refused int
 	Stop    ReplayStop
-	// Failures says why each failed message stayed (in the order met).
+	// Failures says why each failed or refused message stayed (in the
+	// order met).
 	Failures []ReplayError
 }
 
@@ -82,10 +107,47 @@ func (f ReplayError) Error() string {
 func (f ReplayError) Unwrap() error { return f.Err }
 
 func (r ReplayResult) String() string {
-	if r.Failed > 0 {
-		return fmt.Sprintf("moved %d, skipped %d, failed %d (%s)", r.Moved, r.Skipped, r.Failed, r.Stop)
+	s := fmt.Sprintf("moved %d, skipped %d", r.Moved, r.Skipped)
+	if r.Refused > 0 {
+		s += fmt.Sprintf(", refused %d", r.Refused)
 	}
-	return fmt.Sprintf("moved %d, skipped %d (%s)", r.Moved, r.Skipped, r.Stop)
+	if r.Failed > 0 {
+		s += fmt.Sprintf(", failed %d", r.Failed)
+	}
+	return s + " (" + string(r.Stop) + ")"
+}
+
+// ReplayOwner is the queue a dead-letter or parked queue belongs to: q
+// for q.dlq or q.parked, "" for any other name.
+func ReplayOwner(source string) string {
+	for _, suffix := range []string{".dlq", ".parked"} {
+		if q, ok := strings.CutSuffix(source, suffix); ok && q != "" {
+			return q
+		}
+	}
+	return ""
+}
+
+// allowed says whether a pass from source may send a message to queue,
+// a target its headers name: the queue source belongs to, one of
+// opts.Queues, or any with opts.FollowHeaders.
+func (opts ReplayOptions) allowed(source, queue string) bool {
+	return opts.FollowHeaders || queue == ReplayOwner(source) || slices.Contains(opts.Queues, queue)
+}
+
+// notAllowed is the error of a message left on source because its headers
+// name queue.
+func (opts ReplayOptions) notAllowed(source, queue string) error {
+	own := "it belongs to no queue (not a .dlq or .parked)"
+	if q := ReplayOwner(source); q != "" {
+		own = "not " + q + " (the queue " + source + " belongs to)"
+	}
+	named := "none named"
+	if len(opts.Queues) > 0 {
+		named = "not one of " + strings.Join(opts.Queues, ", ")
+	}
+	return fmt.Errorf("%w: its headers name queue %s, %s and %s (ReplayOptions.Queues, acemq replay --queue or -f); left on %s (FollowHeaders, --follow-headers, sends it where its headers say)",
+		ErrReplayNotAllowed, queue, own, named, source)
 }
 
 // MaxReplayPass is the longest a pass runs: messages it holds unsettled
@@ -107,6 +169,14 @@ var replayBatch = 256
 // queue the broker dead-lettered it from (x-death, x-first-death-queue) —
 // or wherever opts.RoutingKey and opts.Exchange say. It refuses a target
 // that is from itself with ErrReplayLoop before touching anything.
+//
+// A message's headers are written by whoever published it into from, so
+// the queue they name is followed only when it is allowed: the queue from
+// belongs to (q for q.dlq or q.parked) or one of opts.Queues. A message
+// whose headers name another queue is left on from, counted in Refused
+// and listed in Failures with ErrReplayNotAllowed, unless
+// opts.FollowHeaders. A target the caller names (opts.RoutingKey) is the
+// caller's own choice and always allowed.
 //
 // Each move is a copy published mandatory with a publisher confirm, then
 // an ack of the original: a failure in between leaves a duplicate, never a
@@ -261,6 +331,12 @@ func (p *replayPass) read(ctx context.Context, res *ReplayResult) ([]move, Repla
 		if p.opts.Exchange == "" && key == p.from {
 			res.Failed++
 			res.Failures = append(res.Failures, ReplayError{ID: env.ID, Target: target, Err: ErrReplayLoop})
+			p.hold(d)
+			continue
+		}
+		if p.opts.RoutingKey == "" && !p.opts.allowed(p.from, key) {
+			res.Refused++
+			res.Failures = append(res.Failures, ReplayError{ID: env.ID, Target: target, Err: p.opts.notAllowed(p.from, key)})
 			p.hold(d)
 			continue
 		}

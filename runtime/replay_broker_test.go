@@ -97,7 +97,7 @@ func TestReplayToEachOwnQueue(t *testing.T) {
 	}
 	waitDepth(t, dlq, 3, wait)
 
-	res, err := c.Replay(ctxFor(t, wait), dlq, runtime.ReplayOptions{})
+	res, err := c.Replay(ctxFor(t, wait), dlq, runtime.ReplayOptions{Queues: []string{a, b, broker}})
 	if err != nil {
 		t.Fatalf("Replay: %v", err)
 	}
@@ -346,7 +346,7 @@ func TestReplayFailuresStay(t *testing.T) {
 	rawPublish(t, dlq, deadLetter("ok", "x", q, 1, "boom"))
 	rawPublish(t, dlq, deadLetter("gone", "y", q+".missing", 1, "boom"))
 	rawPublish(t, dlq, textMessage("z", amqp.Table{runtime.HeaderID: "nowhere"}))
-	res, err := c.Replay(ctxFor(t, wait), dlq, runtime.ReplayOptions{})
+	res, err := c.Replay(ctxFor(t, wait), dlq, runtime.ReplayOptions{Queues: []string{q + ".missing"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,9 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/acemq/acemq-go/cmd/acemq/internal/topo"
 	"github.com/acemq/acemq-go/cmd/acemq/internal/where"
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/spf13/cobra"
@@ -26,7 +28,10 @@ func (e *env) replayCommand() *cobra.Command {
 		limit        int
 		timeout      time.Duration
 		keep, dry    bool
+		follow       bool
 		wheres       []string
+		queues       []string
+		file         string
 	)
 	cmd := &cobra.Command{
 		Use:   "replay QUEUE",
@@ -34,6 +39,12 @@ func (e *env) replayCommand() *cobra.Command {
 		Long: `Replay moves the messages of QUEUE (orders.new.dlq, orders.new.parked; a
 plain name means its .dlq) back: each to the queue it came from
 (x-acemq-queue, or the queue the broker dead-lettered it from), or to --to.
+Those headers are written by whoever published into QUEUE, so a message goes
+back to the queue they name only when it is allowed: the queue QUEUE belongs
+to (orders.new for orders.new.dlq or orders.new.parked), a --queue, or a
+queue of the -f manifest. A message whose headers name another queue is
+left on QUEUE and reported ("refused N", exit 1); --follow-headers sends
+each where its headers say.
 Each copy is published with a confirm before its original is acked. It goes
 back on attempt 1 with its error cleared (--keep-attempts puts back exactly
 what was there); its id, correlation id, first seen and body are kept; it is
@@ -73,7 +84,17 @@ input.`,
 			if exchange == "" && to == src {
 				return bad("replay %s --to %s: %w", src, to, runtime.ErrReplayLoop)
 			}
-			opts := runtime.ReplayOptions{RoutingKey: to, Exchange: exchange, Limit: limit, KeepAttempts: keep}
+			if file != "" {
+				m, err := topo.Load(file)
+				if err != nil {
+					return &exitError{ExitBad, err}
+				}
+				for _, q := range m.Queues {
+					queues = append(queues, q.Name)
+				}
+			}
+			opts := runtime.ReplayOptions{RoutingKey: to, Exchange: exchange, Limit: limit, KeepAttempts: keep,
+				Queues: queues, FollowHeaders: follow}
 			if dry {
 				return e.dryRun(src, opts, f)
 			}
@@ -88,6 +109,9 @@ input.`,
 	fl.BoolVar(&keep, "keep-attempts", false, "keep the attempt count and the error as they are")
 	fl.StringArrayVar(&wheres, "where", nil, "move only matching messages (repeatable, ANDed)")
 	fl.BoolVar(&dry, "dry-run", false, "print what would move, move nothing")
+	fl.StringArrayVar(&queues, "queue", nil, "allow sending back to this queue when a message's headers name it (repeatable; QUEUE's own is always allowed)")
+	fl.StringVarP(&file, "file", "f", "", "allow sending back to every queue this manifest declares (acemq.yaml)")
+	fl.BoolVar(&follow, "follow-headers", false, "send each message to whatever queue its headers name, allowed or not")
 	return cmd
 }
 
@@ -100,13 +124,45 @@ func targetText(opts runtime.ReplayOptions) string {
 	case opts.RoutingKey != "":
 		return opts.RoutingKey
 	}
+	if opts.FollowHeaders {
+		return "each message's own queue (whatever its headers name)"
+	}
 	return "each message's own queue"
+}
+
+// allowedText says which queues a pass sends to when the headers name
+// the target: "" when --to names it or --follow-headers follows them.
+func allowedText(src string, opts runtime.ReplayOptions) string {
+	if opts.RoutingKey != "" || opts.FollowHeaders {
+		return ""
+	}
+	var qs []string
+	if q := runtime.ReplayOwner(src); q != "" {
+		qs = append(qs, q)
+	}
+	for _, q := range opts.Queues {
+		if !slices.Contains(qs, q) {
+			qs = append(qs, q)
+		}
+	}
+	if len(qs) == 0 {
+		return "sending to no queue its headers name (give --to, --queue or -f)"
+	}
+	return "allowed: " + strings.Join(qs, ", ")
+}
+
+// allowed is Connection.Replay's rule for a target the headers name.
+func allowed(src string, opts runtime.ReplayOptions, queue string) bool {
+	return opts.FollowHeaders || queue == runtime.ReplayOwner(src) || slices.Contains(opts.Queues, queue)
 }
 
 // replay runs one pass; a timeout above 0 is the pass's deadline.
 func (e *env) replay(src string, opts runtime.ReplayOptions, f where.Filter, timeout time.Duration) error {
 	return e.withQueue(src, func(ctx context.Context, c *runtime.Connection, total int) error {
 		fmt.Fprintf(e.stdout, "replaying %d messages from %s to %s\n", total, src, targetText(opts))
+		if a := allowedText(src, opts); a != "" {
+			fmt.Fprintf(e.stdout, "  %s\n", a)
+		}
 		var b *bar
 		if e.outTTY {
 			b = e.progress(true, total, "replay")
@@ -138,11 +194,11 @@ func (e *env) replay(src string, opts runtime.ReplayOptions, f where.Filter, tim
 			fmt.Fprintf(e.stderr, "acemq: left on %s: %v\n", src, fl)
 		}
 		fmt.Fprintln(e.stdout, res)
-		if res.Failed > 0 {
-			if res.Failed == 1 {
+		if left := res.Failed + res.Refused; left > 0 {
+			if left == 1 {
 				return &exitError{ExitFail, fmt.Errorf("1 message could not be moved; it is still on %s", src)}
 			}
-			return &exitError{ExitFail, fmt.Errorf("%d messages could not be moved; they are still on %s", res.Failed, src)}
+			return &exitError{ExitFail, fmt.Errorf("%d messages could not be moved; they are still on %s", left, src)}
 		}
 		return nil
 	})
@@ -161,7 +217,7 @@ func (e *env) dryRun(src string, opts runtime.ReplayOptions, f where.Filter) err
 		return failed(err)
 	}
 	now := time.Now()
-	var move, skip, fail int
+	var move, skip, fail, refuse int
 	_, err = c.Browse(ctx, src, 0, func(d *runtime.Delivery) error {
 		id := dash(d.Envelope.ID)
 		if !f.Match(whereMessage(d), now) {
@@ -175,6 +231,11 @@ func (e *env) dryRun(src string, opts runtime.ReplayOptions, f where.Filter) err
 		target := opts.RoutingKey
 		if target == "" {
 			target = runtime.OwnQueue(d.Headers)
+			if target != "" && (opts.Exchange != "" || target != src) && !allowed(src, opts, target) {
+				refuse++
+				fmt.Fprintf(e.stdout, "refuse %s (%s): its headers name queue %s, not allowed (give --queue %s or --follow-headers)\n", id, dash(d.Envelope.Type), target, target)
+				return nil
+			}
 		}
 		if opts.Exchange != "" {
 			target = opts.Exchange + "/" + target
@@ -194,6 +255,10 @@ func (e *env) dryRun(src string, opts runtime.ReplayOptions, f where.Filter) err
 	})
 	if err != nil && err != errStop {
 		return failed(err)
+	}
+	if refuse > 0 {
+		fmt.Fprintf(e.stdout, "dry run: would move %d, skip %d, refuse %d, fail %d; nothing moved\n", move, skip, refuse, fail)
+		return nil
 	}
 	fmt.Fprintf(e.stdout, "dry run: would move %d, skip %d, fail %d; nothing moved\n", move, skip, fail)
 	return nil
