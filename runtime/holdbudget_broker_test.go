@@ -124,7 +124,9 @@ func TestHeldRetriesDoNotStarveHandlers(t *testing.T) {
 	if got := len(rec.all()); got != failing+healthy+failing {
 		t.Errorf("%d handler calls, want %d (each failing message twice, each healthy one once)", got, failing+healthy+failing)
 	}
-	outcomes, _ := points(t, reader, runtime.MetricOutcome)
+	// The recorder sees a call as its handler starts; the outcome is
+	// counted once it is carried out, a moment later.
+	outcomes := waitPoint(t, reader, runtime.MetricOutcome, outcomeKey(q, "accepted", ""), healthy+failing, false)
 	onlyOutcomes(t, outcomes, q, map[string]float64{
 		outcomeKey(q, "retried", "memory"): prefetch,
 		outcomeKey(q, "retried", "broker"): failing - prefetch,
