@@ -349,8 +349,11 @@ func (c *Connection) publisher(ctx context.Context, side bool) (*publisher, erro
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if cur := *slot(); cur != nil && cur.alive() {
-		// Another caller won the race; keep one channel.
-		ch.Close()
+		// Another caller won the race; keep one channel. The spare's close
+		// is a round trip that takes no ctx (behind a write the broker
+		// does not read, under an alarm, it waits as long as the alarm):
+		// it goes on without this caller, and without c.mu held.
+		go ch.Close()
 		return cur, nil
 	}
 	*slot() = p
