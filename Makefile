@@ -98,11 +98,19 @@ demo: broker ## play the orders example against the broker
 lint: fmt-check vet ## gofmt and go vet
 
 .PHONY: faults faultnode faultnode-down
+# One fault run per node at a time: the suite alarms, stops and closes the
+# connections of its node, and its last step stops the node, so a second
+# run on the same node (two checkouts on one machine) waits for the first.
+# ACEMQ_FAULTNODE_NAME and the ACEMQ_FAULTNODE_*_PORT variables give a
+# checkout a node of its own instead (scripts/faultnode.sh).
+FAULTLOCK = /tmp/acemq-faults-$(or $(ACEMQ_FAULTNODE_NAME),acemqfaults@localhost).lock
+
 faults: ## the fault suite on a RabbitMQ node of its own (5673; never the shared one), started and stopped here; one line per fault
-	@bash scripts/faultnode.sh up
-	@log=$$(mktemp); trap 'bash scripts/faultnode.sh down; rm -f "$$log"' EXIT; \
+	@exec 9>"$(FAULTLOCK)"; flock -n 9 || { echo "faults: another fault run holds $(FAULTLOCK); waiting"; flock 9; }; \
+	bash scripts/faultnode.sh up 9>&- || exit 1; \
+	log=$$(mktemp); trap 'bash scripts/faultnode.sh down 9>&-; rm -f "$$log"' EXIT; \
 	set -o pipefail; \
-	$(GO) test -tags faults -count=1 -timeout 15m -v ./internal/faults/ 2>&1 | tee "$$log" | grep -E '^(--- |FAIL|ok|panic|    |  [a-z0-9-]+: )' ; rc=$$?; \
+	$(GO) test -tags faults -count=1 -timeout 15m -v ./internal/faults/ 9>&- 2>&1 | tee "$$log" | grep -E '^(--- |FAIL|ok|panic|    |  [a-z0-9-]+: )' ; rc=$$?; \
 	echo "# make faults: the fault table"; grep -h '^fault=' "$$log"; exit $$rc
 
 faultnode: ## start the fault suite's own node (acemqfaults@localhost on 5673) and leave it running
