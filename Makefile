@@ -3,17 +3,18 @@ SHELL := /bin/bash
 GO ?= go
 export ACEMQ_TEST_URL ?= amqp://guest:guest@localhost:5672/
 # The modules (go.work ties them together): the generator (the root), the
-# runtime, the operator command and the examples; bench/ is a module too,
-# tested on its own below. PKGS names every package of the first four.
-MODULES := . runtime drain cmd/acemq examples bench
-PKGS := ./... ./runtime/... ./drain/... ./cmd/acemq/... ./examples/...
+# runtime, the operator command, the examples and the PostgreSQL store
+# (pgstore); bench/ is a module too, tested on its own below. PKGS names
+# every package of the others.
+MODULES := . runtime drain cmd/acemq examples pgstore bench
+PKGS := ./... ./runtime/... ./drain/... ./cmd/acemq/... ./examples/... ./pgstore/...
 
-.PHONY: help test quick mod-check check broker crosscheck broker4 broker4-down test-rmq4 fmt-check vet generated-check bench fuzz generate golden demo lint tools
+.PHONY: help test quick mod-check check broker stores crosscheck broker4 broker4-down test-rmq4 fmt-check vet generated-check bench fuzz generate golden demo lint tools
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
-test: broker crosscheck tools fmt-check vet mod-check generated-check ## everything: broker, npm packages, Graphviz, gofmt, vet, go.mod files tidy, generated code current, every test (with -race)
+test: broker stores crosscheck tools fmt-check vet mod-check generated-check ## everything: broker, PostgreSQL and Redis, npm packages, Graphviz, gofmt, vet, go.mod files tidy, generated code current, every test (with -race)
 	$(GO) test -race -count=1 -timeout 12m $(PKGS)
 	cd bench && $(GO) test -count=1 ./...
 	$(MAKE) --no-print-directory bench-smoke
@@ -27,6 +28,9 @@ tools: ## Graphviz (apt, as root) and the AsyncAPI npm packages (npm ci) that in
 
 broker: ## make sure a RabbitMQ with the management plugin answers at ACEMQ_TEST_URL
 	@bash scripts/broker.sh
+
+stores: ## make sure PostgreSQL (127.0.0.1:5432, database test) and Redis (127.0.0.1:6379) answer, starting them when down (scripts/stores.sh)
+	@bash scripts/stores.sh
 
 crosscheck: ## install avsc and ajv (the corpus tests' second implementations) into internal/crosscheck (npm ci)
 	@bash scripts/crosscheck.sh
