@@ -59,6 +59,9 @@ type Consumer struct {
 	releasing sync.WaitGroup
 	// copies counts copies written and not confirmed (or failed) yet.
 	copies copyCount
+	// missing are the rungs found missing, tried again once per probe
+	// interval (rungs.go).
+	missing missingRungs
 	// letGo is set once Close stopped waiting for copies (all settled, or
 	// its ctx ended): nothing is set aside any more, since what is still
 	// unsettled returns to its queue when the channel closes, and a copy

@@ -67,8 +67,10 @@
 // Waits at or above it go to the rung queue for that delay, whose
 // x-message-ttl holds the message and whose dead-letter target brings it
 // back; a missing rung is counted as acemq.retry.rung.missing and the wait
-// is held in memory instead. Per-message expiration is never used: the
-// broker only expires the head of a queue.
+// is held in memory instead, as is every wait for it for the next 30
+// seconds, without trying the rung (then one wait tries it again, and one
+// WARN line counts the waits held meanwhile). Per-message expiration is
+// never used: the broker only expires the head of a queue.
 //
 // Publishing is pipelined on a confirm channel: each publish queues its
 // message for the channel's writer and waits only for its own confirm;

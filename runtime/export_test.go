@@ -24,6 +24,12 @@ func WithCopyGateForTest(gate <-chan struct{}) ConsumeOption {
 	return consumeOptionFunc(func(c *consumeConfig) { c.copyGate = gate })
 }
 
+// WithRungProbeForTest sets how long a rung found missing is taken as
+// missing before a wait tries it again.
+func WithRungProbeForTest(d time.Duration) ConsumeOption {
+	return consumeOptionFunc(func(c *consumeConfig) { c.rungProbe = d })
+}
+
 // CodecBenchSchema is the codec benchmarks' order schema, for the
 // observability benchmark's JSON handler.
 const CodecBenchSchema = codecBenchSchema

@@ -167,6 +167,16 @@ type consumeConfig struct {
 	// copyGate, when set (tests: export_test.go), holds every set-aside copy's outcome
 	// until it is closed, as if the broker's confirm were late.
 	copyGate <-chan struct{}
+	// rungProbe is how long a missing rung is taken as missing; zero:
+	// rungProbe (rungs.go); tests set it (export_test.go).
+	rungProbe time.Duration
+}
+
+func (c consumeConfig) rungProbeOrDefault() time.Duration {
+	if c.rungProbe > 0 {
+		return c.rungProbe
+	}
+	return rungProbe
 }
 
 // WithBodyInLogs adds the body, cut at maxBytes, to the consumer's outcome

@@ -66,22 +66,47 @@ func (dv *delivery) waitInMemory(why string, delay time.Duration) {
 // toRung sends dv's next attempt to the rung for delay, and acks dv once
 // the broker has confirmed the copy; the worker does not wait for that
 // (docs/performance.md, R1). When the rung is missing the retry waits in
-// memory for fallback instead. spilled is a wait below the threshold sent
-// to the broker because the hold budget is full.
+// memory for fallback instead, at once while the rung is remembered as
+// missing (rungs.go). spilled is a wait below the threshold sent to the
+// broker because the hold budget is full.
 func (dv *delivery) toRung(why string, delay time.Duration, spilled bool, fallback time.Duration) {
 	cs := dv.cs
 	rung := RungQueue(cs.queue, delay)
+	if cs.missing.skip(rung, time.Now(), cs.cfg.rungProbeOrDefault()) {
+		cs.c.metrics.add(cs.c.metrics.rungMissing, cs.queue)
+		dv.waitInMemory(why, fallback)
+		return
+	}
 	h := dv.copyFor(rung, dv.env.Attempt+1, why, "")
 	h.done = func() {
 		if spilled {
 			cs.c.metrics.add(cs.c.metrics.retrySpilled, cs.queue)
 		}
+		cs.rungFound(rung)
 		dv.retried(why, "broker", delay)
 	}
 	h.unroutable = func() {
-		cs.c.metrics.add(cs.c.metrics.rungMissing, cs.queue)
-		cs.log.Warn("acemq: rung queue missing; waiting in memory instead (declare the topology)", "rung", rung)
+		cs.rungMissing(rung)
 		dv.waitInMemory(why, fallback)
 	}
 	h.publish(dv.ctx)
+}
+
+// rungMissing counts a wait held in memory because rung did not take its
+// copy, and logs it once per probe interval with the count since the last
+// line.
+func (cs *Consumer) rungMissing(rung string) {
+	cs.c.metrics.add(cs.c.metrics.rungMissing, cs.queue)
+	probe := cs.cfg.rungProbeOrDefault()
+	if n := cs.missing.missing(rung, time.Now(), probe); n > 0 {
+		cs.log.Warn("acemq: rung queue missing; waiting in memory instead (declare the topology)",
+			"rung", rung, "held_in_memory", n, "next_probe_in", probe)
+	}
+}
+
+// rungFound forgets rung as missing once it took a copy.
+func (cs *Consumer) rungFound(rung string) {
+	if n := cs.missing.found(rung); n >= 0 {
+		cs.log.Info("acemq: rung queue found again; waits go to the broker", "rung", rung, "held_in_memory", n)
+	}
 }
