@@ -88,14 +88,23 @@ func Schema(tb testing.TB, prefix string) (*pgxpool.Pool, string) {
 	return pool, schema
 }
 
-// Pool opens another pool on schema (as Schema's), closed at cleanup.
+// Pool opens another pool on schema (as Schema's), closed at cleanup; its
+// sessions' application_name is the schema's name.
 func Pool(tb testing.TB, schema string) *pgxpool.Pool {
 	tb.Helper()
-	cfg, err := pgxpool.ParseConfig(URL())
+	return PoolAt(tb, URL(), schema)
+}
+
+// PoolAt is Pool through another URL of the test database (a Proxy's).
+func PoolAt(tb testing.TB, u, schema string) *pgxpool.Pool {
+	tb.Helper()
+	cfg, err := pgxpool.ParseConfig(u)
 	if err != nil {
 		tb.Fatalf("ACEMQ_TEST_PG_URL: %v", err)
 	}
 	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	// pg_stat_activity tells the test's own sessions by it.
+	cfg.ConnConfig.RuntimeParams["application_name"] = schema
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		tb.Fatalf("pool: %v", err)

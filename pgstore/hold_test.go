@@ -1,0 +1,113 @@
+package pgstore_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/acemq/acemq-go/pgstore"
+	"github.com/acemq/acemq-go/pgstore/internal/pgtest"
+	"github.com/acemq/acemq-go/runtime"
+	"github.com/jackc/pgx/v5"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+)
+
+// A database that does not answer holds the delivery (neither retried nor
+// parked): the inbox says so (State, Ready, acemq.inbox.held and
+// acemq.inbox.unavailable), and the delivery is handled once it answers.
+func TestDatabaseDownHoldsDeliveries(t *testing.T) {
+	pool, _ := newInbox(t)
+	proxy := pgtest.NewProxy(t)
+	schema := pool.Config().ConnConfig.RuntimeParams["search_path"]
+	reader := sdkmetric.NewManualReader()
+	in, err := pgstore.NewInbox(pgtest.PoolAt(t, proxy.URL(), schema),
+		pgstore.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	in.Process(ctx, "payments", "warm-up", func(context.Context, pgx.Tx) runtime.Ack { return runtime.Accept() })
+	proxy.Down()
+	done := make(chan runtime.Ack, 1)
+	calls := 0
+	go func() {
+		done <- in.Process(ctx, "payments", "id-held", func(ctx context.Context, tx pgx.Tx) runtime.Ack {
+			calls++
+			if err := pay(ctx, tx, "id-held"); err != nil {
+				return runtime.Retry(err)
+			}
+			return runtime.Accept()
+		})
+	}()
+	waitFor(t, "the delivery to be held", func() bool { s := in.State(); return !s.Available && s.Held == 1 })
+	if err := in.Ready(); !errors.Is(err, pgstore.ErrUnavailable) {
+		t.Errorf("Ready() = %v; want ErrUnavailable", err)
+	}
+	if held := sum(t, reader, pgstore.MetricInboxHeld); held != 1 {
+		t.Errorf("%s = %d while held; want 1", pgstore.MetricInboxHeld, held)
+	}
+	select {
+	case ack := <-done:
+		t.Fatalf("Process returned %v while the database was down; want it held", ack)
+	case <-time.After(500 * time.Millisecond):
+	}
+	proxy.Up()
+	ack := <-done
+	if ack.Kind() != runtime.AckAccept || calls != 1 {
+		t.Fatalf("after the database came back: %v, handler calls %d; want Accept, 1", ack, calls)
+	}
+	if n := count(t, pool, `SELECT count(*) FROM payments WHERE id = 'id-held'`); n != 1 {
+		t.Errorf("payments rows %d; want 1", n)
+	}
+	if s := in.State(); !s.Available || s.Held != 0 || in.Ready() != nil {
+		t.Errorf("State after = %+v, Ready %v; want available, none held", s, in.Ready())
+	}
+	if held, tries := sum(t, reader, pgstore.MetricInboxHeld), sum(t, reader, pgstore.MetricInboxUnavailable); held != 0 || tries < 1 {
+		t.Errorf("after: %s = %d, %s = %d; want 0, ≥ 1", pgstore.MetricInboxHeld, held, pgstore.MetricInboxUnavailable, tries)
+	}
+}
+
+// Held past WithUnavailableHold, the delivery goes to the retry policy
+// with an error wrapping ErrUnavailable.
+func TestDatabaseDownPastTheHoldIsRetry(t *testing.T) {
+	proxy := pgtest.NewProxy(t)
+	pool, _ := newInbox(t)
+	schema := pool.Config().ConnConfig.RuntimeParams["search_path"]
+	in, err := pgstore.NewInbox(pgtest.PoolAt(t, proxy.URL(), schema), pgstore.WithUnavailableHold(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy.Down()
+	ack := in.Process(context.Background(), "payments", "id-late", func(context.Context, pgx.Tx) runtime.Ack {
+		t.Error("handler called without a database")
+		return runtime.Accept()
+	})
+	if ack.Kind() != runtime.AckRetry || !errors.Is(ack.Err(), pgstore.ErrUnavailable) {
+		t.Fatalf("Process = %v; want Retry wrapping ErrUnavailable", ack)
+	}
+	if s := in.State(); s.Available || s.Held != 0 {
+		t.Errorf("State = %+v; want unavailable, none held", s)
+	}
+}
+
+// sum reads an int64 sum instrument's total over its attribute sets.
+func sum(t *testing.T, r *sdkmetric.ManualReader, name string) int64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := r.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if s, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == name {
+				for _, dp := range s.DataPoints {
+					n += dp.Value
+				}
+			}
+		}
+	}
+	return n
+}
