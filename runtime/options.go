@@ -280,6 +280,9 @@ type publishConfig struct {
 	headers       map[string]any
 	correlationID string
 	noMandatory   bool
+	// orderingKey is WithOrderingKey's (set when given).
+	orderingKey    string
+	orderingKeySet bool
 }
 
 // WithRoutingKey sets the routing key.
@@ -302,6 +305,17 @@ func WithHeaders(h map[string]any) PublishOption {
 // WithCorrelationID sets the correlation_id property.
 func WithCorrelationID(id string) PublishOption {
 	return publishOptionFunc(func(c *publishConfig) { c.correlationID = id })
+}
+
+// WithOrderingKey sets the ordering key of a message written to a
+// transactional outbox (pgstore.PublishTx): the outbox's relay publishes
+// the messages of one key in the order their transactions committed. The
+// default key is the correlation id (WithCorrelationID); a message with
+// neither has none and no order is promised for it. A message published
+// at once (Publish, PublishAsync) has no use for it: it goes in the order
+// of the calls, and the key is not sent.
+func WithOrderingKey(key string) PublishOption {
+	return publishOptionFunc(func(c *publishConfig) { c.orderingKey, c.orderingKeySet = key, true })
 }
 
 // WithoutMandatory publishes without the mandatory flag, so a message no

@@ -64,18 +64,9 @@ func (p *Pending) Wait(ctx context.Context) error {
 // Pending says so), not the confirm: cancelling it after the write does not
 // touch the Pending.
 func PublishAsync[T any](ctx context.Context, c *Connection, mt *MessageType[T], exchange string, v T, opts ...PublishOption) (*Pending, error) {
-	codec, err := mt.codecFor(c)
+	o, _, err := c.encodeOne(ctx, mt, exchange, v, opts)
 	if err != nil {
 		return nil, err
-	}
-	fp, _ := codec.(interface{ schemaFingerprint() string })
-	cfg := publishConfig{}
-	for _, o := range opts {
-		o.applyPublish(&cfg)
-	}
-	o, err := encodeOutgoing(ctx, c, mt.name, codec, fp, exchange, v, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("publish %s to exchange %q: %w", mt.name, exchange, err)
 	}
 	return c.publishAsync(ctx, false, o)
 }
