@@ -1,0 +1,135 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Relay publishes an outbox's rows with confirms and deletes each row
+// only once the broker has confirmed it: a crash between the confirm and
+// the delete publishes the row again (at least once; an inbox makes the
+// effect once). See Run.
+type Relay struct {
+	ob   *Outbox
+	pool *pgxpool.Pool
+	cfg  relayConfig
+
+	// One Run's state (Run is not for concurrent use: start several
+	// relays instead).
+	conn      *pgx.Conn
+	table     uint32 // the table's oid: the advisory lock class of its shards
+	held      []int32
+	balanced  time.Time
+	nextRetry time.Time
+}
+
+// NewRelay returns a relay of ob's rows, read from the database of pool
+// (whose config it dials a connection of its own with), published on
+// ob's connection.
+func NewRelay(ob *Outbox, pool *pgxpool.Pool, opts ...RelayOption) *Relay {
+	return &Relay{ob: ob, pool: pool, cfg: newRelayConfig(opts)}
+}
+
+// Run relays until ctx ends, then returns nil. It holds one database
+// connection of its own: LISTEN on the outbox's channel, and advisory
+// locks on the shards it relays. Several relays (processes) may run on
+// one outbox: each holds its share of the Shards shards (a shard is held
+// by one relay at a time; a relay that stops or loses its connection
+// frees its shards, and the others take them at their next poll), so
+// no row is published by two relays except across such a loss, and the
+// rows of one ordering key go out in id order, from one relay, each row
+// of a key only once its predecessor is confirmed. Rows without a key are
+// pipelined up to the batch size.
+//
+// A row the broker refuses (unroutable, nacked, its exchange missing)
+// stays, with its attempts and last error, and is tried again after a
+// backoff; the later rows of its key wait behind it. While the broker or
+// the database is unavailable Run waits and tries again: it returns an
+// error only when the outbox's table does not exist (run Migrate).
+func (r *Relay) Run(ctx context.Context) error {
+	for {
+		err := r.session(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "42P01" {
+			return fmt.Errorf("pgstore: relay of %s: %w (run pgstore.Migrate, or apply `acemq sql outbox`)", r.ob.table, err)
+		}
+		r.cfg.logger.Warn("acemq: outbox relay: database unavailable, retrying", "table", r.ob.table, "error", err, "retry_in", r.cfg.backoff)
+		if !sleep(ctx, r.cfg.backoff) {
+			return nil
+		}
+	}
+}
+
+// session relays on one connection until ctx ends or the connection
+// fails; closing the connection frees its shards.
+func (r *Relay) session(ctx context.Context) error {
+	conn, err := pgx.ConnectConfig(ctx, r.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return err
+	}
+	r.conn, r.held, r.balanced = conn, nil, time.Time{}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = conn.Close(cctx)
+		r.conn, r.held = nil, nil
+	}()
+	// The table as the connection's search_path finds it: its oid names
+	// its locks and its notifications apart from another schema's.
+	if err := conn.QueryRow(ctx, "SELECT $1::regclass::oid", r.ob.table).Scan(&r.table); err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{r.ob.channel}.Sanitize()); err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock_shared($1, $2)", r.class(), int32(Shards)); err != nil {
+		return err
+	}
+	for ctx.Err() == nil {
+		if err := r.round(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// round balances the shards when due, relays one batch, and waits for
+// work when the batch was not full.
+func (r *Relay) round(ctx context.Context) error {
+	if time.Since(r.balanced) >= r.cfg.poll {
+		if err := r.balance(ctx); err != nil {
+			return err
+		}
+	}
+	n, err := r.relayBatch(ctx)
+	if err != nil || n == r.cfg.batch {
+		return err
+	}
+	return r.wait(ctx)
+}
+
+// class is the first key of the advisory locks of the table's shards (and
+// of its relays' member lock): its oid, as the int4 the two-key lock
+// functions take (pg_locks shows it back as an oid).
+func (r *Relay) class() int32 { return int32(r.table) }
+
+// sleep waits d, or less when ctx ends (then false).
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,140 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
+	"github.com/jackc/pgx/v5"
+)
+
+// settleTimeout bounds the wait for the confirms of a batch in flight,
+// which is finished even when Run's ctx ends (so that what the broker
+// confirmed is deleted rather than published again).
+const settleTimeout = 30 * time.Second
+
+// outboxRow is a row read back for relaying.
+type outboxRow struct {
+	id       int64
+	key      *string
+	attempts int
+	o        acemqimpl.Outgoing
+	bad      error // the row could not be read back (its headers)
+}
+
+// refusal is a row the broker refused.
+type refusal struct {
+	id       int64
+	attempts int
+	err      error
+}
+
+// relayBatch reads a batch of the held shards' rows, publishes it,
+// deletes what the broker confirmed and records what it refused. It
+// returns how many rows it read.
+func (r *Relay) relayBatch(ctx context.Context) (int, error) {
+	if len(r.held) == 0 {
+		return 0, nil
+	}
+	rows, err := r.fetch(ctx)
+	if err != nil || len(rows) == 0 {
+		return 0, err
+	}
+	res := r.publish(ctx, rows)
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	defer cancel()
+	if len(res.confirmed) > 0 {
+		// The window a crash repeats: confirmed, not yet deleted.
+		r.cfg.logger.Debug("acemq: outbox confirmed", "table", r.ob.table, "rows", len(res.confirmed))
+		if _, err := r.conn.Exec(dctx, `DELETE FROM `+r.ob.table+` WHERE id = ANY($1)`, res.confirmed); err != nil {
+			return 0, err
+		}
+	}
+	if err := r.refuse(dctx, res.refused); err != nil {
+		return 0, err
+	}
+	if res.unavailable != nil {
+		r.cfg.logger.Warn("acemq: outbox relay: the broker is unavailable, retrying", "table", r.ob.table,
+			"error", res.unavailable, "retry_in", r.cfg.backoff)
+		sleep(ctx, r.cfg.backoff)
+	}
+	return len(rows), nil
+}
+
+// fetch reads up to a batch of rows of the held shards in id order,
+// without the rows due later and those of a key behind such a row.
+func (r *Relay) fetch(ctx context.Context) ([]outboxRow, error) {
+	t := r.ob.table
+	rows, err := r.conn.Query(ctx, `SELECT id, ordering_key, attempts, exchange, routing_key, mandatory,
+    message_id, correlation_id, type, content_type, delivery_mode, msg_timestamp, headers, body
+FROM `+t+` o
+WHERE shard = ANY($1) AND (not_before IS NULL OR not_before <= now())
+  AND (ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM `+t+` e
+    WHERE e.attempts > 0 AND e.ordering_key = o.ordering_key AND e.id < o.id AND e.not_before > now()))
+ORDER BY id LIMIT $2`, r.held, r.cfg.batch)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, scanRow)
+}
+
+func scanRow(row pgx.CollectableRow) (outboxRow, error) {
+	var (
+		rw      outboxRow
+		mode    int16
+		headers []byte
+	)
+	m := &rw.o.Msg
+	err := row.Scan(&rw.id, &rw.key, &rw.attempts, &rw.o.Exchange, &rw.o.RoutingKey, &rw.o.Mandatory,
+		&m.MessageId, &m.CorrelationId, &m.Type, &m.ContentType, &mode, &m.Timestamp, &headers, &m.Body)
+	if err != nil {
+		return rw, err
+	}
+	m.DeliveryMode = uint8(mode)
+	m.Timestamp = m.Timestamp.UTC()
+	if rw.key != nil {
+		rw.o.OrderingKey = *rw.key
+	}
+	if m.Headers, err = decodeHeaders(headers); err != nil {
+		rw.bad = err
+	}
+	return rw, nil
+}
+
+// refuse records each refusal on its row: one more attempt, the error,
+// and the time before which it is not tried again.
+func (r *Relay) refuse(ctx context.Context, refused []refusal) error {
+	for _, f := range refused {
+		wait := r.backoff(f.attempts)
+		if at := time.Now().Add(wait); r.nextRetry.IsZero() || at.Before(r.nextRetry) {
+			r.nextRetry = at
+		}
+		r.cfg.logger.Warn("acemq: outbox relay: the broker refused a row", "table", r.ob.table, "id", f.id,
+			"attempts", f.attempts+1, "error", f.err, "retry_in", wait)
+		_, err := r.conn.Exec(ctx, `UPDATE `+r.ob.table+` SET attempts = attempts + 1, last_error = $2,
+    not_before = now() + $3 * interval '1 millisecond' WHERE id = $1`, f.id, f.err.Error(), wait.Milliseconds())
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// backoff is the wait after a row's attempts-th refusal (0-based).
+func (r *Relay) backoff(attempts int) time.Duration {
+	d := r.cfg.backoff
+	for i := 0; i < attempts && d < r.cfg.maxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, r.cfg.maxBackoff)
+}
+
+// refused reports whether err is the broker refusing the row itself
+// (rather than being unavailable): tried again after a backoff, its
+// key's later rows held behind it.
+func refused(err error) bool {
+	return errors.Is(err, runtime.ErrUnroutable) || errors.Is(err, runtime.ErrNacked) ||
+		errors.Is(err, runtime.ErrExchangeNotFound)
+}

@@ -1,0 +1,116 @@
+package pgstore
+
+import (
+	"context"
+
+	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
+)
+
+// outcome is what publishing a batch came to.
+type outcome struct {
+	confirmed   []int64
+	refused     []refusal
+	unavailable error // the first error of an unavailable broker: the rest of the batch waits
+}
+
+// flight is a row written and not settled.
+type flight struct {
+	i int
+	p *runtime.Pending
+}
+
+// batchRun publishes one batch: the rows without a key and the first row
+// of each key at once, each later row of a key once its predecessor is
+// confirmed.
+type batchRun struct {
+	r        *Relay
+	ctx      context.Context
+	rows     []outboxRow
+	waiting  map[string][]int // a key's rows after its one in flight
+	inflight []flight
+	out      outcome
+}
+
+func (r *Relay) publish(ctx context.Context, rows []outboxRow) outcome {
+	b := &batchRun{r: r, ctx: ctx, rows: rows, waiting: map[string][]int{}}
+	for i, rw := range rows {
+		if rw.key != nil {
+			if q, ok := b.waiting[*rw.key]; ok {
+				b.waiting[*rw.key] = append(q, i)
+				continue
+			}
+			b.waiting[*rw.key] = nil
+		}
+		b.send(i)
+	}
+	b.settle()
+	return b.out
+}
+
+// send writes row i, unless the broker is known to be unavailable.
+func (b *batchRun) send(i int) {
+	rw := b.rows[i]
+	if b.out.unavailable != nil {
+		return
+	}
+	if rw.bad != nil {
+		b.refuse(i, rw.bad)
+		return
+	}
+	p, err := acemqimpl.PublishOutgoing(b.ctx, b.r.ob.c, rw.o)
+	switch {
+	case err == nil:
+		b.inflight = append(b.inflight, flight{i, p})
+	case refused(err):
+		b.refuse(i, err)
+	default:
+		b.out.unavailable = err
+	}
+}
+
+// settle waits for each row in flight, oldest first, and sends the next
+// row of a key whose row was confirmed.
+func (b *batchRun) settle() {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(b.ctx), settleTimeout)
+	defer cancel()
+	for len(b.inflight) > 0 {
+		f := b.inflight[0]
+		b.inflight = b.inflight[1:]
+		err := f.p.Wait(wctx)
+		switch {
+		case err == nil:
+			b.out.confirmed = append(b.out.confirmed, b.rows[f.i].id)
+			if next, ok := b.next(f.i); ok {
+				b.send(next)
+			}
+		case refused(err):
+			b.refuse(f.i, err)
+		default:
+			if b.out.unavailable == nil {
+				b.out.unavailable = err
+			}
+		}
+	}
+}
+
+// next pops the row waiting behind row i's, if any.
+func (b *batchRun) next(i int) (int, bool) {
+	k := b.rows[i].key
+	if k == nil || len(b.waiting[*k]) == 0 {
+		return 0, false
+	}
+	q := b.waiting[*k]
+	b.waiting[*k] = q[1:]
+	return q[0], true
+}
+
+// refuse records row i as refused; the rest of its key waits for the
+// next batch (behind it, in the table).
+func (b *batchRun) refuse(i int, err error) {
+	rw := b.rows[i]
+	b.out.refused = append(b.out.refused, refusal{id: rw.id, attempts: rw.attempts, err: err})
+	if rw.key != nil {
+		delete(b.waiting, *rw.key)
+	}
+}
