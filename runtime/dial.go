@@ -12,6 +12,7 @@ import (
 	"net"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -179,13 +180,58 @@ func tlsFor(cfg *tls.Config) *tls.Config {
 	return cfg.Clone()
 }
 
+// watchCertificateRequest makes cfg record whether the broker asked for a
+// client certificate while cfg has none to give. Under TLS 1.3 the broker
+// refuses a missing certificate after the client's handshake is done, with
+// an alert the client reads only on its first read; amqp091-go, writing
+// its protocol header meanwhile, often reports just that the connection
+// closed (504). The record lets certificateRequired say why. A cfg that
+// brings certificates, or chooses them itself, is left as it is.
+func watchCertificateRequest(cfg *tls.Config) (*tls.Config, *atomic.Bool) {
+	asked := new(atomic.Bool)
+	if cfg == nil || len(cfg.Certificates) > 0 || cfg.GetClientCertificate != nil {
+		return cfg, asked
+	}
+	cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+		asked.Store(true)
+		return &tls.Certificate{}, nil // none, as without the callback
+	}
+	return cfg, asked
+}
+
+// errNoClientCertificate is the cause of a dial the broker closed after
+// asking for a client certificate the TLS configuration did not have.
+type errNoClientCertificate struct{ err error }
+
+func (e *errNoClientCertificate) Error() string {
+	return "the broker asked for a client certificate and the TLS configuration has none (tls: certificate required; set Certificates in WithTLS's config): " + e.err.Error()
+}
+
+func (e *errNoClientCertificate) Unwrap() error { return e.err }
+
+// certificateRequired explains err when the broker asked for a client
+// certificate none was sent for and then closed the connection (the alert,
+// a read or write error, or amqp091-go's closed connection); an answer of
+// the broker's own (a refused login, say) is left as it is.
+func certificateRequired(err error, asked *atomic.Bool) error {
+	if err == nil || !asked.Load() {
+		return err
+	}
+	var ae *amqp.Error
+	if errors.As(err, &ae) && ae.Server {
+		return err
+	}
+	return &errNoClientCertificate{err: err}
+}
+
 // dialOne makes one connection attempt to a, bounded by ctx.
 func (c *Connection) dialOne(ctx context.Context, a address) (*amqp.Connection, error) {
 	props := amqp.NewConnectionProperties()
 	props.SetClientConnectionName(c.cfg.origin)
+	tlsCfg, askedForCert := watchCertificateRequest(tlsFor(c.cfg.tls))
 	cfg := amqp.Config{
 		Properties:      props,
-		TLSClientConfig: tlsFor(c.cfg.tls),
+		TLSClientConfig: tlsCfg,
 		Heartbeat:       effectiveHeartbeat(c.cfg.heartbeat),
 		Locale:          "en_US",
 		Dial:            contextDialer(ctx, !strings.HasPrefix(strings.ToLower(a.raw), "amqps:")),
@@ -197,7 +243,7 @@ func (c *Connection) dialOne(ctx context.Context, a address) (*amqp.Connection, 
 	ch := make(chan result, 1)
 	go func() {
 		conn, err := amqp.DialConfig(a.raw, cfg)
-		ch <- result{conn, err}
+		ch <- result{conn, certificateRequired(err, askedForCert)}
 	}()
 	select {
 	case r := <-ch:
@@ -247,6 +293,10 @@ func contextDialer(ctx context.Context, plain bool) func(network, addr string) (
 // not there yet (refused, reset, DNS, timeout, a broker shutting down);
 // it cannot fix a refused login, an unknown vhost or a TLS mismatch.
 func classifyDial(err error) (kind error, again bool) {
+	var nocert *errNoClientCertificate
+	if errors.As(err, &nocert) {
+		return nil, false
+	}
 	var ae *amqp.Error
 	if errors.As(err, &ae) {
 		switch ae.Code {

@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"errors"
 	"math/big"
 	"net"
 	"net/url"
@@ -192,4 +193,71 @@ func TestTLSKeepsAnExplicitServerName(t *testing.T) {
 func amqpsAt(tb testing.TB, hostport string) string {
 	tb.Helper()
 	return "amqps" + strings.TrimPrefix(urlAt(tb, hostport), "amqp")
+}
+
+// forwardTLSAsking is forwardTLSStarted whose front end asks each client
+// for a certificate signed by ca, requiring one when require is set.
+func forwardTLSAsking(tb testing.TB, ca *testCA, require bool) *forwarder {
+	tb.Helper()
+	u, err := url.Parse(brokertest.Require(tb))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	target := net.JoinHostPort(u.Hostname(), u.Port())
+	if u.Port() == "" {
+		target = net.JoinHostPort(u.Hostname(), "5672")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	auth := tls.VerifyClientCertIfGiven
+	if require {
+		auth = tls.RequireAndVerifyClientCert
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{ca.server(tb, "127.0.0.1")}, ClientCAs: ca.pool(), ClientAuth: auth}
+	return forwardFrom(tb, tls.NewListener(ln, cfg), target)
+}
+
+// A node that requires a client certificate refuses one that has none
+// after the client's TLS 1.3 handshake is done; however the refusal
+// reaches amqp091-go (the alert, or only a closed connection), the Dial
+// error says the broker asked for a certificate, at once and without
+// trying again. A node that only asks still lets such a client in.
+func TestDialSaysAClientCertificateIsRequired(t *testing.T) {
+	t.Parallel()
+	brokertest.Require(t)
+	ca := newTestCA(t)
+	node := forwardTLSAsking(t, ca, true)
+	for i := range 10 {
+		cfg := &tls.Config{RootCAs: ca.pool(), MinVersion: tls.VersionTLS13}
+		start := time.Now()
+		c, err := runtime.Dial(ctxFor(t, 10*time.Second), amqpsAt(t, node.ln.Addr().String()), runtime.WithTLS(cfg))
+		if err == nil {
+			closeConn(c)
+			t.Fatal("Dial without a client certificate succeeded, want it refused")
+		}
+		for _, want := range []string{"certificate required", "asked for a client certificate"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("attempt %d: Dial error %q does not say %q", i, err, want)
+			}
+		}
+		if errors.Is(err, runtime.ErrUnreachable) {
+			t.Errorf("attempt %d: Dial error %q matches ErrUnreachable: a missing certificate is not fixed by trying again", i, err)
+		}
+		if took := time.Since(start); took > 3*time.Second {
+			t.Errorf("attempt %d: the refusal took %s", i, took)
+		}
+		if cfg.GetClientCertificate != nil {
+			t.Fatal("Dial set GetClientCertificate on the caller's *tls.Config")
+		}
+	}
+
+	asking := forwardTLSAsking(t, ca, false)
+	cfg := &tls.Config{RootCAs: ca.pool(), MinVersion: tls.VersionTLS13}
+	c, err := runtime.Dial(ctxFor(t, 10*time.Second), amqpsAt(t, asking.ln.Addr().String()), runtime.WithTLS(cfg))
+	if err != nil {
+		t.Fatalf("Dial a node that asks for (and does not require) a client certificate: %v", err)
+	}
+	closeConn(c)
 }
