@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/acemq/acemq-go v0.0.0
 	github.com/acemq/acemq-go/drain v0.0.0
+	github.com/acemq/acemq-go/pgstore v0.0.0
 	github.com/acemq/acemq-go/runtime v0.0.0
 	github.com/michaelklishin/rabbit-hole/v2 v2.12.0
 	github.com/rabbitmq/amqp091-go v1.16.0
@@ -22,6 +23,10 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/hamba/avro/v2 v2.31.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/pgx/v5 v5.13.0 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
@@ -35,6 +40,7 @@ require (
 	go.opentelemetry.io/otel/metric v1.47.0 // indirect
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.6 // indirect
+	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/tools v0.49.0 // indirect
@@ -43,5 +49,6 @@ require (
 replace (
 	github.com/acemq/acemq-go => ../..
 	github.com/acemq/acemq-go/drain => ../../drain
+	github.com/acemq/acemq-go/pgstore => ../../pgstore
 	github.com/acemq/acemq-go/runtime => ../../runtime
 )

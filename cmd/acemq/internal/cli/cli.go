@@ -124,7 +124,7 @@ that could not be moved, a broker error); 2 bad input.`,
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(e.queueCommand("dlq", runtime.DeadLetterQueue, ".dlq", "dead letters"),
 		e.queueCommand("parked", runtime.ParkedQueue, ".parked", "parked messages"),
-		e.replayCommand(), e.topologyCommand(), e.scheduleCommand(), e.drainCommand())
+		e.replayCommand(), e.topologyCommand(), e.scheduleCommand(), e.drainCommand(), e.sqlCommand())
 	return root
 }
 
