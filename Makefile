@@ -3,11 +3,11 @@ SHELL := /bin/bash
 GO ?= go
 export ACEMQ_TEST_URL ?= amqp://guest:guest@localhost:5672/
 # The modules (go.work ties them together): the generator (the root), the
-# runtime, the operator command, the examples and the PostgreSQL store
-# (pgstore); bench/ is a module too, tested on its own below. PKGS names
+# runtime, the operator command, the examples, the PostgreSQL store
+# (pgstore) and the Redis one (redisstore); bench/ is a module too, tested on its own below. PKGS names
 # every package of the others.
-MODULES := . runtime drain cmd/acemq examples pgstore bench
-PKGS := ./... ./runtime/... ./drain/... ./cmd/acemq/... ./examples/... ./pgstore/...
+MODULES := . runtime drain cmd/acemq examples pgstore redisstore bench
+PKGS := ./... ./runtime/... ./drain/... ./cmd/acemq/... ./examples/... ./pgstore/... ./redisstore/...
 
 .PHONY: help test quick mod-check check broker stores crosscheck broker4 broker4-down test-rmq4 fmt-check vet generated-check bench fuzz generate golden demo lint tools
 

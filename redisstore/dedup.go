@@ -1,0 +1,237 @@
+package redisstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/acemq/acemq-go/runtime"
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// Defaults of the options.
+const (
+	DefaultPrefix = "acemq:dedup:"
+	DefaultTTL    = 24 * time.Hour
+	DefaultLease  = 5 * time.Minute
+)
+
+// MetricDedupDuplicates counts deliveries of an id already handled,
+// acked without the handler; acemq.dedup.consumer is the consumer.
+const MetricDedupDuplicates = "acemq.dedup.duplicates"
+
+var (
+	// ErrNoMessageID is the reason a message without x-acemq-id (nor an
+	// AMQP message-id) is parked: no identity, no dedup.
+	ErrNoMessageID = errors.New("redisstore: dedup: the message has no x-acemq-id: no identity, no dedup")
+	// ErrUnavailable is wrapped when Redis did not answer for longer than
+	// WithUnavailableHold: the delivery is retried.
+	ErrUnavailable = errors.New("redisstore: Redis is unavailable")
+)
+
+// done is a handled id's value; a lease's is its owner's token.
+const done = "done"
+
+// Option configures a Dedup.
+type Option func(*config)
+
+type config struct {
+	prefix        string
+	ttl, lease    time.Duration
+	holdMax       time.Duration
+	meterProvider metric.MeterProvider
+	logger        *slog.Logger
+}
+
+// WithPrefix starts every key (default "acemq:dedup:"); the key of an id is
+// <prefix><consumer>:<id>.
+func WithPrefix(p string) Option { return func(c *config) { c.prefix = p } }
+
+// WithTTL sets how long a handled id is remembered (default 24 hours).
+func WithTTL(d time.Duration) Option { return func(c *config) { c.ttl = d } }
+
+// WithLease sets how long a delivery holds its id while its handler runs
+// (default 5 minutes): longer than a handler takes.
+func WithLease(d time.Duration) Option { return func(c *config) { c.lease = d } }
+
+// WithUnavailableHold sets how long a delivery waits for Redis that does
+// not answer before it is retried (default 10 minutes).
+func WithUnavailableHold(d time.Duration) Option { return func(c *config) { c.holdMax = d } }
+
+// WithMeterProvider sets where the metrics go (default otel's global).
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(c *config) { c.meterProvider = mp }
+}
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+// Dedup keeps consumers' handled message ids in Redis.
+type Dedup struct {
+	rdb        redis.UniversalClient
+	cfg        config
+	duplicates metric.Int64Counter
+	down       atomic.Bool
+	stats      struct{ handled, duplicates atomic.Int64 }
+}
+
+// NewDedup is a dedup store on rdb.
+func NewDedup(rdb redis.UniversalClient, opts ...Option) (*Dedup, error) {
+	c := config{prefix: DefaultPrefix, ttl: DefaultTTL, lease: DefaultLease, holdMax: 10 * time.Minute,
+		meterProvider: otel.GetMeterProvider(), logger: slog.Default()}
+	for _, o := range opts {
+		o(&c)
+	}
+	if rdb == nil || c.ttl <= 0 || c.lease <= 0 || c.holdMax <= 0 {
+		return nil, fmt.Errorf("redisstore: NewDedup: want a client and positive TTL, lease and hold (got %v, %v, %v)", c.ttl, c.lease, c.holdMax)
+	}
+	d := &Dedup{rdb: rdb, cfg: c}
+	var err error
+	d.duplicates, err = c.meterProvider.Meter("github.com/acemq/acemq-go/redisstore").Int64Counter(MetricDedupDuplicates,
+		metric.WithDescription("deliveries of an id already handled, acked without the handler"))
+	return d, err
+}
+
+// Key is the Redis key of consumer's id.
+func (d *Dedup) Key(consumer, id string) string { return d.cfg.prefix + consumer + ":" + id }
+
+// Process handles consumer's message id once (as the package says): it
+// takes the id's lease, calls handle, and on Accept marks the id handled
+// for the TTL; anything else, or a panic, frees the id. An id already
+// handled is acked without handle; one leased by another delivery waits
+// for it. An empty id is parked (ErrNoMessageID).
+func (d *Dedup) Process(ctx context.Context, consumer, id string, handle func(ctx context.Context) runtime.Ack) runtime.Ack {
+	if id == "" {
+		return runtime.Park(ErrNoMessageID)
+	}
+	key := d.Key(consumer, id)
+	token, err := d.claim(ctx, key)
+	if err != nil {
+		return runtime.Retry(err)
+	}
+	if token == "" {
+		d.stats.duplicates.Add(1)
+		d.duplicates.Add(ctx, 1, metric.WithAttributes(attribute.String("acemq.dedup.consumer", consumer)))
+		return runtime.Accept()
+	}
+	return d.run(ctx, key, token, handle)
+}
+
+func (d *Dedup) run(ctx context.Context, key, token string, handle func(context.Context) runtime.Ack) runtime.Ack {
+	ended := false
+	defer func() {
+		if !ended {
+			d.free(context.WithoutCancel(ctx), key, token)
+		}
+	}()
+	ack := handle(ctx)
+	ended = true
+	if ack.Kind() != runtime.AckAccept {
+		d.free(context.WithoutCancel(ctx), key, token)
+		return ack
+	}
+	// The effect is done: a marker that cannot be written repeats it on
+	// redelivery (at least once), so the Accept stands.
+	if err := d.rdb.Set(context.WithoutCancel(ctx), key, done, d.cfg.ttl).Err(); err != nil {
+		d.cfg.logger.WarnContext(ctx, "acemq: dedup: the handled marker was not written; a redelivery will run the handler again", "key", key, "err", err)
+	}
+	d.stats.handled.Add(1)
+	return ack
+}
+
+// freeScript deletes a lease only when it is still the caller's.
+var freeScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0`)
+
+func (d *Dedup) free(ctx context.Context, key, token string) {
+	if err := freeScript.Run(ctx, d.rdb, []string{key}, token).Err(); err != nil {
+		d.cfg.logger.WarnContext(ctx, "acemq: dedup: the lease was not freed; a retry waits for it to expire", "key", key, "err", err)
+	}
+}
+
+// claim takes key's lease: the new token, or "" when the id was handled.
+// A lease another delivery holds is waited for; Redis that does not answer
+// is waited for up to the hold.
+func (d *Dedup) claim(ctx context.Context, key string) (string, error) {
+	token := newToken()
+	wait, since := 20*time.Millisecond, time.Time{}
+	for {
+		ok, err := d.rdb.SetNX(ctx, key, token, d.cfg.lease).Result()
+		if err == nil && ok {
+			d.answered()
+			return token, nil
+		}
+		if err == nil {
+			d.answered()
+			v, gerr := d.rdb.Get(ctx, key).Result()
+			if gerr == nil && v == done {
+				return "", nil
+			}
+			err = gerr
+			if errors.Is(gerr, redis.Nil) { // freed or expired meanwhile
+				continue
+			}
+			if gerr == nil { // leased by another delivery
+				err = nil
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return "", fmt.Errorf("redisstore: dedup: %w", ctx.Err())
+			}
+			if since.IsZero() {
+				since = time.Now()
+			}
+			if d.down.CompareAndSwap(false, true) {
+				d.cfg.logger.WarnContext(ctx, "acemq: dedup: Redis does not answer; holding deliveries until it does", "err", err)
+			}
+			if time.Since(since) >= d.cfg.holdMax {
+				return "", fmt.Errorf("%w: %w", ErrUnavailable, err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("redisstore: dedup: %w", ctx.Err())
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, time.Second)
+	}
+}
+
+func (d *Dedup) answered() {
+	if d.down.CompareAndSwap(true, false) {
+		d.cfg.logger.Info("acemq: dedup: Redis answers again")
+	}
+}
+
+// Ready is nil unless the last try met Redis not answering.
+func (d *Dedup) Ready() error {
+	if d.down.Load() {
+		return ErrUnavailable
+	}
+	return nil
+}
+
+// Stats counts what the store did since it was made.
+type Stats struct {
+	Handled    int64 // handlers whose Accept was marked
+	Duplicates int64 // deliveries acked without their handler
+}
+
+// Stats is what the store counted so far.
+func (d *Dedup) Stats() Stats {
+	return Stats{Handled: d.stats.handled.Load(), Duplicates: d.stats.duplicates.Load()}
+}
+
+func newToken() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
