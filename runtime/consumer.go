@@ -136,9 +136,13 @@ func newConsumer(c *Connection, spec ConsumerSpec, cfg consumeConfig) (*Consumer
 	if err := cs.validate(spec); err != nil {
 		return nil, err
 	}
+	mws := append(append([]Middleware(nil), c.cfg.middleware...), cfg.middleware...)
 	for _, r := range spec.Routes {
 		if err := r.prepare(c); err != nil {
 			return nil, fmt.Errorf("consume %q: %w", spec.Queue, err)
+		}
+		if len(mws) > 0 && r.wrap != nil {
+			r = r.wrap(spec.Queue, mws)
 		}
 		cs.routes[r.typeName] = r
 	}

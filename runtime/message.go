@@ -29,6 +29,8 @@ type Route struct {
 	typeName string
 	prepare  func(c *Connection) error
 	run      func(ctx context.Context, c *Connection, d *amqp.Delivery, env Envelope) (Ack, error)
+	// wrap is the route with its handler inside mws (middleware.go).
+	wrap func(queue string, mws []Middleware) Route
 }
 
 // Handle routes the messages of type mt (matched on the AMQP type
@@ -38,6 +40,13 @@ type Route struct {
 // and the file:line that raised it, and the consumer logs the stack at
 // Error.
 func Handle[T any](mt *MessageType[T], h Handler[T]) Route {
+	r := route(mt, h)
+	r.wrap = func(queue string, mws []Middleware) Route { return route(mt, chain(queue, mws, h)) }
+	return r
+}
+
+// route is the route of mt to h.
+func route[T any](mt *MessageType[T], h Handler[T]) Route {
 	return Route{
 		typeName: mt.name,
 		prepare: func(c *Connection) error {

@@ -31,6 +31,7 @@ type dialConfig struct {
 	// referenceValidation: JSON types validate with the reference
 	// validator only (WithReferenceValidation).
 	referenceValidation bool
+	middleware          []Middleware // WithMiddleware's, in order
 }
 
 // WithOrigin sets x-acemq-origin on what the connection publishes
@@ -170,6 +171,8 @@ type consumeConfig struct {
 	// rungProbe is how long a missing rung is taken as missing; zero:
 	// rungProbe (rungs.go); tests set it (export_test.go).
 	rungProbe time.Duration
+	// middleware is WithMiddleware's, in order (middleware.go).
+	middleware []Middleware
 }
 
 func (c consumeConfig) rungProbeOrDefault() time.Duration {

@@ -1,0 +1,103 @@
+package runtime
+
+import "context"
+
+// Incoming is a message as a Middleware sees it: what its handler's
+// Message[T] holds, with the payload as any, and the queue the consumer
+// reads. The Envelope, Headers, RoutingKey and Redelivered that the
+// innermost next is given are the ones the handler's Message[T] carries;
+// the payload is the decoded one, whatever a middleware does. Pass next the
+// Incoming you were given, or a copy of it (a new Incoming{} has no
+// message, and reaching the handler with one is a panic).
+type Incoming struct {
+	// Queue is the queue the consumer reads.
+	Queue       string
+	Envelope    Envelope
+	Headers     map[string]any
+	RoutingKey  string
+	Redelivered bool
+
+	// msg is the route's *Message[T]; payload reads its Payload.
+	msg     any
+	payload func(msg any) any
+}
+
+// Payload is the decoded payload, the T of the route's Message[T] (for a
+// generated handler, the message's Go type).
+func (in *Incoming) Payload() any {
+	if in.payload == nil {
+		return nil
+	}
+	return in.payload(in.msg)
+}
+
+// HandlerFunc is a handler as a Middleware sees it, whatever the message
+// type: the innermost one calls the route's Handler[T].
+type HandlerFunc func(ctx context.Context, m *Incoming) Ack
+
+// Middleware wraps a handler: it runs around next, may put values in the
+// ctx it passes on (the handler sees them), may skip next, and returns any
+// Ack, next's or its own. Install it with WithMiddleware, on Dial (every
+// consumer of the connection) or on a consumer (generated Consume…
+// functions take it in their opts).
+//
+// Middlewares run after the message is decoded (one that cannot be decoded
+// is parked without reaching them) and inside the runtime's own span,
+// metrics, Stats and logs: a middleware's Retry, Reject or Park is recorded
+// as a handler's, and its panic is a Retry with a *PanicError, as a
+// handler's panic is.
+type Middleware func(next HandlerFunc) HandlerFunc
+
+// MiddlewareOption installs middlewares; it is both a DialOption and a
+// ConsumeOption. Made by WithMiddleware.
+type MiddlewareOption interface {
+	DialOption
+	ConsumeOption
+}
+
+type middlewareOption struct{ mws []Middleware }
+
+func (o middlewareOption) applyDial(c *dialConfig) {
+	c.middleware = append(c.middleware, o.mws...)
+}
+
+func (o middlewareOption) applyConsume(c *consumeConfig) {
+	c.middleware = append(c.middleware, o.mws...)
+}
+
+// WithMiddleware installs mws around every handler: on Dial, of every
+// consumer of the connection; on a consumer, of its routes. The first
+// listed is the outermost; the connection's run outside the consumer's;
+// options given more than once add up, in order. A nil middleware is
+// skipped.
+func WithMiddleware(mws ...Middleware) MiddlewareOption {
+	kept := make([]Middleware, 0, len(mws))
+	for _, mw := range mws {
+		if mw != nil {
+			kept = append(kept, mw)
+		}
+	}
+	return middlewareOption{mws: kept}
+}
+
+// chain is h wrapped by mws (the first outermost), for the consumer of
+// queue: built once per route when the consumer starts.
+func chain[T any](queue string, mws []Middleware, h Handler[T]) Handler[T] {
+	next := HandlerFunc(func(ctx context.Context, in *Incoming) Ack {
+		m := in.msg.(*Message[T])
+		m.Envelope, m.Headers, m.RoutingKey, m.Redelivered = in.Envelope, in.Headers, in.RoutingKey, in.Redelivered
+		return h(ctx, m)
+	})
+	for i := len(mws) - 1; i >= 0; i-- {
+		next = mws[i](next)
+	}
+	return func(ctx context.Context, m *Message[T]) Ack {
+		return next(ctx, &Incoming{
+			Queue: queue, Envelope: m.Envelope, Headers: m.Headers,
+			RoutingKey: m.RoutingKey, Redelivered: m.Redelivered,
+			msg: m, payload: payloadOf[T],
+		})
+	}
+}
+
+func payloadOf[T any](msg any) any { return msg.(*Message[T]).Payload }
