@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -10,7 +11,6 @@ import (
 	"github.com/acemq/acemq-go/pgstore"
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/acemqtest"
-	"github.com/jackc/pgx/v5"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -25,8 +25,9 @@ type inboxConsumer struct {
 	calls atomic.Int32
 }
 
-// consumeWithInbox consumes q with every delivery through the inbox; the
-// handler pays m.Payload.ID, then answers fail's Ack when fail gives one.
+// consumeWithInbox consumes q with the inbox's middleware; the handler
+// pays m.Payload.ID in the transaction pgstore.Tx gives it, then answers
+// fail's Ack when fail gives one.
 func consumeWithInbox(t *testing.T, conn *runtime.Connection, q string, in *pgstore.Inbox, fail func(*runtime.Message[payment]) *runtime.Ack) *inboxConsumer {
 	t.Helper()
 	ctx := context.Background()
@@ -37,19 +38,22 @@ func consumeWithInbox(t *testing.T, conn *runtime.Connection, q string, in *pgst
 	ic := &inboxConsumer{}
 	cs, err := runtime.Consume(ctx, conn, runtime.ConsumerSpec{Queue: q, Retry: &policy, Routes: []runtime.Route{
 		runtime.Handle(paymentType, func(ctx context.Context, m *runtime.Message[payment]) runtime.Ack {
-			return in.Process(ctx, q, m.Envelope.ID, func(ctx context.Context, tx pgx.Tx) runtime.Ack {
-				ic.calls.Add(1)
-				if err := pay(ctx, tx, m.Payload.ID); err != nil {
-					return runtime.Retry(err)
+			ic.calls.Add(1)
+			tx, ok := pgstore.Tx(ctx)
+			if !ok {
+				t.Error("no inbox transaction in the handler's ctx")
+				return runtime.Park(errors.New("no tx"))
+			}
+			if err := pay(ctx, tx, m.Payload.ID); err != nil {
+				return runtime.Retry(err)
+			}
+			if fail != nil {
+				if a := fail(m); a != nil {
+					return *a
 				}
-				if fail != nil {
-					if a := fail(m); a != nil {
-						return *a
-					}
-				}
-				return runtime.Accept()
-			})
-		})}})
+			}
+			return runtime.Accept()
+		})}}, runtime.WithMiddleware(in.Middleware()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,5 +166,26 @@ func TestInboxOnTheBrokerParksAMessageWithoutID(t *testing.T) {
 	}
 	if ic.calls.Load() != 0 {
 		t.Errorf("handler called %d times; want 0", ic.calls.Load())
+	}
+}
+
+// A handler's panic rolls its transaction back on the way to the runtime,
+// which records it and retries the message as it does without the inbox.
+func TestInboxOnTheBrokerPanicRollsBack(t *testing.T) {
+	pool, in := newInbox(t)
+	conn := acemqtest.Dial(t)
+	q := acemqtest.Queue(t, "inbox-panic")
+	ic := consumeWithInbox(t, conn, q, in, func(m *runtime.Message[payment]) *runtime.Ack {
+		if m.Envelope.Attempt == 1 {
+			panic("the first attempt panics after its effect")
+		}
+		return nil
+	})
+	if err := runtime.Publish(context.Background(), conn, paymentType, "", payment{ID: "P-p"}, runtime.WithRoutingKey(q)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the retried copy handled", func() bool { return in.Stats().Handled == 1 })
+	if n := count(t, pool, `SELECT count(*) FROM payments WHERE id = 'P-p'`); n != 1 || ic.calls.Load() != 2 {
+		t.Errorf("payments rows %d, handler calls %d; want 1 (the panicked attempt's rolled back), 2", n, ic.calls.Load())
 	}
 }
