@@ -18,6 +18,9 @@ type Message[T any] struct {
 	Headers     map[string]any
 	RoutingKey  string
 	Redelivered bool
+
+	// incoming is what middlewares see of it (middleware.go).
+	incoming Incoming
 }
 
 // Handler handles one message type and says what happens next.

@@ -17,18 +17,20 @@ type Incoming struct {
 	RoutingKey  string
 	Redelivered bool
 
-	// msg is the route's *Message[T]; payload reads its Payload.
-	msg     any
-	payload func(msg any) any
+	// msg is the route's *Message[T].
+	msg payloader
 }
+
+// payloader is a *Message[T], whatever T.
+type payloader interface{ payloadAny() any }
 
 // Payload is the decoded payload, the T of the route's Message[T] (for a
 // generated handler, the message's Go type).
 func (in *Incoming) Payload() any {
-	if in.payload == nil {
+	if in.msg == nil {
 		return nil
 	}
-	return in.payload(in.msg)
+	return in.msg.payloadAny()
 }
 
 // HandlerFunc is a handler as a Middleware sees it, whatever the message
@@ -92,12 +94,13 @@ func chain[T any](queue string, mws []Middleware, h Handler[T]) Handler[T] {
 		next = mws[i](next)
 	}
 	return func(ctx context.Context, m *Message[T]) Ack {
-		return next(ctx, &Incoming{
+		// The Incoming lives in the Message: no allocation of its own.
+		m.incoming = Incoming{
 			Queue: queue, Envelope: m.Envelope, Headers: m.Headers,
-			RoutingKey: m.RoutingKey, Redelivered: m.Redelivered,
-			msg: m, payload: payloadOf[T],
-		})
+			RoutingKey: m.RoutingKey, Redelivered: m.Redelivered, msg: m,
+		}
+		return next(ctx, &m.incoming)
 	}
 }
 
-func payloadOf[T any](msg any) any { return msg.(*Message[T]).Payload }
+func (m *Message[T]) payloadAny() any { return m.Payload }
