@@ -60,9 +60,10 @@ type Output struct {
 }
 
 // Files emits the whole package for m. source is the manifest's path as
-// the header's "source:" line shows it.
+// the header's "source:" line shows it. The seven files always, and
+// outbox.acemq.go only when a publisher has outbox: true.
 func Files(m *model.Model, source string) []Output {
-	return []Output{
+	out := []Output{
 		{"types" + Suffix, typesFile(m, source)},
 		{"checks" + Suffix, checksFile(m, source)},
 		{"messages" + Suffix, messagesFile(m, source)},
@@ -71,6 +72,10 @@ func Files(m *model.Model, source string) []Output {
 		{"publishers" + Suffix, publishersFile(m, source)},
 		{"consumers" + Suffix, consumersFile(m, source)},
 	}
+	if m.HasOutbox() {
+		out = append(out, Output{"outbox" + Suffix, outboxFile(m, source)})
+	}
+	return out
 }
 
 // newFile starts a file of the package with the generated-code header.

@@ -179,6 +179,7 @@ type Publisher struct {
 	Exchange *Str         `yaml:"exchange"`
 	Messages []*Published `yaml:"messages"`
 	GoName   *Str         `yaml:"go_name"`
+	Outbox   *Bool        `yaml:"outbox"`
 }
 
 // Published is one message of a publisher.

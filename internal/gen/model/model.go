@@ -165,6 +165,21 @@ type Publisher struct {
 	NewName  string    // the constructor, e.g. NewOrdersPublisher
 	Exchange *Exchange // nil: the default exchange
 	Messages []*Published
+	// Outbox: the manifest's outbox: true; OutboxName and NewOutboxName
+	// are then its outbox writer and that one's constructor, e.g.
+	// OrdersOutbox, NewOrdersOutbox.
+	Outbox                    bool
+	OutboxName, NewOutboxName string
+}
+
+// HasOutbox reports whether any publisher of m writes to an outbox.
+func (m *Model) HasOutbox() bool {
+	for _, p := range m.Publishers {
+		if p.Outbox {
+			return true
+		}
+	}
+	return false
 }
 
 // ExchangeName is the name publishes go to, "" for the default exchange.
@@ -182,4 +197,5 @@ type Published struct {
 	Method     string // e.g. PublishOrderPlaced
 	BatchName  string // e.g. PublishOrderPlacedBatch
 	AsyncName  string // e.g. PublishOrderPlacedAsync
+	TxName     string // e.g. PublishOrderPlacedTx, with the publisher's outbox
 }

@@ -121,6 +121,8 @@ func TestErrors(t *testing.T) {
 			`acemq.yaml:8:35: publisher "P" publishes A through the default exchange to the queue "order", which no queue declares (did you mean "orders"?)`},
 		{"not JSON", "messages:\n  A: {type: a, schema: broken.json}\n",
 			`acemq.yaml:4:24: message "A": broken.json:1:13 is not JSON: invalid character '}' looking for beginning of object key string`},
+		{"outbox name taken", "messages:\n  A: {type: a, schema: a.json}\n  OrdersOutbox: {type: b, schema: a.json}\nqueues:\n  q: {}\npublishers:\n  Orders: {messages: {A: {routing_key: q}}, outbox: true}\n",
+			`acemq.yaml:9:53: publisher "Orders" (its outbox) and message "OrdersOutbox"`},
 		{"schema error", "messages:\n  A: {type: a, schema: any.json}\n",
 			`acemq.yaml:4:24: message "A": any.json:1:49: #/properties/x/$ref: `},
 	} {
@@ -239,5 +241,35 @@ func TestMessageCompat(t *testing.T) {
 	}
 	if want := []CompatMode{CompatFull, CompatBackward, CompatNone}; !slices.Equal(got, want) {
 		t.Errorf("compat %v, want %v", got, want)
+	}
+}
+
+// TestOutbox: outbox: true names the publisher's outbox writer and a Tx
+// method per message; without it there is neither.
+func TestOutbox(t *testing.T) {
+	m, err := build(t, `version: 1
+package: p
+messages:
+  OrderPlaced: {type: a, schema: a.json}
+  Order: {type: b, schema: a.json}
+queues:
+  q: {}
+publishers:
+  Orders:
+    messages: {OrderPlaced: {routing_key: q}, Order: {routing_key: q}}
+    outbox: true
+  Plain:
+    messages: {Order: {routing_key: q}}
+`, map[string]string{"a.json": object})
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders, plain := m.Publishers[0], m.Publishers[1]
+	if !m.HasOutbox() || !orders.Outbox || orders.OutboxName != "OrdersOutbox" || orders.NewOutboxName != "NewOrdersOutbox" ||
+		orders.Messages[0].TxName != "PublishOrderPlacedTx" || orders.Messages[1].TxName != "PublishOrderTx" {
+		t.Errorf("Orders: %+v, messages %+v %+v", orders, orders.Messages[0], orders.Messages[1])
+	}
+	if plain.Outbox || plain.OutboxName != "" || plain.Messages[0].TxName != "" {
+		t.Errorf("Plain: %+v", plain)
 	}
 }

@@ -169,18 +169,23 @@ func (b *builder) publishers() {
 	queues := queueNames(b.file)
 	for _, mp := range b.file.Publishers {
 		who := fmt.Sprintf("publisher %q", mp.Name.Value)
-		p := &Publisher{Name: mp.Name.Value}
+		p := &Publisher{Name: mp.Name.Value, Outbox: mp.Outbox != nil && mp.Outbox.Value}
 		if base := b.baseName(who, mp.Name, mp.GoName); base != "" {
 			p.GoName, p.NewName = base+"Publisher", "New"+base+"Publisher"
 			_ = b.ns.claim(p.GoName, who, mp.Name.Pos) &&
 				b.ns.claim(p.NewName, who+" (its constructor)", mp.Name.Pos)
+			if p.Outbox {
+				p.OutboxName, p.NewOutboxName = base+"Outbox", "New"+base+"Outbox"
+				_ = b.ns.claim(p.OutboxName, who+" (its outbox)", mp.Outbox.Pos) &&
+					b.ns.claim(p.NewOutboxName, who+" (its outbox's constructor)", mp.Outbox.Pos)
+			}
 		}
 		if mp.Exchange != nil && mp.Exchange.Value != "" {
 			if p.Exchange = b.exchangeByName[mp.Exchange.Value]; p.Exchange == nil {
 				b.errorf(mp.Exchange.Pos, "%s publishes to the exchange %q%s", who, mp.Exchange.Value, unknown("exchange", "exchanges", mp.Exchange.Value, b.exchangeNames()))
 			}
 		}
-		methods := map[string]methodClaim{}
+		methods, txMethods := map[string]methodClaim{}, map[string]methodClaim{}
 		for _, pm := range mp.Messages {
 			m := b.messageByName[pm.Message.Value]
 			if m == nil {
@@ -191,6 +196,10 @@ func (b *builder) publishers() {
 			b.claimMethod(who, methods, pub.Method, pm.Message, "")
 			b.claimMethod(who, methods, pub.BatchName, pm.Message, " (its batch method)")
 			b.claimMethod(who, methods, pub.AsyncName, pm.Message, " (its async method)")
+			if p.Outbox {
+				pub.TxName = "Publish" + m.GoName + "Tx"
+				b.claimMethod(who, txMethods, pub.TxName, pm.Message, " (its outbox method)")
+			}
 			if pm.RoutingKey != nil {
 				pub.RoutingKey = pm.RoutingKey.Value
 			}
