@@ -195,7 +195,7 @@ func yamlError(path string, data []byte, err error) *Error {
 		return &Error{File: path, Msg: strings.Replace(msg, "yaml: ", "YAML syntax error: ", 1) + yamlHint(msg)}
 	}
 	line, _ := strconv.Atoi(m[1])
-	line = problemLine(data, line)
+	line = firstChildShifted(data, problemLine(data, line))
 	return &Error{File: path, Pos: Pos{Line: line}, Msg: "YAML syntax error near this line: " + m[2] + yamlHint(m[2])}
 }
 
@@ -221,6 +221,49 @@ func problemLine(data []byte, reported int) int {
 	}
 	return reported
 }
+
+// firstChildShifted moves a syntax error at line to the line before it
+// when that one is the first entry of its block and the one out of step:
+// the first entry sets the block's column, so the YAML library sees the
+// problem at the second entry (it is indented as the file's other blocks,
+// the first is not).
+func firstChildShifted(data []byte, line int) int {
+	lines := strings.Split(string(data), "\n")
+	if line < 3 || line > len(lines) {
+		return line
+	}
+	parent, first, at := lines[line-3], lines[line-2], lines[line-1]
+	step := indentStep(lines, line-2, line-1)
+	pi, fi, ai := indent(parent), indent(first), indent(at)
+	if step == 0 || !strings.HasSuffix(strings.TrimSpace(parent), ":") || strings.TrimSpace(first) == "" ||
+		(strings.HasSuffix(strings.TrimSpace(first), ":") && ai > fi) {
+		// Not the first entry of a block followed by a sibling: at may
+		// be first's own child.
+		return line
+	}
+	if fi > pi && fi != ai && ai == pi+step && fi != pi+step {
+		return line - 1
+	}
+	return line
+}
+
+// indentStep is the smallest indentation of the file's lines but the
+// two suspects (comments and blank lines aside): its usual step.
+func indentStep(lines []string, suspect, other int) int {
+	step := 0
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		if i == suspect || i == other || t == "" || strings.HasPrefix(t, "#") || indent(l) == 0 {
+			continue
+		}
+		if step == 0 || indent(l) < step {
+			step = indent(l)
+		}
+	}
+	return step
+}
+
+func indent(l string) int { return len(l) - len(strings.TrimLeft(l, " ")) }
 
 // lineEnds is the offset just past each line of data (its newline
 // included).

@@ -121,6 +121,15 @@ func TestDidYouMean(t *testing.T) {
 			t.Errorf("Closest(%q) = %q, want %q", c.name, got, c.want)
 		}
 	}
+	// A longer word for a key (retries for retry) is its shared prefix.
+	keys := []string{"arguments", "bindings", "consumes", "dead_letter", "delivery_limit", "retry", "rungs", "type"}
+	for _, c := range []struct{ name, want string }{
+		{"retries", "retry"}, {"bindingz", "bindings"}, {"deadletter", "dead_letter"}, {"rest", ""}, {"delivery", ""},
+	} {
+		if got := Closest(c.name, keys); got != c.want {
+			t.Errorf("Closest(%q, queue keys) = %q, want %q", c.name, got, c.want)
+		}
+	}
 }
 
 // An error stays on one line whatever value it quotes.
@@ -162,6 +171,14 @@ func TestYAMLSyntaxErrorLine(t *testing.T) {
 			"acemq.yaml:5: YAML syntax error near this line: did not find expected ',' or ']'; close the ["},
 		{"unclosed quote", "version: 1\npackage: p\nmessages:\n  A:\n    type: \"a.v1\n    schema: a.json\n",
 			"acemq.yaml:5: YAML syntax error near this line: found unexpected end of stream; close the quoted string"},
+		// The first entry of a block sets its column: when it is the one
+		// out of step, it is the line reported, not the next.
+		{"first entry indented too little", "version: 1\npackage: p\nmessages:\n  A:\n   type: a.v1\n    schema: a.json\nqueues: {}\n",
+			"acemq.yaml:5: YAML syntax error near this line: mapping values are not allowed in this context; check the indentation"},
+		{"first entry indented too much", "version: 1\npackage: p\nmessages:\n  A:\n     type: a.v1\n    schema: a.json\nqueues: {}\n",
+			"acemq.yaml:5: YAML syntax error near this line: did not find expected key; check the indentation"},
+		{"first list item out of step", "version: 1\npackage: p\nqueues:\n  q: {}\nexports:\n - {format: dot, path: t.dot}\n  - {format: dot, path: u.dot}\n",
+			"acemq.yaml:6: YAML syntax error near this line:"},
 		{"a valid multi-line list before the error", "version: 1\npackage: p\nqueues:\n  q:\n    consumes: [A,\n      B]\n  r:\n    x: 1\n   y: 2\n",
 			"acemq.yaml:9: YAML syntax error near this line: did not find expected key"},
 	} {

@@ -16,7 +16,9 @@ func DidYouMean(name string, candidates []string) string {
 
 // Closest returns the candidate nearest to name by edit distance (case
 // folded), when it is within a third of the name's length (at least 2
-// edits), else "". Ties go to the earlier candidate.
+// edits); else the candidate sharing the longest prefix with name, when
+// that prefix is at least 4 runes and two thirds of the candidate
+// ("retries" → retry); else "". Ties go to the earlier candidate.
 func Closest(name string, candidates []string) string {
 	best, bestD := "", -1
 	limit := max(2, len([]rune(name))/3)
@@ -26,7 +28,27 @@ func Closest(name string, candidates []string) string {
 			best, bestD = c, d
 		}
 	}
+	if best != "" {
+		return best
+	}
+	bestP := 0
+	for _, c := range candidates {
+		p := commonPrefix(strings.ToLower(name), strings.ToLower(c))
+		if p >= 4 && 3*p >= 2*len([]rune(c)) && p > bestP {
+			best, bestP = c, p
+		}
+	}
 	return best
+}
+
+// commonPrefix is the length in runes of the prefix a and b share.
+func commonPrefix(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	n := 0
+	for n < len(ra) && n < len(rb) && ra[n] == rb[n] {
+		n++
+	}
+	return n
 }
 
 // distance is the Levenshtein distance between a and b, in runes.
