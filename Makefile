@@ -109,12 +109,14 @@ lint: fmt-check vet ## gofmt and go vet
 # checkout a node of its own instead (scripts/faultnode.sh).
 FAULTLOCK = /tmp/acemq-faults-$(or $(ACEMQ_FAULTNODE_NAME),acemqfaults@localhost).lock
 
-faults: ## the fault suite on a RabbitMQ node of its own (5673; never the shared one), started and stopped here; one line per fault
+faults: ## the fault suite on a RabbitMQ node of its own (5673; never the shared one), started and stopped here, then pgstore's (the relay SIGKILLed); one line per fault
 	@exec 9>"$(FAULTLOCK)"; flock -n 9 || { echo "faults: another fault run holds $(FAULTLOCK); waiting"; flock 9; }; \
 	bash scripts/faultnode.sh up 9>&- || exit 1; \
 	log=$$(mktemp); trap 'bash scripts/faultnode.sh down 9>&-; rm -f "$$log"' EXIT; \
 	set -o pipefail; \
 	$(GO) test -tags faults -count=1 -timeout 15m -v ./internal/faults/ 9>&- 2>&1 | tee "$$log" | grep -E '^(--- |FAIL|ok|panic|    |  [a-z0-9-]+: )' ; rc=$$?; \
+	ACEMQ_TEST_URL=amqp://guest:guest@127.0.0.1:$${ACEMQ_FAULTNODE_AMQP_PORT:-5673}/ ACEMQ_TEST_MGMT_URL=http://127.0.0.1:$${ACEMQ_FAULTNODE_MGMT_PORT:-15673} \
+	$(GO) test -tags faults -count=1 -timeout 10m -v -run '^TestFault' ./pgstore/ 9>&- 2>&1 | tee -a "$$log" | grep -E '^(--- |FAIL|ok|panic|    |  [a-z0-9-]+: )' || rc=1; \
 	echo "# make faults: the fault table"; grep -h '^fault=' "$$log"; exit $$rc
 
 faultnode: ## start the fault suite's own node (acemqfaults@localhost on 5673) and leave it running
