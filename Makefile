@@ -9,7 +9,7 @@ export ACEMQ_TEST_URL ?= amqp://guest:guest@localhost:5672/
 MODULES := . runtime drain cmd/acemq examples pgstore redisstore bench
 PKGS := ./... ./runtime/... ./drain/... ./cmd/acemq/... ./examples/... ./pgstore/... ./redisstore/...
 
-.PHONY: help test quick mod-check check broker stores crosscheck broker4 broker4-down test-rmq4 fmt-check vet generated-check bench fuzz generate golden demo lint tools
+.PHONY: help test quick mod-check check broker stores crosscheck broker4 broker4-down test-rmq4 broker43 broker43-down test-rmq43 fmt-check vet generated-check bench fuzz generate golden demo lint tools
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -47,6 +47,20 @@ test-rmq4: broker4 ## every test (with -race) against RabbitMQ 4.0 (make broker4
 	$(RMQ4_ENV) $(GO) test -race -count=1 -timeout 12m $(PKGS)
 	@bash scripts/broker4.sh deprecated
 	@bash scripts/broker4.sh leftovers
+
+broker43: ## RabbitMQ 4.3 beside the others: node rmq43@localhost, 127.0.0.1:5677, management :15677, rabbitmq_prometheus :15697 (sid chroot in /var/cache/acemq; root)
+	@bash scripts/broker43.sh up
+
+broker43-down: ## stop the RabbitMQ 4.3 node (the chroot stays for the next run)
+	@bash scripts/broker43.sh down
+
+RMQ43_ENV := ACEMQ_TEST_URL=amqp://guest:guest@127.0.0.1:5677/ ACEMQ_TEST_MGMT_URL=http://127.0.0.1:15677 ACEMQ_TEST_PROMETHEUS_URL=http://127.0.0.1:15697
+
+test-rmq43: broker43 ## every test (with -race) and bench/'s against RabbitMQ 4.3 (make broker43), then: no deprecated feature used
+	$(RMQ43_ENV) $(GO) test -race -count=1 -timeout 12m $(PKGS)
+	cd bench && $(RMQ43_ENV) $(GO) test -count=1 ./...
+	@bash scripts/broker43.sh deprecated
+	@bash scripts/broker43.sh leftovers
 
 cluster: ## three clustered RabbitMQ 4.0 nodes rmqc1..3@localhost, 127.0.0.1:5691-5693, management :15691-15693 (same chroot; root)
 	@bash scripts/cluster.sh up

@@ -1,26 +1,46 @@
 # shellcheck shell=bash
-# Shared by scripts/broker4.sh and scripts/cluster.sh: RabbitMQ 4.0 from
-# Debian trixie, run in a minimal trixie chroot beside the machine's own
-# RabbitMQ (bookworm's glibc cannot run trixie's Erlang 27).
+# Shared by scripts/broker4.sh, scripts/broker43.sh and scripts/cluster.sh:
+# RabbitMQ 4.x from Debian, run in a minimal Debian chroot beside the
+# machine's own RabbitMQ (bookworm's glibc cannot run trixie's Erlang 27 or
+# sid's Erlang 29). The sourcing script picks the chroot with RMQ_SUITE:
+#   trixie (default)  RabbitMQ 4.0, Debian stable's
+#                     (ACEMQ_TRIXIE_ROOT, default /var/cache/acemq/trixie)
+#   sid               RabbitMQ 4.3, Debian unstable's
+#                     (ACEMQ_SID_ROOT, default /var/cache/acemq/sid)
+# bookworm's debootstrap has no script for forky (testing), so 4.3 comes
+# from sid; the snapshot mirror's sid Release files carry a Valid-Until in
+# the past, so apt in that chroot runs with Acquire::Check-Valid-Until=false.
 #
-# The chroot lives outside the repository and survives between runs:
-#   ACEMQ_TRIXIE_ROOT (default /var/cache/acemq/trixie), rebuilt when its
-#   marker is missing. Building it needs root, debootstrap (installed through
-#   apt when missing) and deb.debian.org; it takes ~40 s and ~330 MB.
+# A chroot lives outside the repository and survives between runs, rebuilt
+# when its marker is missing or stale. Building it needs root, debootstrap
+# (installed through apt when missing) and deb.debian.org; trixie's takes
+# ~40 s and ~330 MB.
 # Nodes in it never touch the machine's broker: their own node names,
 # ports bound to 127.0.0.1, their own Erlang cookie (so a CLI call that
 # named the wrong node could not authenticate anyway), and every
 # rabbitmqctl call names its node with -n. epmd on 4369 is the machine's
 # (shared, which is fine: each node registers its own name).
 
-ROOT=${ACEMQ_TRIXIE_ROOT:-/var/cache/acemq/trixie}
-MIRROR=${ACEMQ_TRIXIE_MIRROR:-http://deb.debian.org/debian}
+RMQ_SUITE=${RMQ_SUITE:-trixie}
+case $RMQ_SUITE in
+  trixie)
+    ROOT=${ACEMQ_TRIXIE_ROOT:-/var/cache/acemq/trixie}
+    MIRROR=${ACEMQ_TRIXIE_MIRROR:-http://deb.debian.org/debian}
+    APT_OPTS=()
+    ;;
+  sid)
+    ROOT=${ACEMQ_SID_ROOT:-/var/cache/acemq/sid}
+    MIRROR=${ACEMQ_SID_MIRROR:-http://deb.debian.org/debian}
+    APT_OPTS=(-o Acquire::Check-Valid-Until=false)
+    ;;
+  *) echo "rmq4: unknown RMQ_SUITE $RMQ_SUITE (trixie or sid)" >&2; exit 1 ;;
+esac
 # The package's own rabbitmq user would get uid 101, which is postgres's on
 # these machines: a process of the chroot would then be postgres to the
 # kernel. The user is created first with a uid nobody uses.
 RMQ_UID=${ACEMQ_RMQ4_UID:-46740}
 RECIPE=v1 # bump when the chroot recipe changes: a stale chroot is rebuilt
-LOCK=${ROOT%/*}/.acemq-rmq4.lock
+LOCK=${ROOT%/*}/.acemq-$RMQ_SUITE.lock
 export RABBITMQ_CTL_DIST_PORT_MIN=35700 RABBITMQ_CTL_DIST_PORT_MAX=35799
 
 log() { echo "rmq4: $*" >&2; }
@@ -60,6 +80,7 @@ ctl() {
 node_ports() {
   case $1 in
     rmq4) AMQP=5674 MGMT=15674 DIST=25674 ;;
+    rmq43) AMQP=5677 MGMT=15677 DIST=25677 ;;
     rmqc1) AMQP=5691 MGMT=15691 DIST=25691 ;;
     rmqc2) AMQP=5692 MGMT=15692 DIST=25692 ;;
     rmqc3) AMQP=5693 MGMT=15693 DIST=25693 ;;
@@ -94,11 +115,11 @@ ensure_root() {
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null ||
       { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null; }
   fi
-  log "building a minimal Debian trixie in $ROOT (once; ~40 s)"
+  log "building a minimal Debian $RMQ_SUITE in $ROOT (once; trixie ~40 s, sid a few minutes)"
   umount_proc
   rm -rf --one-file-system "$ROOT"
   mkdir -p "$ROOT"
-  debootstrap --variant=minbase trixie "$ROOT" "$MIRROR" >"$ROOT.debootstrap.log" 2>&1 ||
+  debootstrap --variant=minbase "$RMQ_SUITE" "$ROOT" "$MIRROR" >"$ROOT.debootstrap.log" 2>&1 ||
     { tail -20 "$ROOT.debootstrap.log" >&2; die "debootstrap failed (log: $ROOT.debootstrap.log)"; }
   cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
   printf '127.0.0.1 localhost\n::1 localhost ip6-localhost\n' >"$ROOT/etc/hosts"
@@ -107,7 +128,13 @@ ensure_root() {
   in_root groupadd -g "$RMQ_UID" rabbitmq
   in_root useradd -u "$RMQ_UID" -g "$RMQ_UID" -d /var/lib/rabbitmq -s /usr/sbin/nologin -M rabbitmq
   mount_proc
-  in_root apt-get install -y -qq --no-install-recommends rabbitmq-server >"$ROOT.apt.log" 2>&1 ||
+  # debootstrap's own sources.list; with the snapshot mirror sid needs the
+  # Valid-Until check off (APT_OPTS) for the update and the install.
+  if [ ${#APT_OPTS[@]} -gt 0 ]; then
+    in_root apt-get "${APT_OPTS[@]}" update -qq >"$ROOT.apt.log" 2>&1 ||
+      { tail -20 "$ROOT.apt.log" >&2; die "apt-get update in the chroot failed (log: $ROOT.apt.log)"; }
+  fi
+  in_root apt-get "${APT_OPTS[@]}" install -y -qq --no-install-recommends rabbitmq-server >>"$ROOT.apt.log" 2>&1 ||
     { tail -20 "$ROOT.apt.log" >&2; die "apt-get install rabbitmq-server in the chroot failed (log: $ROOT.apt.log)"; }
   in_root apt-get clean
   [ "$(in_root id -u rabbitmq)" = "$RMQ_UID" ] || die "the chroot's rabbitmq user is not uid $RMQ_UID"
@@ -118,7 +145,7 @@ ensure_root() {
   chmod 400 "$ROOT/var/lib/rabbitmq/.erlang.cookie"
   chown -R "$RMQ_UID:$RMQ_UID" "$ROOT/var/lib/rabbitmq" "$ROOT/var/log/rabbitmq" "$ROOT/etc/rabbitmq"
   echo "$RECIPE" >"$ROOT/.acemq-ready"
-  log "trixie chroot ready in $((SECONDS - t0)) s: $(in_root dpkg-query -W -f '${Version}' rabbitmq-server) rabbitmq-server, $(du -sh --one-file-system "$ROOT" | cut -f1)"
+  log "$RMQ_SUITE chroot ready in $((SECONDS - t0)) s: $(in_root dpkg-query -W -f '${Version}' rabbitmq-server) rabbitmq-server, $(du -sh --one-file-system "$ROOT" | cut -f1)"
 }
 
 mount_proc() {
@@ -142,9 +169,9 @@ log.file.level = info
 log.console = false
 EOF
   local plugins=rabbitmq_management
-  if [ "$n" = rmq4 ]; then
+  if [ "$n" = rmq4 ] || [ "$n" = rmq43 ]; then
     # RabbitMQ's own exporter for internal/alertcheck's drain alerts, on
-    # the AMQP port plus 10020 (15694; the cluster nodes have none).
+    # the AMQP port plus 10020 (15694, 15697; the cluster nodes have none).
     printf 'prometheus.tcp.ip = 127.0.0.1\nprometheus.tcp.port = %d\n' $((AMQP + 10020)) >>"$ROOT/etc/rabbitmq/$n.conf"
     plugins=rabbitmq_management,rabbitmq_prometheus
   fi
@@ -220,7 +247,8 @@ stop_node() {
 # any_node_running tells whether any node of the chroot still runs.
 any_node_running() {
   local n
-  for n in rmq4 rmqc1 rmqc2 rmqc3; do node_running "$n" && return 0; done
+  # node_pid only counts a VM whose root is this chroot's
+  for n in rmq4 rmq43 rmqc1 rmqc2 rmqc3; do node_running "$n" && return 0; done
   return 1
 }
 
