@@ -202,10 +202,39 @@ func (s *session) aboveUnsettled(rest []uint64, mode flushMode) (each, wait []ui
 }
 
 // nackTag forgets the tag and nacks it back to its queue, in order with
-// the session's acks.
+// the session's acks: "not processed, give it back" (a quorum queue on
+// RabbitMQ 4.3 does not count it against its delivery limit; 3.10 and 4.0
+// count every return).
 func (s *session) nackTag(tag uint64) error {
 	s.acks.wire.Lock()
 	defer s.acks.wire.Unlock()
 	s.settled(tag)
 	return s.ch.Nack(tag, false, true)
+}
+
+// giveBackUnstarted nacks back, not processed, every delivery of the
+// session that is not settled yet: at the end of Close, once every
+// handler has finished and every copy is confirmed and acked, those are
+// the deliveries prefetched but never started. Closing the channel would
+// put them back too, but on RabbitMQ 4.3 a quorum queue counts a closed
+// channel's deliveries as failed, and a nack as not.
+func (s *session) giveBackUnstarted() {
+	s.acks.wire.Lock()
+	defer s.acks.wire.Unlock()
+	if s.dead.Load() {
+		return
+	}
+	if err := s.ch.Nack(0, true, true); err != nil {
+		s.log.Debug("acemq: nack of the deliveries not started", "err", err)
+	}
+}
+
+// rejectTag forgets the tag and rejects it back to its queue (requeue), in
+// order with the session's acks: "processing failed" (every RabbitMQ's
+// quorum queue counts it, 4.3 included).
+func (s *session) rejectTag(tag uint64) error {
+	s.acks.wire.Lock()
+	defer s.acks.wire.Unlock()
+	s.settled(tag)
+	return s.ch.Reject(tag, true)
 }

@@ -196,7 +196,9 @@ func (cs *Consumer) isClosing() bool {
 // Close stops the consumer: no new deliveries are taken, in-flight handlers
 // finish, and retries held in memory are republished at once with their
 // attempt advanced, so no count is lost. Deliveries prefetched but not
-// started go back to the queue. Close waits for the broker's confirm of
+// started go back to the queue, with a basic.nack ("not processed": on
+// RabbitMQ 4.3 a quorum queue does not count it against its delivery
+// limit, as it counts a channel closed on them). Close waits for the broker's confirm of
 // every copy the consumer wrote (a retry, a dead letter, a park) before it
 // acks their originals. ctx bounds the whole of Close: when it expires,
 // handlers still running get their context cancelled, held retries not yet
@@ -318,6 +320,7 @@ func (cs *Consumer) endSession(ctx context.Context, s *session, cancelled <-chan
 	done := make(chan error, 1)
 	go func() {
 		s.flushAcks(flushAll)
+		s.giveBackUnstarted()
 		done <- s.ch.Close()
 	}()
 	select {

@@ -185,10 +185,22 @@ func (dv *delivery) settle() {
 	dv.s.ack(dv.d.DeliveryTag, dv.d.Redelivered)
 }
 
-// nack puts dv back on its queue (a quorum queue counts it as a delivery),
+// nack puts dv back on its queue, not processed (basic.nack: on
+// RabbitMQ 4.3 a quorum queue does not count it; 3.10 and 4.0 do),
 // logging failed when the nack cannot be sent.
 func (dv *delivery) nack(failed string) bool {
-	if err := dv.s.nackTag(dv.d.DeliveryTag); err != nil {
+	return dv.giveBack(dv.s.nackTag, failed)
+}
+
+// reject puts dv back on its queue as failed (basic.reject with requeue:
+// every quorum queue counts it, 4.3 included), logging failed when the
+// reject cannot be sent.
+func (dv *delivery) reject(failed string) bool {
+	return dv.giveBack(dv.s.rejectTag, failed)
+}
+
+func (dv *delivery) giveBack(send func(tag uint64) error, failed string) bool {
+	if err := send(dv.d.DeliveryTag); err != nil {
 		dv.cs.log.Warn(failed, "err", err, "id", dv.d.MessageId)
 		return false
 	}

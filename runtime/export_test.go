@@ -51,3 +51,18 @@ func (c *Connection) AMQPForTest() any {
 	defer c.mu.Unlock()
 	return c.conn
 }
+
+// ClosingForTest reports whether Close has begun: from then on no handler
+// starts.
+func (cs *Consumer) ClosingForTest() bool { return cs.isClosing() }
+
+// StoppedForTest reports whether the consumer's subscription has ended
+// (after Close's basic.cancel was answered): no delivery comes any more.
+func (cs *Consumer) StoppedForTest() bool {
+	select {
+	case <-cs.stopped:
+		return true
+	default:
+		return false
+	}
+}

@@ -46,11 +46,13 @@ func (dv *delivery) retry(why string) {
 	}
 }
 
-// requeue nacks dv back to its queue for its next attempt
-// (requeue_on_failure), counting the requeue where the broker does not.
+// requeue rejects dv back to its queue for its next attempt
+// (requeue_on_failure): basic.reject, the verb for "processing failed",
+// which a quorum queue counts on every RabbitMQ (4.3 does not count a
+// basic.nack); counting the requeue where the broker does not.
 func (dv *delivery) requeue(why string) {
 	dv.cs.requeues.add(requeueKey(dv.d, dv.env))
-	if dv.nack("acemq: requeue failed") {
+	if dv.reject("acemq: requeue failed") {
 		dv.retried(why, "requeue", 0)
 	}
 }
