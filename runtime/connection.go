@@ -56,6 +56,9 @@ type Connection struct {
 	pulls map[string]*amqp.Channel
 	// consumers are closed by Close.
 	consumers map[*Consumer]struct{}
+	// quorum are the queues this Connection declared as quorum: the only
+	// ones whose x-delivery-count it trusts (queuetype.go).
+	quorum quorumQueues
 	// blocked is set while the broker has blocked conn (connection.blocked:
 	// a memory or disk alarm), with the broker's reason.
 	blocked       bool

@@ -14,7 +14,9 @@ import (
 type declaration struct {
 	kind string // exchange, queue, binding
 	name string
-	do   func(ch *amqp.Channel) error
+	// quorum is a queue declared with x-queue-type: quorum.
+	quorum bool
+	do     func(ch *amqp.Channel) error
 }
 
 // Declare declares every exchange, queue and binding of t, with each
@@ -40,6 +42,9 @@ func (c *Connection) Declare(ctx context.Context, t *Topology) error {
 		}
 		if err := s.do(ch); err != nil {
 			return declareError(s.kind, s.name, err)
+		}
+		if s.quorum {
+			c.quorum.note(s.name)
 		}
 	}
 	return nil
@@ -105,18 +110,18 @@ func (t *Topology) plan() ([]declaration, error) {
 	}
 	var steps []declaration
 	for _, e := range d.Exchanges {
-		steps = append(steps, declaration{"exchange", e.Name, func(ch *amqp.Channel) error {
+		steps = append(steps, declaration{kind: "exchange", name: e.Name, do: func(ch *amqp.Channel) error {
 			return ch.ExchangeDeclare(e.Name, e.Kind, true, false, false, false, amqp.Table(e.Arguments))
 		}})
 	}
 	for _, q := range d.Queues {
-		steps = append(steps, declaration{"queue", q.Name, func(ch *amqp.Channel) error {
+		steps = append(steps, declaration{kind: "queue", name: q.Name, quorum: q.Arguments["x-queue-type"] == string(Quorum), do: func(ch *amqp.Channel) error {
 			_, err := ch.QueueDeclare(q.Name, true, false, false, false, amqp.Table(q.Arguments))
 			return err
 		}})
 	}
 	for _, b := range d.Bindings {
-		steps = append(steps, declaration{"binding", b.Queue + " ← " + b.Exchange + " (" + b.RoutingKey + ")", func(ch *amqp.Channel) error {
+		steps = append(steps, declaration{kind: "binding", name: b.Queue + " ← " + b.Exchange + " (" + b.RoutingKey + ")", do: func(ch *amqp.Channel) error {
 			return ch.QueueBind(b.Queue, b.RoutingKey, b.Exchange, false, amqp.Table(b.Arguments))
 		}})
 	}

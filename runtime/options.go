@@ -226,15 +226,18 @@ func WithoutDeclare() ConsumeOption {
 	return consumeOptionFunc(func(c *consumeConfig) { c.noDeclare = true })
 }
 
-// WithRequeueOnFailure nacks a failed delivery (Retry) back to the head of
-// its queue instead of climbing the retry ladder, while the policy has
-// attempts left; after the last one it is dead-lettered as usual ("gave up
-// after N attempts: …", x-acemq-queue), so under NoRetry (one attempt) at
-// once. A requeue cannot rewrite x-acemq-attempt, so the attempt (as
-// Envelope.Attempt shows it) is x-acemq-attempt plus the broker's
-// x-delivery-count on a quorum queue, or plus this consumer's own count of
-// its requeues where the broker keeps none (a classic queue: each consumer
-// of a fleet counts its own, and a restart forgets). On a quorum queue keep
+// WithRequeueOnFailure rejects a failed delivery (Retry) back to its queue
+// (basic.reject with requeue: "processing failed", which every RabbitMQ's
+// quorum queue counts, 4.3 included) instead of climbing the retry ladder,
+// while the policy has attempts left; after the last one it is
+// dead-lettered as usual ("gave up after N attempts: …", x-acemq-queue), so
+// under NoRetry (one attempt) at once. A requeue cannot rewrite
+// x-acemq-attempt, so the attempt (as Envelope.Attempt shows it) is
+// x-acemq-attempt plus the broker's x-delivery-count on a quorum queue this
+// Connection declared (Declare: shared by every consumer, kept across
+// restarts), or plus this consumer's own count of its requeues on any other
+// queue (a classic queue's x-delivery-count is whatever the producer wrote:
+// each consumer of a fleet counts its own, and a restart forgets). On a quorum queue keep
 // the delivery limit at or above the attempts (the generator checks it),
 // or the broker dead-letters first, without the runtime's reason. Against a
 // downstream that is down this is a hot loop, bounded by the attempts: use
@@ -248,8 +251,11 @@ func WithRequeueOnFailure() ConsumeOption {
 // its connection, every time — with "could not be handled: redelivered N
 // times without being settled (…)", instead of letting the broker
 // redeliver it for ever (a classic queue has no limit of its own). The
-// count is the broker's x-delivery-count on a quorum queue; on a classic
-// queue the runtime keeps it in x-acemq-redeliveries: a redelivered message
+// count is the broker's x-delivery-count on a quorum queue this Connection
+// declared (Declare; a closed channel or connection counts there on every
+// RabbitMQ, 4.3 included); on any other queue (a classic queue's
+// x-delivery-count is whatever the producer wrote) the runtime keeps it in
+// x-acemq-redeliveries: a redelivered message
 // is replaced by a copy carrying the count (published with a confirm, then
 // the original acked) before any handler sees it, so the copy goes to the
 // back of the queue and reaches the handler with Redelivered false. Off

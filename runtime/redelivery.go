@@ -1,26 +1,25 @@
 package runtime
 
-import (
-	"fmt"
-
-	amqp "github.com/rabbitmq/amqp091-go"
-)
+import "fmt"
 
 // HeaderRedeliveries counts how many times a message came back unsettled
 // (Redelivered) to a consumer with WithRedeliveryLimit: the runtime stamps
 // it on the copy it puts back in place of the redelivered original.
 const HeaderRedeliveries = "x-acemq-redeliveries"
 
-// redeliveries is how many times d came back unsettled: the broker's
-// x-delivery-count on a quorum queue, else the count the runtime stamped,
-// plus this redelivery.
-func redeliveries(d amqp.Delivery) int {
-	if v, ok := d.Headers[headerDeliveryCount]; ok {
-		if n := int(positiveInt(v, 0)); n > 0 {
+// redeliveries is how many times dv came back unsettled: the broker's
+// x-delivery-count on a queue known to be quorum (every RabbitMQ counts a
+// closed channel or connection there, 4.3 included), else the count the
+// runtime stamped, plus this redelivery. A classic queue's x-delivery-count
+// is the producer's, never read: a forged 0 would keep a message that
+// kills its consumer from ever being parked.
+func (dv *delivery) redeliveries() int {
+	if dv.brokerCounts() {
+		if n := int(positiveInt(dv.d.Headers[headerDeliveryCount], 0)); n > 0 {
 			return n
 		}
 	}
-	return int(positiveInt(d.Headers[HeaderRedeliveries], 0)) + 1
+	return int(positiveInt(dv.d.Headers[HeaderRedeliveries], 0)) + 1
 }
 
 // poisoned handles a redelivered delivery under WithRedeliveryLimit and
@@ -35,13 +34,13 @@ func (dv *delivery) poisoned() bool {
 	if limit <= 0 || !d.Redelivered {
 		return false
 	}
-	n := redeliveries(dv.d)
+	n := dv.redeliveries()
 	if n > limit {
 		dv.park(fmt.Sprintf("could not be handled: redelivered %d times without being settled (a consumer crashed or was cut off on it each time)", n), outcomeParked)
 		dv.poisonedNow()
 		return true
 	}
-	if _, quorum := d.Headers[headerDeliveryCount]; quorum {
+	if dv.brokerCounts() {
 		return false // the broker counts; nothing to stamp
 	}
 	msg := copyOf(dv.d, dv.env.Attempt, "", "")

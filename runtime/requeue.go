@@ -10,22 +10,25 @@ import (
 
 // A requeue (WithRequeueOnFailure) hands the broker back the bytes it had,
 // so x-acemq-attempt cannot advance with it. The attempt of a requeued
-// delivery is therefore x-acemq-attempt plus the times it was handed back:
-// the broker's x-delivery-count on a quorum queue (shared by every
-// consumer, kept across restarts), else this consumer's own count (a
-// classic queue counts nothing: a fleet of n consumers may each spend the
-// policy's attempts, and a restart forgets).
+// delivery is therefore x-acemq-attempt plus the times it was handed back
+// as failed: the broker's x-delivery-count on a queue known to be quorum
+// (queuetype.go; shared by every consumer, kept across restarts: the
+// requeue is a basic.reject, which every RabbitMQ counts, 4.3 included),
+// else this consumer's own count (a classic queue counts nothing, and its
+// x-delivery-count is whatever the producer wrote: a fleet of n consumers
+// may each spend the policy's attempts, and a restart forgets).
 
-// headerDeliveryCount is the quorum queue's count of returned deliveries
-// (absent on the first delivery on RabbitMQ 4, 0 on 3.10).
+// headerDeliveryCount is the quorum queue's count of failed deliveries
+// (absent on the first delivery on RabbitMQ 4, 0 on 3.10; on 4.3 a
+// basic.nack does not count, a basic.reject and a closed channel do).
 const headerDeliveryCount = "x-delivery-count"
 
 // requeueAttempt is the attempt a delivery of a requeue_on_failure
 // consumer is on.
 func (dv *delivery) requeueAttempt() int {
 	var n int
-	if v, ok := dv.d.Headers[headerDeliveryCount]; ok {
-		n = int(positiveInt(v, 0))
+	if dv.brokerCounts() {
+		n = int(positiveInt(dv.d.Headers[headerDeliveryCount], 0))
 	} else {
 		n = dv.cs.requeues.count(requeueKey(dv.d, dv.env))
 	}

@@ -1,0 +1,46 @@
+package runtime
+
+import "sync"
+
+// The broker's x-delivery-count counts a quorum queue's returns; on a
+// classic queue it is whatever the producer wrote (RabbitMQ passes a
+// classic queue's headers through untouched), so a forged 0 would make a
+// requeue loop or a crash loop endless. The runtime trusts the header only
+// on a queue it knows is quorum: one this Connection declared as quorum
+// (Declare, or the rungs of QuorumRungs). A declare with
+// x-queue-type: quorum that succeeds proves the queue is quorum (the
+// broker checks the argument against the queue's). Every other queue is
+// counted by the runtime itself: its own count of requeues, the
+// x-acemq-redeliveries it stamps.
+
+// quorumQueues is the set of queues a Connection knows are quorum.
+type quorumQueues struct {
+	mu    sync.RWMutex
+	names map[string]bool
+}
+
+// note records a queue declared with x-queue-type: quorum.
+func (k *quorumQueues) note(queue string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.names == nil {
+		k.names = map[string]bool{}
+	}
+	k.names[queue] = true
+}
+
+// has reports whether queue is known to be quorum.
+func (k *quorumQueues) has(queue string) bool {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	return k.names[queue]
+}
+
+// brokerCounts reports whether the broker's x-delivery-count of dv is the
+// quorum queue's own count: dv's queue is known to be quorum and dv was
+// redelivered (on its first delivery RabbitMQ 4.3 passes a producer's
+// x-delivery-count through; once it has counted a return it writes its
+// own).
+func (dv *delivery) brokerCounts() bool {
+	return dv.d.Redelivered && dv.cs.c.quorum.has(dv.cs.queue)
+}
