@@ -43,8 +43,14 @@ broker4-down: ## stop the RabbitMQ 4.0 node (the chroot stays for the next run)
 
 RMQ4_ENV := ACEMQ_TEST_URL=amqp://guest:guest@127.0.0.1:5674/ ACEMQ_TEST_MGMT_URL=http://127.0.0.1:15674 ACEMQ_TEST_PROMETHEUS_URL=http://127.0.0.1:15694
 
-test-rmq4: broker4 ## every test (with -race) against RabbitMQ 4.0 (make broker4), then: no deprecated feature used
+# The fault suite's poison test (a message that kills its consumer
+# process: SIGKILL of a child test process, never of a broker) against a
+# node given by port, for the 4.x lanes.
+POISON = $(GO) test -tags faults -count=1 -timeout 5m -run '^TestPoisonMessageIsParked$$' ./internal/faults/
+
+test-rmq4: broker4 ## every test (with -race) against RabbitMQ 4.0 (make broker4) and the fault suite's poison test, then: no deprecated feature used
 	$(RMQ4_ENV) $(GO) test -race -count=1 -timeout 12m $(PKGS)
+	ACEMQ_FAULTNODE_AMQP_PORT=5674 ACEMQ_FAULTNODE_MGMT_PORT=15674 $(POISON)
 	@bash scripts/broker4.sh deprecated
 	@bash scripts/broker4.sh leftovers
 
@@ -56,8 +62,9 @@ broker43-down: ## stop the RabbitMQ 4.3 node (the chroot stays for the next run)
 
 RMQ43_ENV := ACEMQ_TEST_URL=amqp://guest:guest@127.0.0.1:5677/ ACEMQ_TEST_MGMT_URL=http://127.0.0.1:15677 ACEMQ_TEST_PROMETHEUS_URL=http://127.0.0.1:15697
 
-test-rmq43: broker43 ## every test (with -race) and bench/'s against RabbitMQ 4.3 (make broker43), then: no deprecated feature used
+test-rmq43: broker43 ## every test (with -race), bench/'s and the fault suite's poison test against RabbitMQ 4.3 (make broker43), then: no deprecated feature used
 	$(RMQ43_ENV) $(GO) test -race -count=1 -timeout 12m $(PKGS)
+	ACEMQ_FAULTNODE_AMQP_PORT=5677 ACEMQ_FAULTNODE_MGMT_PORT=15677 $(POISON)
 	cd bench && $(RMQ43_ENV) $(GO) test -count=1 ./...
 	@bash scripts/broker43.sh deprecated
 	@bash scripts/broker43.sh leftovers

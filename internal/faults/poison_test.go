@@ -31,6 +31,13 @@ func TestChildPoison(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if os.Getenv("ACEMQ_FAULTS_POISON_DECLARE") != "" {
+		// As a service does: its Connection declares the topology, so it
+		// knows the queue is quorum and trusts the broker's count.
+		if err := c.Declare(ctx, runtime.NewTopology().Queue(poisonQueue(q, runtime.Quorum))); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cs, err := runtime.Consume(ctx, c, runtime.ConsumerSpec{Queue: q, Routes: []runtime.Route{
 		runtime.Handle(text, func(ctx context.Context, m *runtime.Message[string]) runtime.Ack {
 			if m.Payload == "poison" {
@@ -52,21 +59,35 @@ func TestChildPoison(t *testing.T) {
 
 // A poison message that kills the consumer process each time is parked
 // with a reason after the redelivery limit, instead of being redelivered
-// for ever (a classic queue has no limit of its own). On a quorum queue the
-// count is the broker's x-delivery-count (its own delivery limit, 50, is
-// far above).
+// for ever (a classic queue has no limit of its own), on every broker (the
+// test runs on the fault node, and against RabbitMQ 4.0 and 4.3 in their
+// lanes: make test-rmq4, make test-rmq43). The count is the runtime's
+// stamp (x-acemq-redeliveries) on a classic queue — also when the producer
+// forged x-delivery-count: 0 there, which once kept the message from ever
+// being parked — and on a quorum queue the consumer's Connection did not
+// declare; on a quorum queue it declared, the broker's x-delivery-count (a
+// connection that dies counts on every RabbitMQ, 4.3 included; the
+// queue's own delivery limit, 50, is far above).
 func TestPoisonMessageIsParked(t *testing.T) {
-	t.Run("classic", func(t *testing.T) { testPoison(t, runtime.Classic) })
-	t.Run("quorum", func(t *testing.T) { testPoison(t, runtime.Quorum) })
+	t.Run("classic", func(t *testing.T) { testPoison(t, runtime.Classic, false, nil) })
+	t.Run("classic-forged", func(t *testing.T) {
+		testPoison(t, runtime.Classic, false, map[string]any{"x-delivery-count": int64(0)})
+	})
+	t.Run("quorum", func(t *testing.T) { testPoison(t, runtime.Quorum, false, nil) })
+	t.Run("quorum-declared", func(t *testing.T) { testPoison(t, runtime.Quorum, true, nil) })
 }
 
-func testPoison(t *testing.T, typ runtime.QueueType) {
+func poisonQueue(q string, typ runtime.QueueType) runtime.Queue {
+	return runtime.Queue{Name: q, Type: typ, DeadLetter: typ == runtime.Quorum}
+}
+
+func testPoison(t *testing.T, typ runtime.QueueType, declare bool, headers map[string]any) {
 	q := queue(t, "poison-"+string(typ), func(tp *runtime.Topology, q string) {
-		tp.Queue(runtime.Queue{Name: q, Type: typ, DeadLetter: typ == runtime.Quorum})
+		tp.Queue(poisonQueue(q, typ))
 	})
 	leakCheck(t)
 	pub := dialQuiet(t, URL())
-	publish(t, pub, q, "poison")
+	publishWith(t, pub, q, "poison", headers)
 	publish(t, pub, q, "fine")
 	kills := 0
 	deadline := time.Now().Add(90 * time.Second)
@@ -76,6 +97,9 @@ func testPoison(t *testing.T, typ runtime.QueueType) {
 		}
 		cmd := exec.Command(os.Args[0], "-test.run=^TestChildPoison$", "-test.count=1")
 		cmd.Env = append(os.Environ(), "ACEMQ_FAULTS_POISON_QUEUE="+q)
+		if declare {
+			cmd.Env = append(cmd.Env, "ACEMQ_FAULTS_POISON_DECLARE=1")
+		}
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -109,6 +133,16 @@ func testPoison(t *testing.T, typ runtime.QueueType) {
 		t.Errorf("%s still holds %d messages", q, n)
 	}
 	closeAll(t, nil, pub)
+}
+
+// publishWith publishes body to q with the application headers h.
+func publishWith(t *testing.T, c *runtime.Connection, q, body string, h map[string]any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := runtime.Publish(ctx, c, text, "", body, runtime.WithRoutingKey(q), runtime.WithHeaders(h)); err != nil {
+		t.Fatalf("publish %q: %v", body, err)
+	}
 }
 
 type parkedMsg struct{ body, reason string }
