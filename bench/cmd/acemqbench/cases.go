@@ -30,6 +30,8 @@ type benchCase struct {
 	mul int
 	// format is the body the case carries: "json" or "avro".
 	format string
+	// pg: the case needs PostgreSQL (--pg).
+	pg bool
 }
 
 func (c benchCase) scale(n int, a bool) int {
@@ -87,6 +89,16 @@ func cases() []benchCase {
 			bName: "raw, prefetch 256, ack each", b: rawConsumeAcking("avro", 1)},
 		// M1: three no-op middlewares (runtime.WithMiddleware) around the
 		// same typed consumer cost less than 2% of its throughput.
+		// O1: pgstore's relay publishing the outbox's rows with confirms
+		// (and deleting each after its confirm) against the same rows
+		// relayed by hand: pgx reads 500, amqp091-go publishes them with
+		// a confirm window of 256, pgx deletes them.
+		{name: "O1-avro", format: "avro", target: 0.60, pg: true,
+			aName: "pgstore.Relay, batch 500", a: landsIn(queueOf("avro"), relayRows("avro")),
+			bName: "raw: pgx + confirm window 256", b: landsIn(queueOf("avro"), rawRelayRows("avro", 256))},
+		{name: "O1-json", format: "json", target: 0.60, pg: true,
+			aName: "pgstore.Relay, batch 500", a: landsIn(queueOf("json"), relayRows("json")),
+			bName: "raw: pgx + confirm window 256", b: landsIn(queueOf("json"), rawRelayRows("json", 256))},
 		{name: "M1", format: "avro", target: 0.98,
 			aName: "Consume, 3 no-op middlewares", a: typedConsume("avro", noopMiddlewares(3)...),
 			bName: "Consume, no middleware", b: typedConsume("avro")},

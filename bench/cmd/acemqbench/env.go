@@ -42,6 +42,9 @@ type env struct {
 	// holdBudget is R1's consumer's hold budget; below 0 the runtime's
 	// default.
 	holdBudget int
+	// pg is the outbox cases' database; nil without --pg (they are
+	// skipped).
+	pg *pgEnv
 }
 
 func setup(ctx context.Context, url string, holdBudget int) (*env, error) {
@@ -74,6 +77,9 @@ func setup(ctx context.Context, url string, holdBudget int) (*env, error) {
 }
 
 func (e *env) close() {
+	if e.pg != nil {
+		e.pg.close()
+	}
 	if e.raw != nil {
 		_ = e.raw.Close()
 	}

@@ -1,0 +1,258 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/acemq/acemq-go/bench/orders"
+	"github.com/acemq/acemq-go/pgstore"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// The outbox cases (O1) need PostgreSQL: --pg, a database in which the
+// run makes a schema of its own (dropped at the end) with pgstore's tables.
+
+// pgEnv is the run's database: a pool whose search_path is its schema.
+type pgEnv struct {
+	pool   *pgxpool.Pool
+	admin  string // the URL, for dropping the schema
+	schema string
+	ob     *pgstore.Outbox
+}
+
+func (e *env) setupPG(ctx context.Context, url string) error {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	schema := "acemqbench_" + hex.EncodeToString(b)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return fmt.Errorf("--pg: %w", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		return fmt.Errorf("--pg: %w", err)
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return fmt.Errorf("--pg: %w", err)
+	}
+	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	pg := &pgEnv{admin: url, schema: schema}
+	e.pg = pg // closed (schema dropped) by e.close from here on
+	if pg.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+		return fmt.Errorf("--pg: %w", err)
+	}
+	if err := pgstore.Migrate(ctx, pg.pool); err != nil {
+		return err
+	}
+	pg.ob, err = pgstore.NewOutbox(e.conn)
+	return err
+}
+
+func (pg *pgEnv) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if pg.pool != nil {
+		pg.pool.Close()
+	}
+	if conn, err := pgx.Connect(ctx, pg.admin); err == nil {
+		_, _ = conn.Exec(ctx, "DROP SCHEMA "+pg.schema+" CASCADE")
+		_ = conn.Close(ctx)
+	}
+}
+
+// fillOutbox writes n orders of format to the outbox with the generated
+// BenchOutbox, 500 a transaction (not timed).
+func (e *env) fillOutbox(ctx context.Context, format string, n int) error {
+	if _, err := e.pg.pool.Exec(ctx, "TRUNCATE acemq_outbox"); err != nil {
+		return err
+	}
+	out := orders.NewBenchOutbox(e.pg.ob)
+	for done := 0; done < n; done += 500 {
+		err := pgx.BeginFunc(ctx, e.pg.pool, func(tx pgx.Tx) error {
+			for range min(500, n-done) {
+				var err error
+				if format == "avro" {
+					err = out.PublishOrderAvroTx(ctx, tx, e.avroValue)
+				} else {
+					err = out.PublishOrderJSONTx(ctx, tx, e.jsonValue)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("fill the outbox: %w", err)
+		}
+	}
+	return nil
+}
+
+// drained waits until the queue holds the n rows' messages (an AMQP
+// look, cheap: a count(*) every few milliseconds would load the database
+// the relay works in), then until the outbox is empty: every row
+// confirmed and deleted.
+func (e *env) drained(ctx context.Context, q string, n int) error {
+	for {
+		st, err := e.ch.QueueDeclarePassive(q, true, false, false, false, nil)
+		if err != nil {
+			return err
+		}
+		if st.Messages >= n {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s holds %d of %d: %w", q, st.Messages, n, ctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	for {
+		var left int
+		if err := e.pg.pool.QueryRow(ctx, "SELECT count(*) FROM acemq_outbox").Scan(&left); err != nil {
+			return err
+		}
+		if left == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the outbox still holds %d rows: %w", left, ctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// relayRows: n rows written, then timed from the relay's start until the
+// outbox is empty (each row published, confirmed, deleted).
+func relayRows(format string) runFunc {
+	return func(ctx context.Context, e *env, n int) (time.Duration, int, error) {
+		if err := e.fillOutbox(ctx, format, n); err != nil {
+			return 0, 0, err
+		}
+		log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		rctx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		start := time.Now()
+		go func() { done <- pgstore.NewRelay(e.pg.ob, e.pg.pool, pgstore.WithRelayLogger(log)).Run(rctx) }()
+		err := e.drained(ctx, queueOf(format), n)
+		took := time.Since(start)
+		stop()
+		if rerr := <-done; err == nil {
+			err = rerr
+		}
+		return took, n, err
+	}
+}
+
+// rawRelayRows is the same rows relayed by hand with pgx and amqp091-go:
+// read 500 rows, publish them with a confirm window of window, delete
+// the confirmed ones, again until none is left. Its headers are the
+// string ones (what a hand-written relay storing JSON would send).
+func rawRelayRows(format string, window int) runFunc {
+	return func(ctx context.Context, e *env, n int) (time.Duration, int, error) {
+		if err := e.fillOutbox(ctx, format, n); err != nil {
+			return 0, 0, err
+		}
+		ch, err := e.rawChannel()
+		if err != nil {
+			return 0, 0, err
+		}
+		defer ch.Close()
+		conn, err := e.pg.pool.Acquire(ctx)
+		if err != nil {
+			return 0, 0, err
+		}
+		defer conn.Release()
+		start := time.Now()
+		for {
+			ids, msgs, exchange, key, err := readRows(ctx, conn.Conn())
+			if err != nil {
+				return 0, 0, err
+			}
+			if len(ids) == 0 {
+				return time.Since(start), n, nil
+			}
+			if err := publishWindow(ctx, ch, exchange, key, msgs, window); err != nil {
+				return 0, 0, err
+			}
+			if _, err := conn.Exec(ctx, "DELETE FROM acemq_outbox WHERE id = ANY($1)", ids); err != nil {
+				return 0, 0, err
+			}
+		}
+	}
+}
+
+func readRows(ctx context.Context, conn *pgx.Conn) (ids []int64, msgs []amqp.Publishing, exchange, key string, err error) {
+	rows, err := conn.Query(ctx, `SELECT id, exchange, routing_key, message_id, correlation_id, type, content_type,
+    msg_timestamp, headers, body FROM acemq_outbox ORDER BY id LIMIT 500`)
+	if err != nil {
+		return nil, nil, "", "", err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			id      int64
+			m       amqp.Publishing
+			headers []byte
+		)
+		if err := rows.Scan(&id, &exchange, &key, &m.MessageId, &m.CorrelationId, &m.Type, &m.ContentType, &m.Timestamp, &headers, &m.Body); err != nil {
+			return nil, nil, "", "", err
+		}
+		var h map[string]any
+		if err := json.Unmarshal(headers, &h); err != nil {
+			return nil, nil, "", "", err
+		}
+		m.Headers = amqp.Table{}
+		for k, v := range h {
+			if s, ok := v.(string); ok {
+				m.Headers[k] = s
+			}
+		}
+		m.DeliveryMode = amqp.Persistent
+		ids, msgs = append(ids, id), append(msgs, m)
+	}
+	return ids, msgs, exchange, key, rows.Err()
+}
+
+// publishWindow publishes msgs mandatory with at most window unconfirmed,
+// as rawPublishWindow does.
+func publishWindow(ctx context.Context, ch *amqp.Channel, exchange, key string, msgs []amqp.Publishing, window int) error {
+	pending := make([]*amqp.DeferredConfirmation, 0, window)
+	wait := func(dc *amqp.DeferredConfirmation) error {
+		ok, err := dc.WaitContext(ctx)
+		if err == nil && !ok {
+			err = fmt.Errorf("raw relay: nacked (delivery tag %d)", dc.DeliveryTag)
+		}
+		return err
+	}
+	for _, m := range msgs {
+		if len(pending) == window {
+			if err := wait(pending[0]); err != nil {
+				return err
+			}
+			pending = pending[1:]
+		}
+		dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, exchange, key, true, false, m)
+		if err != nil {
+			return fmt.Errorf("raw relay: %w", err)
+		}
+		pending = append(pending, dc)
+	}
+	for _, dc := range pending {
+		if err := wait(dc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
