@@ -41,12 +41,12 @@ func (c *Connection) Browse(ctx context.Context, queue string, max int, fn func(
 }
 
 func (c *Connection) browse(ctx context.Context, queue string, max int, fn func(*Delivery) error, span trace.Span) (int, error) {
-	ch, err := c.channel(ctx)
+	cc, err := c.callChannel(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("browse %q: %w", queue, err)
 	}
-	defer ch.Close()
-	q, err := ch.QueueDeclarePassive(queue, false, false, false, false, nil)
+	defer cc.close(ctx)
+	q, err := cc.inspect(ctx, queue)
 	if err != nil {
 		return 0, fmt.Errorf("browse %q: %w", queue, notFound(err))
 	}
@@ -61,19 +61,44 @@ func (c *Connection) browse(ctx context.Context, queue string, max int, fn func(
 	// messages without a round trip each (basic.get costs one), and none is
 	// acked, so the channel may hold them all.
 	tag := "acemq-browse-" + newID()
-	deliveries, err := ch.Consume(queue, tag, false, false, false, false, nil)
+	deliveries, err := roundTrip(ctx, cc, "basic.consume", func(ch *amqp.Channel) (<-chan amqp.Delivery, error) {
+		return ch.Consume(queue, tag, false, false, false, false, nil)
+	})
 	if err != nil {
 		return 0, fmt.Errorf("browse %q: %w", queue, notFound(err))
 	}
-	var n, acked int
+	n, acked, err := c.browseRead(ctx, cc.ch, queue, want, deliveries, fn, span)
+	if cc.ch.IsClosed() {
+		return n, errors.Join(err, fmt.Errorf("browse %q: the channel closed (what was read returns to the queue)", queue))
+	}
+	// Stop the pushes, then return everything outstanding on the channel —
+	// what fn saw and what was pushed after — with one nack (tag 0,
+	// multiple: all of them). Past ctx's end the channel is abandoned
+	// instead: closing it returns them all the same.
+	if cerr := cc.do(ctx, "basic.cancel", func(ch *amqp.Channel) error { return ch.Cancel(tag, false) }); cerr != nil {
+		return n, errors.Join(err, fmt.Errorf("browse %q: cancel: %w", queue, cerr))
+	}
+	if nerr := cc.ch.Nack(0, true, true); nerr != nil {
+		return n, errors.Join(err, fmt.Errorf("browse %q: return what was read (it returns when the channel closes): %w", queue, nerr))
+	}
+	if werr := cc.waitReturned(ctx, queue, q.Messages-acked); werr != nil {
+		return n, errors.Join(err, fmt.Errorf("browse %q: %w", queue, werr))
+	}
+	return n, err
+}
+
+// browseRead calls fn for each delivery until want were read, fn fails,
+// the queue stays idle or ctx ends; it returns how many it read and how
+// many of them fn acked.
+func (c *Connection) browseRead(ctx context.Context, ch *amqp.Channel, queue string, want int, deliveries <-chan amqp.Delivery,
+	fn func(*Delivery) error, span trace.Span) (n, acked int, err error) {
 	idle := time.NewTimer(browseIdle)
 	defer idle.Stop()
-read:
 	for n < want {
 		select {
 		case d, ok := <-deliveries:
 			if !ok {
-				break read
+				return n, acked, nil
 			}
 			n++
 			env := envelopeOf(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType)
@@ -89,30 +114,16 @@ read:
 			}
 			c.metrics.browsedOne(queue, d.Type, del.acked)
 			if err != nil {
-				break read
+				return n, acked, err
 			}
 			idle.Reset(browseIdle)
 		case <-idle.C:
-			break read // someone else took the rest
+			return n, acked, nil // someone else took the rest
 		case <-ctx.Done():
-			err = ctx.Err()
-			break read
+			return n, acked, ctx.Err()
 		}
 	}
-	if ch.IsClosed() {
-		return n, errors.Join(err, fmt.Errorf("browse %q: the channel closed (what was read returns to the queue)", queue))
-	}
-	// Stop the pushes, then return everything outstanding on the channel —
-	// what fn saw and what was pushed after — with one nack (tag 0,
-	// multiple: all of them).
-	if cerr := ch.Cancel(tag, false); cerr != nil {
-		return n, errors.Join(err, fmt.Errorf("browse %q: cancel: %w", queue, cerr))
-	}
-	if nerr := ch.Nack(0, true, true); nerr != nil {
-		return n, errors.Join(err, fmt.Errorf("browse %q: return what was read (it returns when the channel closes): %w", queue, nerr))
-	}
-	waitReturned(ch, queue, q.Messages-acked)
-	return n, err
+	return n, acked, nil
 }
 
 // browseIdle is how long Browse waits for the next message before it
@@ -123,20 +134,29 @@ const browseIdle = 5 * time.Second
 // after a nack that returned them: the broker puts a large batch back
 // gradually (2000 persistent messages took seconds on a busy 3.10), and a
 // reader right after should find the queue whole. It gives up when the
-// count stops growing for 2s, or after 30s (someone else is consuming).
-func waitReturned(ch *amqp.Channel, queue string, n int) {
+// count stops growing for 2s, after 30s (someone else is consuming), or
+// at ctx's end (the messages still go back; its error says that it did
+// not see them all back).
+func (cc *callChannel) waitReturned(ctx context.Context, queue string, n int) error {
 	deadline := time.Now().Add(30 * time.Second)
 	best, since := -1, time.Now()
 	for time.Now().Before(deadline) {
-		q, err := ch.QueueDeclarePassive(queue, false, false, false, false, nil)
+		q, err := cc.inspect(ctx, queue)
+		if stalled(err) || ctx.Err() != nil {
+			return fmt.Errorf("waiting for %d messages back on the queue (they go back all the same): %w", n, err)
+		}
 		if err != nil || q.Messages >= n {
-			return
+			return nil
 		}
 		if q.Messages > best {
 			best, since = q.Messages, time.Now()
 		} else if time.Since(since) > 2*time.Second {
-			return
+			return nil
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-ctx.Done():
+		}
 	}
+	return nil
 }

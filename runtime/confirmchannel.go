@@ -85,9 +85,12 @@ func (f *inflight) settle(err error) {
 	f.done <- err
 }
 
-func newPublisher(ch *amqp.Channel) (*publisher, error) {
-	if err := ch.Confirm(false); err != nil {
-		ch.Close()
+// newPublisher puts ch in confirm mode, within ctx, and starts its
+// goroutines.
+func newPublisher(ctx context.Context, c *Connection, ch *amqp.Channel) (*publisher, error) {
+	cc := &callChannel{c: c, ch: ch}
+	if err := cc.do(ctx, "confirm.select", func(ch *amqp.Channel) error { return ch.Confirm(false) }); err != nil {
+		cc.close(ctx)
 		return nil, fmt.Errorf("confirm mode: %w", err)
 	}
 	p := &publisher{ch: ch, space: make(chan struct{}, writeQueue), kick: make(chan struct{}, 1),
@@ -342,7 +345,7 @@ func (c *Connection) publisher(ctx context.Context, side bool) (*publisher, erro
 	if err != nil {
 		return nil, err
 	}
-	p, err := newPublisher(ch)
+	p, err := newPublisher(ctx, c, ch)
 	if err != nil {
 		return nil, err
 	}
@@ -374,12 +377,14 @@ func (c *Connection) checkExchange(ctx context.Context, exchange string) error {
 	if known {
 		return nil
 	}
-	ch, err := c.channel(ctx)
+	cc, err := c.callChannel(ctx)
 	if err != nil {
 		return err
 	}
-	defer ch.Close()
-	if err := ch.ExchangeDeclarePassive(exchange, "", false, false, false, false, nil); err != nil {
+	defer cc.close(ctx)
+	if err := cc.do(ctx, "exchange.declare", func(ch *amqp.Channel) error {
+		return ch.ExchangeDeclarePassive(exchange, "", false, false, false, false, nil)
+	}); err != nil {
 		if isNotFound(err) {
 			return fmt.Errorf("%w: %w (declare the topology first: Connection.Declare)", ErrExchangeNotFound, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,6 +66,9 @@ type Connection struct {
 	blockedReason string
 	// health is what State reports: since when, and the last error.
 	health connHealth
+	// socks are the sockets of the connections dialled and not yet seen
+	// closed: Close closes one whose broker does not answer in time.
+	socks map[*amqp.Connection]net.Conn
 	// up is closed, and replaced, each time a dial succeeds: consumers
 	// waiting to resubscribe wake at once instead of at their next backoff.
 	up chan struct{}
@@ -204,14 +208,45 @@ func (c *Connection) Close(ctx context.Context) error {
 	if conn == nil || conn.IsClosed() {
 		return err
 	}
-	note := c.blockedNote()
-	if cerr := conn.CloseDeadline(deadlineOf(ctx)); cerr != nil && !errors.Is(cerr, amqp.ErrClosed) {
-		if ctx.Err() != nil {
-			cerr = fmt.Errorf("the broker did not answer in time%s; closed the socket: %w (%w)", note, ctx.Err(), cerr)
-		}
+	if cerr := c.closeConn(ctx, conn); cerr != nil {
 		err = errors.Join(err, fmt.Errorf("close %s: %w", c.redacted, cerr))
 	}
 	return err
+}
+
+// closeConn sends connection.close and waits for the broker's reply until
+// ctx's deadline (5s without one); past it, it closes the socket, which
+// ends every call still waiting on conn. (amqp091-go's CloseDeadline alone
+// does not bound the wait: each frame the broker sends moves the socket's
+// read deadline three heartbeats on.)
+func (c *Connection) closeConn(ctx context.Context, conn *amqp.Connection) error {
+	deadline := deadlineOf(ctx)
+	note := c.blockedNote()
+	expired := time.NewTimer(time.Until(deadline))
+	defer expired.Stop()
+	done := make(chan error, 1)
+	go func() { done <- conn.CloseDeadline(deadline) }()
+	var cerr error
+	select {
+	case cerr = <-done:
+		if cerr == nil || errors.Is(cerr, amqp.ErrClosed) {
+			return nil
+		}
+		if ctx.Err() == nil && time.Now().Before(deadline) {
+			return cerr
+		}
+	case <-ctx.Done():
+	case <-expired.C:
+	}
+	c.closeSocket(conn)
+	if cerr == nil {
+		cerr = <-done
+	}
+	why := ctx.Err()
+	if why == nil {
+		why = context.DeadlineExceeded
+	}
+	return &stalledError{what: "connection.close", note: note, left: "the connection (closed its socket)", err: fmt.Errorf("%w (%w)", why, cerr)}
 }
 
 // blockedNote is ", connection blocked by the broker: <reason>" while the
@@ -269,41 +304,36 @@ func (c *Connection) upSignal() <-chan struct{} {
 	return c.up
 }
 
-// abandon closes conn's socket without waiting for the broker: for a
-// connection the broker stopped reading (blocked by an alarm) or that did
-// not answer in time. Every call waiting on it returns with an error, and
-// the next call dials a fresh connection.
-func (c *Connection) abandon(conn *amqp.Connection) {
-	if conn == nil {
+// keepSocket remembers conn's socket, for closeSocket.
+func (c *Connection) keepSocket(conn *amqp.Connection, sock net.Conn) {
+	if sock == nil {
 		return
 	}
 	c.mu.Lock()
-	if c.conn == conn {
-		c.conn, c.pub, c.side, c.pulls, c.exchanges = nil, nil, nil, nil, nil
-		c.blocked, c.blockedReason = false, ""
+	defer c.mu.Unlock()
+	if c.socks == nil {
+		c.socks = map[*amqp.Connection]net.Conn{}
 	}
-	c.mu.Unlock()
-	// A deadline in the past fails any read or write in progress at once,
-	// so the close does not wait for a broker that does not read.
-	_ = conn.CloseDeadline(time.Now())
+	c.socks[conn] = sock
 }
 
-// bounded runs f (a call that waits for the broker's reply on conn) and
-// returns its error, or, when ctx ends first, abandons conn (which makes f
-// return) and returns an error matching ctx's that says what was waited
-// for.
-func (c *Connection) bounded(ctx context.Context, conn *amqp.Connection, what string, f func() error) error {
-	done := make(chan error, 1)
-	go func() { done <- f() }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
+// closeSocket closes conn's socket without a word to the broker: every
+// call waiting on conn returns with an error.
+func (c *Connection) closeSocket(conn *amqp.Connection) {
+	c.mu.Lock()
+	sock := c.socks[conn]
+	delete(c.socks, conn)
+	c.mu.Unlock()
+	if sock != nil {
+		_ = sock.Close()
 	}
-	note := c.blockedNote()
-	c.abandon(conn)
-	<-done
-	return fmt.Errorf("the broker did not answer %s in time%s; closed the connection: %w", what, note, ctx.Err())
+}
+
+// forgetSocket drops conn's socket once conn is closed.
+func (c *Connection) forgetSocket(conn *amqp.Connection) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.socks, conn)
 }
 
 func (c *Connection) track(cs *Consumer) error {
@@ -402,7 +432,13 @@ func (c *Connection) channelOn(ctx context.Context) (*amqp.Channel, *amqp.Connec
 	if err != nil {
 		return nil, nil, err
 	}
-	ch, err := conn.Channel()
+	ch, err := c.newChannel(ctx, conn)
+	if stalled(err) {
+		// The broker did not answer in time: the connection is kept for
+		// the others on it (it is declared dead by its heartbeats if the
+		// broker is gone).
+		return nil, nil, fmt.Errorf("open channel on %s: %w", c.redacted, err)
+	}
 	if err != nil {
 		// The connection may have died between the check and the call.
 		c.mu.Lock()
@@ -410,11 +446,11 @@ func (c *Connection) channelOn(ctx context.Context) (*amqp.Channel, *amqp.Connec
 			c.conn = nil
 		}
 		c.mu.Unlock()
-		conn.Close()
+		go conn.Close() // most likely closed already; never wait on it
 		if conn, err = c.amqpConn(ctx); err != nil {
 			return nil, nil, err
 		}
-		if ch, err = conn.Channel(); err != nil {
+		if ch, err = c.newChannel(ctx, conn); err != nil {
 			return nil, nil, fmt.Errorf("open channel on %s: %w", c.redacted, err)
 		}
 	}

@@ -107,7 +107,7 @@ func Consume(ctx context.Context, c *Connection, spec ConsumerSpec, opts ...Cons
 	}
 	cs.sess = s
 	if err := c.track(cs); err != nil {
-		s.ch.Close()
+		go closeQuietly(s.ch)
 		cs.hardStop()
 		return nil, err
 	}
@@ -332,7 +332,7 @@ func (cs *Consumer) endSession(ctx context.Context, s *session, cancelled <-chan
 	case <-ctx.Done():
 		// The acks and the close are on their way: the channel closes
 		// when the broker reads them.
-		return cs.abandoned(ctx, s, nil)
+		return cs.abandoned(ctx, s, "channel.close", nil)
 	}
 }
 
@@ -344,7 +344,7 @@ func (cs *Consumer) endSession(ctx context.Context, s *session, cancelled <-chan
 // channels on it are left alone.
 func (cs *Consumer) abandonSession(ctx context.Context, s *session, cancelled <-chan struct{}) error {
 	upTo, below, each := s.readyAcks(flushAll)
-	err := cs.abandoned(ctx, s, func() {
+	err := cs.abandoned(ctx, s, "", func() {
 		<-cancelled
 		s.acks.wire.Lock()
 		defer s.acks.wire.Unlock()
@@ -366,9 +366,10 @@ func (cs *Consumer) abandonSession(ctx context.Context, s *session, cancelled <-
 }
 
 // abandoned marks s dead, runs closeIt (if any) in the background and
-// returns the error that says what Close left behind.
-func (cs *Consumer) abandoned(ctx context.Context, s *session, closeIt func()) error {
-	e := &abandonedError{queue: cs.queue, handlers: int(cs.stats.inFlight.Load()), note: cs.c.blockedNote(), err: ctx.Err()}
+// returns the error that says what Close left behind (and, when it was
+// waiting for the broker's reply to a request, which).
+func (cs *Consumer) abandoned(ctx context.Context, s *session, waited string, closeIt func()) error {
+	e := &abandonedError{queue: cs.queue, waited: waited, handlers: int(cs.stats.inFlight.Load()), note: cs.c.blockedNote(), err: ctx.Err()}
 	s.mu.Lock()
 	e.unsettled = len(s.taken)
 	s.mu.Unlock()
@@ -385,14 +386,19 @@ func (cs *Consumer) abandoned(ctx context.Context, s *session, closeIt func()) e
 // consumer could finish: what it left behind. It matches ctx's error.
 type abandonedError struct {
 	queue               string
+	waited              string // the request whose reply did not come, if any
 	handlers, unsettled int
 	note                string
 	err                 error
 }
 
 func (e *abandonedError) Error() string {
-	return fmt.Sprintf("close consumer %q: abandoned its channel (%s running, %s unsettled)%s (the broker puts them back on the queue when the channel closes; the connection is kept): %v",
-		e.queue, plural(e.handlers, "handler", "handlers"), plural(e.unsettled, "delivery", "deliveries"), e.note, e.err)
+	waited := ""
+	if e.waited != "" {
+		waited = " the broker did not answer " + e.waited + " in time;"
+	}
+	return fmt.Sprintf("close consumer %q:%s abandoned its channel (%s running, %s unsettled)%s (the broker puts them back on the queue when the channel closes; the connection is kept): %v",
+		e.queue, waited, plural(e.handlers, "handler", "handlers"), plural(e.unsettled, "delivery", "deliveries"), e.note, e.err)
 }
 
 func (e *abandonedError) Unwrap() error { return e.err }

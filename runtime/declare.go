@@ -19,28 +19,34 @@ type declaration struct {
 	do     func(ch *amqp.Channel) error
 }
 
+// method is the AMQP method a declaration sends.
+func (d declaration) method() string {
+	if d.kind == "binding" {
+		return "queue.bind"
+	}
+	return d.kind + ".declare"
+}
+
 // Declare declares every exchange, queue and binding of t, with each
 // queue's q.dlq, q.parked, rungs and the acemq.dlx and acemq.retry
 // exchanges and their bindings (the wire contract). Declaring what exists
 // with the same arguments is harmless; a queue or exchange that exists
 // with other arguments is a *DeclareError naming it and the argument.
-// ctx bounds opening the channel; the broker calls themselves are not
-// interruptible.
+// ctx bounds the whole call: when it ends before the broker has answered
+// every declaration, Declare returns a *DeclareError naming the one it
+// waited for, matching ctx's error (what was declared before it stays).
 func (c *Connection) Declare(ctx context.Context, t *Topology) error {
 	steps, err := t.plan()
 	if err != nil {
 		return err
 	}
-	ch, err := c.channel(ctx)
+	cc, err := c.callChannel(ctx)
 	if err != nil {
-		return err
+		return fmt.Errorf("declare: %w", err)
 	}
-	defer ch.Close()
+	defer cc.close(ctx)
 	for _, s := range steps {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := s.do(ch); err != nil {
+		if err := cc.do(ctx, s.method(), s.do); err != nil {
 			return declareError(s.kind, s.name, err)
 		}
 		if s.quorum {

@@ -234,8 +234,9 @@ func (c *Connection) dialOne(ctx context.Context, a address) (*amqp.Connection, 
 		TLSClientConfig: tlsCfg,
 		Heartbeat:       effectiveHeartbeat(c.cfg.heartbeat),
 		Locale:          "en_US",
-		Dial:            contextDialer(ctx, !strings.HasPrefix(strings.ToLower(a.raw), "amqps:")),
 	}
+	var sock net.Conn
+	cfg.Dial = contextDialer(ctx, !strings.HasPrefix(strings.ToLower(a.raw), "amqps:"), func(nc net.Conn) { sock = nc })
 	type result struct {
 		conn *amqp.Connection
 		err  error
@@ -247,6 +248,9 @@ func (c *Connection) dialOne(ctx context.Context, a address) (*amqp.Connection, 
 	}()
 	select {
 	case r := <-ch:
+		if r.err == nil {
+			c.keepSocket(r.conn, sock)
+		}
 		return r.conn, r.err
 	case <-ctx.Done():
 		go func() {
@@ -262,14 +266,16 @@ func (c *Connection) dialOne(ctx context.Context, a address) (*amqp.Connection, 
 // attempt, as amqp091-go's default dialer does.
 const handshakeTimeout = 30 * time.Second
 
-// contextDialer is amqp091-go's DefaultDial made to stop when ctx does.
-func contextDialer(ctx context.Context, plain bool) func(network, addr string) (net.Conn, error) {
+// contextDialer is amqp091-go's DefaultDial made to stop when ctx does;
+// got receives the socket.
+func contextDialer(ctx context.Context, plain bool, got func(net.Conn)) func(network, addr string) (net.Conn, error) {
 	return func(network, addr string) (net.Conn, error) {
 		d := net.Dialer{Timeout: handshakeTimeout}
 		conn, err := d.DialContext(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
+		got(conn)
 		deadline := time.Now().Add(handshakeTimeout)
 		if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
 			deadline = dl

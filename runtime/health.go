@@ -58,6 +58,7 @@ func (c *Connection) lost(conn *amqp.Connection, closes <-chan *amqp.Error) {
 		}
 	case <-time.After(100 * time.Millisecond):
 	}
+	c.forgetSocket(conn)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.conn == conn || c.conn == nil {

@@ -13,7 +13,8 @@ import (
 // Delivery is one unsettled message taken by Pull. It keeps every header
 // (an operator reads x-acemq-error); settle it with Ack or Nack. Left
 // unsettled, it returns to its queue when the connection closes, or when a
-// later Pull from the same queue fails (the queue was deleted).
+// later Pull from the same queue fails (the queue was deleted, or the
+// Pull's ctx ended before the broker answered).
 type Delivery struct {
 	Body        []byte
 	Headers     map[string]any
@@ -57,7 +58,10 @@ func (d *Delivery) Nack(ctx context.Context, requeue bool) error {
 
 // Pull takes one message from queue without subscribing and returns it
 // unsettled, or nil when the queue is empty. A missing queue is an error
-// matching ErrQueueNotFound. ctx bounds opening the channel. A Pull is the
+// matching ErrQueueNotFound. ctx bounds the whole call: when it ends
+// before the broker answers, Pull returns ctx's error and abandons the
+// queue's Pull channel (what earlier Pulls from the queue left unsettled
+// goes back to it, see Delivery). A Pull is the
 // messaging conventions' receive operation: a span "<queue> receive", the
 // child of ctx's, linked to the message's publish, and its measurements
 // (docs/metrics.md).
@@ -79,10 +83,20 @@ func (c *Connection) pull(ctx context.Context, queue string, span trace.Span) (*
 	if err != nil {
 		return nil, err
 	}
-	d, ok, err := ch.Get(queue, false)
+	cc := &callChannel{c: c, ch: ch}
+	got, err := roundTrip(ctx, cc, "basic.get", func(ch *amqp.Channel) (pulled, error) {
+		d, ok, err := ch.Get(queue, false)
+		return pulled{d, ok}, err
+	})
+	if cc.abandoned {
+		// The channel closes once the Get returns: the next Pull opens a
+		// fresh one.
+		c.dropPullChannel(queue, ch)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("pull %q: %w", queue, notFound(err))
 	}
+	d, ok := got.d, got.ok
 	if !ok {
 		return nil, nil
 	}
@@ -102,6 +116,21 @@ func (c *Connection) pull(ctx context.Context, queue string, span trace.Span) (*
 	}, nil
 }
 
+// pulled is what basic.get returns.
+type pulled struct {
+	d  amqp.Delivery
+	ok bool
+}
+
+// dropPullChannel forgets ch as queue's Pull channel.
+func (c *Connection) dropPullChannel(queue string, ch *amqp.Channel) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pulls[queue] == ch {
+		delete(c.pulls, queue)
+	}
+}
+
 // pullChannel is the channel Pull uses for queue: one per queue, so that an
 // error on one queue (which closes its channel and returns its unsettled
 // deliveries) leaves the deliveries pulled from other queues alone.
@@ -119,7 +148,7 @@ func (c *Connection) pullChannel(ctx context.Context, queue string) (*amqp.Chann
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if cur := c.pulls[queue]; cur != nil && !cur.IsClosed() {
-		ch.Close()
+		go closeQuietly(ch) // a round trip: not under c.mu
 		return cur, nil
 	}
 	if c.pulls == nil {
@@ -132,16 +161,23 @@ func (c *Connection) pullChannel(ctx context.Context, queue string) (*amqp.Chann
 // MessageCount is the number of messages ready in queue (not counting
 // unsettled ones). A missing queue is an error matching ErrQueueNotFound.
 func (c *Connection) MessageCount(ctx context.Context, queue string) (int, error) {
-	ch, err := c.channel(ctx)
+	cc, err := c.callChannel(ctx)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("message count of %q: %w", queue, err)
 	}
-	defer ch.Close()
-	q, err := ch.QueueDeclarePassive(queue, false, false, false, false, nil)
+	defer cc.close(ctx)
+	q, err := cc.inspect(ctx, queue)
 	if err != nil {
 		return 0, fmt.Errorf("message count of %q: %w", queue, notFound(err))
 	}
 	return q.Messages, nil
+}
+
+// inspect is a passive queue.declare of queue (its counts), within ctx.
+func (cc *callChannel) inspect(ctx context.Context, queue string) (amqp.Queue, error) {
+	return roundTrip(ctx, cc, "queue.declare", func(ch *amqp.Channel) (amqp.Queue, error) {
+		return ch.QueueDeclarePassive(queue, false, false, false, false, nil)
+	})
 }
 
 func isNotFound(err error) bool {

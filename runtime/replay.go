@@ -231,33 +231,42 @@ func (c *Connection) Replay(ctx context.Context, from string, opts ReplayOptions
 	if _, err := c.MessageCount(ctx, from); err != nil {
 		return res, fmt.Errorf("replay: %w", err)
 	}
-	ch, err := c.channel(ctx)
+	cc, err := c.callChannel(ctx)
 	if err != nil {
 		return res, fmt.Errorf("replay %s: %w", from, err)
 	}
 	p := &replayPass{
-		c: c, ch: ch, from: from, opts: opts,
+		c: c, cc: cc, from: from, opts: opts,
 		start: time.Now().UTC().Truncate(time.Millisecond),
 		moved: map[string]bool{},
 	}
 	p.stamp = formatTime(p.start)
 	p.deadline = p.start.Add(MaxReplayPass)
-	if d, ok := ctx.Deadline(); ok && d.Before(p.deadline) {
-		p.deadline = d
+	if d, ok := ctx.Deadline(); ok && d.Add(-replayReserve).Before(p.deadline) {
+		// Room for the last batch's confirms before the deadline.
+		p.deadline = d.Add(-replayReserve)
 	}
 	// Closing the channel returns whatever it still holds, also when a
 	// filter panics.
-	defer ch.Close()
+	defer cc.close(ctx)
 	err = p.run(ctx, &res)
-	if rerr := p.returnHeld(); rerr != nil && err == nil {
+	if rerr := p.returnHeld(ctx); rerr != nil && err == nil {
 		err = rerr
 	}
 	return res, err
 }
 
+// replayReserve is how long before ctx's deadline a pass stops reading,
+// replayGrace how long past it (or past the end of a read that overran it)
+// the batch in flight may wait for its confirms.
+const (
+	replayReserve = 100 * time.Millisecond
+	replayGrace   = 50 * time.Millisecond
+)
+
 type replayPass struct {
 	c        *Connection
-	ch       *amqp.Channel
+	cc       *callChannel
 	from     string
 	opts     ReplayOptions
 	start    time.Time
@@ -278,6 +287,11 @@ type move struct {
 func (p *replayPass) run(ctx context.Context, res *ReplayResult) error {
 	for {
 		batch, stop, err := p.read(ctx, res)
+		if p.cc.abandoned {
+			// Its originals go back to the source when the abandoned
+			// channel closes: copies now would be duplicates.
+			batch = nil
+		}
 		if len(batch) > 0 {
 			if perr := p.publish(ctx, batch, res); perr != nil && err == nil {
 				err = perr
@@ -308,11 +322,15 @@ func (p *replayPass) read(ctx context.Context, res *ReplayResult) ([]move, Repla
 		case p.held >= maxReplayHeld:
 			return batch, ReplayLimit, nil
 		}
-		d, ok, err := p.ch.Get(p.from, false)
+		got, err := roundTrip(ctx, p.cc, "basic.get", func(ch *amqp.Channel) (pulled, error) {
+			d, ok, err := ch.Get(p.from, false)
+			return pulled{d, ok}, err
+		})
 		if err != nil {
 			return batch, "", fmt.Errorf("replay: read %q: %w", p.from, notFound(err))
 		}
-		if !ok {
+		d := got.d
+		if !got.ok {
 			return batch, ReplayDrained, nil
 		}
 		env := envelopeOf(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType)
@@ -422,25 +440,32 @@ func (p *replayPass) copy(d amqp.Delivery) amqp.Publishing {
 
 // publish sends a batch pipelined, then acks each confirmed original; an
 // original whose copy failed is held. The batch in flight is finished even
-// when ctx is done (each batch bounded by setAsideTimeout), so a cancelled
-// pass leaves no message on both queues.
+// when ctx is cancelled, so a cancelled pass leaves no message on both
+// queues; it waits for its confirms until replayGrace past ctx's deadline
+// (or past now, for a read that overran it), setAsideTimeout at most. A
+// copy the broker confirms after that is a duplicate (its original goes
+// back to the source), never a loss.
 func (p *replayPass) publish(ctx context.Context, batch []move, res *ReplayResult) error {
-	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), setAsideTimeout)
+	pctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), p.finishBy(ctx))
 	defer cancel()
 	out := make([]outgoing, len(batch))
 	for i, m := range batch {
 		out[i] = m.out
 	}
 	errs := p.c.publishAll(pctx, true, out)
+	late := 0
 	for i, m := range batch {
 		if errs[i] != nil {
 			res.Failed++
 			res.Failures = append(res.Failures, ReplayError{ID: m.id, Target: m.out.key, Err: errs[i]})
 			p.hold(m.d)
+			if errors.Is(errs[i], context.DeadlineExceeded) {
+				late++
+			}
 			continue
 		}
 		p.moved[m.id] = true
-		if err := p.ch.Ack(m.d.DeliveryTag, false); err != nil {
+		if err := p.cc.ch.Ack(m.d.DeliveryTag, false); err != nil {
 			// The copy is on the target; the original returns to the
 			// source when the channel goes: a duplicate, never a loss.
 			return fmt.Errorf("replay: ack %s after its copy was confirmed: %w", m.id, err)
@@ -448,20 +473,41 @@ func (p *replayPass) publish(ctx context.Context, batch []move, res *ReplayResul
 		res.Moved++
 		p.c.metrics.add(p.c.metrics.replayMoved, p.from)
 	}
+	if late > 0 {
+		return fmt.Errorf("replay: the broker did not confirm %d copies by the deadline (their originals stay on %s; a copy it confirms later is a duplicate): %w", late, p.from, pctx.Err())
+	}
 	return nil
+}
+
+// finishBy is when the batch in flight stops waiting for its confirms.
+func (p *replayPass) finishBy(ctx context.Context) time.Time {
+	most := time.Now().Add(setAsideTimeout)
+	d, ok := ctx.Deadline()
+	if !ok {
+		return most
+	}
+	if now := time.Now(); d.Before(now) {
+		d = now
+	}
+	if d = d.Add(replayGrace); d.Before(most) {
+		return d
+	}
+	return most
 }
 
 // returnHeld gives back every held message at once: one nack (multiple,
 // requeue) up to the last held tag, which covers exactly the held ones
 // since every other delivery of the channel is acked. The broker puts them
 // back in their places; the pass ends when it counts them back.
-func (p *replayPass) returnHeld() error {
-	if p.held == 0 || p.ch.IsClosed() {
+func (p *replayPass) returnHeld(ctx context.Context) error {
+	if p.held == 0 || p.cc.abandoned || p.cc.ch.IsClosed() {
 		return nil
 	}
-	if err := p.ch.Nack(p.lastHeld, true, true); err != nil {
+	if err := p.cc.ch.Nack(p.lastHeld, true, true); err != nil {
 		return fmt.Errorf("replay: return %d declined messages to %s (they return when the channel closes): %w", p.held, p.from, err)
 	}
-	waitReturned(p.ch, p.from, p.held)
+	if err := p.cc.waitReturned(ctx, p.from, p.held); err != nil {
+		return fmt.Errorf("replay: %s: %w", p.from, err)
+	}
 	return nil
 }

@@ -84,53 +84,60 @@ func (s *session) reserveHold(tag uint64, budget int) bool {
 	return true
 }
 
+// subscribe opens the consumer's channel and subscribes, each round trip
+// within ctx (roundtrip.go).
 func (cs *Consumer) subscribe(ctx context.Context) (*session, error) {
-	ch, conn, err := cs.openChannel(ctx)
+	cc, conn, err := cs.openChannel(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if !cs.cfg.noDeclare {
-		if ch, conn, err = cs.declareSetAside(ctx, ch, conn); err != nil {
+		if cc, conn, err = cs.declareSetAside(ctx, cc, conn); err != nil {
 			return nil, err
 		}
 	}
 	tag := "acemq-" + cs.queue + "-" + newID()[24:]
-	deliveries, err := ch.Consume(cs.queue, tag, false, false, false, false, nil)
+	deliveries, err := roundTrip(ctx, cc, "basic.consume", func(ch *amqp.Channel) (<-chan amqp.Delivery, error) {
+		return ch.Consume(cs.queue, tag, false, false, false, false, nil)
+	})
 	if err != nil {
-		ch.Close()
+		cc.close(ctx)
 		if isNotFound(err) {
 			err = fmt.Errorf("%w: %w (declare the topology first)", ErrQueueNotFound, err)
 		}
 		return nil, fmt.Errorf("consume %q: %w", cs.queue, err)
 	}
-	return &session{ch: ch, conn: conn, tag: tag, deliveries: deliveries,
-		closed: ch.NotifyClose(make(chan *amqp.Error, 1)), acks: newAckBatch(cs.cfg), log: cs.log}, nil
+	return &session{ch: cc.ch, conn: conn, tag: tag, deliveries: deliveries,
+		closed: cc.ch.NotifyClose(make(chan *amqp.Error, 1)), acks: newAckBatch(cs.cfg), log: cs.log}, nil
 }
 
 // openChannel opens a channel for a subscription, with its prefetch
 // (basic.qos).
-func (cs *Consumer) openChannel(ctx context.Context) (*amqp.Channel, *amqp.Connection, error) {
+func (cs *Consumer) openChannel(ctx context.Context) (*callChannel, *amqp.Connection, error) {
 	ch, conn, err := cs.c.channelOn(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("consume %q: %w", cs.queue, err)
 	}
-	if err := ch.Qos(cs.cfg.prefetch+cs.cfg.holdBudget, 0, false); err != nil {
-		ch.Close()
+	cc := &callChannel{c: cs.c, ch: ch}
+	if err := cc.do(ctx, "basic.qos", func(ch *amqp.Channel) error { return ch.Qos(cs.cfg.prefetch+cs.cfg.holdBudget, 0, false) }); err != nil {
+		cc.close(ctx)
 		return nil, nil, fmt.Errorf("consume %q: prefetch: %w", cs.queue, err)
 	}
-	return ch, conn, nil
+	return cc, conn, nil
 }
 
-// declareSetAside declares q.dlq and q.parked on ch. A declare that fails
+// declareSetAside declares q.dlq and q.parked on cc. A declare that fails
 // closes the channel: the subscription goes on on a new one, which it
 // returns.
-func (cs *Consumer) declareSetAside(ctx context.Context, ch *amqp.Channel, conn *amqp.Connection) (*amqp.Channel, *amqp.Connection, error) {
+func (cs *Consumer) declareSetAside(ctx context.Context, cc *callChannel, conn *amqp.Connection) (*callChannel, *amqp.Connection, error) {
 	for _, q := range []string{DeadLetterQueue(cs.queue), ParkedQueue(cs.queue)} {
-		_, err := ch.QueueDeclare(q, true, false, false, false, nil)
+		_, err := roundTrip(ctx, cc, "queue.declare", func(ch *amqp.Channel) (amqp.Queue, error) {
+			return ch.QueueDeclare(q, true, false, false, false, nil)
+		})
 		if err == nil {
 			continue
 		}
-		ch.Close()
+		cc.close(ctx)
 		if !setAsideQueueThere(err) {
 			return nil, nil, fmt.Errorf("consume %q: %w", cs.queue, declareError("queue", q, err))
 		}
@@ -139,11 +146,11 @@ func (cs *Consumer) declareSetAside(ctx context.Context, ch *amqp.Channel, conn 
 		// subscribe anyway; a copy it cannot take is held and tried
 		// again until it can.
 		cs.log.Warn("acemq: could not declare a set-aside queue; consuming anyway (copies into it are held until it takes them)", "set_aside_queue", q, "err", err)
-		if ch, conn, err = cs.openChannel(ctx); err != nil {
+		if cc, conn, err = cs.openChannel(ctx); err != nil {
 			return nil, nil, err
 		}
 	}
-	return ch, conn, nil
+	return cc, conn, nil
 }
 
 // setAsideQueueThere reports a declare of q.dlq or q.parked that failed
@@ -254,13 +261,11 @@ func (cs *Consumer) sessionDied(s *session) {
 	cs.dropLookups(s)
 }
 
-// closeChannel closes a dead session's channel without waiting on a
-// broker that does not answer.
-func (cs *Consumer) closeChannel(s *session) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = cs.c.bounded(ctx, s.conn, "channel.close", s.ch.Close)
-}
+// closeChannel closes a dead session's channel in the background: the
+// close is a round trip, and a broker that does not answer it holds up
+// neither the next subscription nor the connection (it ends when the
+// broker answers or the connection does).
+func (cs *Consumer) closeChannel(s *session) { go closeQuietly(s.ch) }
 
 // backoff is wait jittered down to between half and all of it, so that the
 // consumers of a fleet do not reconnect in step.
@@ -309,7 +314,7 @@ func (cs *Consumer) adopt(s *session) *session {
 	cs.mu.Lock()
 	if cs.closing {
 		cs.mu.Unlock()
-		s.ch.Close()
+		go closeQuietly(s.ch)
 		return nil
 	}
 	cs.sess = s

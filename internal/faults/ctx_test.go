@@ -1,0 +1,294 @@
+//go:build faults
+
+package faults
+
+// Issue 19, item 4: every exported call that takes a ctx returns by its
+// deadline when the broker stops reading, with ctx's error wrapped.
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acemq/acemq-go/runtime"
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// stallCtx is the ctx every call gets; stallMargin what it may take past
+// that deadline. The runtime's own overshoot is a few milliseconds (the
+// figures in docs/reliability.md); the margin is for a loaded 2-core
+// machine under the race detector. Before the fix the calls returned after
+// about 12s (three of the connection's 4s heartbeats).
+const (
+	stallCtx    = time.Second
+	stallMargin = 500 * time.Millisecond
+	stallBeat   = 4 * time.Second
+)
+
+// stallCase is one call behind a proxy that stops passing what the client
+// sends: at the nth frame of method at counted from the call's start
+// (at zero: at once).
+type stallCase struct {
+	name string
+	at   Method
+	nth  int
+	// says is what the error names (at's name when empty).
+	says string
+	// prepare runs before the stall (on the proxied connection c, with
+	// q a queue of the case's own) and returns the call.
+	prepare func(t *testing.T, c *runtime.Connection, q string) func(ctx context.Context) error
+}
+
+// A broker that stops reading (the proxy passes nothing more from the
+// client, heartbeats included; the broker's bytes still arrive) makes no
+// call wait past its ctx: each returns within stallMargin of its 1s
+// deadline, with an error matching context.DeadlineExceeded that names the
+// round trip it gave up on. One case per call and per round trip in it.
+func TestCallsReturnByTheirDeadlineWhenTheBrokerStopsReading(t *testing.T) {
+	leakCheck(t)
+	direct := dial(t)
+	ex := Name("ctx-ex")
+	if err := direct.Declare(ctxFor(t, 20*time.Second), runtime.NewTopology().Exchange(ex, amqp.ExchangeDirect)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deleteExchange(ex) })
+	fill := func(t *testing.T, q string, n int) {
+		for i := range n {
+			publish(t, direct, q, fmt.Sprintf("m-%d", i))
+		}
+	}
+	took := map[string]time.Duration{}
+	for _, tc := range stallCases(ex, fill) {
+		t.Run(tc.name, func(t *testing.T) { runStallCase(t, tc, took) })
+	}
+	names := make([]string, 0, len(took))
+	for n := range took {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var worst time.Duration
+	for _, n := range names {
+		worst = max(worst, took[n]-stallCtx)
+	}
+	t.Logf("%d calls, worst return %s after the deadline", len(names), worst.Round(time.Millisecond))
+	fmt.Printf("fault=broker-stops-reading calls=%d ctx_ms=%d worst_over_ms=%d\n", len(names), stallCtx.Milliseconds(), worst.Milliseconds())
+}
+
+func runStallCase(t *testing.T, tc stallCase, took map[string]time.Duration) {
+	q := queue(t, "ctx", nil)
+	px, err := NewProxy(fmt.Sprintf("127.0.0.1:%d", AMQPPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer px.Close()
+	c := dialQuiet(t, "amqp://guest:guest@"+px.Addr()+"/", runtime.WithHeartbeat(stallBeat))
+	defer func() {
+		px.Cut() // what is waiting on the stalled connection ends now
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = c.Close(ctx)
+	}()
+	call := tc.prepare(t, c, q)
+	var hit <-chan struct{}
+	if tc.at == (Method{}) {
+		if px.StallToBroker() == 0 {
+			t.Fatal("no connection through the proxy to stall")
+		}
+	} else {
+		hit = px.StallToBrokerAt(tc.at, tc.nth)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), stallCtx)
+	defer cancel()
+	start := time.Now()
+	err = call(ctx)
+	elapsed := time.Since(start)
+	took[tc.name] = elapsed
+	if hit != nil {
+		select {
+		case <-hit:
+		default:
+			t.Fatalf("the call never sent %s (frame %d): it returned %v after %s", tc.at, tc.nth, err, elapsed)
+		}
+	}
+	if elapsed > stallCtx+stallMargin {
+		t.Errorf("returned %s after its %s ctx began (want within %s of the deadline): %v", elapsed.Round(time.Millisecond), stallCtx, stallMargin, err)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want one matching context.DeadlineExceeded", err)
+	}
+	if says := cmp.Or(tc.says, tc.at.String()); tc.at != (Method{}) && !strings.Contains(err.Error(), says) {
+		t.Errorf("err %q does not name what it gave up on (%q)", err, says)
+	}
+	t.Logf("returned in %s: %v", elapsed.Round(time.Millisecond), err)
+}
+
+func stallCases(ex string, fill func(*testing.T, string, int)) []stallCase {
+	publishTo := func(exchange string) func(*testing.T, *runtime.Connection, string) func(context.Context) error {
+		return func(_ *testing.T, c *runtime.Connection, q string) func(context.Context) error {
+			return func(ctx context.Context) error {
+				return runtime.Publish(ctx, c, text, exchange, "x", runtime.WithRoutingKey(q))
+			}
+		}
+	}
+	warmPublish := func(t *testing.T, c *runtime.Connection, q string) func(context.Context) error {
+		publish(t, c, q, "warm")
+		return publishTo("")(t, c, q)
+	}
+	messageCount := func(_ *testing.T, c *runtime.Connection, q string) func(context.Context) error {
+		return func(ctx context.Context) error { _, err := c.MessageCount(ctx, q); return err }
+	}
+	browse := func(t *testing.T, c *runtime.Connection, q string) func(context.Context) error {
+		fill(t, q, 3)
+		return func(ctx context.Context) error {
+			_, err := c.Browse(ctx, q, 0, func(*runtime.Delivery) error { return nil })
+			return err
+		}
+	}
+	consume := func(_ *testing.T, c *runtime.Connection, q string) func(context.Context) error {
+		return func(ctx context.Context) error {
+			cs, err := runtime.Consume(ctx, c, runtime.ConsumerSpec{Queue: q, Routes: []runtime.Route{
+				runtime.Handle(text, func(context.Context, *runtime.Message[string]) runtime.Ack { return runtime.Accept() }),
+			}})
+			if err == nil {
+				cs.Close(ctx)
+				return errors.New("Consume returned a consumer behind a broker that does not read")
+			}
+			return err
+		}
+	}
+	pull := func(t *testing.T, c *runtime.Connection, q string) func(context.Context) error {
+		fill(t, q, 1)
+		return func(ctx context.Context) error {
+			d, err := c.Pull(ctx, q)
+			if d != nil {
+				return errors.New("Pull returned a delivery behind a broker that does not read")
+			}
+			return err
+		}
+	}
+	declare := func(_ *testing.T, c *runtime.Connection, q string) func(context.Context) error {
+		return func(ctx context.Context) error {
+			return c.Declare(ctx, runtime.NewTopology().Exchange(ex, amqp.ExchangeDirect).Queue(runtime.Queue{Name: q}).Bind(q, ex, q))
+		}
+	}
+	replay := func(filter func(runtime.Envelope, map[string]any, []byte) bool) func(*testing.T, *runtime.Connection, string) func(context.Context) error {
+		return func(t *testing.T, c *runtime.Connection, q string) func(context.Context) error {
+			deadLetters(t, q, 2)
+			return func(ctx context.Context) error {
+				res, err := c.Replay(ctx, runtime.DeadLetterQueue(q), runtime.ReplayOptions{Filter: filter})
+				if err == nil {
+					return fmt.Errorf("Replay returned %s and no error", res)
+				}
+				return err
+			}
+		}
+	}
+	declineAll := func(runtime.Envelope, map[string]any, []byte) bool { return false }
+	closeConn := func(_ *testing.T, c *runtime.Connection, _ string) func(context.Context) error {
+		return c.Close
+	}
+	closeConsumer := func(t *testing.T, c *runtime.Connection, q string) func(context.Context) error {
+		cs, err := runtime.Consume(ctxFor(t, 10*time.Second), c, runtime.ConsumerSpec{Queue: q, Routes: []runtime.Route{
+			runtime.Handle(text, func(context.Context, *runtime.Message[string]) runtime.Ack { return runtime.Accept() }),
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs.Close
+	}
+	publishAsync := func(t *testing.T, c *runtime.Connection, q string) func(context.Context) error {
+		publish(t, c, q, "warm")
+		return func(ctx context.Context) error {
+			p, err := runtime.PublishAsync(ctx, c, text, "", "x", runtime.WithRoutingKey(q))
+			if err != nil {
+				return err
+			}
+			return p.Wait(ctx)
+		}
+	}
+	publishBatch := func(t *testing.T, c *runtime.Connection, q string) func(context.Context) error {
+		return func(ctx context.Context) error {
+			return runtime.PublishBatch(ctx, c, text, "", []string{"a", "b"}, runtime.WithRoutingKey(q))
+		}
+	}
+	return []stallCase{
+		// The four calls of the issue, with everything stopped at once.
+		{"publish-new-exchange", Method{}, 0, "", publishTo(ex)},
+		{"message-count", Method{}, 0, "", messageCount},
+		{"browse", Method{}, 0, "", browse},
+		{"consume", Method{}, 0, "", consume},
+		// Each round trip.
+		{"publish-new-exchange/channel.open", ChannelOpen, 1, "", publishTo(ex)},
+		{"publish-new-exchange/exchange.declare", ExchangeDeclare, 1, "", publishTo(ex)},
+		{"publish/confirm.select", ConfirmSelect, 1, "", publishTo("")},
+		{"publish/basic.publish", BasicPublish, 1, "the broker's confirm", warmPublish},
+		{"publish-async/basic.publish", BasicPublish, 1, "the broker's confirm", publishAsync},
+		{"publish-batch/confirm.select", ConfirmSelect, 1, "", publishBatch},
+		{"message-count/channel.open", ChannelOpen, 1, "", messageCount},
+		{"message-count/queue.declare", QueueDeclare, 1, "", messageCount},
+		{"browse/channel.open", ChannelOpen, 1, "", browse},
+		{"browse/queue.declare", QueueDeclare, 1, "", browse},
+		{"browse/basic.consume", BasicConsume, 1, "", browse},
+		{"browse/basic.cancel", BasicCancel, 1, "", browse},
+		{"browse/wait-returned/queue.declare", QueueDeclare, 2, "", browse},
+		{"consume/channel.open", ChannelOpen, 1, "", consume},
+		{"consume/basic.qos", BasicQos, 1, "", consume},
+		{"consume/queue.declare", QueueDeclare, 1, "", consume},
+		{"consume/basic.consume", BasicConsume, 1, "", consume},
+		{"pull/channel.open", ChannelOpen, 1, "", pull},
+		{"pull/basic.get", BasicGet, 1, "", pull},
+		{"declare/channel.open", ChannelOpen, 1, "", declare},
+		{"declare/exchange.declare", ExchangeDeclare, 1, "", declare},
+		{"declare/queue.declare", QueueDeclare, 2, "", declare},
+		{"declare/queue.bind", QueueBind, 1, "", declare},
+		{"replay/queue.declare", QueueDeclare, 1, "", replay(nil)},
+		{"replay/basic.get", BasicGet, 1, "", replay(nil)},
+		{"replay/basic.publish", BasicPublish, 1, "did not confirm 2 copies", replay(nil)},
+		{"replay/wait-returned/queue.declare", QueueDeclare, 2, "", replay(declineAll)},
+		{"connection-close/connection.close", ConnectionClose, 1, "", closeConn},
+		{"consumer-close/basic.cancel", BasicCancel, 1, "", closeConsumer},
+		{"consumer-close/channel.close", ChannelClose, 1, "", closeConsumer},
+	}
+}
+
+// deadLetters puts n dead letters of q on q.dlq, each naming q as its own
+// queue.
+func deadLetters(t *testing.T, q string, n int) {
+	t.Helper()
+	_, ch := raw(t)
+	for i := range n {
+		if err := ch.Publish("", runtime.DeadLetterQueue(q), false, false, amqp.Publishing{
+			MessageId: fmt.Sprintf("dl-%d", i), Type: "acemq.faults.v1", ContentType: "text/plain", Body: []byte("dead"),
+			Headers: amqp.Table{runtime.HeaderID: fmt.Sprintf("dl-%d", i), runtime.HeaderQueue: q},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := ch.QueueDeclarePassive(runtime.DeadLetterQueue(q), false, false, false, false, nil)
+		if err == nil && got.Messages == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not reach %d messages: %+v %v", runtime.DeadLetterQueue(q), n, got, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func deleteExchange(ex string) {
+	conn, err := amqp.Dial(URL())
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	if ch, err := conn.Channel(); err == nil {
+		_ = ch.ExchangeDelete(ex, false, false)
+	}
+}
