@@ -26,11 +26,17 @@ import (
 // goroutine, in that order, and blocks until they are taken; one goroutine
 // here takes both from unbuffered channels, so it always sees a return
 // before the confirm of the same message. A return names no delivery tag:
-// it is matched to the oldest publish in flight with the same message id,
-// exchange and routing key that is not already marked returned. The id
-// alone is not enough: a consumer republishes a message (same id, another
-// queue) while the confirm of the original publish, waiting for the
-// broker's disk, may still be in flight.
+// it is matched to the publish in flight with the same message id,
+// exchange and routing key. The id alone is not enough: a consumer
+// republishes a message (same id, another queue) while the confirm of the
+// original publish, waiting for the broker's disk, may still be in flight.
+// Neither are the three together when two publishes in flight share them
+// (the same message twice on a dead-letter queue, replayed through one
+// exchange): the broker returns an unroutable one at once, before the
+// confirm of a routed one published earlier, so no order tells them
+// apart. So there is never more than one: the writer holds a publish
+// whose id, exchange and routing key are in flight until that one's
+// confirm (the publishes behind it wait too, to keep their order).
 type publisher struct {
 	ch *amqp.Channel
 
@@ -43,6 +49,9 @@ type publisher struct {
 	space chan struct{}
 	kick  chan struct{} // buffered 1
 	quit  chan struct{} // closed by fail: the writer stops
+	// freed (buffered 1) is signalled when a key leaves byKey: the writer
+	// may be waiting for it (awaitKey).
+	freed chan struct{}
 
 	mu      sync.Mutex
 	queued  []*inflight
@@ -93,7 +102,7 @@ func newPublisher(ctx context.Context, c *Connection, ch *amqp.Channel) (*publis
 		cc.close(ctx)
 		return nil, fmt.Errorf("confirm mode: %w", err)
 	}
-	p := &publisher{ch: ch, space: make(chan struct{}, writeQueue), kick: make(chan struct{}, 1),
+	p := &publisher{ch: ch, space: make(chan struct{}, writeQueue), kick: make(chan struct{}, 1), freed: make(chan struct{}, 1),
 		quit: make(chan struct{}), pending: map[uint64]*inflight{}, byKey: map[returnKey][]uint64{}}
 	returns := ch.NotifyReturn(make(chan amqp.Return))
 	confirms := ch.NotifyPublish(make(chan amqp.Confirmation))
@@ -172,6 +181,10 @@ func (p *publisher) forget(key returnKey, tag uint64) {
 	}
 	if len(tags) == 0 {
 		delete(p.byKey, key)
+		select {
+		case p.freed <- struct{}{}:
+		default: // signalled already
+		}
 	} else {
 		p.byKey[key] = tags
 	}
@@ -282,9 +295,31 @@ func (p *publisher) writer() {
 		batch, p.queued = p.queued, batch[:0]
 		p.mu.Unlock()
 		for i, f := range batch {
+			p.awaitKey(f)
 			p.writeOne(f)
 			batch[i] = nil
 			<-p.space
+		}
+	}
+}
+
+// awaitKey waits while a publish with f's message id, exchange and
+// routing key is in flight (see publisher), or until the channel is gone
+// or f's caller gave up (writeOne then fails f).
+func (p *publisher) awaitKey(f *inflight) {
+	for {
+		p.mu.Lock()
+		busy := len(p.byKey[f.key]) > 0
+		p.mu.Unlock()
+		if !busy {
+			return
+		}
+		select {
+		case <-p.freed:
+		case <-p.quit:
+			return
+		case <-f.ctx.Done():
+			return
 		}
 	}
 }
