@@ -397,7 +397,7 @@ func (c *Connection) connect(ctx context.Context, persist bool) (*amqp.Connectio
 		c.dialing = nil
 		close(done)
 		if err == nil && c.closed {
-			conn.Close()
+			go conn.Close() // a round trip: not under c.mu
 			err = ErrClosed
 		}
 		if err == nil {

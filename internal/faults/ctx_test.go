@@ -10,8 +10,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,7 +48,9 @@ type stallCase struct {
 // client, heartbeats included; the broker's bytes still arrive) makes no
 // call wait past its ctx: each returns within stallMargin of its 1s
 // deadline, with an error matching context.DeadlineExceeded that names the
-// round trip it gave up on. One case per call and per round trip in it.
+// round trip it gave up on. One case per call and per round trip in it,
+// each on a connection and a proxy of its own; they are prepared one by
+// one, then called all at once (the lane's time: one deadline, not 34).
 func TestCallsReturnByTheirDeadlineWhenTheBrokerStopsReading(t *testing.T) {
 	leakCheck(t)
 	direct := dial(t)
@@ -62,61 +64,96 @@ func TestCallsReturnByTheirDeadlineWhenTheBrokerStopsReading(t *testing.T) {
 			publish(t, direct, q, fmt.Sprintf("m-%d", i))
 		}
 	}
-	took := map[string]time.Duration{}
-	for _, tc := range stallCases(ex, fill) {
-		t.Run(tc.name, func(t *testing.T) { runStallCase(t, tc, took) })
+	cases := stallCases(ex, fill)
+	runs := make([]*stallRun, len(cases))
+	for i, tc := range cases {
+		runs[i] = prepareStall(t, direct, tc)
 	}
-	names := make([]string, 0, len(took))
-	for n := range took {
-		names = append(names, n)
+	var wg sync.WaitGroup
+	for _, r := range runs {
+		wg.Go(r.call)
 	}
-	sort.Strings(names)
+	wg.Wait()
+	for _, r := range runs {
+		wg.Go(r.close)
+	}
+	wg.Wait()
 	var worst time.Duration
-	for _, n := range names {
-		worst = max(worst, took[n]-stallCtx)
+	for _, r := range runs {
+		t.Run(r.tc.name, r.check)
+		worst = max(worst, r.took-stallCtx)
 	}
-	t.Logf("%d calls, worst return %s after the deadline", len(names), worst.Round(time.Millisecond))
-	fmt.Printf("fault=broker-stops-reading calls=%d ctx_ms=%d worst_over_ms=%d\n", len(names), stallCtx.Milliseconds(), worst.Milliseconds())
+	t.Logf("%d calls, worst return %s after the deadline", len(runs), worst.Round(time.Millisecond))
+	fmt.Printf("fault=broker-stops-reading calls=%d ctx_ms=%d worst_over_ms=%d\n", len(runs), stallCtx.Milliseconds(), worst.Milliseconds())
 }
 
-func runStallCase(t *testing.T, tc stallCase, took map[string]time.Duration) {
-	q := queue(t, "ctx", nil)
+// stallRun is one stallCase: its proxy, its connection and what the call
+// returned.
+type stallRun struct {
+	tc   stallCase
+	px   *Proxy
+	c    *runtime.Connection
+	fn   func(context.Context) error
+	err  error
+	took time.Duration
+	hit  <-chan struct{} // closed once the proxy stopped at tc.at
+}
+
+// prepareStall gives tc a queue, a proxy and a connection through it,
+// and runs its prepare.
+func prepareStall(t *testing.T, direct *runtime.Connection, tc stallCase) *stallRun {
+	t.Helper()
+	q := Name("ctx")
+	if err := direct.Declare(ctxFor(t, 20*time.Second), runtime.NewTopology().Queue(runtime.Queue{Name: q})); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deleteQueues(q) })
 	px, err := NewProxy(fmt.Sprintf("127.0.0.1:%d", AMQPPort))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer px.Close()
-	c := dialQuiet(t, "amqp://guest:guest@"+px.Addr()+"/", runtime.WithHeartbeat(stallBeat))
-	defer func() {
-		px.Cut() // what is waiting on the stalled connection ends now
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = c.Close(ctx)
-	}()
-	call := tc.prepare(t, c, q)
-	var hit <-chan struct{}
-	if tc.at == (Method{}) {
-		if px.StallToBroker() == 0 {
-			t.Fatal("no connection through the proxy to stall")
-		}
+	r := &stallRun{tc: tc, px: px}
+	t.Cleanup(px.Close)
+	r.c = dialQuiet(t, "amqp://guest:guest@"+px.Addr()+"/", runtime.WithHeartbeat(stallBeat))
+	r.fn = tc.prepare(t, r.c, q)
+	return r
+}
+
+// call stops the proxy (at once, or armed at tc.at) and makes the call
+// with a 1s ctx.
+func (r *stallRun) call() {
+	if r.tc.at == (Method{}) {
+		r.px.StallToBroker()
 	} else {
-		hit = px.StallToBrokerAt(tc.at, tc.nth)
+		r.hit = r.px.StallToBrokerAt(r.tc.at, r.tc.nth)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), stallCtx)
 	defer cancel()
 	start := time.Now()
-	err = call(ctx)
-	elapsed := time.Since(start)
-	took[tc.name] = elapsed
-	if hit != nil {
+	r.err = r.fn(ctx)
+	r.took = time.Since(start)
+}
+
+// close cuts the proxy (what waits on the stalled connection ends now)
+// and closes the connection.
+func (r *stallRun) close() {
+	r.px.Cut()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = r.c.Close(ctx)
+}
+
+func (r *stallRun) check(t *testing.T) {
+	tc, err := r.tc, r.err
+	if r.hit != nil {
 		select {
-		case <-hit:
+		case <-r.hit:
 		default:
-			t.Fatalf("the call never sent %s (frame %d): it returned %v after %s", tc.at, tc.nth, err, elapsed)
+			t.Fatalf("the call never sent %s (frame %d): it returned %v after %s", tc.at, tc.nth, err, r.took)
 		}
 	}
-	if elapsed > stallCtx+stallMargin {
-		t.Errorf("returned %s after its %s ctx began (want within %s of the deadline): %v", elapsed.Round(time.Millisecond), stallCtx, stallMargin, err)
+	if r.took > stallCtx+stallMargin {
+		t.Errorf("returned %s after its %s ctx began (want within %s of the deadline): %v", r.took.Round(time.Millisecond), stallCtx, stallMargin, err)
 	}
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want one matching context.DeadlineExceeded", err)
@@ -124,7 +161,7 @@ func runStallCase(t *testing.T, tc stallCase, took map[string]time.Duration) {
 	if says := cmp.Or(tc.says, tc.at.String()); tc.at != (Method{}) && !strings.Contains(err.Error(), says) {
 		t.Errorf("err %q does not name what it gave up on (%q)", err, says)
 	}
-	t.Logf("returned in %s: %v", elapsed.Round(time.Millisecond), err)
+	t.Logf("returned in %s: %v", r.took.Round(time.Millisecond), err)
 }
 
 func stallCases(ex string, fill func(*testing.T, string, int)) []stallCase {
@@ -290,5 +327,100 @@ func deleteExchange(ex string) {
 	defer conn.Close()
 	if ch, err := conn.Channel(); err == nil {
 		_ = ch.ExchangeDelete(ex, false, false)
+	}
+}
+
+// A broker that does not answer one channel costs the caller that channel
+// only: each call below gives up on its own channel at its deadline, and
+// the connection, a consumer on it and publishes through it go on (the
+// proxy holds back that channel's frames only). The abandoned channels'
+// goroutines end when the connection closes.
+func TestAnAbandonedChannelLeavesTheConnectionToTheOthers(t *testing.T) {
+	leakCheck(t)
+	q := queue(t, "ctx-one-channel", nil)
+	other := queue(t, "ctx-other", nil)
+	px, err := NewProxy(fmt.Sprintf("127.0.0.1:%d", AMQPPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer px.Close()
+	c := dialQuiet(t, "amqp://guest:guest@"+px.Addr()+"/", runtime.WithHeartbeat(stallBeat))
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := c.Close(ctx); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	}()
+	evs := newEvents()
+	cs, err := runtime.Consume(ctxFor(t, 10*time.Second), c, runtime.ConsumerSpec{Queue: q, Routes: []runtime.Route{
+		runtime.Handle(text, func(_ context.Context, m *runtime.Message[string]) runtime.Ack { evs.add(m); return runtime.Accept() }),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish(t, c, q, "before")
+	evs.waitFor(t, 10*time.Second, "the first message is handled", func(e []event) bool { return count(e, "before") == 1 })
+	since := c.State().Since
+	calls := []struct {
+		name string
+		at   Method
+		call func(context.Context) error
+	}{
+		{"message-count", QueueDeclare, func(ctx context.Context) error { _, err := c.MessageCount(ctx, other); return err }},
+		{"pull", BasicGet, func(ctx context.Context) error { _, err := c.Pull(ctx, other); return err }},
+		{"declare", QueueBind, func(ctx context.Context) error {
+			return c.Declare(ctx, runtime.NewTopology().Queue(runtime.Queue{Name: other}))
+		}},
+		{"consume", BasicConsume, func(ctx context.Context) error {
+			cs, err := runtime.Consume(ctx, c, runtime.ConsumerSpec{Queue: other, Routes: []runtime.Route{
+				runtime.Handle(text, func(context.Context, *runtime.Message[string]) runtime.Ack { return runtime.Accept() }),
+			}})
+			if err == nil {
+				cs.Close(ctx)
+			}
+			return err
+		}},
+	}
+	for _, tc := range calls {
+		px.StallChannelAt(tc.at, 1)
+		ctx, cancel := context.WithTimeout(context.Background(), stallCtx)
+		start := time.Now()
+		done := make(chan error, 1)
+		go func() { done <- tc.call(ctx) }()
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(stallCtx + 10*time.Second):
+			// The connection is alive: a call that waits for its channel's
+			// reply would wait for ever.
+			t.Fatalf("%s did not return %s after its %s ctx", tc.name, 10*time.Second+stallCtx, stallCtx)
+		}
+		took := time.Since(start)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "not the connection") {
+			t.Fatalf("%s: err = %v, want ctx's deadline and the channel abandoned, not the connection", tc.name, err)
+		}
+		if took > stallCtx+stallMargin {
+			t.Errorf("%s returned %s after its %s ctx began", tc.name, took.Round(time.Millisecond), stallCtx)
+		}
+		// The connection is the same, and works for everyone else.
+		body := "after-" + tc.name
+		publish(t, c, q, body)
+		evs.waitFor(t, 10*time.Second, body+" is handled", func(e []event) bool { return count(e, body) == 1 })
+		if _, err := c.MessageCount(ctxFor(t, 5*time.Second), q); err != nil {
+			t.Errorf("after %s: MessageCount on a fresh channel: %v", tc.name, err)
+		}
+	}
+	if st := c.State(); st.State != runtime.StateConnected || !st.Since.Equal(since) {
+		t.Errorf("State = %+v, want the connection of %s still up", st, since)
+	}
+	if st := cs.Stats(); st.State != "consuming" {
+		t.Errorf("the consumer is %s, want consuming", st.State)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := cs.Close(ctx); err != nil {
+		t.Errorf("Consumer.Close: %v", err)
 	}
 }

@@ -81,7 +81,18 @@ type methodTrigger struct {
 	m    Method
 	left int
 	hit  chan struct{} // closed when the trigger fired
+	// channel: only that frame's channel stops (StallChannelAt).
+	channel bool
 }
+
+// verdict is what the proxy does with a client frame.
+type verdict int
+
+const (
+	pass     verdict = iota
+	stallAll         // this frame and everything after it stay
+	hold             // this frame and every later one of its channel stay
+)
 
 // NewProxy listens on 127.0.0.1:0 and forwards to target.
 func NewProxy(target string) (*Proxy, error) {
@@ -180,19 +191,23 @@ func (pr *pair) stopped(up bool) bool {
 }
 
 // fires counts a client frame carrying m against the armed trigger and
-// says whether it is the one to stop at.
-func (p *Proxy) fires(m Method) bool {
+// says what to do with it.
+func (p *Proxy) fires(m Method) verdict {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.at == nil || p.at.m != m {
-		return false
+		return pass
 	}
 	if p.at.left--; p.at.left > 0 {
-		return false
+		return pass
 	}
 	close(p.at.hit)
+	v := stallAll
+	if p.at.channel {
+		v = hold
+	}
 	p.at = nil
-	return true
+	return v
 }
 
 // frameScanner follows AMQP frames in the client's bytes (the protocol
@@ -201,13 +216,16 @@ func (p *Proxy) fires(m Method) bool {
 type frameScanner struct {
 	proto int    // protocol header bytes seen (8 in all)
 	head  []byte // the current frame's first bytes, while undecided
-	left  int    // bytes of the current frame still to pass
+	left  int    // bytes of the current frame still to pass (or drop)
+	drop  bool   // the current frame's bytes are withheld
+	held  map[uint16]bool
 }
 
 // feed takes the client's next bytes and returns those to pass on, up to
-// the first method frame stop says to stop at (hit: that frame and what
-// follows are withheld).
-func (f *frameScanner) feed(b []byte, stop func(Method) bool) (out []byte, hit bool) {
+// the first method frame stop says to stall at (hit: that frame and what
+// follows are withheld); the frames of a channel stop says to hold are
+// withheld, the others pass.
+func (f *frameScanner) feed(b []byte, stop func(Method) verdict) (out []byte, hit bool) {
 	for len(b) > 0 {
 		var n int
 		switch {
@@ -218,7 +236,9 @@ func (f *frameScanner) feed(b []byte, stop func(Method) bool) (out []byte, hit b
 		case f.left > 0:
 			n = min(f.left, len(b))
 			f.left -= n
-			out = append(out, b[:n]...)
+			if !f.drop {
+				out = append(out, b[:n]...)
+			}
 		default:
 			want := frameHeaderBytes
 			if f.isMethod() {
@@ -229,10 +249,24 @@ func (f *frameScanner) feed(b []byte, stop func(Method) bool) (out []byte, hit b
 			if len(f.head) < want || (want == frameHeaderBytes && f.isMethod()) {
 				break // more bytes to come: the ids, or the rest of the header
 			}
-			if want > frameHeaderBytes && stop(Method{binary.BigEndian.Uint16(f.head[7:9]), binary.BigEndian.Uint16(f.head[9:11])}) {
-				return out, true
+			v := pass
+			if want > frameHeaderBytes {
+				v = stop(Method{binary.BigEndian.Uint16(f.head[7:9]), binary.BigEndian.Uint16(f.head[9:11])})
 			}
-			out = append(out, f.head...)
+			channel := binary.BigEndian.Uint16(f.head[1:3])
+			switch v {
+			case stallAll:
+				return out, true
+			case hold:
+				if f.held == nil {
+					f.held = map[uint16]bool{}
+				}
+				f.held[channel] = true
+			}
+			f.drop = f.held[channel]
+			if !f.drop {
+				out = append(out, f.head...)
+			}
 			f.left = frameHeaderBytes + f.size() + 1 - len(f.head)
 			f.head = f.head[:0]
 		}
@@ -297,6 +331,17 @@ func (p *Proxy) StallToBrokerAt(m Method, nth int) <-chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.at = &methodTrigger{m: m, left: max(nth, 1), hit: make(chan struct{})}
+	return p.at.hit
+}
+
+// StallChannelAt arms the proxy as StallToBrokerAt does, but what stops
+// is the channel of that frame only: it and every later frame of its
+// channel are not passed, the connection's other channels and its
+// heartbeats flow on (a broker that does not answer one channel).
+func (p *Proxy) StallChannelAt(m Method, nth int) <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.at = &methodTrigger{m: m, left: max(nth, 1), hit: make(chan struct{}), channel: true}
 	return p.at.hit
 }
 
