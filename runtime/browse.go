@@ -135,14 +135,14 @@ const browseIdle = 5 * time.Second
 // gradually (2000 persistent messages took seconds on a busy 3.10), and a
 // reader right after should find the queue whole. It gives up when the
 // count stops growing for 2s, after 30s (someone else is consuming), or
-// at ctx's end (the messages still go back; its error says that it did
-// not see them all back).
+// at ctx's end (the messages go back all the same). Its error is for a
+// broker that did not answer the count in time (its channel abandoned).
 func (cc *callChannel) waitReturned(ctx context.Context, queue string, n int) error {
 	deadline := time.Now().Add(30 * time.Second)
 	best, since := -1, time.Now()
-	for time.Now().Before(deadline) {
+	for time.Now().Before(deadline) && ctx.Err() == nil {
 		q, err := cc.inspect(ctx, queue)
-		if stalled(err) || ctx.Err() != nil {
+		if stalled(err) {
 			return fmt.Errorf("waiting for %d messages back on the queue (they go back all the same): %w", n, err)
 		}
 		if err != nil || q.Messages >= n {
