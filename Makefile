@@ -92,6 +92,7 @@ mod-check: ## fail when a module's go.mod or go.sum is not tidy (each module alo
 generated-check: ## fail when goldens, the examples' generated code or docs/corpus.md are stale
 	@if [ -d generator ]; then $(GO) test -count=1 -run 'TestGolden' ./generator/... ./internal/gen/...; fi
 	@$(GO) run ./cmd/acemq-gen check -f bench/orders/acemq.yaml
+	@$(GO) run ./cmd/acemq-gen check -f pgstore/internal/inboxgen/acemq.yaml
 	@for m in $$(ls examples/*/acemq.yaml 2>/dev/null); do \
 	  d=$$(dirname $$m); (cd $$d && $(GO) tool acemq-gen check -f acemq.yaml) || exit 1; \
 	done

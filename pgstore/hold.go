@@ -17,11 +17,11 @@ import (
 // waitMin doubling to waitMax, for at most holdMax, as the runtime holds a
 // delivery through a schema registry's outage. Past holdMax, or when ctx
 // ends, the error wraps ErrUnavailable and the delivery is retried.
-func (in *Inbox) claimHeld(ctx context.Context, consumer, id string) (pgx.Tx, bool, error) {
+func (in *Inbox) claimHeld(ctx context.Context, consumer, id string, retention time.Duration) (pgx.Tx, bool, error) {
 	c := in.cfg.inbox
 	wait, since := c.waitMin, time.Time{}
 	for {
-		tx, fresh, err := in.claim(ctx, consumer, id)
+		tx, fresh, err := in.claim(ctx, consumer, id, retention)
 		if err == nil || !unavailable(err) || ctx.Err() != nil {
 			in.answered(ctx, consumer, err, !since.IsZero())
 			return tx, fresh, err

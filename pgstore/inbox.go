@@ -148,10 +148,14 @@ func Tx(ctx context.Context) (pgx.Tx, bool) {
 // An empty id is parked (ErrNoMessageID). A database that does not answer
 // holds the delivery (State, MetricInboxHeld) until it does.
 func (in *Inbox) Process(ctx context.Context, consumer, id string, handle func(ctx context.Context, tx pgx.Tx) runtime.Ack) runtime.Ack {
+	return in.process(ctx, consumer, id, in.cfg.inbox.retention, handle)
+}
+
+func (in *Inbox) process(ctx context.Context, consumer, id string, retention time.Duration, handle func(context.Context, pgx.Tx) runtime.Ack) runtime.Ack {
 	if id == "" {
 		return runtime.Park(ErrNoMessageID)
 	}
-	tx, fresh, err := in.claimHeld(ctx, consumer, id)
+	tx, fresh, err := in.claimHeld(ctx, consumer, id, retention)
 	if err != nil {
 		return runtime.Retry(err)
 	}
@@ -193,13 +197,13 @@ func (in *Inbox) run(ctx context.Context, tx pgx.Tx, handle func(context.Context
 
 // claim begins a transaction and inserts (consumer, id): fresh reports
 // whether the row is new (false: a duplicate).
-func (in *Inbox) claim(ctx context.Context, consumer, id string) (tx pgx.Tx, fresh bool, err error) {
+func (in *Inbox) claim(ctx context.Context, consumer, id string, retention time.Duration) (tx pgx.Tx, fresh bool, err error) {
 	tx, err = in.db.Begin(ctx)
 	if err != nil {
 		return nil, false, fmt.Errorf("pgstore: inbox: begin: %w", err)
 	}
 	tag, err := tx.Exec(ctx, "INSERT INTO "+in.table+" (consumer, message_id, expires_at) VALUES ($1, $2, now() + $3::interval) ON CONFLICT DO NOTHING",
-		consumer, id, in.cfg.inbox.retention)
+		consumer, id, retention)
 	if err != nil {
 		_ = tx.Rollback(context.WithoutCancel(ctx))
 		return nil, false, fmt.Errorf("pgstore: inbox: insert into %s: %w", in.table, err)

@@ -2,6 +2,7 @@ package emit
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/acemq/acemq-go/internal/gen/model"
 	"github.com/dave/jennifer/jen"
@@ -37,16 +38,32 @@ func consumersFile(m *model.Model, source string) *jen.File {
 //	}
 func handlerFunc(f *jen.File, q *model.Queue) {
 	msg := q.Consumes[0]
-	params := func() *jen.Statement {
-		return jen.Params(jen.Id("ctx").Qual(contextPkg, "Context"), jen.Id("m").Op("*").Add(rt("Message")).Types(jen.Id(msg.GoName)))
+	params := func() *jen.Statement { return handlerParams(q, msg) }
+	consumeArgs, callArgs := "ctx, c", "ctx, m"
+	if q.Inbox != nil {
+		consumeArgs, callArgs = "ctx, c, inbox", "ctx, tx, m"
 	}
-	doc(f.Comment, "%s adapts a func to %s, as http.HandlerFunc adapts one to http.Handler: %s(ctx, c, %s(handle)).", q.HandlerFuncName, q.HandlerName, q.ConsumeName, q.HandlerFuncName)
+	doc(f.Comment, "%s adapts a func to %s, as http.HandlerFunc adapts one to http.Handler: %s(%s, %s(handle)).", q.HandlerFuncName, q.HandlerName, q.ConsumeName, consumeArgs, q.HandlerFuncName)
 	f.Type().Id(q.HandlerFuncName).Func().Add(params()).Add(rt("Ack"))
 	f.Line()
-	doc(f.Comment, "%s calls fn(ctx, m).", msg.HandlerMethod)
+	doc(f.Comment, "%s calls fn(%s).", msg.HandlerMethod, callArgs)
+	args := []jen.Code{jen.Id("ctx"), jen.Id("m")}
+	if q.Inbox != nil {
+		args = []jen.Code{jen.Id("ctx"), jen.Id("tx"), jen.Id("m")}
+	}
 	f.Func().Params(jen.Id("fn").Id(q.HandlerFuncName)).Id(msg.HandlerMethod).Add(params()).Add(rt("Ack")).Block(
-		jen.Return(jen.Id("fn").Call(jen.Id("ctx"), jen.Id("m"))),
+		jen.Return(jen.Id("fn").Call(args...)),
 	)
+}
+
+// handlerParams are a handler's parameters: (ctx, m), or (ctx, tx, m) on
+// a queue with an inbox, tx being the inbox's pgx.Tx.
+func handlerParams(q *model.Queue, msg *model.Message) *jen.Statement {
+	m := jen.Id("m").Op("*").Add(rt("Message")).Types(jen.Id(msg.GoName))
+	if q.Inbox != nil {
+		return jen.Params(jen.Id("ctx").Qual(contextPkg, "Context"), jen.Id("tx").Qual(pgxPkg, "Tx"), m)
+	}
+	return jen.Params(jen.Id("ctx").Qual(contextPkg, "Context"), m)
 }
 
 // handlerInterface emits
@@ -55,18 +72,19 @@ func handlerFunc(f *jen.File, q *model.Queue) {
 //		HandleOrderPlaced(ctx context.Context, m *runtime.Message[OrderPlaced]) runtime.Ack
 //	}
 func handlerInterface(f *jen.File, q *model.Queue) {
-	doc(f.Comment, "%s handles the messages of the queue %q, one method per message type. Each returns what becomes of the message: runtime.Accept(), Retry(err), Reject(err) or Park(err); a method that panics is a Retry.",
+	text := fmt.Sprintf("%s handles the messages of the queue %q, one method per message type. Each returns what becomes of the message: runtime.Accept(), Retry(err), Reject(err) or Park(err); a method that panics is a Retry.",
 		q.HandlerName, q.Name)
+	if q.Inbox != nil {
+		text += " The queue has an inbox: each method runs in the transaction tx of pgstore's inbox, which Accept commits (then the message is acked) and anything else rolls back; do the handler's work in tx and do not end it. A message whose id was already handled is acked without calling the method."
+	}
+	doc(f.Comment, "%s", text)
 	f.Type().Id(q.HandlerName).InterfaceFunc(func(g *jen.Group) {
 		for i, msg := range q.Consumes {
 			if i > 0 {
 				g.Line()
 			}
 			doc(g.Comment, "%s handles a message of the type %q.", msg.HandlerMethod, msg.Type)
-			g.Id(msg.HandlerMethod).Params(
-				jen.Id("ctx").Qual(contextPkg, "Context"),
-				jen.Id("m").Op("*").Add(rt("Message")).Types(jen.Id(msg.GoName)),
-			).Add(rt("Ack"))
+			g.Id(msg.HandlerMethod).Add(handlerParams(q, msg)).Add(rt("Ack"))
 		}
 	})
 }
@@ -90,17 +108,45 @@ func consumeFunc(f *jen.File, q *model.Queue) {
 	doc(f.Comment, "%s", text)
 	f.Comment("")
 	doc(f.Comment, "The consumer declares the queue's .dlq and .parked queues before it subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only; stop the consumer with its Close method.")
-	f.Func().Id(q.ConsumeName).Params(
-		jen.Id("ctx").Qual(contextPkg, "Context"),
-		jen.Id("c").Op("*").Add(rt("Connection")),
-		jen.Id("h").Id(q.HandlerName),
-		jen.Id("opts").Op("...").Add(rt("ConsumeOption")),
-	).Params(jen.Op("*").Add(rt("Consumer")), jen.Error()).Block(
-		jen.If(jen.Id("h").Op("==").Nil()).Block(
-			jen.Return(jen.Nil(), jen.Qual(errorsPkg, "New").Call(jen.Lit(q.ConsumeName+": the handler is nil"))),
-		),
-		jen.Return(rt("Consume").Call(jen.Id("ctx"), jen.Id("c"), consumerSpec(q), jen.Id("opts").Op("..."))),
+	if q.Inbox != nil {
+		f.Comment("")
+		doc(f.Comment, "Every delivery goes through inbox (its Middleware, outside the middlewares of opts), which remembers each message id for %s; a message without an id is parked.", inboxRetention(q))
+	}
+	params := []jen.Code{jen.Id("ctx").Qual(contextPkg, "Context"), jen.Id("c").Op("*").Add(rt("Connection"))}
+	body := []jen.Code{consumeNilCheck(q, "h", "the handler")}
+	if q.Inbox != nil {
+		params = append(params, jen.Id("inbox").Op("*").Qual(pgstorePkg, "Inbox"))
+		body = append(body, consumeNilCheck(q, "inbox", "the inbox"),
+			jen.Id("opts").Op("=").Append(jen.Index().Add(rt("ConsumeOption")).Values(
+				rt("WithMiddleware").Call(jen.Id("inbox").Dot("Middleware").Call(inboxOptions(q)...))), jen.Id("opts").Op("...")))
+	}
+	params = append(params, jen.Id("h").Id(q.HandlerName), jen.Id("opts").Op("...").Add(rt("ConsumeOption")))
+	body = append(body, jen.Return(rt("Consume").Call(jen.Id("ctx"), jen.Id("c"), consumerSpec(q), jen.Id("opts").Op("..."))))
+	f.Func().Id(q.ConsumeName).Params(params...).Params(jen.Op("*").Add(rt("Consumer")), jen.Error()).Block(body...)
+}
+
+func consumeNilCheck(q *model.Queue, name, what string) jen.Code {
+	return jen.If(jen.Id(name).Op("==").Nil()).Block(
+		jen.Return(jen.Nil(), jen.Qual(errorsPkg, "New").Call(jen.Lit(q.ConsumeName+": "+what+" is nil"))),
 	)
+}
+
+// inboxOptions are the arguments of inbox.Middleware: the manifest's
+// retention, when it gives one.
+func inboxOptions(q *model.Queue) []jen.Code {
+	if q.Inbox.Retention == 0 {
+		return nil
+	}
+	return []jen.Code{jen.Qual(pgstorePkg, "WithRetention").Call(duration(q.Inbox.Retention))}
+}
+
+func inboxRetention(q *model.Queue) string {
+	if q.Inbox.Retention == 0 {
+		return "the inbox's retention (pgstore.DefaultRetention, 7 days, unless pgstore.WithRetention)"
+	}
+	s := q.Inbox.Retention.String()
+	s = strings.TrimSuffix(s, "0s")
+	return strings.TrimSuffix(s, "0m")
 }
 
 // consumerSpec emits the runtime.ConsumerSpec literal.
@@ -116,7 +162,11 @@ func consumerSpec(q *model.Queue) jen.Code {
 		}
 		field("Routes", jen.Index().Add(rt("Route")).ValuesFunc(func(r *jen.Group) {
 			for _, msg := range q.Consumes {
-				r.Line().Add(rt("Handle").Call(jen.Id(msg.VarName), jen.Id("h").Dot(msg.HandlerMethod)))
+				var h jen.Code = jen.Id("h").Dot(msg.HandlerMethod)
+				if q.Inbox != nil {
+					h = jen.Qual(pgstorePkg, "HandleTx").Types(jen.Id(msg.GoName)).Call(h)
+				}
+				r.Line().Add(rt("Handle").Call(jen.Id(msg.VarName), h))
 			}
 			r.Line()
 		}))

@@ -17,6 +17,10 @@ const (
 	contextPkg = "context"
 	timePkg    = "time"
 	errorsPkg  = "errors"
+	// pgstorePkg and pgxPkg are imported by the consumers of a queue with
+	// an inbox: only (a service without one never imports them).
+	pgstorePkg = "github.com/acemq/acemq-go/pgstore"
+	pgxPkg     = "github.com/jackc/pgx/v5"
 )
 
 // Header is the first line of every generated file; go/ast.IsGenerated
@@ -86,6 +90,8 @@ func newFile(m *model.Model, source string) *jen.File {
 	f.ImportName(runtimePkg, "runtime")
 	f.ImportName(implPkg, "acemqimpl")
 	f.ImportName(regPkg, "registry")
+	f.ImportName(pgstorePkg, "pgstore")
+	f.ImportName(pgxPkg, "pgx")
 	return f
 }
 

@@ -149,6 +149,7 @@ type Queue struct {
 	Consumes         []Str       `yaml:"consumes"`
 	RequeueOnFailure *Bool       `yaml:"requeue_on_failure"`
 	Rungs            *Rungs      `yaml:"rungs"`
+	Inbox            *Inbox      `yaml:"inbox"`
 	Arguments        []*Argument `yaml:"arguments"`
 	GoName           *Str        `yaml:"go_name"`
 }
@@ -157,6 +158,13 @@ type Queue struct {
 type Rungs struct {
 	Pos  Pos  `yaml:",pos"`
 	Type *Str `yaml:"type"` // classic or quorum; nil: classic
+}
+
+// Inbox is a queue's inbox: block: its handlers run through pgstore's
+// inbox on PostgreSQL.
+type Inbox struct {
+	Pos       Pos  `yaml:",pos"`
+	Retention *Str `yaml:"retention"` // nil: pgstore.DefaultRetention
 }
 
 // Binding is one of a queue's bindings.

@@ -140,6 +140,14 @@ type Queue struct {
 	// HandlerFuncName is the func adapter of a handler of one message type,
 	// e.g. OrdersNewHandlerFunc; set when Consumes holds one message.
 	HandlerFuncName string
+	// Inbox is set when the manifest gives the queue an inbox: block.
+	Inbox *Inbox
+}
+
+// Inbox is a queue's inbox: its handlers take the pgx.Tx of pgstore's
+// inbox.
+type Inbox struct {
+	Retention time.Duration // 0: pgstore.DefaultRetention
 }
 
 // Binding binds a queue to an exchange.

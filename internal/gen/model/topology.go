@@ -42,6 +42,7 @@ func (b *builder) queues() {
 		q.DeadLetter = mq.DeadLetter != nil && mq.DeadLetter.Value
 		q.RequeueOnFailure = mq.RequeueOnFailure != nil && mq.RequeueOnFailure.Value
 		q.QuorumRungs = mq.Rungs != nil && mq.Rungs.Type != nil && mq.Rungs.Type.Value == "quorum"
+		q.Inbox = b.inbox(who, mq.Inbox)
 		if mq.Retry != nil {
 			if q.Retry = b.policyByName[mq.Retry.Value]; q.Retry == nil {
 				b.errorf(mq.Retry.Pos, "%s retries with %q%s", who, mq.Retry.Value, unknown("policy", "policies", mq.Retry.Value, b.policyNames()))
@@ -267,4 +268,18 @@ func (b *builder) exchangeNames() []string {
 		out = append(out, x.Name.Value)
 	}
 	return out
+}
+
+// inbox is a queue's inbox: block (nil without one).
+func (b *builder) inbox(who string, mi *manifest.Inbox) *Inbox {
+	if mi == nil {
+		return nil
+	}
+	in := &Inbox{}
+	if mi.Retention != nil {
+		if in.Retention = b.duration(who, "inbox retention", *mi.Retention); in.Retention <= 0 && mi.Retention.Value != "" {
+			b.errorf(mi.Retention.Pos, "%s: inbox retention %q must be positive", who, mi.Retention.Value)
+		}
+	}
+	return in
 }
