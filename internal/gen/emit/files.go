@@ -17,10 +17,6 @@ const (
 	contextPkg = "context"
 	timePkg    = "time"
 	errorsPkg  = "errors"
-	// pgstorePkg and pgxPkg are imported by the consumers of a queue with
-	// an inbox: only (a service without one never imports them).
-	pgstorePkg = "github.com/acemq/acemq-go/pgstore"
-	pgxPkg     = "github.com/jackc/pgx/v5"
 )
 
 // Header is the first line of every generated file; go/ast.IsGenerated
