@@ -131,7 +131,7 @@ lint: fmt-check vet ## gofmt and go vet
 # checkout a node of its own instead (scripts/faultnode.sh).
 FAULTLOCK = /tmp/acemq-faults-$(or $(ACEMQ_FAULTNODE_NAME),acemqfaults@localhost).lock
 
-faults: ## the fault suite on a RabbitMQ node of its own (5673; never the shared one), started and stopped here, then pgstore's (the relay SIGKILLed); one line per fault
+faults: ## the fault suite on a RabbitMQ node of its own (5673; never the shared one), started and stopped here, then pgstore's (the relay and the inbox consumer SIGKILLed); one line per fault
 	@exec 9>"$(FAULTLOCK)"; flock -n 9 || { echo "faults: another fault run holds $(FAULTLOCK); waiting"; flock 9; }; \
 	bash scripts/faultnode.sh up 9>&- || exit 1; \
 	log=$$(mktemp); trap 'bash scripts/faultnode.sh down 9>&-; rm -f "$$log"' EXIT; \
