@@ -21,11 +21,11 @@ const Shards = 16
 // what is written (its schema registry, its WithOrigin) and which a relay
 // publishes on, and the table, <prefix>outbox.
 type Outbox struct {
-	c       *runtime.Connection
-	cfg     config
-	table   string
-	channel string // the LISTEN/NOTIFY channel, the table's name
-	insert  string
+	c      *runtime.Connection
+	cfg    config
+	table  string // quoted
+	name   string // the table's name, and its LISTEN/NOTIFY channel
+	insert string
 }
 
 // NewOutbox returns the outbox of c in the table <prefix>outbox
@@ -39,14 +39,14 @@ func NewOutbox(c *runtime.Connection, opts ...Option) (*Outbox, error) {
 	if c == nil {
 		return nil, errors.New("pgstore: NewOutbox: nil connection")
 	}
-	ob := &Outbox{c: c, cfg: cfg, table: cfg.table("outbox"), channel: cfg.prefix + "outbox"}
+	ob := &Outbox{c: c, cfg: cfg, table: cfg.table("outbox"), name: cfg.prefix + "outbox"}
 	ob.insert = `WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock($1) WHERE $2::text IS NOT NULL),
 ins AS (INSERT INTO ` + ob.table + ` (shard, ordering_key, exchange, routing_key, mandatory, message_id,
     correlation_id, type, content_type, delivery_mode, msg_timestamp, headers, body)
   SELECT $3, $2, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14
   FROM (SELECT count(*) FROM l) AS locked
   RETURNING tableoid, shard)
-SELECT pg_notify(` + quoteLiteral(ob.channel) + `, tableoid::text || ':' || shard) FROM ins`
+SELECT pg_notify(` + quoteLiteral(ob.name) + `, tableoid::text || ':' || shard) FROM ins`
 	return ob, nil
 }
 
@@ -92,7 +92,7 @@ func PublishTx[T any](ctx context.Context, tx pgx.Tx, ob *Outbox, mt *runtime.Me
 func (ob *Outbox) write(ctx context.Context, tx pgx.Tx, o acemqimpl.Outgoing) error {
 	headers, err := encodeHeaders(o.Msg.Headers)
 	if err != nil {
-		return fmt.Errorf("pgstore: outbox %s: message %s: %w", ob.table, o.Msg.MessageId, err)
+		return fmt.Errorf("pgstore: outbox %s: message %s: %w", ob.name, o.Msg.MessageId, err)
 	}
 	var key *string
 	shardOf := o.Msg.MessageId
@@ -104,7 +104,7 @@ func (ob *Outbox) write(ctx context.Context, tx pgx.Tx, o acemqimpl.Outgoing) er
 		o.Exchange, o.RoutingKey, o.Mandatory, m.MessageId, m.CorrelationId, m.Type, m.ContentType,
 		int16(m.DeliveryMode), m.Timestamp, headers, m.Body)
 	if err != nil {
-		return fmt.Errorf("pgstore: outbox %s: write message %s: %w", ob.table, m.MessageId, err)
+		return fmt.Errorf("pgstore: outbox %s: write message %s: %w", ob.name, m.MessageId, err)
 	}
 	return nil
 }

@@ -60,9 +60,9 @@ func (r *Relay) Run(ctx context.Context) error {
 		}
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.Code == "42P01" {
-			return fmt.Errorf("pgstore: relay of %s: %w (run pgstore.Migrate, or apply `acemq sql outbox`)", r.ob.table, err)
+			return fmt.Errorf("pgstore: relay of %s: %w (run pgstore.Migrate, or apply `acemq sql outbox`)", r.ob.name, err)
 		}
-		r.cfg.logger.Warn("acemq: outbox relay: database unavailable, retrying", "table", r.ob.table, "error", err, "retry_in", r.cfg.backoff)
+		r.cfg.logger.Warn("acemq: outbox relay: database unavailable, retrying", "table", r.ob.name, "error", err, "retry_in", r.cfg.backoff)
 		if !sleep(ctx, r.cfg.backoff) {
 			return nil
 		}
@@ -88,7 +88,7 @@ func (r *Relay) session(ctx context.Context) error {
 	if err := conn.QueryRow(ctx, "SELECT $1::regclass::oid", r.ob.table).Scan(&r.table); err != nil {
 		return err
 	}
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{r.ob.channel}.Sanitize()); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{r.ob.name}.Sanitize()); err != nil {
 		return err
 	}
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock_shared($1, $2)", r.class(), int32(Shards)); err != nil {

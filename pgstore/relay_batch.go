@@ -47,7 +47,7 @@ func (r *Relay) relayBatch(ctx context.Context) (int, error) {
 	defer cancel()
 	if len(res.confirmed) > 0 {
 		// The window a crash repeats: confirmed, not yet deleted.
-		r.cfg.logger.Debug("acemq: outbox confirmed", "table", r.ob.table, "rows", len(res.confirmed))
+		r.cfg.logger.Debug("acemq: outbox confirmed", "table", r.ob.name, "rows", len(res.confirmed))
 		if _, err := r.conn.Exec(dctx, `DELETE FROM `+r.ob.table+` WHERE id = ANY($1)`, res.confirmed); err != nil {
 			return 0, err
 		}
@@ -56,7 +56,7 @@ func (r *Relay) relayBatch(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	if res.unavailable != nil {
-		r.cfg.logger.Warn("acemq: outbox relay: the broker is unavailable, retrying", "table", r.ob.table,
+		r.cfg.logger.Warn("acemq: outbox relay: the broker is unavailable, retrying", "table", r.ob.name,
 			"error", res.unavailable, "retry_in", r.cfg.backoff)
 		sleep(ctx, r.cfg.backoff)
 	}
@@ -108,15 +108,20 @@ func scanRow(row pgx.CollectableRow) (outboxRow, error) {
 func (r *Relay) refuse(ctx context.Context, refused []refusal) error {
 	for _, f := range refused {
 		wait := r.backoff(f.attempts)
-		if at := time.Now().Add(wait); r.nextRetry.IsZero() || at.Before(r.nextRetry) {
-			r.nextRetry = at
-		}
-		r.cfg.logger.Warn("acemq: outbox relay: the broker refused a row", "table", r.ob.table, "id", f.id,
+		r.cfg.logger.Warn("acemq: outbox relay: the broker refused a row", "table", r.ob.name, "id", f.id,
 			"attempts", f.attempts+1, "error", f.err, "retry_in", wait)
-		_, err := r.conn.Exec(ctx, `UPDATE `+r.ob.table+` SET attempts = attempts + 1, last_error = $2,
-    not_before = now() + $3 * interval '1 millisecond' WHERE id = $1`, f.id, f.err.Error(), wait.Milliseconds())
-		if err != nil {
+		// The row is due when the database's clock says so: the wait is
+		// read back from it, so a relay never wakes before its fetch
+		// would find the row.
+		var ms int64
+		err := r.conn.QueryRow(ctx, `UPDATE `+r.ob.table+` SET attempts = attempts + 1, last_error = $2,
+    not_before = now() + $3 * interval '1 millisecond' WHERE id = $1
+RETURNING ceil(extract(epoch FROM not_before - clock_timestamp()) * 1000)::bigint`, f.id, f.err.Error(), wait.Milliseconds()).Scan(&ms)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err
+		}
+		if at := time.Now().Add(time.Duration(max(ms, 0)+10) * time.Millisecond); r.nextRetry.IsZero() || at.Before(r.nextRetry) {
+			r.nextRetry = at
 		}
 	}
 	return nil

@@ -48,7 +48,7 @@ WHERE NOT (s = ANY($3::int[])) AND pg_try_advisory_lock($1, s) LIMIT $4`, r.clas
 	if len(got) > 0 {
 		r.held = append(r.held, got...)
 		slices.Sort(r.held)
-		r.cfg.logger.Debug("acemq: outbox relay took shards", "table", r.ob.table, "shards", shardList(got), "held", len(r.held))
+		r.cfg.logger.Debug("acemq: outbox relay took shards", "table", r.ob.name, "shards", shardList(got), "held", len(r.held))
 	}
 	return nil
 }
@@ -61,7 +61,7 @@ func (r *Relay) free(ctx context.Context, some []int32) error {
 		return err
 	}
 	r.held = r.held[:len(r.held)-len(some)]
-	r.cfg.logger.Debug("acemq: outbox relay freed shards", "table", r.ob.table, "shards", shardList(some), "held", len(r.held))
+	r.cfg.logger.Debug("acemq: outbox relay freed shards", "table", r.ob.name, "shards", shardList(some), "held", len(r.held))
 	return nil
 }
 

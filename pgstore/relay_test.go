@@ -164,7 +164,9 @@ func TestRefusedRowHoldsBackItsKeyOnly(t *testing.T) {
 	e.writeTo(ctx, blocked, event{Key: "k", Seq: 0}, runtime.WithOrderingKey("k"))
 	e.writeTo(ctx, e.queue, event{Key: "k", Seq: 1}, runtime.WithOrderingKey("k"))
 	e.writeTo(ctx, e.queue, event{Key: "free", Seq: 0}, runtime.WithOrderingKey("free"))
-	e.relay(pgstore.WithRelayBackoff(200*time.Millisecond, 200*time.Millisecond))
+	// A poll of an hour: only the refused row's own retry time wakes the
+	// relay for it.
+	e.relay(pgstore.WithRelayBackoff(200*time.Millisecond, 200*time.Millisecond), pgstore.WithRelayPoll(time.Hour))
 	if ev := decodeEvent(t, e.receive(1, 20*time.Second)[0]); ev.Key != "free" {
 		t.Fatalf("got %+v first, want the other key's row", ev)
 	}
