@@ -181,12 +181,13 @@ func (cs *Consumer) run(s *session) {
 		// decide is discarded. The next session starts at once. Acks
 		// already decided go out first if the channel is still open (a
 		// subscription the broker cancelled).
-		if !s.ch.IsClosed() {
+		cancelled := !s.ch.IsClosed()
+		if cancelled {
 			s.flushAcks(flushAll)
 		}
 		cs.sessionDied(s)
 		cs.closeChannel(s)
-		cs.log.Warn("acemq: consumer lost its channel; resubscribing")
+		cs.logLostSession(s, cancelled)
 		cs.stats.resubscribing(errLostChannel)
 		if s = cs.resubscribe(); s == nil {
 			return
