@@ -69,7 +69,7 @@ test-rmq43: broker43 ## every test (with -race), bench/'s and the fault suite's 
 	@bash scripts/broker43.sh deprecated
 	@bash scripts/broker43.sh leftovers
 
-cluster: ## three clustered RabbitMQ 4.0 nodes rmqc1..3@localhost, 127.0.0.1:5691-5693, management :15691-15693 (same chroot; root)
+cluster: ## three clustered RabbitMQ 4.3 nodes rmqc1..3@localhost (Khepri), 127.0.0.1:5691-5693, management :15691-15693 (the sid chroot of make broker43; root)
 	@bash scripts/cluster.sh up
 
 cluster-down: ## stop the three cluster nodes and remove their data

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Three RabbitMQ 4.0 nodes clustered on this machine, in the trixie chroot
-# of scripts/rmq4lib.sh (the one make broker4 uses), beside the machine's
+# Three RabbitMQ 4.3 nodes clustered on this machine, in the sid chroot of
+# scripts/rmq4lib.sh (the one make broker43 uses), beside the machine's
 # own broker: rmqc1@localhost, rmqc2@localhost, rmqc3@localhost on
 # 127.0.0.1 AMQP 5691-5693, management 15691-15693, distribution
-# 25691-25693.
+# 25691-25693. On 4.3 Khepri is the only metadata store (Mnesia is gone):
+# joining, leaving and a node's restart go through its Raft log. Set
+# RMQ_SUITE=trixie to cluster 4.0 nodes instead.
 #   cluster.sh up              start the nodes, join rmqc2 and rmqc3 to rmqc1,
 #                              check cluster_status (idempotent)
 #   cluster.sh down            stop the three nodes and remove their data
@@ -12,6 +14,7 @@
 #   cluster.sh start-node N    start node N again and wait until it answers
 #   cluster.sh ctl N ...       rabbitmqctl -n N@localhost ... (or rabbitmq-queues …)
 set -euo pipefail
+RMQ_SUITE=${RMQ_SUITE:-sid}
 . "$(dirname "$0")/rmq4lib.sh"
 
 nodes=(rmqc1 rmqc2 rmqc3)

@@ -1,5 +1,5 @@
 // Package clustertest holds the cluster tests: a publisher and a consumer
-// of the runtime on a quorum queue of a three-node RabbitMQ 4.0 cluster
+// of the runtime on a quorum queue of a three-node RabbitMQ 4.3 cluster
 // (make cluster), while a node fails or the cluster restarts one node at a
 // time. They are built only with the cluster tag, so make test does not run
 // them: make test-cluster brings the cluster up and runs them. Without the
