@@ -87,6 +87,9 @@ var knownImports = map[string]string{
 	"runtime":   "github.com/acemq/acemq-go/runtime",
 	"acemqtest": "github.com/acemq/acemq-go/runtime/acemqtest",
 	"amqp":      "github.com/rabbitmq/amqp091-go",
+	"pgstore":   "github.com/acemq/acemq-go/pgstore",
+	"pgx":       "github.com/jackc/pgx/v5",
+	"pgxpool":   "github.com/jackc/pgx/v5/pgxpool",
 }
 
 // render is the Go file for s in package pkg.
