@@ -175,8 +175,9 @@ func TestRefusedRowHoldsBackItsKeyOnly(t *testing.T) {
 	if n := e.rows(ctx); n != 2 {
 		t.Fatalf("rows: %d, want 2 (the refused row and the one behind it)", n)
 	}
-	// Make the refused row routable: a queue of that name.
-	if _, err := e.ch.QueueDeclare(blocked, false, true, false, false, nil); err != nil {
+	// Make the refused row routable: a queue of that name (durable and
+	// auto-deleted: RabbitMQ 4.3 refuses a transient non-exclusive queue).
+	if _, err := e.ch.QueueDeclare(blocked, true, true, false, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	ds, err := e.ch.Consume(blocked, "", true, false, false, false, nil)

@@ -37,7 +37,8 @@ func TestManagementCredentials(t *testing.T) {
 	}
 	q := Queue(t, "mgmt")
 	_, ch := Raw(t)
-	if _, err := ch.QueueDeclare(q, false, false, false, false, nil); err != nil {
+	// Durable: RabbitMQ 4.3 refuses a transient non-exclusive queue.
+	if _, err := ch.QueueDeclare(q, true, false, false, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := QueueDetails(t, q); got.Name != q {
