@@ -81,10 +81,22 @@ func hambaFieldDefault(raw *jvalue, text string) string {
 }
 
 func undefinedMsg(name string) string {
+	if want, ok := otherLanguagesPrimitives[strings.ToLower(name)]; ok {
+		return fmt.Sprintf("type %q is neither an Avro primitive nor a named type defined in this file (did you mean %s?)", name, want)
+	}
 	if hint := manifest.DidYouMean(name, primitiveNames); hint != "" {
 		return fmt.Sprintf("type %q is neither an Avro primitive nor a named type defined in this file%s", name, hint)
 	}
 	return fmt.Sprintf("type %q is not defined in this file; a schema must define every named type it uses before it uses it (a reference to a type in another file cannot be resolved): define %s inline at its first use", name, name)
+}
+
+// otherLanguagesPrimitives are the type names of JSON Schema, SQL and
+// programming languages that people write for an Avro primitive.
+var otherLanguagesPrimitives = map[string]string{
+	"integer": `"int" or "long"`, "number": `"int", "long", "float" or "double"`, "bool": `"boolean"`,
+	"int32": `"int"`, "int64": `"long"`, "float32": `"float"`, "float64": `"double"`,
+	"bigint": `"long"`, "smallint": `"int"`, "short": `"int"`, "byte": `"int" or "bytes"`,
+	"str": `"string"`, "text": `"string"`, "varchar": `"string"`, "char": `"string"`, "binary": `"bytes"`,
 }
 
 var primitiveNames = []string{"null", "boolean", "int", "long", "float", "double", "bytes", "string"}

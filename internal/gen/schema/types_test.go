@@ -44,6 +44,8 @@ func TestRefusals(t *testing.T) {
 			[]string{"#/fields/1/type/items"}, "named type reference", `type "com.x.Position" is not defined in this file`},
 		{"avro types from other files, all reported", schema.Avro, `{"type":"record","name":"R","namespace":"n","fields":[{"name":"a","type":"A"},{"name":"r","type":{"type":"record","name":"In","fields":[]}},{"name":"b","type":["null","In","n.B"]},{"name":"c","type":{"type":"map","values":"x.C"}}]}`,
 			[]string{"#/fields/0/type", "#/fields/2/type/2", "#/fields/3/type/values"}, "named type reference", "is not defined in this file"},
+		{"avro type named as JSON Schema names it", schema.Avro, `{"type":"record","name":"R","fields":[{"name":"n","type":"integer"},{"name":"b","type":"bool"}]}`,
+			[]string{"#/fields/0/type", "#/fields/1/type"}, "named type reference", `is neither an Avro primitive nor a named type defined in this file (did you mean "`},
 		{"avro record without fields", schema.Avro, `{"type":"record","name":"R"}`, []string{"#"}, "record", `the record has no "fields"`},
 		{"avro not json", schema.Avro, `{"type":`, []string{"#"}, "json", "not valid JSON"},
 		{"avro union branches that decode alike", schema.Avro, `{"type":"record","name":"R","fields":[{"name":"u","type":[{"type":"int","logicalType":"date"},{"type":"long","logicalType":"timestamp-millis"}]}]}`,
