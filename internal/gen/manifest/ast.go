@@ -34,6 +34,17 @@ type File struct {
 	// the schemas ("<schema path>#<JSON pointer>"), or by its Avro full
 	// name, in manifest order.
 	TypeGoNames []TypeGoName `yaml:"type_go_names"`
+	// SchemaVocabulary is schema_vocabulary: the JSON Schema keywords and
+	// formats of a team's own, which the generator accepts beside the
+	// drafts'.
+	SchemaVocabulary *SchemaVocabulary `yaml:"schema_vocabulary"`
+}
+
+// SchemaVocabulary is the schema_vocabulary: block.
+type SchemaVocabulary struct {
+	Pos      Pos   `yaml:",pos"` // the key's
+	Keywords []Str `yaml:"keywords"`
+	Formats  []Str `yaml:"formats"`
 }
 
 // TypeGoName is one entry of type_go_names.

@@ -233,7 +233,7 @@ func (b *builder) types() (refused map[*Message]bool, ok bool) {
 			reserved = append(reserved, n)
 		}
 	}
-	u, err := schema.Build(inputs, reserved, schema.WithNames(b.names), schema.WithFS(b.fsys), schema.WithTypeNames(b.typeGoNames()))
+	u, err := schema.Build(inputs, reserved, schema.WithNames(b.names), schema.WithFS(b.fsys), schema.WithTypeNames(b.typeGoNames()), b.schemaVocabulary())
 	b.m.Types = u
 	refused, ok = map[*Message]bool{}, true
 	for _, e := range flatten(err) {
@@ -312,4 +312,21 @@ func (b *builder) referrer(file string) *Message {
 		}
 	}
 	return nil
+}
+
+// schemaVocabulary is the manifest's schema_vocabulary, for the schema
+// stage.
+func (b *builder) schemaVocabulary() schema.Option {
+	v := b.file.SchemaVocabulary
+	if v == nil {
+		return schema.WithJSONVocabulary(nil, nil)
+	}
+	var keywords, formats []string
+	for _, k := range v.Keywords {
+		keywords = append(keywords, k.Value)
+	}
+	for _, f := range v.Formats {
+		formats = append(formats, f.Value)
+	}
+	return schema.WithJSONVocabulary(keywords, formats)
 }

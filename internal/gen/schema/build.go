@@ -123,6 +123,7 @@ type builder struct {
 	renamed        map[string]string          // path+"\x00"+pointer of a schema → the keyword its $ref was (toRef)
 	typeNames      map[string]string          // type_go_names: TypeKey → Go name (WithTypeNames)
 	usedTypeNames  map[string]bool            // typeNames keys applied
+	vocab          vocabulary                 // a team's own keywords and formats (WithJSONVocabulary)
 }
 
 // fieldName is the Go name of the field at ptr of in's file: its
@@ -158,6 +159,7 @@ func newBuilder(reserved []string) *builder {
 		u:              &Universe{Roots: map[string]*Type{}},
 		avroNamed:      map[string]*avroNamed{},
 		jsonDocs:       map[string]*jsonDoc{},
+		vocab:          vocabulary{keywords: map[string]bool{}, formats: map[string]bool{}},
 		jsonTypes:      map[*jvalue]*jsonResult{},
 		jsonBusy:       map[*jvalue]bool{},
 		jsonStructBusy: map[*Type]bool{},

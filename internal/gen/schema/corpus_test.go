@@ -25,6 +25,12 @@ const corpusDir = "testdata/corpus"
 
 // corpusCompanions are documents loaded beside a corpus file because it
 // refers to them by $id (as a manifest naming both would).
+// corpusVocabulary are the keywords of their own that corpus files use,
+// as a manifest's schema_vocabulary would list them.
+var corpusVocabulary = map[string][]string{
+	"jsonschema/schemastore__ninjs-2.0.json": {"name"},
+}
+
 var corpusCompanions = map[string][]string{
 	"jsonschema/openlineage__ColumnLineageDatasetFacet.json": {"jsonschema/openlineage__OpenLineage.json"},
 }
@@ -220,7 +226,7 @@ func buildCorpusFile(t *testing.T, file string) (*schema.Universe, error) {
 				done <- result{pan: p}
 			}
 		}()
-		u, err := schema.Build(inputs, nil)
+		u, err := schema.Build(inputs, nil, schema.WithJSONVocabulary(corpusVocabulary[file], nil))
 		done <- result{u: u, err: err}
 	}()
 	select {

@@ -58,7 +58,11 @@ func (b *builder) addJSONDoc(path, file string, data []byte) (*jsonDoc, error) {
 	if _, ok := b.sources[path]; !ok {
 		b.sources[path] = source{root: root, data: data}
 	}
-	if d.invalid = !b.checkMetaschema(d, data); !d.invalid {
+	d.invalid = !b.checkMetaschema(d, data)
+	if !d.invalid {
+		d.invalid = !b.checkVocabulary(d)
+	}
+	if !d.invalid {
 		b.staticDynamicRefs(d)
 	}
 	id, ok := root.getStr("$id")

@@ -65,6 +65,10 @@ func TestRefusals(t *testing.T) {
 			[]string{"#/properties/x/$dynamicRef"}, "$dynamicRef", `2 schemas declare "$dynamicAnchor": "n"`},
 		{"json $recursiveRef with two anchors", schema.JSONSchema, `{"$schema":"https://json-schema.org/draft/2019-09/schema","$recursiveAnchor":true,"type":"object","properties":{"x":{"$recursiveRef":"#"}},"$defs":{"o":{"$id":"https://e.com/o","$recursiveAnchor":true,"type":"object"}}}`,
 			[]string{"#/properties/x/$recursiveRef"}, "$recursiveRef", `2 schemas say "$recursiveAnchor": true`},
+		{"json keyword typo", schema.JSONSchema, `{"type":"object","properties":{"q":{"type":"integer","minimun":1,"x-unit":"pcs"},"format":{"type":"string"}}}`,
+			[]string{"#/properties/q/minimun"}, "keyword", `unknown keyword "minimun" (did you mean "minimum"?)`},
+		{"json format typo", schema.JSONSchema, `{"type":"object","properties":{"at":{"type":"string","format":"datetime"}},"$defs":{"d":{"type":"string","format":"emial"}}}`,
+			[]string{"#/properties/at/format", "#/$defs/d/format"}, "format", `unknown format "`},
 		{"json unknown type", schema.JSONSchema, `{"type":"object","properties":{"a":{"type":"strng"}}}`,
 			[]string{"#/properties/a/type"}, "type", `got the string "strng" (did you mean "string"?)`},
 	}
