@@ -100,9 +100,15 @@ func FuzzDialErrorRedaction(f *testing.F) {
 		}
 		for name, u := range urls {
 			var logs bytes.Buffer
-			// Long enough for a refused login; a refused port is tried
-			// again until ctx ends.
-			ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+			// A refused port is tried again until ctx ends: a short ctx. A
+			// refused login or TLS handshake ends the Dial at once, however
+			// long the broker takes on a loaded machine: a ctx that does not
+			// cut it short.
+			timeout := 150 * time.Millisecond
+			if name == "auth failure" || name == "TLS failure" {
+				timeout = 10 * time.Second
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			c, err := runtime.Dial(ctx, u, runtime.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
 				runtime.WithReconnectBackoff(50*time.Millisecond, 100*time.Millisecond))
 			cancel()
