@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/acemq/acemq-go/internal/gen/compat"
 	"github.com/acemq/acemq-go/internal/gen/input"
@@ -77,7 +78,23 @@ func runCompat(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "acemq-gen compat: %s\n", count(rep))
 		return exitIncompatible
 	}
+	fmt.Fprintf(stdout, "compatible: %s against %s\n", checked(rep), *against)
 	return exitOK
+}
+
+// checked is "3 messages checked (full 2, backward 1)".
+func checked(rep *compat.Report) string {
+	n, modes := 0, []string{}
+	for _, m := range []compat.Mode{compat.ModeFull, compat.ModeBackward, compat.ModeForward} {
+		if k := rep.Checked[m]; k > 0 {
+			n += k
+			modes = append(modes, fmt.Sprintf("%s %d", m, k))
+		}
+	}
+	if n == 0 {
+		return "no message checked"
+	}
+	return fmt.Sprintf("%d %s checked (%s)", n, plural(n, "message", "messages"), strings.Join(modes, ", "))
 }
 
 // build is the model of what internal/gen/input read (the only stage that

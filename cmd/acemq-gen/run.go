@@ -115,7 +115,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitBad
 	}
 	if !*quiet {
-		fmt.Fprintf(stdout, "wrote %s to %s: %s, %s, %s\n", counted(len(res.Files), "file"), displayDir(dir),
+		fmt.Fprintf(stdout, "wrote %s: %s, %s, %s\n", whereWritten(dir, *manifestPath, res.Files),
 			counted(res.Messages, "message"), counted(res.Queues, "queue"), counted(res.Publishers, "publisher"))
 		if len(removed) > 0 {
 			fmt.Fprintf(stdout, "removed %s acemq-gen wrote before and no longer writes: %s\n",
@@ -127,6 +127,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return exitOK
+}
+
+// whereWritten is "7 files to DIR", or, when exports: go outside DIR
+// (beside a manifest elsewhere), each group and where it went: "12
+// files: 7 to DIR, 5 (exports:) relative to the manifest, in ./examples/orders".
+func whereWritten(dir, manifestPath string, files []pipeline.File) string {
+	outside := 0
+	for _, f := range files {
+		if f.Path == ".." || strings.HasPrefix(f.Path, "../") {
+			outside++
+		}
+	}
+	if outside == 0 {
+		return fmt.Sprintf("%s to %s", counted(len(files), "file"), displayDir(dir))
+	}
+	return fmt.Sprintf("%s: %d to %s, %d (exports:) relative to the manifest, in %s", counted(len(files), "file"),
+		len(files)-outside, displayDir(dir), outside, displayDir(filepath.Dir(manifestPath)))
 }
 
 // counted is "1 file", "7 files".

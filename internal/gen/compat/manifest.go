@@ -15,6 +15,8 @@ type Report struct {
 	// Notes say what was not compared: a message new in this version, one
 	// removed from it, one whose compat is none. They are not problems.
 	Notes []string
+	// Checked counts the messages compared, by mode.
+	Checked map[Mode]int
 }
 
 // Compatible is true when no message breaks a reader.
@@ -27,7 +29,7 @@ func Compare(prev, cur *model.Model) (*Report, error) {
 	for _, m := range prev.Messages {
 		byName[m.Name] = m
 	}
-	rep := &Report{}
+	rep := &Report{Checked: map[Mode]int{}}
 	for _, m := range cur.Messages {
 		old, ok := byName[m.Name]
 		delete(byName, m.Name)
@@ -40,6 +42,7 @@ func Compare(prev, cur *model.Model) (*Report, error) {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: compat none, not checked", m.Name))
 			continue
 		}
+		rep.Checked[mode]++
 		rep.Problems = append(rep.Problems, typeProperty(old, m, mode)...)
 		ps, err := compareMessage(old, m, mode)
 		if err != nil {
