@@ -424,3 +424,60 @@ func TestAnAbandonedChannelLeavesTheConnectionToTheOthers(t *testing.T) {
 		t.Errorf("Consumer.Close: %v", err)
 	}
 }
+
+// A dead session's channel whose close the broker does not answer costs
+// nothing else: the consumer whose queue was deleted (the broker cancels
+// its subscription) closes its channel in the background, and the
+// connection and another consumer on it go on. (Its close used to wait 5s
+// and then close the whole connection.)
+func TestADeadSessionsUnansweredCloseLeavesTheConnection(t *testing.T) {
+	leakCheck(t)
+	q := queue(t, "ctx-dead-keep", nil)
+	gone := queue(t, "ctx-dead-gone", nil)
+	px, err := NewProxy(fmt.Sprintf("127.0.0.1:%d", AMQPPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer px.Close()
+	c := dialQuiet(t, "amqp://guest:guest@"+px.Addr()+"/", runtime.WithHeartbeat(stallBeat))
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = c.Close(ctx)
+	}()
+	evs := newEvents()
+	consume := func(queue string) *runtime.Consumer {
+		cs, err := runtime.Consume(ctxFor(t, 10*time.Second), c, runtime.ConsumerSpec{Queue: queue, Routes: []runtime.Route{
+			runtime.Handle(text, func(_ context.Context, m *runtime.Message[string]) runtime.Ack { evs.add(m); return runtime.Accept() }),
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	keep, dead := consume(q), consume(gone)
+	since := c.State().Since
+	hit := px.StallChannelAt(ChannelClose, 1)
+	_, ch := raw(t)
+	if _, err := ch.QueueDelete(gone, false, false, false); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-hit:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the consumer of the deleted queue did not close its channel")
+	}
+	// Past the 5s the close used to be given before the connection went.
+	time.Sleep(6 * time.Second)
+	publish(t, c, q, "after")
+	evs.waitFor(t, 10*time.Second, "a message on the other queue is handled", func(e []event) bool { return count(e, "after") == 1 })
+	if st := c.State(); st.State != runtime.StateConnected || !st.Since.Equal(since) {
+		t.Errorf("State = %+v, want the connection of %s still up", st, since)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := keep.Close(ctx); err != nil {
+		t.Errorf("Close of the other consumer: %v", err)
+	}
+	_ = dead.Close(ctx)
+}
