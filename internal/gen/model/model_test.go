@@ -123,6 +123,8 @@ func TestErrors(t *testing.T) {
 			`acemq.yaml:4:24: message "A": broken.json:1:13 is not JSON: invalid character '}' looking for beginning of object key string`},
 		{"outbox name taken", "messages:\n  A: {type: a, schema: a.json}\n  OrdersOutbox: {type: b, schema: a.json}\nqueues:\n  q: {}\npublishers:\n  Orders: {messages: {A: {routing_key: q}}, outbox: true}\n",
 			`acemq.yaml:9:53: publisher "Orders" (its outbox) and message "OrdersOutbox"`},
+		{"inbox retention zero", "queues:\n  q: {inbox: {retention: 0s}}\n",
+			`acemq.yaml:4:26: queue "q": inbox retention "0s" must be positive`},
 		{"schema error", "messages:\n  A: {type: a, schema: any.json}\n",
 			`acemq.yaml:4:24: message "A": any.json:1:49: #/properties/x/$ref: `},
 	} {
