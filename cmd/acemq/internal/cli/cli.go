@@ -35,6 +35,10 @@ const (
 // DefaultURL is the broker when neither --url nor ACEMQ_URL says.
 const DefaultURL = "amqp://guest:guest@localhost:5672/"
 
+// defaultURLShown is DefaultURL as help texts show it: passwords are never
+// printed, not even the default one.
+const defaultURLShown = "amqp://guest:xxxxx@localhost:5672/"
+
 // exitError carries an exit code.
 type exitError struct {
 	code int
@@ -95,7 +99,7 @@ func (e *env) root() *cobra.Command {
 them back (replay), compares a manifest's topology with the live broker, and
 says whether queues drain.
 
-The broker is --url, else $ACEMQ_URL, else ` + DefaultURL + `
+The broker is --url, else $ACEMQ_URL, else ` + defaultURLShown + `
 The management API (topology, drain) is --mgmt-url, else $ACEMQ_MGMT_URL, else
 derived from the broker URL (same host and credentials, the AMQP port plus
 10000: 15672 for 5672).
@@ -115,7 +119,7 @@ that could not be moved, a broker error); 2 bad input.`,
 			return e.resolve(cmd)
 		},
 	}
-	root.PersistentFlags().String("url", "", "the broker's AMQP URL (default $ACEMQ_URL, else "+DefaultURL+")")
+	root.PersistentFlags().String("url", "", "the broker's AMQP URL (default $ACEMQ_URL, else "+defaultURLShown+")")
 	root.PersistentFlags().Duration("connect-timeout", 10*time.Second, "how long to keep trying to reach the broker")
 	root.PersistentFlags().String("mgmt-url", "", "the management API's URL (default $ACEMQ_MGMT_URL, else derived from --url)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {

@@ -22,7 +22,7 @@ func (e *env) progress(tty bool, total int, what string) *bar {
 	if !tty || total < 100 {
 		return &bar{}
 	}
-	return &bar{pb: progressbar.NewOptions(total,
+	return &bar{total: total, pb: progressbar.NewOptions(total,
 		progressbar.OptionSetWriter(e.stderr),
 		progressbar.OptionSetDescription(what),
 		progressbar.OptionShowCount(),
@@ -39,6 +39,14 @@ func lines(w io.Writer, total int, what string) *bar {
 }
 
 func (b *bar) step(n int) {
+	if n > b.total {
+		// More to look at than the bar was made for (a --limit with a
+		// --where that matches fewer).
+		b.total = n
+		if b.pb != nil {
+			b.pb.ChangeMax(n)
+		}
+	}
 	switch {
 	case b.pb != nil:
 		_ = b.pb.Set(n)

@@ -156,10 +156,28 @@ func allowed(src string, opts runtime.ReplayOptions, queue string) bool {
 	return opts.FollowHeaders || queue == runtime.ReplayOwner(src) || slices.Contains(opts.Queues, queue)
 }
 
+// replayCount is "1 message", "20001 messages", or with a limit below
+// them "up to 10000 of 20001 messages".
+func replayCount(total, limit int) string {
+	if limit > 0 && limit < total {
+		return fmt.Sprintf("up to %d of %d messages", limit, total)
+	}
+	if total == 1 {
+		return "1 message"
+	}
+	return fmt.Sprintf("%d messages", total)
+}
+
 // replay runs one pass; a timeout above 0 is the pass's deadline.
 func (e *env) replay(src string, opts runtime.ReplayOptions, f where.Filter, timeout time.Duration) error {
 	return e.withQueue(src, func(ctx context.Context, c *runtime.Connection, total int) error {
-		fmt.Fprintf(e.stdout, "replaying %d messages from %s to %s\n", total, src, targetText(opts))
+		fmt.Fprintf(e.stdout, "replaying %s from %s to %s\n", replayCount(total, opts.Limit), src, targetText(opts))
+		if opts.Limit > 0 && opts.Limit < total {
+			// Without a --where every message looked at is moved: the
+			// bar ends at the limit (it grows past it when one matches
+			// fewer).
+			total = opts.Limit
+		}
 		if a := allowedText(src, opts); a != "" {
 			fmt.Fprintf(e.stdout, "  %s\n", a)
 		}
