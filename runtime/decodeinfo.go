@@ -13,6 +13,9 @@ const DefaultMaxBodySize = 1 << 20
 type decodeInfo struct {
 	fingerprint string
 	maxBody     int
+	// checkRequester is the consumer's WithRequesterCheck, for its
+	// request routes (HandleRequest).
+	checkRequester bool
 }
 
 type decodeInfoKey struct{}

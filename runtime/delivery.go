@@ -92,6 +92,7 @@ func (dv *delivery) begin() {
 		cs.consumedOne(d.Type)
 	}
 	dv.env = envelopeOf(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType)
+	dv.env.ReplyTo = d.ReplyTo
 	if cs.requeue {
 		dv.requeueKey = requeueKey(dv.d, dv.env)
 		dv.env.Attempt = dv.requeueAttempt()
@@ -125,7 +126,7 @@ func (dv *delivery) run() (Ack, error) {
 		// the decoder allocate.
 		return Ack{}, bodyTooLarge(len(d.Body), cs.cfg.maxBody)
 	}
-	dv.ctx = withDecodeInfo(dv.ctx, decodeInfo{fingerprint: headerString(d.Headers, HeaderSchemaFingerprint), maxBody: cs.cfg.maxBody})
+	dv.ctx = withDecodeInfo(dv.ctx, decodeInfo{fingerprint: headerString(d.Headers, HeaderSchemaFingerprint), maxBody: cs.cfg.maxBody, checkRequester: cs.cfg.requesterCheck})
 	return route.run(dv.ctx, cs.c, d, dv.env)
 }
 

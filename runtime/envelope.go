@@ -37,12 +37,15 @@ const maxErrorLen = 4096
 
 // Envelope is what the runtime knows about a message besides its payload.
 type Envelope struct {
-	ID            string    // x-acemq-id, kept for life
-	CorrelationID string    // correlation_id
-	Type          string    // the AMQP type property
-	Origin        string    // x-acemq-origin
-	FirstSeen     time.Time // x-acemq-first-seen; zero when absent
-	Attempt       int       // x-acemq-attempt, 1-based
+	ID            string // x-acemq-id, kept for life
+	CorrelationID string // correlation_id
+	// ReplyTo is a request's reply_to, where its reply goes (a consumer's
+	// deliveries only; see HandleRequest).
+	ReplyTo   string
+	Type      string    // the AMQP type property
+	Origin    string    // x-acemq-origin
+	FirstSeen time.Time // x-acemq-first-seen; zero when absent
+	Attempt   int       // x-acemq-attempt, 1-based
 	// Error is x-acemq-error, the last failure's reason. A message the
 	// broker dead-lettered on its own (no x-acemq-queue, an x-death) reads
 	// "dead-lettered by the broker: <reason>", e.g. delivery_limit, with

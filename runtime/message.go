@@ -65,27 +65,33 @@ func route[T any](mt *MessageType[T], h Handler[T]) Route {
 			return nil
 		},
 		run: func(ctx context.Context, c *Connection, d *amqp.Delivery, env Envelope) (Ack, error) {
-			codec, err := mt.codecFor(c)
-			if err != nil {
-				return Ack{}, err
-			}
-			if mt.format != FormatText && d.ContentType != "" && d.ContentType != codec.ContentType() {
-				return Ack{}, fmt.Errorf("content type %q is not %q", d.ContentType, codec.ContentType())
-			}
-			var v T
-			if err := codec.Decode(ctx, d.Body, &v); err != nil {
-				return Ack{}, err
-			}
-			m := &Message[T]{
-				Payload:     v,
-				Envelope:    env,
-				Headers:     appHeaders(d.Headers),
-				RoutingKey:  d.RoutingKey,
-				Redelivered: d.Redelivered,
-			}
-			return invoke(ctx, h, m), nil
+			return decodeAndCall(ctx, c, mt, d, env, h)
 		},
 	}
+}
+
+// decodeAndCall decodes d as mt and calls h with it: the handler's answer,
+// or why d could not be decoded.
+func decodeAndCall[T any](ctx context.Context, c *Connection, mt *MessageType[T], d *amqp.Delivery, env Envelope, h Handler[T]) (Ack, error) {
+	codec, err := mt.codecFor(c)
+	if err != nil {
+		return Ack{}, err
+	}
+	if mt.format != FormatText && d.ContentType != "" && d.ContentType != codec.ContentType() {
+		return Ack{}, fmt.Errorf("content type %q is not %q", d.ContentType, codec.ContentType())
+	}
+	var v T
+	if err := codec.Decode(ctx, d.Body, &v); err != nil {
+		return Ack{}, err
+	}
+	m := &Message[T]{
+		Payload:     v,
+		Envelope:    env,
+		Headers:     appHeaders(d.Headers),
+		RoutingKey:  d.RoutingKey,
+		Redelivered: d.Redelivered,
+	}
+	return invoke(ctx, h, m), nil
 }
 
 // invoke calls h, turning a panic into a Retry with a *PanicError.

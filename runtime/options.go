@@ -161,6 +161,7 @@ type consumeConfig struct {
 	requeueOnFailure bool
 	bodyInLogs       int
 	maxBody          int
+	requesterCheck   bool // WithRequesterCheck
 	setAside         setAsideTiming
 	registryWaits    registryWaits // zero: the defaults (hold.go); tests set it (export_test.go)
 	redeliveryLimit  int

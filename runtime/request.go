@@ -1,0 +1,516 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// Header names of the request/reply contract (docs/design.md, "Request
+// and reply"). The correlation id and the reply-to address are AMQP
+// properties, not headers.
+const (
+	// HeaderReplyType is, on a request, the message type its caller
+	// expects back; on a reply, the type of the reply (the type property
+	// says the same).
+	HeaderReplyType = "x-acemq-reply-type"
+	// HeaderReplyError is, on a reply, the responder's reason when it
+	// answered with an error instead of a reply; the body is then empty.
+	HeaderReplyError = "x-acemq-reply-error"
+	// HeaderReplyErrorCode is the code of such an error: "error" unless the
+	// responder returned a *ReplyError with a code of its own.
+	HeaderReplyErrorCode = "x-acemq-reply-error-code"
+)
+
+// directReplyTo is RabbitMQ's pseudo-queue for direct reply-to.
+const directReplyTo = "amq.rabbitmq.reply-to"
+
+// ErrNoReply is matched by the error of a request whose reply can no longer
+// arrive: its reply channel closed (the connection was lost; direct
+// reply-to delivers a reply only to the channel that sent the request) or
+// the Requester was closed. It also matches ErrUnavailable when the
+// connection was lost, ErrClosed when the Requester or its connection was
+// closed.
+var ErrNoReply = errors.New("acemq: the reply cannot arrive")
+
+// ReplyError is a responder's answer that is an error, not a reply: what a
+// request's caller gets from Request instead of a reply, never a timeout.
+// A request handler that returns one has its Code and Reason sent as they
+// are; any other error is sent with Code "error" and its text as Reason.
+type ReplyError struct {
+	// Code names the kind of failure: "error" for a handler's error,
+	// "panic" for a handler that panicked, "bad_request" for a request the
+	// responder could not decode, "wrong_reply_type" for a request that
+	// expects a reply type the responder does not send, or a responder's
+	// own code.
+	Code string
+	// Reason is the responder's text (capped at 4096 bytes).
+	Reason string
+	// Request is the request's message type; Responder the responder's
+	// x-acemq-origin. Both are filled in by the caller's side.
+	Request, Responder string
+}
+
+func (e *ReplyError) Error() string {
+	who := ""
+	if e.Responder != "" {
+		who = " (" + e.Responder + ")"
+	}
+	code := e.Code
+	if code == "" {
+		code = "error"
+	}
+	return fmt.Sprintf("the responder%s answered %s with %s: %s", who, e.Request, code, e.Reason)
+}
+
+// Requester sends requests and waits for their replies: one channel per
+// Requester, on which it consumes its replies and publishes its requests;
+// concurrent requests share it, told apart by correlation id. By default
+// the replies come by RabbitMQ's direct reply-to (no queue: the broker
+// hands a reply straight to the channel that sent the request, at most
+// once); WithReplyQueue names a durable queue of the Requester's own
+// instead. Make one with NewRequester; it opens its channel on first use,
+// and again after a connection loss. Safe for concurrent use.
+type Requester struct {
+	c     *Connection
+	queue string        // "" for direct reply-to
+	ttl   time.Duration // the reply queue's x-expires
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	s       *replySession
+	opening chan struct{}
+	waits   map[string]*call
+	closed  bool
+	done    chan struct{} // closed by Close
+	wg      sync.WaitGroup
+
+	late atomic.Int64
+}
+
+// RequesterOption configures a Requester.
+type RequesterOption interface{ applyRequester(*Requester) }
+
+type requesterOptionFunc func(*Requester)
+
+func (f requesterOptionFunc) applyRequester(r *Requester) { f(r) }
+
+// DefaultReplyQueueTTL is how long a reply queue of WithReplyQueue lives
+// without a consumer (its x-expires) unless the option says otherwise.
+const DefaultReplyQueueTTL = 30 * time.Minute
+
+// WithReplyQueue makes the Requester take its replies from a durable queue
+// of its own, name, instead of direct reply-to: a reply that arrives while
+// the Requester reconnects waits there and reaches its caller, if the
+// caller still waits. The queue is declared durable with x-expires ttl
+// (DefaultReplyQueueTTL when ttl is 0): the broker deletes it once no
+// requester has used it for that long (RabbitMQ 4.3 refuses transient
+// queues that are not exclusive). name must be one client's alone: two
+// requesters on one queue take each other's replies.
+func WithReplyQueue(name string, ttl time.Duration) RequesterOption {
+	return requesterOptionFunc(func(r *Requester) {
+		r.queue, r.ttl = name, ttl
+		if r.ttl <= 0 {
+			r.ttl = DefaultReplyQueueTTL
+		}
+	})
+}
+
+// NewRequester returns a Requester sending on c. Close it when done.
+func NewRequester(c *Connection, opts ...RequesterOption) *Requester {
+	r := &Requester{c: c, waits: map[string]*call{}, done: make(chan struct{})}
+	for _, o := range opts {
+		o.applyRequester(r)
+	}
+	r.log = c.log.With("reply_to", r.replyTo())
+	return r
+}
+
+// LateReplies is how many replies came for no waiting request: after their
+// caller's ctx ended, or twice. They are dropped, never handed to another
+// request.
+func (r *Requester) LateReplies() int64 { return r.late.Load() }
+
+// Waiting is how many requests wait for their reply.
+func (r *Requester) Waiting() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.waits)
+}
+
+func (r *Requester) replyTo() string {
+	if r.queue != "" {
+		return r.queue
+	}
+	return directReplyTo
+}
+
+// call is one request waiting for its reply.
+type call struct {
+	s     *replySession
+	reply chan amqp.Delivery // buffered 1
+	lost  chan error         // buffered 1
+}
+
+// replySession is the Requester's channel on one connection: its reply
+// consumer and its confirm-mode publisher.
+type replySession struct {
+	ch   *amqp.Channel
+	p    *publisher
+	dead atomic.Bool
+}
+
+// Request publishes v as a request of type reqType to exchange and waits for
+// its reply, of type repType: the decoded reply, or the responder's error
+// as a *ReplyError. ctx is the timeout: when it ends first, Request returns
+// an error matching ctx's, and a reply that comes later is dropped (counted
+// by LateReplies). The request carries the time left as its expiration, so
+// that the broker drops it unread once its caller has given up.
+//
+// The request is published mandatory and confirmed, as Publish does, with
+// the options in opts (WithRoutingKey, WithHeaders; WithCorrelationID sets
+// the request's correlation id, which must be unique among the Requester's
+// waiting requests; by default each request has a fresh one). A request no
+// queue takes fails with ErrUnroutable. When the connection is lost while
+// it waits, Request fails with an error matching ErrNoReply and
+// ErrUnavailable (direct reply-to: the reply cannot arrive; with
+// WithReplyQueue it keeps waiting until ctx ends).
+func Request[Req, Rep any](ctx context.Context, r *Requester, reqType *MessageType[Req], repType *MessageType[Rep], exchange string, v Req, opts ...PublishOption) (Rep, error) {
+	var zero Rep
+	codec, err := reqType.codecFor(r.c)
+	if err != nil {
+		return zero, err
+	}
+	fp, _ := codec.(interface{ schemaFingerprint() string })
+	cfg := publishConfig{}
+	for _, o := range opts {
+		o.applyPublish(&cfg)
+	}
+	o, err := encodeOutgoing(ctx, r.c, reqType.name, codec, fp, exchange, v, cfg)
+	if err != nil {
+		return zero, fmt.Errorf("request %s to exchange %q: %w", reqType.name, exchange, err)
+	}
+	o.msg.Headers[HeaderReplyType] = repType.name
+	d, err := r.call(ctx, o)
+	if err != nil {
+		return zero, fmt.Errorf("request %s to exchange %q: %w", reqType.name, exchange, err)
+	}
+	return decodeReply(ctx, r.c, reqType.name, repType, d)
+}
+
+// decodeReply is d's reply as a Rep, or the responder's error.
+func decodeReply[Rep any](ctx context.Context, c *Connection, request string, repType *MessageType[Rep], d amqp.Delivery) (Rep, error) {
+	var v Rep
+	if why, ok := d.Headers[HeaderReplyError]; ok {
+		reasonText, _ := why.(string)
+		return v, &ReplyError{Code: headerString(d.Headers, HeaderReplyErrorCode), Reason: reasonText,
+			Request: request, Responder: headerString(d.Headers, HeaderOrigin)}
+	}
+	if d.Type != repType.name {
+		return v, fmt.Errorf("request %s: the reply: %w: it is %q, not %q", request, ErrOtherType, d.Type, repType.name)
+	}
+	codec, err := repType.codecFor(c)
+	if err != nil {
+		return v, err
+	}
+	ctx = withDecodeInfo(ctx, decodeInfo{fingerprint: headerString(d.Headers, HeaderSchemaFingerprint)})
+	if err := codec.Decode(ctx, d.Body, &v); err != nil {
+		return v, fmt.Errorf("request %s: the reply %s: %w", request, repType.name, err)
+	}
+	return v, nil
+}
+
+// call sends o as a request and waits for its reply.
+func (r *Requester) call(ctx context.Context, o outgoing) (amqp.Delivery, error) {
+	s, err := r.session(ctx)
+	if err != nil {
+		return amqp.Delivery{}, err
+	}
+	id := o.msg.CorrelationId
+	if id == "" {
+		id = newID()
+	}
+	cl, err := r.wait(id, s)
+	if err != nil {
+		return amqp.Delivery{}, err
+	}
+	defer r.forget(id)
+	o.msg.CorrelationId, o.msg.ReplyTo, o.msg.DeliveryMode = id, r.replyTo(), amqp.Transient
+	if dl, ok := ctx.Deadline(); ok {
+		o.msg.Expiration = strconv.FormatInt(max(time.Until(dl).Milliseconds(), 1), 10)
+	}
+	confirmed, err := r.send(ctx, s, &o)
+	if err != nil {
+		return amqp.Delivery{}, err
+	}
+	for {
+		select {
+		case err := <-confirmed:
+			if err != nil {
+				return amqp.Delivery{}, err
+			}
+			confirmed = nil
+		case d := <-cl.reply:
+			return d, nil
+		case err := <-cl.lost:
+			return amqp.Delivery{}, err
+		case <-ctx.Done():
+			return amqp.Delivery{}, fmt.Errorf("no reply in time (correlation id %s): %w", id, ctx.Err())
+		}
+	}
+}
+
+// send publishes the request on s and returns where its confirm's outcome
+// (nil, or the publish error) arrives.
+func (r *Requester) send(ctx context.Context, s *replySession, o *outgoing) (<-chan error, error) {
+	c := r.c
+	start := time.Now()
+	span := c.startPublish(ctx, o)
+	err := c.checkExchange(ctx, o.exchange)
+	if err == nil {
+		err = c.blockedErr()
+	}
+	var w <-chan error
+	if err == nil {
+		w, err = s.p.send(ctx, o.exchange, o.key, o.mandatory, o.msg)
+	}
+	if err != nil {
+		err = c.publishError(*o, err)
+		c.endPublish(span, o, start, err)
+		return nil, err
+	}
+	out := make(chan error, 1)
+	go func() {
+		var err error
+		select {
+		case err = <-w:
+		case <-ctx.Done():
+			err = fmt.Errorf("waiting for the broker's confirm: %w", ctx.Err())
+		}
+		if err != nil {
+			err = c.publishError(*o, err)
+		}
+		c.endPublish(span, o, start, err)
+		out <- err
+	}()
+	return out, nil
+}
+
+// wait registers a request waiting under id.
+func (r *Requester) wait(id string, s *replySession) (*call, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, fmt.Errorf("%w: %w", ErrNoReply, ErrClosed)
+	}
+	if _, dup := r.waits[id]; dup {
+		return nil, fmt.Errorf("correlation id %q is already waiting for a reply", id)
+	}
+	cl := &call{s: s, reply: make(chan amqp.Delivery, 1), lost: make(chan error, 1)}
+	r.waits[id] = cl
+	return cl, nil
+}
+
+func (r *Requester) forget(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.waits, id)
+}
+
+// deliver hands a reply to the request waiting for it, or drops it.
+func (r *Requester) deliver(d amqp.Delivery) {
+	r.mu.Lock()
+	cl := r.waits[d.CorrelationId]
+	delete(r.waits, d.CorrelationId)
+	r.mu.Unlock()
+	if cl == nil {
+		r.late.Add(1)
+		r.log.Debug("acemq: a reply no request waits for (its caller gave up); dropped", "correlation_id", d.CorrelationId, "type", d.Type)
+		return
+	}
+	cl.reply <- d
+}
+
+// session returns the live reply session, opening one when there is none.
+// One open at a time; each caller waits for it only as long as its ctx.
+func (r *Requester) session(ctx context.Context) (*replySession, error) {
+	for {
+		r.mu.Lock()
+		if r.closed {
+			r.mu.Unlock()
+			return nil, fmt.Errorf("%w: %w", ErrNoReply, ErrClosed)
+		}
+		if s := r.s; s != nil && !s.dead.Load() {
+			r.mu.Unlock()
+			return s, nil
+		}
+		if wait := r.opening; wait != nil {
+			r.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, fmt.Errorf("opening the reply channel: %w", ctx.Err())
+			}
+		}
+		opening := make(chan struct{})
+		r.opening = opening
+		r.mu.Unlock()
+		s, err := r.open(ctx)
+		r.mu.Lock()
+		r.opening = nil
+		close(opening)
+		if err == nil && r.closed {
+			go s.ch.Close()
+			err = fmt.Errorf("%w: %w", ErrNoReply, ErrClosed)
+		}
+		if err == nil {
+			r.s = s
+		}
+		r.mu.Unlock()
+		return s, err
+	}
+}
+
+// open opens a channel, subscribes it to the replies and puts it in
+// confirm mode. Direct reply-to needs both on one channel: a request
+// published on another would have no reply consumer.
+func (r *Requester) open(ctx context.Context) (*replySession, error) {
+	ch, err := r.c.channel(ctx)
+	if err != nil {
+		return nil, err
+	}
+	from := directReplyTo
+	if r.queue != "" {
+		from = r.queue
+		args := amqp.Table{"x-expires": r.ttl.Milliseconds()}
+		if _, err := ch.QueueDeclare(r.queue, true, false, false, false, args); err != nil {
+			ch.Close()
+			return nil, fmt.Errorf("declare the reply queue %q: %w", r.queue, err)
+		}
+	}
+	closes := ch.NotifyClose(make(chan *amqp.Error, 1))
+	replies, err := ch.Consume(from, "", true, false, false, false, nil)
+	if err != nil {
+		ch.Close()
+		return nil, fmt.Errorf("consume the replies from %q: %w", from, err)
+	}
+	p, err := newPublisher(ch)
+	if err != nil {
+		return nil, err
+	}
+	s := &replySession{ch: ch, p: p}
+	r.wg.Add(1)
+	go r.read(s, replies, closes)
+	return s, nil
+}
+
+// read hands each reply of s to its request until the channel closes.
+func (r *Requester) read(s *replySession, replies <-chan amqp.Delivery, closes <-chan *amqp.Error) {
+	defer r.wg.Done()
+	for d := range replies {
+		r.deliver(d)
+	}
+	var cause error = amqp.ErrClosed
+	if e, ok := <-closes; ok && e != nil {
+		cause = e
+	}
+	r.lost(s, cause)
+}
+
+// lost ends s: with direct reply-to, every request sent on it fails (its
+// reply cannot arrive on another channel); with a reply queue they keep
+// waiting, and a new session is opened for them.
+func (r *Requester) lost(s *replySession, cause error) {
+	s.dead.Store(true)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.s == s {
+		r.s = nil
+	}
+	if r.closed {
+		return
+	}
+	if r.queue != "" {
+		if len(r.waits) > 0 {
+			r.wg.Add(1)
+			go r.reopen()
+		}
+		return
+	}
+	err := &unavailableError{err: fmt.Errorf("%w: the reply channel closed before the reply came (direct reply-to delivers it to that channel only): %w", ErrNoReply, cause)}
+	for id, cl := range r.waits {
+		if cl.s == s {
+			cl.lost <- err
+			delete(r.waits, id)
+		}
+	}
+}
+
+// reopen opens a session for the requests waiting on a reply queue, with
+// backoff, until one opens or the Requester is closed.
+func (r *Requester) reopen() {
+	defer r.wg.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-r.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	wait := r.c.cfg.reconnectMin
+	for {
+		if _, err := r.session(ctx); err == nil || ctx.Err() != nil || errors.Is(err, ErrClosed) {
+			return
+		}
+		select {
+		case <-time.After(wait):
+		case <-r.c.upSignal():
+		case <-ctx.Done():
+			return
+		}
+		wait = min(2*wait, r.c.cfg.reconnectMax)
+	}
+}
+
+// Close stops the Requester: every request still waiting fails with an
+// error matching ErrNoReply and ErrClosed, and its channel is closed,
+// within ctx. The reply queue of WithReplyQueue is left to its TTL.
+func (r *Requester) Close(ctx context.Context) error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	close(r.done)
+	s := r.s
+	r.s = nil
+	err := fmt.Errorf("%w: %w", ErrNoReply, ErrClosed)
+	for id, cl := range r.waits {
+		cl.lost <- err
+		delete(r.waits, id)
+	}
+	r.mu.Unlock()
+	if s != nil {
+		s.dead.Store(true)
+		go s.ch.Close()
+	}
+	done := make(chan struct{})
+	go func() { r.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("close the requester: its reply channel did not close in time: %w", ctx.Err())
+	}
+}

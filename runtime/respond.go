@@ -1,0 +1,218 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// RequestHandler answers one request type: the reply, or an error that its
+// caller receives as a *ReplyError (a *ReplyError returned here is sent
+// with its own Code). An error made by RetryRequest instead sends the
+// request up its queue's retry ladder, without a reply yet.
+type RequestHandler[Req, Rep any] func(ctx context.Context, m *Message[Req]) (Rep, error)
+
+// errRetryRequest marks a request handler's error that asks for another
+// attempt.
+var errRetryRequest = errors.New("retry the request")
+
+type retryRequestError struct{ err error }
+
+func (e *retryRequestError) Error() string   { return reason(e.err) }
+func (e *retryRequestError) Unwrap() []error { return []error{errRetryRequest, e.err} }
+
+// RetryRequest, returned by a RequestHandler, retries the request by its
+// queue's retry policy instead of replying: for a failure that may pass
+// (a dependency down). The caller keeps waiting, within its ctx. Before
+// each retry the responder checks that the caller is still there (see
+// Connection.RequesterWaiting); a request whose caller has gone is settled
+// without a reply and without climbing the ladder. A request that runs out
+// of attempts is dead-lettered like any message, and its caller's ctx
+// ends the wait.
+func RetryRequest(err error) error { return &retryRequestError{err: err} }
+
+// HandleRequest routes the requests of type reqType to h, which answers
+// each with a reply of type repType (or an error): the reply is published
+// to the request's reply_to with its correlation_id (docs/design.md,
+// "Request and reply"), and the request is acked once the broker confirmed
+// the reply. With WithRequesterCheck on the consumer, a request whose
+// caller has gone is settled before h is called.
+//
+// A request without reply_to is parked (nowhere to reply); one that does
+// not decode is answered with a *ReplyError "bad_request" and parked; one
+// that expects another reply type than repType is answered
+// "wrong_reply_type"; a handler that panics answers "panic" with the
+// panic's reason. A reply the broker cannot deliver (its requester has
+// gone: RabbitMQ before 4.2 returns it) is dropped and the request settled.
+func HandleRequest[Req, Rep any](reqType *MessageType[Req], repType *MessageType[Rep], h RequestHandler[Req, Rep]) Route {
+	rt := Handle(reqType, nil)
+	rt.run = func(ctx context.Context, c *Connection, d *amqp.Delivery, env Envelope) (Ack, error) {
+		r := responding{c: c, d: d, replyType: repType.name}
+		if ack, done := r.precheck(ctx); done {
+			return ack, nil
+		}
+		var rep Rep
+		var herr error
+		handler := func(ctx context.Context, m *Message[Req]) Ack {
+			rep, herr = invokeRequest(ctx, h, m)
+			return Accept()
+		}
+		if _, err := decodeAndCall(ctx, c, reqType, d, env, handler); err != nil {
+			if !transient(err) && !errors.Is(err, ErrRegistryUnavailable) {
+				r.replyError(ctx, &ReplyError{Code: "bad_request", Reason: "could not be decoded: " + err.Error()})
+			}
+			return Ack{}, err
+		}
+		if herr != nil && errors.Is(herr, errRetryRequest) {
+			return r.retryOrSettle(ctx, herr), nil
+		}
+		if herr != nil {
+			return r.replyError(ctx, herr), nil
+		}
+		codec, err := repType.codecFor(c)
+		if err != nil {
+			return Retry(fmt.Errorf("the reply's codec: %w", err)), nil
+		}
+		fp, _ := codec.(interface{ schemaFingerprint() string })
+		o, err := encodeOutgoing(ctx, c, repType.name, codec, fp, "", rep, publishConfig{})
+		if err != nil {
+			return r.replyError(ctx, &ReplyError{Code: "error", Reason: "the reply does not encode: " + err.Error()}), nil
+		}
+		return r.send(ctx, o), nil
+	}
+	return rt
+}
+
+// invokeRequest calls h, turning a panic into a "panic" reply error.
+func invokeRequest[Req, Rep any](ctx context.Context, h RequestHandler[Req, Rep], m *Message[Req]) (rep Rep, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			pe := NewPanicError(v)
+			err = &ReplyError{Code: "panic", Reason: pe.Error()}
+		}
+	}()
+	return h(ctx, m)
+}
+
+// responding is one request being answered.
+type responding struct {
+	c         *Connection
+	d         *amqp.Delivery
+	replyType string
+}
+
+// precheck settles, before any decode, a request that cannot be answered:
+// no reply_to (parked), another reply type expected (answered), its caller
+// gone (with WithRequesterCheck).
+func (r responding) precheck(ctx context.Context) (Ack, bool) {
+	if r.d.ReplyTo == "" {
+		return Park(errors.New("a request without reply_to: there is nowhere to send its reply")), true
+	}
+	if want := headerString(r.d.Headers, HeaderReplyType); want != "" && want != r.replyType {
+		err := &ReplyError{Code: "wrong_reply_type", Reason: fmt.Sprintf("the responder replies %q, not %q", r.replyType, want)}
+		return r.replyError(ctx, err), true
+	}
+	if decodeInfoOf(ctx).checkRequester && !r.requesterThere(ctx) {
+		return Accept(), true
+	}
+	return Ack{}, false
+}
+
+// requesterThere reports whether the request's caller is still there; an
+// error of the check itself counts as there (the work is done, not lost).
+func (r responding) requesterThere(ctx context.Context) bool {
+	there, err := r.c.RequesterWaiting(ctx, r.d.ReplyTo)
+	if err != nil {
+		r.c.log.Warn("acemq: could not check that the requester is still there; answering anyway", "reply_to", r.d.ReplyTo, "err", err)
+		return true
+	}
+	if !there {
+		r.c.log.Info("acemq: the requester has gone; the request is settled without a reply",
+			"type", r.d.Type, "id", r.d.MessageId, "correlation_id", r.d.CorrelationId, "reply_to", r.d.ReplyTo)
+	}
+	return there
+}
+
+// retryOrSettle retries the request when its caller is still there, else
+// settles it.
+func (r responding) retryOrSettle(ctx context.Context, err error) Ack {
+	if !r.requesterThere(ctx) {
+		return Accept()
+	}
+	return Retry(err)
+}
+
+// replyError answers the request with err.
+func (r responding) replyError(ctx context.Context, err error) Ack {
+	var re *ReplyError
+	if !errors.As(err, &re) {
+		re = &ReplyError{Code: "error", Reason: reason(err)}
+	}
+	code := re.Code
+	if code == "" {
+		code = "error"
+	}
+	cfg := publishConfig{headers: map[string]any{HeaderReplyError: capReason(re.Reason), HeaderReplyErrorCode: code}}
+	o := outgoing{mandatory: true, msg: r.c.newPublishing(r.replyType, "text/plain", nil, cfg)}
+	return r.send(ctx, o)
+}
+
+// send publishes the reply o to the request's reply_to and says what
+// becomes of the request.
+func (r responding) send(ctx context.Context, o outgoing) Ack {
+	o.exchange, o.key, o.mandatory = "", r.d.ReplyTo, true
+	o.msg.CorrelationId = r.d.CorrelationId
+	o.msg.Headers[HeaderReplyType] = r.replyType
+	if strings.HasPrefix(r.d.ReplyTo, directReplyTo+".") {
+		o.msg.DeliveryMode = amqp.Transient // it lives no longer than its requester's channel
+	}
+	err := r.c.publishAll(ctx, false, []outgoing{o})[0]
+	switch {
+	case err == nil:
+		return Accept()
+	case errors.Is(err, ErrUnroutable):
+		r.c.log.Info("acemq: the requester has gone; its reply was dropped", "type", r.d.Type, "id", r.d.MessageId,
+			"correlation_id", r.d.CorrelationId, "reply_to", r.d.ReplyTo)
+		return Accept()
+	default:
+		return Retry(fmt.Errorf("could not send the reply to %q: %w", r.d.ReplyTo, err))
+	}
+}
+
+// RequesterWaiting reports whether the requester behind replyTo (a
+// request's reply_to, Envelope.ReplyTo) is still there: for a direct
+// reply-to address, whether its channel is open; for a reply queue,
+// whether the queue exists. It is RabbitMQ's own advice, a passive declare
+// of the name on a channel of its own, one round trip: worth it before
+// expensive work, not before every cheap reply. false with a nil error
+// means gone.
+func (c *Connection) RequesterWaiting(ctx context.Context, replyTo string) (bool, error) {
+	if replyTo == "" {
+		return false, nil
+	}
+	ch, err := c.channel(ctx)
+	if err != nil {
+		return false, err
+	}
+	_, err = ch.QueueDeclarePassive(replyTo, false, false, false, false, nil)
+	if isNotFound(err) {
+		return false, nil // the 404 closed the channel
+	}
+	ch.Close()
+	if err != nil {
+		return false, fmt.Errorf("check the requester %q: %w", replyTo, err)
+	}
+	return true, nil
+}
+
+// WithRequesterCheck makes a consumer's request routes (HandleRequest)
+// check that each request's caller is still there before calling the
+// handler (Connection.RequesterWaiting): a request whose caller has gone
+// is settled without a reply. It costs a round trip per request; use it
+// for handlers whose work is expensive.
+func WithRequesterCheck() ConsumeOption {
+	return consumeOptionFunc(func(c *consumeConfig) { c.requesterCheck = true })
+}
