@@ -44,14 +44,14 @@ func handlerFunc(f *jen.File, q *model.Queue) {
 		consumeArgs, callArgs = "ctx, c, inbox", "ctx, tx, m"
 	}
 	doc(f.Comment, "%s adapts a func to %s, as http.HandlerFunc adapts one to http.Handler: %s(%s, %s(handle)).", q.HandlerFuncName, q.HandlerName, q.ConsumeName, consumeArgs, q.HandlerFuncName)
-	f.Type().Id(q.HandlerFuncName).Func().Add(params()).Add(rt("Ack"))
+	f.Type().Id(q.HandlerFuncName).Func().Add(params()).Add(handlerResults(msg))
 	f.Line()
 	doc(f.Comment, "%s calls fn(%s).", msg.HandlerMethod, callArgs)
 	args := []jen.Code{jen.Id("ctx"), jen.Id("m")}
 	if q.Inbox != nil {
 		args = []jen.Code{jen.Id("ctx"), jen.Id("tx"), jen.Id("m")}
 	}
-	f.Func().Params(jen.Id("fn").Id(q.HandlerFuncName)).Id(msg.HandlerMethod).Add(params()).Add(rt("Ack")).Block(
+	f.Func().Params(jen.Id("fn").Id(q.HandlerFuncName)).Id(msg.HandlerMethod).Add(params()).Add(handlerResults(msg)).Block(
 		jen.Return(jen.Id("fn").Call(args...)),
 	)
 }
@@ -83,8 +83,12 @@ func handlerInterface(f *jen.File, q *model.Queue) {
 			if i > 0 {
 				g.Line()
 			}
-			doc(g.Comment, "%s handles a message of the type %q.", msg.HandlerMethod, msg.Type)
-			g.Id(msg.HandlerMethod).Add(handlerParams(q, msg)).Add(rt("Ack"))
+			if msg.Reply != nil {
+				doc(g.Comment, "%s answers a request of the type %q with its reply, %s, or an error its caller receives as a *runtime.ReplyError (a *runtime.ReplyError returned here keeps its Code); runtime.RetryRequest(err) retries the request instead, unless its caller has gone. A method that panics answers with a ReplyError of Code \"panic\".", msg.HandlerMethod, msg.Type, msg.Reply.GoName)
+			} else {
+				doc(g.Comment, "%s handles a message of the type %q.", msg.HandlerMethod, msg.Type)
+			}
+			g.Id(msg.HandlerMethod).Add(handlerParams(q, msg)).Add(handlerResults(msg))
 		}
 	})
 }
@@ -162,6 +166,10 @@ func consumerSpec(q *model.Queue) jen.Code {
 		}
 		field("Routes", jen.Index().Add(rt("Route")).ValuesFunc(func(r *jen.Group) {
 			for _, msg := range q.Consumes {
+				if msg.Reply != nil {
+					r.Line().Add(rt("HandleRequest").Call(jen.Id(msg.VarName), jen.Id(msg.Reply.VarName), jen.Id("h").Dot(msg.HandlerMethod)))
+					continue
+				}
 				var h jen.Code = jen.Id("h").Dot(msg.HandlerMethod)
 				if q.Inbox != nil {
 					h = jen.Qual(pgstorePkg, "HandleTx").Types(jen.Id(msg.GoName)).Call(h)
@@ -172,4 +180,13 @@ func consumerSpec(q *model.Queue) jen.Code {
 		}))
 		g.Line()
 	})
+}
+
+// handlerResults is what a handler method returns: runtime.Ack, or for a
+// request (Reply, error).
+func handlerResults(msg *model.Message) jen.Code {
+	if msg.Reply != nil {
+		return jen.Params(jen.Id(msg.Reply.GoName), jen.Error())
+	}
+	return rt("Ack")
 }

@@ -32,6 +32,9 @@ func outboxFile(m *model.Model, source string) *jen.File {
 			jen.Return(jen.Op("&").Id(p.OutboxName).Values(jen.Dict{jen.Id("ob"): jen.Id("ob")})),
 		)
 		for _, pm := range p.Messages {
+			if pm.TxName == "" {
+				continue // a request: it waits for its reply, no outbox can
+			}
 			f.Line()
 			publishTxMethod(f, p, pm)
 		}

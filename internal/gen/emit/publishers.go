@@ -19,15 +19,23 @@ func publishersFile(m *model.Model, source string) *jen.File {
 		} else {
 			doc(f.Comment, "%s publishes to the exchange %q.", p.GoName, p.Exchange.Name)
 		}
-		f.Type().Id(p.GoName).Struct(jen.Id("c").Op("*").Add(rt("Connection")))
-		f.Line()
-		// func NewOrdersPublisher(c *runtime.Connection) *OrdersPublisher
-		doc(f.Comment, "%s returns the publisher %q, publishing on c.", p.NewName, p.Name)
-		f.Func().Id(p.NewName).Params(jen.Id("c").Op("*").Add(rt("Connection"))).Op("*").Id(p.GoName).Block(
-			jen.Return(jen.Op("&").Id(p.GoName).Values(jen.Dict{jen.Id("c"): jen.Id("c")})),
-		)
+		if p.Requests {
+			requesterStruct(f, p)
+		} else {
+			f.Type().Id(p.GoName).Struct(jen.Id("c").Op("*").Add(rt("Connection")))
+			f.Line()
+			// func NewOrdersPublisher(c *runtime.Connection) *OrdersPublisher
+			doc(f.Comment, "%s returns the publisher %q, publishing on c.", p.NewName, p.Name)
+			f.Func().Id(p.NewName).Params(jen.Id("c").Op("*").Add(rt("Connection"))).Op("*").Id(p.GoName).Block(
+				jen.Return(jen.Op("&").Id(p.GoName).Values(jen.Dict{jen.Id("c"): jen.Id("c")})),
+			)
+		}
 		for _, pm := range p.Messages {
 			f.Line()
+			if pm.RequestName != "" {
+				requestMethod(f, p, pm)
+				continue
+			}
 			publishMethod(f, p, pm)
 			f.Line()
 			publishBatchMethod(f, p, pm)

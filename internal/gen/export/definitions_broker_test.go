@@ -16,6 +16,7 @@ import (
 	jsonschemaall "github.com/acemq/acemq-go/golden/jsonschema-all/want"
 	names "github.com/acemq/acemq-go/golden/names/want"
 	orders "github.com/acemq/acemq-go/golden/orders/want"
+	pricing "github.com/acemq/acemq-go/golden/pricing/want"
 	registry "github.com/acemq/acemq-go/golden/registry/want"
 	shipping "github.com/acemq/acemq-go/golden/shipping/want"
 	"github.com/acemq/acemq-go/internal/brokertest"
@@ -27,7 +28,7 @@ import (
 // for the golden cases (golden/<case>/want).
 var generatedTopologies = map[string]func() *runtime.Topology{
 	"avro-all": avroall.Topology, "jsonschema-all": jsonschemaall.Topology, "names": names.Topology,
-	"orders": orders.Topology, "registry": registry.Topology, "shipping": shipping.Topology,
+	"orders": orders.Topology, "pricing": pricing.Topology, "registry": registry.Topology, "shipping": shipping.Topology,
 }
 
 // generatedTopology is the case's generated Topology(), or — for a golden

@@ -132,6 +132,10 @@ type Message struct {
 	Subject *Str `yaml:"subject"`
 	Compat  *Str `yaml:"compat"` // full, backward, forward or none; nil: full
 	GoName  *Str `yaml:"go_name"`
+	// Reply names the message that answers this one: a request, sent by
+	// a generated Request method and answered by a handler that returns
+	// the reply (docs/request-reply.md).
+	Reply *Str `yaml:"reply"`
 	// FieldGoNames are field_go_names: a Go name by the JSON pointer of a
 	// field in the schema, in manifest order.
 	FieldGoNames []FieldGoName `yaml:"field_go_names"`

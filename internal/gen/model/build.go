@@ -21,6 +21,7 @@ func Build(f *manifest.File, fsys fs.FS, dir string) (*Model, error) {
 	b.registry()
 	b.policies()
 	b.messages()
+	b.replies()
 	b.exchanges()
 	b.queues()
 	b.publishers()

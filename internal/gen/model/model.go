@@ -86,13 +86,16 @@ type Message struct {
 	// HandlerMethod is the method of a queue's handler interface that
 	// takes this message, e.g. HandleOrderPlaced.
 	HandlerMethod string
-	Type          string        // AMQP type property
-	Format        schema.Format // Avro or JSONSchema
-	Subject       string        // registry subject (Avro)
-	Compat        CompatMode    // what acemq-gen compat checks (default CompatFull)
-	SchemaPath    string        // as written in the manifest
-	SchemaText    string        // the schema file, compacted
-	Root          *schema.Type  // the payload type in Types
+	// Reply is the message that answers this one (the manifest's reply:),
+	// nil for a message that is not a request.
+	Reply      *Message
+	Type       string        // AMQP type property
+	Format     schema.Format // Avro or JSONSchema
+	Subject    string        // registry subject (Avro)
+	Compat     CompatMode    // what acemq-gen compat checks (default CompatFull)
+	SchemaPath string        // as written in the manifest
+	SchemaText string        // the schema file, compacted
+	Root       *schema.Type  // the payload type in Types
 
 	schemaData []byte                 // the file as read
 	refFiles   []string               // the files its bundled schema embeds
@@ -178,6 +181,9 @@ type Publisher struct {
 	// OrdersOutbox, NewOrdersOutbox.
 	Outbox                    bool
 	OutboxName, NewOutboxName string
+	// Requests is whether any of Messages is a request: the publisher
+	// then holds a runtime.Requester, and has a Close method.
+	Requests bool
 }
 
 // HasOutbox reports whether any publisher of m writes to an outbox.
@@ -206,4 +212,7 @@ type Published struct {
 	BatchName  string // e.g. PublishOrderPlacedBatch
 	AsyncName  string // e.g. PublishOrderPlacedAsync
 	TxName     string // e.g. PublishOrderPlacedTx, with the publisher's outbox
+	// RequestName is the method of a request (a message with a reply),
+	// e.g. RequestQuoteRequested, which replaces the three above.
+	RequestName string
 }

@@ -66,6 +66,9 @@ func (b *builder) queues() {
 				b.errorf(c.Pos, "%s consumes %q%s", who, c.Value, unknown("message", "messages", c.Value, b.messageNames()))
 				continue
 			}
+			if m.Reply != nil && mq.Inbox != nil {
+				b.errorf(c.Pos, "%s has an inbox and consumes the request %q: a request's handler returns its reply, not in a transaction; give the request a queue without inbox:", who, c.Value)
+			}
 			q.Consumes = append(q.Consumes, m)
 		}
 		b.queueArguments(who, mq, q)
@@ -193,11 +196,9 @@ func (b *builder) publishers() {
 				b.errorf(pm.Message.Pos, "%s publishes %q%s", who, pm.Message.Value, unknown("message", "messages", pm.Message.Value, b.messageNames()))
 				continue
 			}
-			pub := &Published{Message: m, Method: "Publish" + m.GoName, BatchName: "Publish" + m.GoName + "Batch", AsyncName: "Publish" + m.GoName + "Async"}
-			b.claimMethod(who, methods, pub.Method, pm.Message, "")
-			b.claimMethod(who, methods, pub.BatchName, pm.Message, " (its batch method)")
-			b.claimMethod(who, methods, pub.AsyncName, pm.Message, " (its async method)")
-			if p.Outbox {
+			pub := b.published(who, methods, pm, m)
+			p.Requests = p.Requests || pub.RequestName != ""
+			if p.Outbox && pub.RequestName == "" {
 				pub.TxName = "Publish" + m.GoName + "Tx"
 				b.claimMethod(who, txMethods, pub.TxName, pm.Message, " (its outbox method)")
 			}
@@ -211,6 +212,22 @@ func (b *builder) publishers() {
 		}
 		b.m.Publishers = append(b.m.Publishers, p)
 	}
+}
+
+// published names the methods of a publisher for one message: Publish,
+// its Batch and Async forms, or, for a request, Request alone (a request
+// published without waiting has no reply_to, and is parked).
+func (b *builder) published(who string, methods map[string]methodClaim, pm *manifest.Published, m *Message) *Published {
+	if m.Reply != nil {
+		pub := &Published{Message: m, RequestName: "Request" + m.GoName}
+		b.claimMethod(who, methods, pub.RequestName, pm.Message, " (its request method)")
+		return pub
+	}
+	pub := &Published{Message: m, Method: "Publish" + m.GoName, BatchName: "Publish" + m.GoName + "Batch", AsyncName: "Publish" + m.GoName + "Async"}
+	b.claimMethod(who, methods, pub.Method, pm.Message, "")
+	b.claimMethod(who, methods, pub.BatchName, pm.Message, " (its batch method)")
+	b.claimMethod(who, methods, pub.AsyncName, pm.Message, " (its async method)")
+	return pub
 }
 
 // methodClaim is the message of a publisher whose method took a name.
