@@ -551,3 +551,31 @@ func TestRequesterConnectionLost(t *testing.T) {
 		t.Fatalf("after the cut: %q, %v", got, err)
 	}
 }
+
+type quoteTenantKey struct{}
+
+// TestRequestHandlerRunsInsideMiddleware: a consumer's middlewares wrap a
+// request handler as they wrap any: the handler sees the ctx a middleware
+// passes on, and the reply still goes back.
+func TestRequestHandlerRunsInsideMiddleware(t *testing.T) {
+	c := dial(t)
+	var seen atomic.Value
+	mw := func(next runtime.HandlerFunc) runtime.HandlerFunc {
+		return func(ctx context.Context, in *runtime.Incoming) runtime.Ack {
+			seen.Store(in.Payload())
+			return next(context.WithValue(ctx, quoteTenantKey{}, "t-7"), in)
+		}
+	}
+	q := responder(t, c, func(ctx context.Context, m *runtime.Message[string]) (string, error) {
+		tenant, _ := ctx.Value(quoteTenantKey{}).(string)
+		return m.Payload + " for " + tenant, nil
+	}, runtime.WithMiddleware(mw))
+	r := requester(t, c)
+	got, err := runtime.Request(ctxFor(t, wait), r, quoteReqType, quoteType, "", "A-1", runtime.WithRoutingKey(q))
+	if err != nil || got != "A-1 for t-7" {
+		t.Fatalf("Request = %q, %v; want the handler's reply with the middleware's ctx", got, err)
+	}
+	if p, _ := seen.Load().(string); p != "A-1" {
+		t.Fatalf("the middleware saw payload %v", seen.Load())
+	}
+}

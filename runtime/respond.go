@@ -48,42 +48,77 @@ func RetryRequest(err error) error { return &retryRequestError{err: err} }
 // panic's reason. A reply the broker cannot deliver (its requester has
 // gone: RabbitMQ before 4.2 returns it) is dropped and the request settled.
 func HandleRequest[Req, Rep any](reqType *MessageType[Req], repType *MessageType[Rep], h RequestHandler[Req, Rep]) Route {
-	rt := Handle(reqType, nil)
+	inner := answerInto(h)
+	r := requestRoute(reqType, repType, inner)
+	r.wrap = func(queue string, mws []Middleware) Route {
+		return requestRoute(reqType, repType, chain(queue, mws, inner))
+	}
+	return r
+}
+
+// answer is what a request handler returned, put where the route finds it
+// through ctx: the handler runs inside the middlewares (chain), which pass
+// ctx on but return an Ack.
+type answer[Rep any] struct {
+	rep    Rep
+	err    error
+	called bool
+}
+
+type answerKey struct{}
+
+// answerInto is h as a Handler: it calls h and leaves what it returned in
+// the ctx's answer.
+func answerInto[Req, Rep any](h RequestHandler[Req, Rep]) Handler[Req] {
+	return func(ctx context.Context, m *Message[Req]) Ack {
+		a := ctx.Value(answerKey{}).(*answer[Rep])
+		a.rep, a.err = invokeRequest(ctx, h, m)
+		a.called = true
+		return Accept()
+	}
+}
+
+// requestRoute is the route of reqType to inner (h, within any
+// middlewares), which replies with repType.
+func requestRoute[Req, Rep any](reqType *MessageType[Req], repType *MessageType[Rep], inner Handler[Req]) Route {
+	rt := route(reqType, inner)
 	rt.run = func(ctx context.Context, c *Connection, d *amqp.Delivery, env Envelope) (Ack, error) {
 		r := responding{c: c, d: d, replyType: repType.name}
 		if ack, done := r.precheck(ctx); done {
 			return ack, nil
 		}
-		var rep Rep
-		var herr error
-		handler := func(ctx context.Context, m *Message[Req]) Ack {
-			rep, herr = invokeRequest(ctx, h, m)
-			return Accept()
-		}
-		if _, err := decodeAndCall(ctx, c, reqType, d, env, handler); err != nil {
-			if !transient(err) && !errors.Is(err, ErrRegistryUnavailable) {
+		a := &answer[Rep]{}
+		ack, err := decodeAndCall(context.WithValue(ctx, answerKey{}, a), c, reqType, d, env, inner)
+		switch {
+		case err != nil:
+			if !transient(err) {
 				r.replyError(ctx, &ReplyError{Code: "bad_request", Reason: "could not be decoded: " + err.Error()})
 			}
 			return Ack{}, err
+		case !a.called || ack.Kind() != AckAccept:
+			return ack, nil // a middleware answered (or failed) for the handler
+		case a.err != nil && errors.Is(a.err, errRetryRequest):
+			return r.retryOrSettle(ctx, a.err), nil
+		case a.err != nil:
+			return r.replyError(ctx, a.err), nil
 		}
-		if herr != nil && errors.Is(herr, errRetryRequest) {
-			return r.retryOrSettle(ctx, herr), nil
-		}
-		if herr != nil {
-			return r.replyError(ctx, herr), nil
-		}
-		codec, err := repType.codecFor(c)
-		if err != nil {
-			return Retry(fmt.Errorf("the reply's codec: %w", err)), nil
-		}
-		fp, _ := codec.(interface{ schemaFingerprint() string })
-		o, err := encodeOutgoing(ctx, c, repType.name, codec, fp, "", rep, publishConfig{})
-		if err != nil {
-			return r.replyError(ctx, &ReplyError{Code: "error", Reason: "the reply does not encode: " + err.Error()}), nil
-		}
-		return r.send(ctx, o), nil
+		return replyWith(ctx, r, repType, a.rep), nil
 	}
 	return rt
+}
+
+// replyWith encodes rep and sends it as r's reply.
+func replyWith[Rep any](ctx context.Context, r responding, repType *MessageType[Rep], rep Rep) Ack {
+	codec, err := repType.codecFor(r.c)
+	if err != nil {
+		return Retry(fmt.Errorf("the reply's codec: %w", err))
+	}
+	fp, _ := codec.(interface{ schemaFingerprint() string })
+	o, err := encodeOutgoing(ctx, r.c, repType.name, codec, fp, "", rep, publishConfig{})
+	if err != nil {
+		return r.replyError(ctx, &ReplyError{Code: "error", Reason: "the reply does not encode: " + err.Error()})
+	}
+	return r.send(ctx, o)
 }
 
 // invokeRequest calls h, turning a panic into a "panic" reply error.
