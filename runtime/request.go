@@ -383,26 +383,32 @@ func (r *Requester) session(ctx context.Context) (*replySession, error) {
 // confirm mode. Direct reply-to needs both on one channel: a request
 // published on another would have no reply consumer.
 func (r *Requester) open(ctx context.Context) (*replySession, error) {
-	ch, err := r.c.channel(ctx)
+	cc, err := r.c.callChannel(ctx)
 	if err != nil {
 		return nil, err
 	}
+	ch := cc.ch
 	from := directReplyTo
 	if r.queue != "" {
 		from = r.queue
 		args := amqp.Table{"x-expires": r.ttl.Milliseconds()}
-		if _, err := ch.QueueDeclare(r.queue, true, false, false, false, args); err != nil {
-			ch.Close()
+		if err := cc.do(ctx, "queue.declare", func(ch *amqp.Channel) error {
+			_, err := ch.QueueDeclare(r.queue, true, false, false, false, args)
+			return err
+		}); err != nil {
+			cc.close(ctx)
 			return nil, fmt.Errorf("declare the reply queue %q: %w", r.queue, err)
 		}
 	}
 	closes := ch.NotifyClose(make(chan *amqp.Error, 1))
-	replies, err := ch.Consume(from, "", true, false, false, false, nil)
+	replies, err := roundTrip(ctx, cc, "basic.consume", func(ch *amqp.Channel) (<-chan amqp.Delivery, error) {
+		return ch.Consume(from, "", true, false, false, false, nil)
+	})
 	if err != nil {
-		ch.Close()
+		cc.close(ctx)
 		return nil, fmt.Errorf("consume the replies from %q: %w", from, err)
 	}
-	p, err := newPublisher(ch)
+	p, err := newPublisher(ctx, r.c, ch)
 	if err != nil {
 		return nil, err
 	}

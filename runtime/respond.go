@@ -228,15 +228,18 @@ func (c *Connection) RequesterWaiting(ctx context.Context, replyTo string) (bool
 	if replyTo == "" {
 		return false, nil
 	}
-	ch, err := c.channel(ctx)
+	cc, err := c.callChannel(ctx)
 	if err != nil {
 		return false, err
 	}
-	_, err = ch.QueueDeclarePassive(replyTo, false, false, false, false, nil)
+	err = cc.do(ctx, "queue.declare", func(ch *amqp.Channel) error {
+		_, err := ch.QueueDeclarePassive(replyTo, false, false, false, false, nil)
+		return err
+	})
 	if isNotFound(err) {
 		return false, nil // the 404 closed the channel
 	}
-	ch.Close()
+	cc.close(ctx)
 	if err != nil {
 		return false, fmt.Errorf("check the requester %q: %w", replyTo, err)
 	}
