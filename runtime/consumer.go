@@ -34,7 +34,9 @@ type Consumer struct {
 	requeues requeueCounts
 	log      *slog.Logger
 	panics   panicLimiter
-	stats    consumerCounters
+	// outcomeLog bounds the retry, dead-letter and park lines.
+	outcomeLog *outcomeLimiter
+	stats      consumerCounters
 	// lastType caches the metric options of the type last delivered.
 	lastType atomic.Pointer[typeOpts]
 
@@ -133,6 +135,7 @@ func newConsumer(c *Connection, spec ConsumerSpec, cfg consumeConfig) (*Consumer
 		quit:    make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
+	cs.outcomeLog = newOutcomeLimiter(cfg.outcomeLog, cs.log)
 	if err := cs.validate(spec); err != nil {
 		return nil, err
 	}

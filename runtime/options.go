@@ -174,6 +174,7 @@ type consumeConfig struct {
 	rungProbe time.Duration
 	// middleware is WithMiddleware's, in order (middleware.go).
 	middleware []Middleware
+	outcomeLog outcomeLogLimit // WithOutcomeLogLimit's (outcomelog.go)
 }
 
 func (c consumeConfig) rungProbeOrDefault() time.Duration {

@@ -110,7 +110,9 @@ func (dv *delivery) accepted() { dv.counted(outcomeAccepted, "") }
 // to a rung (after its confirm) or requeued.
 func (dv *delivery) retried(why, wait string, delay time.Duration) {
 	dv.counted(outcomeRetried, wait)
-	dv.cs.log.Info("acemq: retry", dv.outcomeAttrs(why, "wait", wait, "delay", delay)...)
+	if dv.cs.outcomeLog.allow(time.Now(), "acemq: retry", why) {
+		dv.cs.log.Info("acemq: retry", dv.outcomeAttrs(why, "wait", wait, "delay", delay)...)
+	}
 }
 
 // setAsideAs records o, a dead letter or a park, once its copy in to is
@@ -121,7 +123,9 @@ func (dv *delivery) setAsideAs(o outcome, why, to string) {
 	if to == DeadLetterQueue(dv.cs.queue) {
 		what = "acemq: dead-lettered"
 	}
-	dv.cs.log.Warn(what, dv.outcomeAttrs(why, "to", to)...)
+	if dv.cs.outcomeLog.allow(time.Now(), what, why) {
+		dv.cs.log.Warn(what, dv.outcomeAttrs(why, "to", to)...)
+	}
 }
 
 // counted counts o in Stats and acemq.outcome; wait is where a retry
