@@ -58,7 +58,7 @@ case ${1:-up} in
   leftovers)
     # Report (not fail on) the queues the suite left on the node: each test
     # deletes its own, so anything here is a cleanup that went wrong.
-    json=$(curl -fsS -u guest:guest 'http://127.0.0.1:$MGMT/api/queues?columns=name') ||
+    json=$(curl -fsS -u guest:guest "http://127.0.0.1:$MGMT/api/queues?columns=name") ||
       die "the management API of $node@localhost did not answer"
     names=$(printf '%s' "$json" | grep -o '"name":"[^"]*"' | cut -d'"' -f4 || true)
     n=$(printf '%s' "$names" | grep -c . || true)
