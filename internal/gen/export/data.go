@@ -144,8 +144,10 @@ func data(m *model.Model, opts Options) *templates.Data {
 		}
 		node(id+"dlq", tq.DLQ, templates.NodeDLQ)
 		node(id+"parked", tq.Parked, templates.NodeParked)
-		reason := "rejected"
-		if q.Retry != nil && q.Retry.Attempts > 1 {
+		// A Retry reaches q.dlq too when the attempts run out: with no
+		// policy in the manifest, the service's (NoRetry: after 1).
+		reason := "gave up, or rejected"
+		if q.Retry != nil {
 			reason = fmt.Sprintf("gave up after %d attempts, or rejected", q.Retry.Attempts)
 		}
 		edge(from, id+"dlq", reason, templates.EdgeDeadLetter)
