@@ -39,6 +39,9 @@ import (
 // confirm (the publishes behind it wait too, to keep their order).
 type publisher struct {
 	ch *amqp.Channel
+	// cork, when set, is the connection's socket: the writer corks it
+	// while it writes a batch, so the batch goes out in one write.
+	cork *corkConn
 
 	// One writer goroutine takes the tags and writes, in the order the
 	// messages were queued (queued, under mu; kick wakes it). space bounds
@@ -95,14 +98,14 @@ func (f *inflight) settle(err error) {
 }
 
 // newPublisher puts ch in confirm mode, within ctx, and starts its
-// goroutines.
-func newPublisher(ctx context.Context, c *Connection, ch *amqp.Channel) (*publisher, error) {
+// goroutines; cork, when set, is the connection's socket (corkconn.go).
+func newPublisher(ctx context.Context, c *Connection, ch *amqp.Channel, cork *corkConn) (*publisher, error) {
 	cc := &callChannel{c: c, ch: ch}
 	if err := cc.do(ctx, "confirm.select", func(ch *amqp.Channel) error { return ch.Confirm(false) }); err != nil {
 		cc.close(ctx)
 		return nil, fmt.Errorf("confirm mode: %w", err)
 	}
-	p := &publisher{ch: ch, space: make(chan struct{}, writeQueue), kick: make(chan struct{}, 1), freed: make(chan struct{}, 1),
+	p := &publisher{ch: ch, cork: cork, space: make(chan struct{}, writeQueue), kick: make(chan struct{}, 1), freed: make(chan struct{}, 1),
 		quit: make(chan struct{}), pending: map[uint64]*inflight{}, byKey: map[returnKey][]uint64{}}
 	returns := ch.NotifyReturn(make(chan amqp.Return))
 	confirms := ch.NotifyPublish(make(chan amqp.Confirmation))
@@ -294,13 +297,44 @@ func (p *publisher) writer() {
 		p.mu.Lock()
 		batch, p.queued = p.queued, batch[:0]
 		p.mu.Unlock()
-		for i, f := range batch {
-			p.awaitKey(f)
-			p.writeOne(f)
-			batch[i] = nil
-			<-p.space
-		}
+		p.writeBatch(batch)
 	}
+}
+
+// writeBatch writes batch in order, the connection corked meanwhile when
+// there is more than one message (corkconn.go), and empties it. Before it
+// waits for a publish of the same key in flight (awaitKey), it uncorks:
+// that publish may be among the writes held, and its confirm would never
+// come.
+func (p *publisher) writeBatch(batch []*inflight) {
+	corked := false
+	for i, f := range batch {
+		if p.keyBusy(f) {
+			if corked {
+				p.cork.uncork()
+				corked = false
+			}
+			p.awaitKey(f)
+		}
+		if !corked && p.cork != nil && len(batch)-i > 1 {
+			p.cork.cork()
+			corked = true
+		}
+		p.writeOne(f)
+		batch[i] = nil
+		<-p.space
+	}
+	if corked {
+		p.cork.uncork()
+	}
+}
+
+// keyBusy reports whether a publish with f's message id, exchange and
+// routing key is in flight.
+func (p *publisher) keyBusy(f *inflight) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.byKey[f.key]) > 0
 }
 
 // awaitKey waits while a publish with f's message id, exchange and
@@ -376,11 +410,11 @@ func (c *Connection) publisher(ctx context.Context, side bool) (*publisher, erro
 		return p, nil
 	}
 	c.mu.Unlock()
-	ch, err := c.channel(ctx)
+	ch, conn, err := c.channelOn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	p, err := newPublisher(ctx, c, ch)
+	p, err := newPublisher(ctx, c, ch, c.corkOf(conn))
 	if err != nil {
 		return nil, err
 	}

@@ -32,6 +32,9 @@ type Connection struct {
 	registry SchemaRegistry
 	// tracers caches the tracer of the provider in use (see tracing).
 	tracers atomic.Pointer[tracerEntry]
+	// corks are the sockets of live connections, by connection
+	// (*amqp.Connection → *corkConn), for the publishers' writers.
+	corks sync.Map
 
 	mu sync.Mutex
 	// conn is the live connection of this session; dialing is closed when

@@ -236,7 +236,17 @@ func (c *Connection) dialOne(ctx context.Context, a address) (*amqp.Connection, 
 		Locale:          "en_US",
 	}
 	var sock net.Conn
-	cfg.Dial = contextDialer(ctx, !strings.HasPrefix(strings.ToLower(a.raw), "amqps:"), func(nc net.Conn) { sock = nc })
+	// The socket is corked by the publishers' writers (corkconn.go).
+	var cork *corkConn
+	dial := contextDialer(ctx, !strings.HasPrefix(strings.ToLower(a.raw), "amqps:"), func(nc net.Conn) { sock = nc })
+	cfg.Dial = func(network, addr string) (net.Conn, error) {
+		conn, err := dial(network, addr)
+		if err != nil {
+			return nil, err
+		}
+		cork = &corkConn{Conn: conn}
+		return cork, nil
+	}
 	type result struct {
 		conn *amqp.Connection
 		err  error
@@ -250,6 +260,7 @@ func (c *Connection) dialOne(ctx context.Context, a address) (*amqp.Connection, 
 	case r := <-ch:
 		if r.err == nil {
 			c.keepSocket(r.conn, sock)
+			c.keepCork(r.conn, cork)
 		}
 		return r.conn, r.err
 	case <-ctx.Done():
@@ -260,6 +271,23 @@ func (c *Connection) dialOne(ctx context.Context, a address) (*amqp.Connection, 
 		}()
 		return nil, ctx.Err()
 	}
+}
+
+// keepCork remembers conn's corkable socket until conn closes.
+func (c *Connection) keepCork(conn *amqp.Connection, cork *corkConn) {
+	c.corks.Store(conn, cork)
+	closed := conn.NotifyClose(make(chan *amqp.Error, 1))
+	go func() {
+		<-closed
+		c.corks.Delete(conn)
+	}()
+}
+
+// corkOf is conn's corkable socket, nil when it has none.
+func (c *Connection) corkOf(conn *amqp.Connection) *corkConn {
+	cork, _ := c.corks.Load(conn)
+	k, _ := cork.(*corkConn)
+	return k
 }
 
 // handshakeTimeout bounds the TCP connect and the AMQP handshake of one
