@@ -52,7 +52,7 @@ func rawPublishWindow(format string, window int) runFunc {
 			}
 			return nil
 		}
-		start := time.Now()
+		start := e.clockStart()
 		for i := range n {
 			if len(pending) == window {
 				if err := wait(pending[0]); err != nil {
@@ -88,7 +88,7 @@ func rawPublishWaitEach(format string) runFunc {
 		for i := range msgs {
 			msgs[i] = e.rawMessage(format)
 		}
-		start := time.Now()
+		start := e.clockStart()
 		for i := range n {
 			dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, "bench", routingKey(format), true, false, msgs[i])
 			if err != nil {
@@ -123,7 +123,7 @@ func rawConsumeAcking(format string, ackEvery int) runFunc {
 		if err := ch.Qos(256, 0, false); err != nil {
 			return 0, 0, err
 		}
-		start := time.Now()
+		start := e.clockStart()
 		ds, err := ch.ConsumeWithContext(ctx, q, "acemqbench-raw", false, false, false, false, nil)
 		if err != nil {
 			return 0, 0, fmt.Errorf("raw consume %s: %w", q, err)
@@ -170,7 +170,7 @@ func watermillPublish(confirm bool, g int) runFunc {
 		var next atomic.Int64
 		var wg sync.WaitGroup
 		errs := make(chan error, g)
-		start := time.Now()
+		start := e.clockStart()
 		for range g {
 			wg.Add(1)
 			go func() {
@@ -209,7 +209,7 @@ func watermillConsume(prefetch int) runFunc {
 		defer s.Close()
 		sctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		start := time.Now()
+		start := e.clockStart()
 		msgs, err := s.Subscribe(sctx, queueWatermill)
 		if err != nil {
 			return 0, 0, fmt.Errorf("watermill subscribe: %w", err)
@@ -284,7 +284,7 @@ func rawRetrying(failPct int) runFunc {
 		healthy := n - failing
 		var timers sync.WaitGroup
 		defer timers.Wait()
-		start := time.Now()
+		start := e.clockStart()
 		ds, err := ch.ConsumeWithContext(ctx, queueR1, "acemqbench-raw-r1", false, false, false, false, nil)
 		if err != nil {
 			return 0, 0, fmt.Errorf("raw consume %s: %w", queueR1, err)
@@ -342,7 +342,7 @@ func rawConsumeHolding(format string, hold int) runFunc {
 		if err := ch.Qos(256+hold, 0, false); err != nil {
 			return 0, 0, err
 		}
-		start := time.Now()
+		start := e.clockStart()
 		ds, err := ch.ConsumeWithContext(ctx, q, "acemqbench-raw-hold", false, false, false, false, nil)
 		if err != nil {
 			return 0, 0, fmt.Errorf("raw consume %s: %w", q, err)

@@ -181,7 +181,7 @@ func typedPublish(format string, g int) runFunc {
 		var next atomic.Int64
 		var wg sync.WaitGroup
 		errs := make(chan error, g)
-		start := time.Now()
+		start := e.clockStart()
 		for range g {
 			wg.Add(1)
 			go func() {
@@ -217,7 +217,7 @@ func typedPublishAsync(format string, window int) runFunc {
 	return func(ctx context.Context, e *env, n int) (time.Duration, int, error) {
 		p := orders.NewBenchPublisher(e.conn)
 		pending := make([]*runtime.Pending, 0, window)
-		start := time.Now()
+		start := e.clockStart()
 		for range n {
 			if len(pending) == window {
 				if err := pending[0].Wait(ctx); err != nil {
@@ -256,7 +256,7 @@ func typedPublishAll(format string, batch int) runFunc {
 		for i := range batch {
 			js[i], as[i] = e.jsonValue, e.avroValue
 		}
-		start := time.Now()
+		start := e.clockStart()
 		for done := 0; done < n; done += batch {
 			k := min(batch, n-done)
 			var err error
@@ -283,7 +283,7 @@ func typedConsume(format string, mws ...runtime.Middleware) runFunc {
 			return 0, 0, err
 		}
 		h := &countingHandler{n: int64(n), done: make(chan struct{})}
-		start := time.Now()
+		start := e.clockStart()
 		var c *runtime.Consumer
 		var err error
 		opts := []runtime.ConsumeOption{runtime.WithPrefetch(256)}
@@ -377,7 +377,7 @@ func typedRetrying(failPct int) runFunc {
 		}
 		healthy := n - failing
 		h := &countingHandler{n: int64(healthy), done: make(chan struct{}), failPct: failPct}
-		start := time.Now()
+		start := e.clockStart()
 		opts := []runtime.ConsumeOption{runtime.WithPrefetch(256)}
 		if e.holdBudget >= 0 {
 			opts = append(opts, runtime.WithHoldBudget(e.holdBudget))

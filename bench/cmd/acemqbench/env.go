@@ -45,6 +45,9 @@ type env struct {
 	// pg is the outbox cases' database; nil without --pg (they are
 	// skipped).
 	pg *pgEnv
+	// costStart is the process's cost when the current run's timed part
+	// began (clockStart).
+	costStart cost
 }
 
 func setup(ctx context.Context, url string, holdBudget int) (*env, error) {

@@ -102,6 +102,9 @@ type result struct {
 	bytes  int
 	a, b   []float64 // msg/s of each run
 	ratios []float64
+	// aCPU, bCPU are each run's CPU ns per message, aWrites, bWrites its
+	// write system calls per message (cost.go).
+	aCPU, bCPU, aWrites, bWrites []float64
 }
 
 func run(ctx context.Context, w io.Writer, o options) error {
@@ -165,18 +168,21 @@ func run(ctx context.Context, w io.Writer, o options) error {
 				if err != nil {
 					return fmt.Errorf("%s (%s): %w", c.name, c.aName, err)
 				}
+				r.aCPU, r.aWrites = append(r.aCPU, a.cpuNs), append(r.aWrites, a.writes)
 				b, err := env.measure(ctx, c.b, c.scale(o.n, false))
 				if err != nil {
 					return fmt.Errorf("%s (%s): %w", c.name, c.bName, err)
 				}
-				r.a, r.b = append(r.a, a), append(r.b, b)
-				r.ratios = append(r.ratios, a/b)
+				r.bCPU, r.bWrites = append(r.bCPU, b.cpuNs), append(r.bWrites, b.writes)
+				r.a, r.b = append(r.a, a.rate), append(r.b, b.rate)
+				r.ratios = append(r.ratios, a.rate/b.rate)
 			}
 			results = append(results, r)
 			fmt.Fprintf(os.Stderr, "done %s (%s body)\n", c.name, size)
 		}
 	}
 	report(w, o, results)
+	reportCost(w, results)
 	return nil
 }
 
@@ -238,20 +244,25 @@ func minMax(xs []float64) (float64, float64) {
 	return lo, hi
 }
 
+// run is one side's run measured: its throughput in messages per second,
+// and its process cost per message (cost.go).
+type sideRun struct{ rate, cpuNs, writes float64 }
+
 // measure runs f for n messages after purging every bench queue, and
-// returns its throughput in messages per second.
-func (e *env) measure(ctx context.Context, f runFunc, n int) (float64, error) {
+// returns its throughput and cost.
+func (e *env) measure(ctx context.Context, f runFunc, n int) (sideRun, error) {
 	if err := e.purge(); err != nil {
-		return 0, err
+		return sideRun{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	d, counted, err := f(ctx, e, n)
 	if err != nil {
-		return 0, err
+		return sideRun{}, err
 	}
 	if d <= 0 {
-		return 0, errors.New("a run took no time")
+		return sideRun{}, errors.New("a run took no time")
 	}
-	return float64(counted) / d.Seconds(), nil
+	cpu, writes := e.perMessage(max(counted, 1))
+	return sideRun{rate: float64(counted) / d.Seconds(), cpuNs: cpu, writes: writes}, nil
 }

@@ -143,7 +143,7 @@ func relayRows(format string) runFunc {
 		log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		rctx, stop := context.WithCancel(ctx)
 		done := make(chan error, 1)
-		start := time.Now()
+		start := e.clockStart()
 		go func() { done <- pgstore.NewRelay(e.pg.ob, e.pg.pool, pgstore.WithRelayLogger(log)).Run(rctx) }()
 		err := e.drained(ctx, queueOf(format), n)
 		took := time.Since(start)
@@ -174,7 +174,7 @@ func rawRelayRows(format string, window int) runFunc {
 			return 0, 0, err
 		}
 		defer conn.Release()
-		start := time.Now()
+		start := e.clockStart()
 		for {
 			ids, msgs, exchange, key, err := readRows(ctx, conn.Conn())
 			if err != nil {
