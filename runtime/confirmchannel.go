@@ -221,11 +221,22 @@ func (p *publisher) alive() bool {
 // holds the writer until the socket takes it or closes, but the caller
 // returns at ctx's end (the message may still be sent).
 func (p *publisher) send(ctx context.Context, exchange, key string, mandatory bool, msg amqp.Publishing) (<-chan error, error) {
-	f := &inflight{key: returnKey{msg.MessageId, exchange, key}, mandatory: mandatory, msg: msg, done: make(chan error, 1), wrote: make(chan error, 1)}
-	if err := p.write(ctx, f); err != nil {
+	f, err := p.queue(ctx, exchange, key, mandatory, msg)
+	if err == nil {
+		err = p.awaitWrite(ctx, f)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return f.done, nil
+}
+
+// queue is send without the wait for the write: a batch queues all its
+// messages, so the writer writes them in one go (corked), then waits for
+// each write (awaitWrite).
+func (p *publisher) queue(ctx context.Context, exchange, key string, mandatory bool, msg amqp.Publishing) (*inflight, error) {
+	f := &inflight{key: returnKey{msg.MessageId, exchange, key}, mandatory: mandatory, msg: msg, done: make(chan error, 1), wrote: make(chan error, 1)}
+	return f, p.enqueue(ctx, f)
 }
 
 // sendThen is send for an asynchronous publish: once written, the outcome
@@ -252,6 +263,14 @@ func (f *inflight) wroteErr(err error) {
 // waits for the write within ctx; an asynchronous one returns at once, and
 // a failed write reaches it through then.
 func (p *publisher) write(ctx context.Context, f *inflight) error {
+	if err := p.enqueue(ctx, f); err != nil {
+		return err
+	}
+	return p.awaitWrite(ctx, f)
+}
+
+// enqueue queues f for the writer, waiting for room within ctx.
+func (p *publisher) enqueue(ctx context.Context, f *inflight) error {
 	if err := ctx.Err(); err != nil {
 		return err // the same error whether or not there is room
 	}
@@ -274,6 +293,12 @@ func (p *publisher) write(ctx context.Context, f *inflight) error {
 	case p.kick <- struct{}{}:
 	default: // the writer is awake already
 	}
+	return nil
+}
+
+// awaitWrite waits within ctx for the write of f, a synchronous publish's
+// (an asynchronous one's, without f.wrote, reports through then).
+func (p *publisher) awaitWrite(ctx context.Context, f *inflight) error {
 	if f.wrote == nil {
 		return nil
 	}
@@ -514,6 +539,9 @@ func (c *Connection) publishAll(ctx context.Context, side bool, out []outgoing) 
 	if err == nil {
 		p, err = c.publisher(ctx, side)
 	}
+	// Every message is queued before any write is waited for, so the
+	// writer writes the batch in one go.
+	queued := make([]*inflight, len(out))
 	for i, o := range out {
 		if err == nil {
 			// While the broker blocks the connection, fail at once with its
@@ -521,11 +549,22 @@ func (c *Connection) publishAll(ctx context.Context, side bool, out []outgoing) 
 			err = c.blockedErr()
 		}
 		if err == nil {
-			waits[i], err = p.send(ctx, o.exchange, o.key, o.mandatory, o.msg)
+			queued[i], err = p.queue(ctx, o.exchange, o.key, o.mandatory, o.msg)
 		}
 		if err != nil {
+			queued[i] = nil
 			errs[i] = c.publishError(o, err)
 		}
+	}
+	for i, f := range queued {
+		if f == nil {
+			continue
+		}
+		if err := p.awaitWrite(ctx, f); err != nil {
+			errs[i] = c.publishError(out[i], err)
+			continue
+		}
+		waits[i] = f.done
 	}
 	for i, w := range waits {
 		if w == nil {
