@@ -128,3 +128,83 @@ func ConsumeBenchR1(ctx context.Context, c *runtime.Connection, h BenchR1Handler
 		},
 	}, opts...)
 }
+
+// BenchQAvroHandler handles the messages of the queue "bench.q.avro", one
+// method per message type. Each returns what becomes of the message:
+// runtime.Accept(), Retry(err), Reject(err) or Park(err); a method that panics
+// is a Retry.
+type BenchQAvroHandler interface {
+	// HandleOrderAvro handles a message of the type "bench.order.avro.v1".
+	HandleOrderAvro(ctx context.Context, m *runtime.Message[OrderAvro]) runtime.Ack
+}
+
+// BenchQAvroHandlerFunc adapts a func to BenchQAvroHandler, as
+// http.HandlerFunc adapts one to http.Handler: ConsumeBenchQAvro(ctx, c,
+// BenchQAvroHandlerFunc(handle)).
+type BenchQAvroHandlerFunc func(ctx context.Context, m *runtime.Message[OrderAvro]) runtime.Ack
+
+// HandleOrderAvro calls fn(ctx, m).
+func (fn BenchQAvroHandlerFunc) HandleOrderAvro(ctx context.Context, m *runtime.Message[OrderAvro]) runtime.Ack {
+	return fn(ctx, m)
+}
+
+// ConsumeBenchQAvro consumes the queue "bench.q.avro", handing each message to
+// the method of h for its type property; a message of a type h has no method
+// for is parked. The manifest gives the queue no retry policy: failures follow
+// the runtime.WithRetry of opts, else the connection's, else
+// runtime.NoRetry().
+//
+// The consumer declares the queue's .dlq and .parked queues before it
+// subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only;
+// stop the consumer with its Close method.
+func ConsumeBenchQAvro(ctx context.Context, c *runtime.Connection, h BenchQAvroHandler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+	if h == nil {
+		return nil, errors.New("ConsumeBenchQAvro: the handler is nil")
+	}
+	return runtime.Consume(ctx, c, runtime.ConsumerSpec{
+		Queue: "bench.q.avro",
+		Routes: []runtime.Route{
+			runtime.Handle(orderAvroType, h.HandleOrderAvro),
+		},
+	}, opts...)
+}
+
+// BenchQR1Handler handles the messages of the queue "bench.q.r1", one method
+// per message type. Each returns what becomes of the message:
+// runtime.Accept(), Retry(err), Reject(err) or Park(err); a method that panics
+// is a Retry.
+type BenchQR1Handler interface {
+	// HandleOrderAvro handles a message of the type "bench.order.avro.v1".
+	HandleOrderAvro(ctx context.Context, m *runtime.Message[OrderAvro]) runtime.Ack
+}
+
+// BenchQR1HandlerFunc adapts a func to BenchQR1Handler, as http.HandlerFunc
+// adapts one to http.Handler: ConsumeBenchQR1(ctx, c,
+// BenchQR1HandlerFunc(handle)).
+type BenchQR1HandlerFunc func(ctx context.Context, m *runtime.Message[OrderAvro]) runtime.Ack
+
+// HandleOrderAvro calls fn(ctx, m).
+func (fn BenchQR1HandlerFunc) HandleOrderAvro(ctx context.Context, m *runtime.Message[OrderAvro]) runtime.Ack {
+	return fn(ctx, m)
+}
+
+// ConsumeBenchQR1 consumes the queue "bench.q.r1", handing each message to the
+// method of h for its type property; a message of a type h has no method for
+// is parked. Failures are retried by R1Policy unless opts carry
+// runtime.WithRetry.
+//
+// The consumer declares the queue's .dlq and .parked queues before it
+// subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only;
+// stop the consumer with its Close method.
+func ConsumeBenchQR1(ctx context.Context, c *runtime.Connection, h BenchQR1Handler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+	if h == nil {
+		return nil, errors.New("ConsumeBenchQR1: the handler is nil")
+	}
+	return runtime.Consume(ctx, c, runtime.ConsumerSpec{
+		Queue: "bench.q.r1",
+		Retry: &r1Policy,
+		Routes: []runtime.Route{
+			runtime.Handle(orderAvroType, h.HandleOrderAvro),
+		},
+	}, opts...)
+}

@@ -25,7 +25,23 @@ func Topology() *runtime.Topology {
 			DeadLetter: true,
 			Retry:      r1Policy,
 		}).
+		Queue(runtime.Queue{
+			Name:          "bench.q.avro",
+			Type:          runtime.Quorum,
+			DeadLetter:    true,
+			DeliveryLimit: 50,
+		}).
+		Queue(runtime.Queue{
+			Name:          "bench.q.r1",
+			Type:          runtime.Quorum,
+			DeadLetter:    true,
+			DeliveryLimit: 50,
+			Retry:         r1Policy,
+			QuorumRungs:   true,
+		}).
 		Bind("bench.json", "bench", "json").
 		Bind("bench.avro", "bench", "avro").
-		Bind("bench.r1", "bench", "r1")
+		Bind("bench.r1", "bench", "r1").
+		Bind("bench.q.avro", "bench", "qavro").
+		Bind("bench.q.r1", "bench", "qr1")
 }

@@ -20,6 +20,8 @@ const (
 	queueJSON      = "bench.json"
 	queueAvro      = "bench.avro"
 	queueR1        = "bench.r1"
+	queueQAvro     = "bench.q.avro"
+	queueQR1       = "bench.q.r1"
 	queueWatermill = "bench.watermill"
 )
 
@@ -45,6 +47,8 @@ type env struct {
 	// pg is the outbox cases' database; nil without --pg (they are
 	// skipped).
 	pg *pgEnv
+	// publisher is the generated publisher on conn.
+	publisher *orders.BenchPublisher
 	// costStart is the process's cost when the current run's timed part
 	// began (clockStart).
 	costStart cost
@@ -59,6 +63,7 @@ func setup(ctx context.Context, url string, holdBudget int) (*env, error) {
 	if e.conn, err = runtime.Dial(ctx, url, runtime.WithLogger(log)); err != nil {
 		return nil, err
 	}
+	e.publisher = orders.NewBenchPublisher(e.conn)
 	if err := e.conn.Declare(ctx, orders.Topology()); err != nil {
 		e.close()
 		return nil, err
@@ -131,11 +136,11 @@ func (e *env) setSize(ctx context.Context, size string) error {
 }
 
 // bodyBytes is the size of the case's body on the wire.
-func (e *env) bodyBytes(c benchCase) int { return len(e.wire[c.format].Body) }
+func (e *env) bodyBytes(c benchCase) int { return len(e.wire[bodyOf(c.format)].Body) }
 
 // rawMessage is the runtime's wire message for format with a fresh id.
 func (e *env) rawMessage(format string) amqp.Publishing {
-	p := e.wire[format]
+	p := e.wire[bodyOf(format)]
 	id := make([]byte, 16)
 	_, _ = rand.Read(id)
 	p.MessageId = hex.EncodeToString(id)
@@ -151,22 +156,53 @@ func (e *env) rawMessage(format string) amqp.Publishing {
 
 func (e *env) queueOf(format string) string { return queueOf(format) }
 
+// The formats a case carries: "avro" and "json" go through the generated
+// code to bench.avro and bench.json; "jsonref" is the JSON body through the
+// runtime alone (orders.ReferenceOrderJSONType, the reference validator)
+// to bench.json; "qavro" is the Avro body to the quorum queue bench.q.avro.
+const (
+	formatJSONRef    = "jsonref"
+	formatAvroQuorum = "qavro"
+)
+
+// bodyOf is the body format ("avro" or "json") format carries.
+func bodyOf(format string) string {
+	switch format {
+	case formatJSONRef:
+		return "json"
+	case formatAvroQuorum:
+		return "avro"
+	}
+	return format
+}
+
 // queueOf is the queue the bench exchange routes format's messages to.
 func queueOf(format string) string {
-	if format == "avro" {
+	switch format {
+	case "avro":
 		return queueAvro
+	case formatAvroQuorum:
+		return queueQAvro
 	}
 	return queueJSON
 }
 
 // routingKey is the key the bench exchange routes format's queue by.
-func routingKey(format string) string { return format }
+func routingKey(format string) string {
+	if format == formatJSONRef {
+		return "json"
+	}
+	return format
+}
 
-// purge empties every queue a run fills, the R1 queue's rung, dead-letter
+// purge empties every queue a run fills, the R1 queues' rungs, dead-letter
 // and parked queues included.
 func (e *env) purge() error {
-	for _, q := range []string{queueJSON, queueAvro, queueR1, runtime.RungQueue(queueR1, time.Second),
-		runtime.DeadLetterQueue(queueR1), runtime.ParkedQueue(queueR1), queueWatermill} {
+	qs := []string{queueJSON, queueAvro, queueQAvro, queueWatermill}
+	for _, r1 := range []string{queueR1, queueQR1} {
+		qs = append(qs, r1, runtime.RungQueue(r1, time.Second), runtime.DeadLetterQueue(r1), runtime.ParkedQueue(r1))
+	}
+	for _, q := range qs {
 		if _, err := e.ch.QueuePurge(q, false); err != nil {
 			return fmt.Errorf("purge %s: %w", q, err)
 		}
@@ -177,22 +213,9 @@ func (e *env) purge() error {
 // fill puts n messages of format in its queue with the runtime's PublishBatch
 // (not timed).
 func (e *env) fill(ctx context.Context, format string, n int) error {
-	p := orders.NewBenchPublisher(e.conn)
 	const batch = 256
-	js := make([]orders.OrderJSON, batch)
-	as := make([]orders.OrderAvro, batch)
-	for i := range batch {
-		js[i], as[i] = e.jsonValue, e.avroValue
-	}
 	for done := 0; done < n; done += batch {
-		k := min(batch, n-done)
-		var err error
-		if format == "avro" {
-			err = p.PublishOrderAvroBatch(ctx, as[:k])
-		} else {
-			err = p.PublishOrderJSONBatch(ctx, js[:k])
-		}
-		if err != nil {
+		if err := e.publishBatch(ctx, format, min(batch, n-done)); err != nil {
 			return fmt.Errorf("fill %s: %w", e.queueOf(format), err)
 		}
 	}

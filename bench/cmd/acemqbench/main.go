@@ -213,11 +213,31 @@ func report(w io.Writer, o options, results []result) {
 		if o.body == "both" {
 			name += "/" + r.size
 		}
-		if m >= r.c.target {
-			fmt.Fprintf(w, "%s holds: %.2f >= %.2f\n", name, m, r.c.target)
-		} else {
-			fmt.Fprintf(w, "%s does not hold: %.2f < %.2f\n", name, m, r.c.target)
+		verdict(w, name, m, r.c.target)
+	}
+	for _, rel := range relatives() {
+		for _, of := range results {
+			for _, over := range results {
+				if of.c.name != rel.of || over.c.name != rel.over || of.size != over.size {
+					continue
+				}
+				name := rel.name
+				if o.body == "both" {
+					name += "/" + of.size
+				}
+				verdict(w, name, median(of.ratios)/median(over.ratios), rel.target)
+			}
 		}
+	}
+}
+
+// verdict prints one target's line: "NAME holds: 0.93 >= 0.90" or "NAME
+// does not hold: 0.71 < 0.80".
+func verdict(w io.Writer, name string, m, target float64) {
+	if m >= target {
+		fmt.Fprintf(w, "%s holds: %.2f >= %.2f\n", name, m, target)
+	} else {
+		fmt.Fprintf(w, "%s does not hold: %.2f < %.2f\n", name, m, target)
 	}
 }
 

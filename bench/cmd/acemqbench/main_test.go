@@ -44,6 +44,14 @@ func TestEveryCaseRuns(t *testing.T) {
 			}
 		}
 	}
+	for _, rel := range relatives() {
+		for _, size := range []string{"1k", "100"} {
+			verdict := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(rel.name+"/"+size) + ` (holds: [0-9.]+ >= |does not hold: [0-9.]+ < )[0-9.]+$`)
+			if !verdict.MatchString(text) {
+				t.Errorf("no verdict line for %s/%s:\n%s", rel.name, size, text)
+			}
+		}
+	}
 	if !strings.Contains(text, "1 pairs per case, 40 messages per run") {
 		t.Errorf("the table does not say how it was made:\n%s", text)
 	}
