@@ -236,16 +236,21 @@ func (c *Connection) dialOne(ctx context.Context, a address) (*amqp.Connection, 
 		Locale:          "en_US",
 	}
 	var sock net.Conn
-	// The socket is corked by the publishers' writers (corkconn.go).
+	// A plain socket is corked by the publishers' writers (corkconn.go);
+	// a TLS one is not (not measured yet).
 	var cork *corkConn
-	dial := contextDialer(ctx, !strings.HasPrefix(strings.ToLower(a.raw), "amqps:"), func(nc net.Conn) { sock = nc })
-	cfg.Dial = func(network, addr string) (net.Conn, error) {
-		conn, err := dial(network, addr)
-		if err != nil {
-			return nil, err
+	plain := !strings.HasPrefix(strings.ToLower(a.raw), "amqps:")
+	dial := contextDialer(ctx, plain, func(nc net.Conn) { sock = nc })
+	cfg.Dial = dial
+	if plain {
+		cfg.Dial = func(network, addr string) (net.Conn, error) {
+			conn, err := dial(network, addr)
+			if err != nil {
+				return nil, err
+			}
+			cork = &corkConn{Conn: conn}
+			return cork, nil
 		}
-		cork = &corkConn{Conn: conn}
-		return cork, nil
 	}
 	type result struct {
 		conn *amqp.Connection
@@ -260,7 +265,9 @@ func (c *Connection) dialOne(ctx context.Context, a address) (*amqp.Connection, 
 	case r := <-ch:
 		if r.err == nil {
 			c.keepSocket(r.conn, sock)
-			c.keepCork(r.conn, cork)
+			if cork != nil {
+				c.keepCork(r.conn, cork)
+			}
 		}
 		return r.conn, r.err
 	case <-ctx.Done():
