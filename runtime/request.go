@@ -408,7 +408,7 @@ func (r *Requester) open(ctx context.Context) (*replySession, error) {
 		cc.close(ctx)
 		return nil, fmt.Errorf("consume the replies from %q: %w", from, err)
 	}
-	p, err := newPublisher(ctx, r.c, ch)
+	p, err := newPublisher(ctx, r.c, ch, nil)
 	if err != nil {
 		return nil, err
 	}
