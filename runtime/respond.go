@@ -46,7 +46,8 @@ func RetryRequest(err error) error { return &retryRequestError{err: err} }
 // that expects another reply type than repType is answered
 // "wrong_reply_type"; a handler that panics answers "panic" with the
 // panic's reason. A reply the broker cannot deliver (its requester has
-// gone: RabbitMQ before 4.2 returns it) is dropped and the request settled.
+// gone: a reply queue that no longer exists) is dropped and the request
+// settled.
 func HandleRequest[Req, Rep any](reqType *MessageType[Req], repType *MessageType[Rep], h RequestHandler[Req, Rep]) Route {
 	inner := answerInto(h)
 	r := requestRoute(reqType, repType, inner)
@@ -203,6 +204,11 @@ func (r responding) send(ctx context.Context, o outgoing) Ack {
 	o.msg.Headers[HeaderReplyType] = r.replyType
 	if strings.HasPrefix(r.d.ReplyTo, directReplyTo+".") {
 		o.msg.DeliveryMode = amqp.Transient // it lives no longer than its requester's channel
+		// Not mandatory: RabbitMQ 3.x returns a mandatory publish to a
+		// direct reply-to address even when it delivered it, and 4.2+
+		// never returns one; whether the requester is there is
+		// RequesterWaiting's question.
+		o.mandatory = false
 	}
 	err := r.c.publishAll(ctx, false, []outgoing{o})[0]
 	switch {
