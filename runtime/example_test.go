@@ -65,7 +65,7 @@ func ExampleFixed() {
 	fmt.Println(policy)
 	fmt.Println(policy.Jitter())
 	// Output:
-	// 3 attempts, waits [1s 1s], give up after 10m0s
+	// 3 attempts, waits [1s 1s], spill rungs [1s] (past the hold budget), give up after 10m0s
 	// 0
 }
 

@@ -269,6 +269,11 @@ func (p RetryPolicy) String() string {
 	if rungs := p.BrokerRungs(); len(rungs) > 0 {
 		s += fmt.Sprintf(", broker rungs %v", rungs)
 	}
+	if spill := p.SpillRungs(); len(spill) > 0 {
+		// Declared by Topology too: where a wait held in memory goes past
+		// the hold budget.
+		s += fmt.Sprintf(", spill rungs %v (past the hold budget)", spill)
+	}
 	if p.giveUpAfter > 0 {
 		s += fmt.Sprintf(", give up after %s", p.giveUpAfter)
 	}

@@ -10,12 +10,12 @@ import (
 )
 
 // warehousePolicy is the retry policy "warehouse": 4 attempts, waits [1s 2s
-// 4s].
+// 4s], spill rungs [1s 2s 4s] (past the hold budget).
 var warehousePolicy = runtime.Exponential(4, time.Second, 10*time.Second)
 
 // WarehousePolicy returns the retry policy "warehouse" (a copy): 4 attempts,
-// waits [1s 2s 4s]. The consumers of its queues use it unless their opts carry
-// runtime.WithRetry.
+// waits [1s 2s 4s], spill rungs [1s 2s 4s] (past the hold budget). The
+// consumers of its queues use it unless their opts carry runtime.WithRetry.
 func WarehousePolicy() runtime.RetryPolicy {
 	return warehousePolicy
 }

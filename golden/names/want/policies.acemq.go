@@ -9,22 +9,24 @@ import (
 	"github.com/acemq/acemq-go/runtime"
 )
 
-// retry3xPolicy is the retry policy "retry-3x": 2 attempts, waits [100ms].
+// retry3xPolicy is the retry policy "retry-3x": 2 attempts, waits [100ms],
+// spill rungs [1s] (past the hold budget).
 var retry3xPolicy = runtime.Fixed(2, 100*time.Millisecond)
 
 // Retry3xPolicy returns the retry policy "retry-3x" (a copy): 2 attempts,
-// waits [100ms]. The consumers of its queues use it unless their opts carry
-// runtime.WithRetry.
+// waits [100ms], spill rungs [1s] (past the hold budget). The consumers of its
+// queues use it unless their opts carry runtime.WithRetry.
 func Retry3xPolicy() runtime.RetryPolicy {
 	return retry3xPolicy
 }
 
-// defaultPolicy is the retry policy "default": 2 attempts, waits [100ms].
+// defaultPolicy is the retry policy "default": 2 attempts, waits [100ms],
+// spill rungs [1s] (past the hold budget).
 var defaultPolicy = runtime.Exponential(2, 100*time.Millisecond, 100*time.Millisecond)
 
 // DefaultPolicy returns the retry policy "default" (a copy): 2 attempts, waits
-// [100ms]. The consumers of its queues use it unless their opts carry
-// runtime.WithRetry.
+// [100ms], spill rungs [1s] (past the hold budget). The consumers of its
+// queues use it unless their opts carry runtime.WithRetry.
 func DefaultPolicy() runtime.RetryPolicy {
 	return defaultPolicy
 }

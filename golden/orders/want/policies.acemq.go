@@ -10,13 +10,14 @@ import (
 )
 
 // standardPolicy is the retry policy "standard": 6 attempts, waits [10s 20s
-// 40s 1m20s 2m40s], broker rungs [40s 1m20s 2m40s], give up after 10m0s.
+// 40s 1m20s 2m40s], broker rungs [40s 1m20s 2m40s], spill rungs [10s 20s]
+// (past the hold budget), give up after 10m0s.
 var standardPolicy = runtime.Exponential(6, 10*time.Second, 5*time.Minute).WithGiveUpAfter(10 * time.Minute)
 
 // StandardPolicy returns the retry policy "standard" (a copy): 6 attempts,
-// waits [10s 20s 40s 1m20s 2m40s], broker rungs [40s 1m20s 2m40s], give up
-// after 10m0s. The consumers of its queues use it unless their opts carry
-// runtime.WithRetry.
+// waits [10s 20s 40s 1m20s 2m40s], broker rungs [40s 1m20s 2m40s], spill rungs
+// [10s 20s] (past the hold budget), give up after 10m0s. The consumers of its
+// queues use it unless their opts carry runtime.WithRetry.
 func StandardPolicy() runtime.RetryPolicy {
 	return standardPolicy
 }
