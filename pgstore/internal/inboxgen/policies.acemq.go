@@ -9,12 +9,13 @@ import (
 	"github.com/acemq/acemq-go/runtime"
 )
 
-// quickPolicy is the retry policy "quick": 3 attempts, waits [10ms 10ms].
+// quickPolicy is the retry policy "quick": 3 attempts, waits [10ms 10ms],
+// spill rungs [1s] (past the hold budget).
 var quickPolicy = runtime.Fixed(3, 10*time.Millisecond)
 
 // QuickPolicy returns the retry policy "quick" (a copy): 3 attempts, waits
-// [10ms 10ms]. The consumers of its queues use it unless their opts carry
-// runtime.WithRetry.
+// [10ms 10ms], spill rungs [1s] (past the hold budget). The consumers of its
+// queues use it unless their opts carry runtime.WithRetry.
 func QuickPolicy() runtime.RetryPolicy {
 	return quickPolicy
 }
