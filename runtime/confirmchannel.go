@@ -42,6 +42,9 @@ type publisher struct {
 	// cork, when set, is the connection's socket: the writer corks it
 	// while it writes a batch, so the batch goes out in one write.
 	cork *corkConn
+	// frameMax is the connection's negotiated frame_max: what a message's
+	// header frame must fit (framesize.go).
+	frameMax int
 
 	// One writer goroutine takes the tags and writes, in the order the
 	// messages were queued (queued, under mu; kick wakes it). space bounds
@@ -443,6 +446,7 @@ func (c *Connection) publisher(ctx context.Context, side bool) (*publisher, erro
 	if err != nil {
 		return nil, err
 	}
+	p.frameMax = frameMaxOf(conn)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if cur := *slot(); cur != nil && cur.alive() {
@@ -549,6 +553,11 @@ func (c *Connection) publishAll(ctx context.Context, side bool, out []outgoing) 
 			err = c.blockedErr()
 		}
 		if err == nil {
+			if ferr := p.fit(&o); ferr != nil {
+				// This message only: it is never written.
+				errs[i] = c.publishError(o, ferr)
+				continue
+			}
 			queued[i], err = p.queue(ctx, o.exchange, o.key, o.mandatory, o.msg)
 		}
 		if err != nil {

@@ -18,6 +18,10 @@ const (
 	HeaderOrigin    = "x-acemq-origin"
 	HeaderError     = "x-acemq-error"
 	HeaderQueue     = "x-acemq-queue"
+	// HeaderDropped says which headers of a message the runtime dropped,
+	// and why: a copy that would not fit the broker's frame_max, or a
+	// header table amqp091-go cannot read.
+	HeaderDropped = "x-acemq-dropped-headers"
 
 	// Replay stamps carry no x-acemq- prefix on purpose: they reach handlers.
 	HeaderReplayedFrom = "acemq-replayed-from"

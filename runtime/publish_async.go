@@ -118,5 +118,8 @@ func (c *Connection) sendAsync(ctx context.Context, side bool, o outgoing, then 
 	if err := c.blockedErr(); err != nil {
 		return err
 	}
+	if err := p.fit(&o); err != nil {
+		return err
+	}
 	return p.sendThen(ctx, o.exchange, o.key, o.mandatory, o.msg, then)
 }
