@@ -75,7 +75,7 @@ func (dv *delivery) process() {
 		// or expired context). The message goes back, not to parked.
 		dv.returnForNow(err)
 	case err != nil:
-		dv.undecodable(err.Error())
+		dv.undecodable(err)
 	default:
 		dv.carryOut(ack)
 	}
@@ -117,6 +117,10 @@ func (dv *delivery) end() {
 // transient, else the reason it cannot be decoded).
 func (dv *delivery) run() (Ack, error) {
 	cs, d := dv.cs, &dv.d
+	if why := headerString(d.Headers, headerUnreadable); why != "" {
+		// Cut by the header filter: parked, its handler never sees it.
+		return Ack{}, &unreadableError{why: why}
+	}
 	route, ok := cs.route(d.Type)
 	if !ok {
 		return Ack{}, fmt.Errorf("no handler for type %q", d.Type)
@@ -146,9 +150,14 @@ func (dv *delivery) carryOut(ack Ack) {
 	}
 }
 
-// undecodable parks a delivery that cannot be decoded, with why.
-func (dv *delivery) undecodable(why string) {
-	why = "could not be decoded: " + why
+// undecodable parks a delivery that cannot be decoded (or whose headers
+// could not be read), with why.
+func (dv *delivery) undecodable(err error) {
+	why := "could not be decoded: " + err.Error()
+	var ur *unreadableError
+	if errors.As(err, &ur) {
+		why = "could not be read: " + ur.why
+	}
 	dv.notDecoded(why)
 	dv.park(why, outcomeUndecodable)
 }

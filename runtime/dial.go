@@ -240,7 +240,7 @@ func (c *Connection) dialOne(ctx context.Context, a address) (*amqp.Connection, 
 	// a TLS one is not (not measured yet).
 	var cork *corkConn
 	plain := !strings.HasPrefix(strings.ToLower(a.raw), "amqps:")
-	dial := contextDialer(ctx, plain, func(nc net.Conn) { sock = nc })
+	dial := contextDialer(ctx, plain, !c.cfg.noHeaderFilter, func(nc net.Conn) { sock = nc })
 	cfg.Dial = dial
 	if plain {
 		cfg.Dial = func(network, addr string) (net.Conn, error) {
@@ -302,8 +302,9 @@ func (c *Connection) corkOf(conn *amqp.Connection) *corkConn {
 const handshakeTimeout = 30 * time.Second
 
 // contextDialer is amqp091-go's DefaultDial made to stop when ctx does;
-// got receives the socket.
-func contextDialer(ctx context.Context, plain bool, got func(net.Conn)) func(network, addr string) (net.Conn, error) {
+// got receives the socket. On a plain connection the broker's frames pass
+// through headerFilter (unless filter is false).
+func contextDialer(ctx context.Context, plain, filter bool, got func(net.Conn)) func(network, addr string) (net.Conn, error) {
 	return func(network, addr string) (net.Conn, error) {
 		d := net.Dialer{Timeout: handshakeTimeout}
 		conn, err := d.DialContext(ctx, network, addr)
@@ -324,6 +325,9 @@ func contextDialer(ctx context.Context, plain bool, got func(net.Conn)) func(net
 			// amqps: amqp091-go runs TLS over this conn; the frames are
 			// not readable here.
 			return conn, nil
+		}
+		if filter {
+			conn = &headerFilterConn{Conn: conn}
 		}
 		return &capabilityConn{Conn: conn}, nil
 	}

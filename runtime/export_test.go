@@ -66,3 +66,10 @@ func (cs *Consumer) StoppedForTest() bool {
 		return false
 	}
 }
+
+// WithoutHeaderFilterForTest dials without the header filter, so that a
+// header table amqp091-go cannot read closes the connection as it would
+// under amqps (where the filter cannot read the frames).
+func WithoutHeaderFilterForTest() DialOption {
+	return dialOptionFunc(func(c *dialConfig) { c.noHeaderFilter = true })
+}

@@ -32,6 +32,9 @@ type dialConfig struct {
 	// validator only (WithReferenceValidation).
 	referenceValidation bool
 	middleware          []Middleware // WithMiddleware's, in order
+	// noHeaderFilter leaves headerFilter out (a test hook: the frame
+	// errors it prevents are how the fallback is tested).
+	noHeaderFilter bool
 }
 
 // WithOrigin sets x-acemq-origin on what the connection publishes

@@ -189,7 +189,7 @@ func copyOf(d amqp.Delivery, attempt int, why, from string) amqp.Publishing {
 func copyHeaders(d amqp.Delivery, attempt int, why, from string) (amqp.Table, string) {
 	h := amqp.Table{}
 	for k, v := range d.Headers {
-		if k == "x-death" || k == headerDeliveryCount || strings.HasPrefix(k, "x-first-death-") || strings.HasPrefix(k, "x-last-death-") {
+		if k == "x-death" || k == headerDeliveryCount || k == headerUnreadable || strings.HasPrefix(k, "x-first-death-") || strings.HasPrefix(k, "x-last-death-") {
 			continue
 		}
 		h[k] = v
