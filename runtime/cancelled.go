@@ -19,7 +19,7 @@ import "time"
 // or its channel lost.
 func (cs *Consumer) logLostSession(s *session, cancelled bool) {
 	if !cancelled {
-		cs.log.Warn("acemq: consumer lost its channel; resubscribing")
+		cs.log.Warn("acemq: consumer lost its channel; resubscribing", "err", s.lost.Load())
 		return
 	}
 	cs.log.Warn("acemq: the broker cancelled the subscription; resubscribing (on a quorum queue, RabbitMQ 4.3 cancels a consumer that held a delivery past the queue's consumer timeout, x-consumer-timeout or a consumer-timeout policy; the delivery is redelivered; a deleted queue or a leader that moved cancels too)",

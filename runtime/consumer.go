@@ -45,8 +45,14 @@ type Consumer struct {
 	handlerCtx context.Context
 	hardStop   context.CancelFunc
 
+	// isolated is set once a frame error of the client closed the
+	// consumer's connection: it subscribes on own from then on
+	// (framefail.go).
+	isolated atomic.Bool
+
 	mu      sync.Mutex
 	sess    *session
+	own     *amqp.Connection
 	closing bool
 	held    map[*heldRetry]struct{}
 	// lookups are deliveries held until the schema registry answers.
@@ -239,6 +245,7 @@ func (cs *Consumer) Close(ctx context.Context) error {
 	cs.letGo.Store(true)
 	serr := cs.endSession(ctx, s, cancelled)
 	cs.hardStop()
+	cs.releaseOwn(s, serr)
 	var ab *abandonedError
 	if errors.As(serr, &ab) {
 		// It says what the others said (handlers still running, ctx's

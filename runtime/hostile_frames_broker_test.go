@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/acemqtest"
 	amqp "github.com/rabbitmq/amqp091-go"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 )
 
 // deepTable is a table that nests n tables deep under the key "deep".
@@ -313,4 +315,76 @@ func brokertestQueue(t *testing.T) string {
 	q := acemqtest.Queue(t, "oversized-publish")
 	rawQueue(t, q, nil)
 	return q
+}
+
+// TestFrameErrorsIsolateAndBackOff: where the header filter is not in
+// place (under amqps; here switched off), a message whose header table
+// amqp091-go cannot read closes the consumer's connection on every
+// delivery. The consumer is counted and reported failing, moves to a
+// connection of its own after the first frame error, and backs off (1 s,
+// 2 s, 4 s …, not 59 deaths in 6 s); a publisher and another consumer on
+// the shared connection go on; the message stays on its queue.
+func TestFrameErrorsIsolateAndBackOff(t *testing.T) {
+	t.Parallel()
+	u := acemqtest.VHost(t)
+	raw := vhostRaw(t, u)
+	const bad, good = "bad", "good"
+	for _, name := range []string{bad, good} {
+		if _, err := raw.QueueDeclare(name, true, false, false, false, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vhostPublish(t, raw, bad, textMessage("deep", deepTable(40)))
+	reader := sdkmetric.NewManualReader()
+	c, err := runtime.Dial(ctxFor(t, 10*time.Second), u, runtime.WithoutHeaderFilterForTest(),
+		runtime.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	badCs, badRec := consume(t, c, bad, nil, accept)
+	waitPoint(t, reader, runtime.MetricFrameErrors, queueKey(bad), 1, true)
+	st := badCs.Stats()
+	if st.State != runtime.ConsumerFailing || st.FrameErrors < 1 || !strings.Contains(st.LastError, "frame the client cannot read") {
+		t.Errorf("Stats = %+v, want failing with the frame error", st)
+	}
+	rec := httptest.NewRecorder()
+	runtime.HealthHandler(c, badCs).ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+	if rec.Code != 503 || !strings.Contains(rec.Body.String(), `"state":"failing"`) {
+		t.Errorf("health: %d %s, want 503 naming the failing consumer", rec.Code, rec.Body)
+	}
+
+	// From now on the shared connection is the publishers' and the
+	// other consumer's alone.
+	if err := runtime.Publish(ctxFor(t, 10*time.Second), c, textType, "", "warm-up", runtime.WithRoutingKey(good)); err != nil {
+		t.Fatalf("first publish after the frame error: %v", err)
+	}
+	live := c.AMQPForTest()
+	_, goodRec := consume(t, c, good, nil, accept)
+	began := time.Now()
+	const n = 30
+	for i := range n {
+		if err := runtime.Publish(ctxFor(t, 5*time.Second), c, textType, "", fmt.Sprint("p", i), runtime.WithRoutingKey(good)); err != nil {
+			t.Fatalf("publish %d on the shared connection: %v", i, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	goodRec.waitN(t, n+1, wait)
+	watched := time.Since(began)
+	if now := c.AMQPForTest(); now != live {
+		t.Errorf("the shared connection was lost while the failing consumer was on its own")
+	}
+	// 1 s, 2 s, 4 s, 8 s … between deaths: within the 6 s or so watched,
+	// a handful, where without the backoff it was ~10 a second.
+	errs := badCs.Stats().FrameErrors
+	if maxErrs := 2 + int(watched/time.Second)/2; errs > maxErrs {
+		t.Errorf("%d frame errors in %s, want at most %d: the consumer does not back off", errs, watched.Round(time.Millisecond), maxErrs)
+	}
+	if badRec.len() != 0 {
+		t.Errorf("the handler was called: %s", describe(badRec.all()))
+	}
+	if q, err := raw.QueueDeclarePassive(bad, true, false, false, false, nil); err != nil || q.Messages+q.Consumers == 0 {
+		t.Errorf("%s: %+v %v, want the message still there", bad, q, err)
+	}
+	t.Logf("%d frame errors in %s", errs, watched.Round(time.Millisecond))
 }

@@ -51,6 +51,11 @@ const (
 	// that were returned or refused (each try; the delivery is held and
 	// the copy tried again).
 	MetricSetAsideFailed = "acemq.set_aside.failed"
+	// MetricFrameErrors counts the times a consumer's connection was
+	// closed on a frame the client cannot read (a message's header table
+	// amqp091-go refuses); the consumer moves to a connection of its own
+	// and backs off.
+	MetricFrameErrors = "acemq.consumer.frame_errors"
 	// MetricRegistryUnavailable counts lookups of a writer schema that met
 	// a registry that did not answer; the message was held, not parked.
 	MetricRegistryUnavailable = "acemq.registry.unavailable"
@@ -96,6 +101,7 @@ type metrics struct {
 	sent, consumed                                        metric.Int64Counter
 	processDuration, operationDuration                    metric.Float64Histogram
 	outcome, rungMissing, setAsideFailed, registryUnavail metric.Int64Counter
+	frameErrors                                           metric.Int64Counter
 	replayMoved, browsed, retrySpilled                    metric.Int64Counter
 	held, inFlight                                        metric.Int64ObservableGauge
 	meter                                                 metric.Meter
@@ -130,6 +136,7 @@ func newMetrics(mp metric.MeterProvider) *metrics {
 	m.rungMissing = counter(MetricRungMissing, "{message}", "Broker waits held in memory because the rung queue was missing.")
 	m.retrySpilled = counter(MetricRetrySpilled, "{message}", "Waits below the broker threshold sent to a rung because the consumer's hold budget was full.")
 	m.setAsideFailed = counter(MetricSetAsideFailed, "{message}", "Publishes of a retry, dead letter or park that were returned or refused (each try; the delivery is held and the copy tried again).")
+	m.frameErrors = counter(MetricFrameErrors, "{error}", "Times a consumer's connection was closed on a frame the client cannot read; the consumer moved to a connection of its own and backs off.")
 	m.registryUnavail = counter(MetricRegistryUnavailable, "{lookup}", "Writer schema lookups that met an unavailable registry; the message was held.")
 	m.replayMoved = counter(MetricReplayMoved, "{message}", "Messages Replay moved: copy confirmed, original acked.")
 	m.browsed = counter(MetricBrowsed, "{message}", "Messages Browse read and returned to their queue (a look, not a consumption).")

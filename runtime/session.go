@@ -27,6 +27,12 @@ type session struct {
 	// have died: nothing it handles is set aside or settled any more, and
 	// its held retries are dropped (the broker redelivers them).
 	dead atomic.Bool
+	// lost is the error its channel was closed with, set before gone is
+	// closed (by watch, the one reader of closed); began is when it
+	// subscribed (framefail.go).
+	lost  atomic.Pointer[amqp.Error]
+	gone  chan struct{}
+	began time.Time
 
 	mu sync.Mutex
 	// taken is when the consumer took each unsettled delivery: a copy that
@@ -38,6 +44,36 @@ type session struct {
 	budgeted map[uint64]struct{}
 	acks     ackBatch
 	log      *slog.Logger // the consumer's
+}
+
+// watch waits for s's channel to close, keeps the error it closed with
+// and closes s.gone; while serving (watched not closed yet) it marks s
+// dead at once, even while every worker is busy.
+func (cs *Consumer) watch(s *session, watched <-chan struct{}) {
+	if e := <-s.closed; e != nil {
+		s.lost.Store(e)
+	}
+	close(s.gone)
+	select {
+	case <-watched:
+	default:
+		cs.sessionDied(s)
+	}
+}
+
+// lostErr is the error s's channel was closed with: nil when it is open
+// (the broker cancelled the subscription) or closed cleanly. For a closed
+// one it waits, within a bound, for watch to have seen amqp091-go's
+// error.
+func (s *session) lostErr() *amqp.Error {
+	if !s.ch.IsClosed() {
+		return nil
+	}
+	select {
+	case <-s.gone:
+	case <-time.After(5 * time.Second):
+	}
+	return s.lost.Load()
 }
 
 // take records that the consumer took the delivery tag now.
@@ -97,6 +133,10 @@ func (cs *Consumer) subscribe(ctx context.Context) (*session, error) {
 		}
 	}
 	tag := "acemq-" + cs.queue + "-" + newID()[24:]
+	// Before the subscription: a first delivery the client cannot read
+	// closes the connection at once, and a listener added after that
+	// would only see the channel closed, not why.
+	closed := cc.ch.NotifyClose(make(chan *amqp.Error, 1))
 	deliveries, err := roundTrip(ctx, cc, "basic.consume", func(ch *amqp.Channel) (<-chan amqp.Delivery, error) {
 		return ch.Consume(cs.queue, tag, false, false, false, false, nil)
 	})
@@ -107,14 +147,14 @@ func (cs *Consumer) subscribe(ctx context.Context) (*session, error) {
 		}
 		return nil, fmt.Errorf("consume %q: %w", cs.queue, err)
 	}
-	return &session{ch: cc.ch, conn: conn, tag: tag, deliveries: deliveries,
-		closed: cc.ch.NotifyClose(make(chan *amqp.Error, 1)), acks: newAckBatch(cs.cfg), log: cs.log}, nil
+	return &session{ch: cc.ch, conn: conn, tag: tag, deliveries: deliveries, began: time.Now(), gone: make(chan struct{}),
+		closed: closed, acks: newAckBatch(cs.cfg), log: cs.log}, nil
 }
 
 // openChannel opens a channel for a subscription, with its prefetch
 // (basic.qos).
 func (cs *Consumer) openChannel(ctx context.Context) (*callChannel, *amqp.Connection, error) {
-	ch, conn, err := cs.c.channelOn(ctx)
+	ch, conn, err := cs.channelOn(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("consume %q: %w", cs.queue, err)
 	}
@@ -173,6 +213,7 @@ func (cs *Consumer) run(s *session) {
 		if cs.isClosing() {
 			return
 		}
+		hold := cs.frameFailed(s)
 		// The subscription ended under us (connection lost, or the broker
 		// cancelled it: queue deleted, node failover). The session is dead:
 		// its held retries are dropped and its channel closed, so the
@@ -189,7 +230,7 @@ func (cs *Consumer) run(s *session) {
 		cs.closeChannel(s)
 		cs.logLostSession(s, cancelled)
 		cs.stats.resubscribing(errLostChannel)
-		if s = cs.resubscribe(); s == nil {
+		if s = cs.resubscribe(hold); s == nil {
 			return
 		}
 		cs.stats.resubscribed()
@@ -212,13 +253,7 @@ func (cs *Consumer) serve(s *session) {
 	// worker is busy and the loop below waits for one.
 	watched := make(chan struct{})
 	defer close(watched)
-	go func() {
-		select {
-		case <-s.closed:
-			cs.sessionDied(s)
-		case <-watched:
-		}
-	}()
+	go cs.watch(s, watched)
 	for d := range s.deliveries {
 		// Taken first, even when it is not handled: an unsettled tag
 		// bounds every multiple ack.
@@ -230,7 +265,7 @@ func (cs *Consumer) serve(s *session) {
 		cs.handlers.Add(1)
 		select {
 		case work <- d:
-		case <-s.closed:
+		case <-s.gone:
 			cs.handlers.Done()
 			cs.sessionDied(s)
 		}
@@ -277,11 +312,20 @@ func backoff(wait time.Duration) time.Duration {
 	return wait/2 + rand.N(wait/2+1)
 }
 
-func (cs *Consumer) resubscribe() *session {
+// resubscribe subscribes again, with backoff, after hold (the wait a
+// consumer whose connection keeps dying on frame errors is given, during
+// which another call's reconnect does not wake it).
+func (cs *Consumer) resubscribe(hold time.Duration) *session {
 	wait := cs.c.cfg.reconnectMin
 	next := backoff(wait)
+	if hold > 0 {
+		next = hold
+	}
 	for {
 		up := cs.c.upSignal()
+		if hold > 0 {
+			up, hold = nil, 0
+		}
 		select {
 		case <-time.After(next):
 		case <-up:
@@ -297,6 +341,9 @@ func (cs *Consumer) resubscribe() *session {
 		cancel()
 		if err == nil {
 			return cs.adopt(s)
+		}
+		if errors.Is(err, errConsumerClosing) {
+			return nil
 		}
 		if errors.Is(err, ErrClosed) {
 			cs.stats.stop(fmt.Errorf("consumer %q stopped: %w", cs.queue, err))

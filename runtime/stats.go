@@ -12,6 +12,10 @@ const (
 	ConsumerConsuming     = "consuming"
 	ConsumerResubscribing = "resubscribing" // its channel was lost; it subscribes again with backoff
 	ConsumerStopped       = "stopped"       // Close was called, or its connection was closed
+	// ConsumerFailing: its connection was closed on a frame the client
+	// cannot read (a message's header table) in the last two minutes; it
+	// consumes on a connection of its own and backs off.
+	ConsumerFailing = "failing"
 )
 
 var errLostChannel = errors.New("the consumer lost its channel")
@@ -35,6 +39,9 @@ type ConsumerStats struct {
 	// rejected, parked, dead_lettered, gave_up, undecodable (the
 	// acemq.outcome values); every outcome is present, 0 or more.
 	Handled map[string]int64 `json:"handled"`
+	// FrameErrors counts the times its connection was closed on a frame
+	// the client cannot read (acemq.consumer.frame_errors).
+	FrameErrors int `json:"frame_errors,omitempty"`
 	// LastDelivery is when the consumer last took a delivery (zero if
 	// never).
 	LastDelivery time.Time `json:"last_delivery_at,omitzero"`
@@ -50,6 +57,10 @@ type consumerCounters struct {
 	resub   bool
 	lastErr error
 	stopErr error // why the consumer stopped for good, not by Close
+	// frame errors: in a row, in all, the last one and when (framefail.go)
+	frameFails, frameTotal int
+	frameErr               error
+	frameAt                time.Time
 }
 
 func (c *consumerCounters) resubscribing(err error) {
@@ -100,6 +111,10 @@ func (cs *Consumer) Stats() ConsumerStats {
 	if cs.stats.lastErr != nil {
 		st.LastError = cs.stats.lastErr.Error()
 	}
+	if err := cs.stats.failing(); err != nil {
+		st.State, st.LastError = ConsumerFailing, err.Error()
+	}
+	st.FrameErrors = cs.stats.frameTotal
 	cs.stats.mu.Unlock()
 	select {
 	case <-cs.stopped:
