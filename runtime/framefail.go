@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -36,14 +37,21 @@ const (
 var errConsumerClosing = errors.New("the consumer is closing")
 
 // clientFrameError is the error a session's channel was closed with when
-// amqp091-go itself closed the connection on a frame it could not read
-// (the broker's own FRAME_ERROR, frame_too_large, is a close from the
-// server); else nil.
+// amqp091-go itself closed the connection on a frame it could not parse;
+// else nil. amqp091-go closes with a FRAME_ERROR of its own on every read
+// error, a lost socket (EOF, reset) too: only a parse error's reason
+// counts. The broker's own FRAME_ERROR (frame_too_large) is a close from
+// the server.
 func clientFrameError(e *amqp.Error) *amqp.Error {
 	if e == nil || e.Code != amqp.FrameError || e.Server {
 		return nil
 	}
-	return e
+	for _, parse := range []*amqp.Error{amqp.ErrSyntax, amqp.ErrFrame, amqp.ErrFrameTooLarge} {
+		if strings.Contains(e.Reason, parse.Reason) {
+			return e
+		}
+	}
+	return nil
 }
 
 // frameFailed is called for a dead session: when a frame error of the
