@@ -104,8 +104,8 @@ generated-check: ## fail when goldens, the examples' generated code or docs/corp
 	done
 
 FUZZTIME ?= 1m
-fuzz: ## run each fuzz target (JSON, Avro, Confluent header, envelope headers, hostile header tables, Dial's error redaction) for FUZZTIME (1m); their seeds run in make test
-	@for f in FuzzJSONDecode FuzzAvroDecode FuzzConfluentHeader FuzzEnvelopeHeaders FuzzHeaderFilter FuzzFitFrame FuzzDialErrorRedaction; do \
+fuzz: ## run each fuzz target (JSON, Avro, Confluent header, envelope headers, hostile header tables, x-delivery-count, Dial's error redaction) for FUZZTIME (1m); their seeds run in make test
+	@for f in FuzzJSONDecode FuzzAvroDecode FuzzConfluentHeader FuzzEnvelopeHeaders FuzzHeaderFilter FuzzFitFrame FuzzDeliveryCount FuzzDialErrorRedaction; do \
 	  echo "== $$f"; $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) ./runtime/ || exit 1; \
 	done
 
