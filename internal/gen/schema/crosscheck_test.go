@@ -236,7 +236,12 @@ func bundledSchema(t *testing.T, file string) string {
 	t.Helper()
 	dir := t.TempDir()
 	var yaml strings.Builder
-	yaml.WriteString("version: 1\npackage: p\nmessages:\n")
+	yaml.WriteString("version: 1\npackage: p\n")
+	if words := corpusVocabulary[file]; len(words) > 0 {
+		// The file's own keywords, as its team's manifest would list them.
+		fmt.Fprintf(&yaml, "schema_vocabulary: {keywords: [%s]}\n", strings.Join(words, ", "))
+	}
+	yaml.WriteString("messages:\n")
 	for i, f := range append([]string{file}, corpusCompanions[file]...) {
 		data, err := os.ReadFile(filepath.Join(corpusDir, f))
 		if err != nil {
