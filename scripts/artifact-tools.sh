@@ -10,10 +10,10 @@ cd "$(dirname "$0")/.."
 
 apt_install() {
   if [ "$(id -u)" != 0 ]; then
-    echo "tools: $* missing and not root: apt-get install $* (the tests that need it skip, or fail under CI=true)" >&2
+    echo "tools: $* missing and not root: apt-get -o DPkg::Lock::Timeout=300 install $* (the tests that need it skip, or fail under CI=true)" >&2
     return 0
   fi
-  apt-get install -y -q "$@" >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q "$@" >/dev/null; }
+  apt-get -o DPkg::Lock::Timeout=300 install -y -q "$@" >/dev/null 2>&1 || { apt-get -o DPkg::Lock::Timeout=300 update -q >/dev/null && apt-get -o DPkg::Lock::Timeout=300 install -y -q "$@" >/dev/null; }
 }
 
 command -v dot >/dev/null || apt_install graphviz

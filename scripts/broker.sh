@@ -46,8 +46,8 @@ fi
 if ! command -v rabbitmq-server >/dev/null; then
   echo "broker: installing Debian's rabbitmq-server"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq rabbitmq-server curl >/dev/null
+  apt-get -o DPkg::Lock::Timeout=300 update -qq
+  apt-get -o DPkg::Lock::Timeout=300 install -y -qq rabbitmq-server curl >/dev/null
 fi
 
 echo "broker: starting rabbitmq-server"

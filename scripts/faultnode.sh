@@ -39,8 +39,8 @@ install_server() {
   command -v rabbitmq-server >/dev/null && return 0
   echo "faultnode: installing Debian's rabbitmq-server"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq rabbitmq-server curl openssl >/dev/null
+  apt-get -o DPkg::Lock::Timeout=300 update -qq
+  apt-get -o DPkg::Lock::Timeout=300 install -y -qq rabbitmq-server curl openssl >/dev/null
   # The package starts the shared node on install; leave it as it is.
 }
 
