@@ -132,10 +132,10 @@ ensure_root() {
   # Valid-Until check off (APT_OPTS) for the update and the install.
   if [ ${#APT_OPTS[@]} -gt 0 ]; then
     in_root apt-get "${APT_OPTS[@]}" update -qq >"$ROOT.apt.log" 2>&1 ||
-      { tail -20 "$ROOT.apt.log" >&2; die "apt-get -o DPkg::Lock::Timeout=300 update in the chroot failed (log: $ROOT.apt.log)"; }
+      { tail -20 "$ROOT.apt.log" >&2; die "apt-get update in the chroot failed (log: $ROOT.apt.log)"; }
   fi
   in_root apt-get "${APT_OPTS[@]}" install -y -qq --no-install-recommends rabbitmq-server >>"$ROOT.apt.log" 2>&1 ||
-    { tail -20 "$ROOT.apt.log" >&2; die "apt-get -o DPkg::Lock::Timeout=300 install rabbitmq-server in the chroot failed (log: $ROOT.apt.log)"; }
+    { tail -20 "$ROOT.apt.log" >&2; die "apt-get install rabbitmq-server in the chroot failed (log: $ROOT.apt.log)"; }
   in_root apt-get clean
   [ "$(in_root id -u rabbitmq)" = "$RMQ_UID" ] || die "the chroot's rabbitmq user is not uid $RMQ_UID"
   mkdir -p "$ROOT/var/lib/rabbitmq" "$ROOT/var/log/rabbitmq"
