@@ -68,7 +68,7 @@ func TestHealthHandler(t *testing.T) {
 		t.Fatalf("healthy: %d %+v", code, h)
 	}
 	st := h.Consumers[0]
-	if st.Queue != q || st.State != runtime.ConsumerConsuming || st.Handled["accepted"] != 1 || st.Handled["dead_lettered"] != 0 ||
+	if st.Queue != q || st.State != runtime.ConsumerConsuming || st.Handled["accepted"] != 1 || st.Handled["gave_up_attempts"] != 0 ||
 		st.InFlight != 0 || st.Held != 0 || st.LastDelivery.Before(before.Add(-time.Second)) {
 		t.Errorf("consumer stats %+v", st)
 	}

@@ -37,8 +37,10 @@ const (
 	MetricOperationDuration = "messaging.client.operation.duration"
 	// MetricOutcome counts settled deliveries by acemq.outcome: accepted,
 	// retried (with acemq.wait memory, broker or requeue), rejected,
-	// parked, dead_lettered, gave_up or undecodable. It is counted once the
-	// outcome is carried out (the copy confirmed, the retry held).
+	// parked, gave_up_attempts (the policy's attempts ran out),
+	// gave_up_too_old (older than the policy's GiveUpAfter) or undecodable.
+	// It is counted once the outcome is carried out (the copy confirmed, the
+	// retry held).
 	MetricOutcome = "acemq.outcome"
 	// MetricRungMissing counts broker waits held in memory because the
 	// rung queue was missing.
@@ -83,13 +85,13 @@ const (
 	outcomeRetried
 	outcomeRejected
 	outcomeParked
-	outcomeDeadLettered
-	outcomeGaveUp
+	outcomeGaveUpAttempts // "gave up after N attempts: …"
+	outcomeGaveUpTooOld   // "gave up after N attempts (older than D): …"
 	outcomeUndecodable
 	numOutcomes
 )
 
-var outcomeNames = [numOutcomes]string{"accepted", "retried", "rejected", "parked", "dead_lettered", "gave_up", "undecodable"}
+var outcomeNames = [numOutcomes]string{"accepted", "retried", "rejected", "parked", "gave_up_attempts", "gave_up_too_old", "undecodable"}
 
 func (o outcome) String() string { return outcomeNames[o] }
 

@@ -77,13 +77,13 @@ func onlyOutcomes(t *testing.T, pts map[string]float64, q string, want map[strin
 }
 
 // The outcomes and counters the retried-twice test does not reach, each
-// on the real broker with its exact attributes (issue 12): gave_up,
+// on the real broker with its exact attributes (issue 12): gave_up_too_old, gave_up_attempts,
 // rejected, retried with acemq.wait=broker and requeue, and the two
 // topology alarms, acemq.retry.rung.missing and acemq.set_aside.failed.
 func TestMetricsOfEveryOutcome(t *testing.T) {
 	t.Parallel()
 
-	t.Run("gave_up", func(t *testing.T) {
+	t.Run("gave_up_too_old", func(t *testing.T) {
 		t.Parallel()
 		reader, withMeter := meter(t)
 		q := brokertest.Queue(t, "metrics.giveup")
@@ -94,11 +94,48 @@ func TestMetricsOfEveryOutcome(t *testing.T) {
 		hourAgo := time.Now().Add(-time.Hour).UTC().Format("2006-01-02T15:04:05.000Z")
 		rawPublish(t, q, textMessage("old news", amqp.Table{runtime.HeaderFirstSeen: hourAgo, runtime.HeaderID: "old-1"}))
 		getOne(t, runtime.DeadLetterQueue(q), wait)
-		pts := waitPoint(t, reader, runtime.MetricOutcome, outcomeKey(q, "gave_up", ""), 1, false)
-		onlyOutcomes(t, pts, q, map[string]float64{outcomeKey(q, "gave_up", ""): 1})
+		pts := waitPoint(t, reader, runtime.MetricOutcome, outcomeKey(q, "gave_up_too_old", ""), 1, false)
+		onlyOutcomes(t, pts, q, map[string]float64{outcomeKey(q, "gave_up_too_old", ""): 1})
 		sent, _ := points(t, reader, runtime.MetricSent)
 		if got := sumWhere(sent, "acemq.publish=dead_letter", "messaging.destination.name=amq.default", "acemq.message.type="+textType.Name()); got != 1 {
 			t.Errorf("sent{acemq.publish=dead_letter} = %v, want 1: %v", got, sent)
+		}
+	})
+
+	// Issue 22: two messages whose ladder ran out ("gave up after 5
+	// attempts") show as gave_up_attempts 2 in Stats, the metric and the
+	// log lines' outcome field; gave_up_too_old (GiveUpAfter's age) stays
+	// at 0.
+	t.Run("gave_up_attempts", func(t *testing.T) {
+		t.Parallel()
+		reader, withMeter := meter(t)
+		logs, logger := newLogCapture()
+		q := brokertest.Queue(t, "metrics.exhausted")
+		rawQueue(t, q, nil)
+		c := dial(t, withMeter, runtime.WithLogger(logger))
+		policy := runtime.Fixed(5, 10*time.Millisecond)
+		cs, _ := consume(t, c, q, &policy, func(seen) runtime.Ack { return runtime.Retry(errors.New("the warehouse said no")) })
+		publishText(t, c, q, "A-1")
+		publishText(t, c, q, "A-2")
+		for range 2 {
+			if got := headerString(t, getOne(t, runtime.DeadLetterQueue(q), wait), runtime.HeaderError); got != "gave up after 5 attempts: the warehouse said no" {
+				t.Errorf("dead letter's %s = %q", runtime.HeaderError, got)
+			}
+		}
+		pts := waitPoint(t, reader, runtime.MetricOutcome, outcomeKey(q, "gave_up_attempts", ""), 2, false)
+		onlyOutcomes(t, pts, q, map[string]float64{outcomeKey(q, "retried", "memory"): 8, outcomeKey(q, "gave_up_attempts", ""): 2})
+		st := cs.Stats()
+		if st.Handled["gave_up_attempts"] != 2 || st.Handled["gave_up_too_old"] != 0 || st.Handled["retried"] != 8 {
+			t.Errorf("Stats().Handled = %v, want gave_up_attempts 2, gave_up_too_old 0, retried 8", st.Handled)
+		}
+		lines := logs.waitFor(t, "acemq: dead-lettered", 2, wait)
+		for _, r := range lines {
+			if r.Attrs["outcome"] != "gave_up_attempts" || r.Attrs["attempt"] != "5" || r.Attrs["reason"] != "gave up after 5 attempts: the warehouse said no" {
+				t.Errorf("log line %v, want outcome=gave_up_attempts attempt=5 and the reason", r)
+			}
+		}
+		if retries := logs.matching("acemq: retry"); len(retries) == 0 || retries[0].Attrs["outcome"] != "retried" {
+			t.Errorf("retry lines %v, want outcome=retried", retries)
 		}
 	})
 

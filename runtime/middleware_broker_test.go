@@ -197,7 +197,7 @@ func TestMiddlewareCtxValueAndItsAckDecide(t *testing.T) {
 	if _, ok := handled.Load("seen-before"); ok {
 		t.Errorf("the handler was called for a message the middleware skipped")
 	}
-	waitHandled(t, cs, map[string]int64{"accepted": 2, "dead_lettered": 1, "rejected": 1})
+	waitHandled(t, cs, map[string]int64{"accepted": 2, "gave_up_attempts": 1, "rejected": 1})
 }
 
 // waitHandled waits for the consumer's Stats().Handled to reach want.
@@ -258,7 +258,7 @@ func TestMiddlewarePanicAndRetryAreRecorded(t *testing.T) {
 		!strings.Contains(reasons[0], "middleware_broker_test.go:") {
 		t.Errorf("dead letters' reasons %q, want the middleware's Retry and its panic at its own line", reasons)
 	}
-	waitHandled(t, cs, map[string]int64{"accepted": 1, "dead_lettered": 2})
+	waitHandled(t, cs, map[string]int64{"accepted": 1, "gave_up_attempts": 2})
 	if calls := rec.all(); len(calls) != 1 || calls[0].Body != "fine" {
 		t.Errorf("handler calls %s, want only \"fine\"", describe(calls))
 	}

@@ -84,7 +84,7 @@ func sumWhere(pts map[string]float64, want ...string) float64 {
 
 // A message retried twice and then dead-lettered, on the real broker: the
 // metrics say sent 1 (the application's publish; the runtime's copies are
-// counted apart), consumed 3, retried 2, dead_lettered 1, with the
+// counted apart), consumed 3, retried 2, gave_up_attempts 1, with the
 // conventions' attribute names and units; one trace holds the publish, the
 // three process spans (each a child of the publish that brought it), the
 // two retry publishes and the dead-letter publish, with status Error and the
@@ -116,11 +116,11 @@ func TestObservabilityRetriedTwiceThenDeadLettered(t *testing.T) {
 	deadline := time.Now().Add(wait)
 	for {
 		pts, _ := points(t, reader, runtime.MetricOutcome)
-		if sumWhere(pts, "acemq.outcome=dead_lettered") == 1 {
+		if sumWhere(pts, "acemq.outcome=gave_up_attempts") == 1 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no dead_lettered outcome within %s: %v", wait, pts)
+			t.Fatalf("no gave_up_attempts outcome within %s: %v", wait, pts)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -147,8 +147,8 @@ func TestObservabilityRetriedTwiceThenDeadLettered(t *testing.T) {
 	if got := sumWhere(outcomes, dest, "acemq.outcome=retried", "acemq.wait=memory"); got != 2 {
 		t.Errorf("retried = %v, want 2: %v", got, outcomes)
 	}
-	if got := sumWhere(outcomes, dest, "acemq.outcome=dead_lettered"); got != 1 {
-		t.Errorf("dead_lettered = %v, want 1: %v", got, outcomes)
+	if got := sumWhere(outcomes, dest, "acemq.outcome=gave_up_attempts"); got != 1 {
+		t.Errorf("gave_up_attempts = %v, want 1: %v", got, outcomes)
 	}
 	if got := sumWhere(outcomes); got != 3 {
 		t.Errorf("outcomes in all = %v, want 3: %v", got, outcomes)
@@ -162,8 +162,8 @@ func TestObservabilityRetriedTwiceThenDeadLettered(t *testing.T) {
 		t.Errorf("publish durations = %v (unit %q), want 4 in s: %v", got, opsM.Unit, ops)
 	}
 	st := cs.Stats()
-	if st.Handled["retried"] != 2 || st.Handled["dead_lettered"] != 1 || st.LastDelivery.IsZero() {
-		t.Errorf("Stats = %+v, want retried 2, dead_lettered 1, a last delivery", st)
+	if st.Handled["retried"] != 2 || st.Handled["gave_up_attempts"] != 1 || st.LastDelivery.IsZero() {
+		t.Errorf("Stats = %+v, want retried 2, gave_up_attempts 1, a last delivery", st)
 	}
 
 	// The trace.
@@ -332,14 +332,14 @@ func TestObservabilityPanicAndParkSpans(t *testing.T) {
 	dest := "messaging.destination.name=" + q
 	for deadline := time.Now().Add(wait); ; time.Sleep(20 * time.Millisecond) {
 		outcomes, _ := points(t, reader, runtime.MetricOutcome)
-		ok := sumWhere(outcomes, dest, "acemq.outcome=dead_lettered", "acemq.message.type=acemq.test.text") == 1 &&
+		ok := sumWhere(outcomes, dest, "acemq.outcome=gave_up_attempts", "acemq.message.type=acemq.test.text") == 1 &&
 			sumWhere(outcomes, dest, "acemq.outcome=parked") == 1 &&
 			sumWhere(outcomes, dest, "acemq.outcome=undecodable", "acemq.message.type=unknown") == 1
 		if ok {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("outcomes %v, want dead_lettered 1 (the panic, no retries), parked 1, undecodable 1 of type unknown", outcomes)
+			t.Fatalf("outcomes %v, want gave_up_attempts 1 (the panic, no retries), parked 1, undecodable 1 of type unknown", outcomes)
 		}
 	}
 	proc, _ := points(t, reader, runtime.MetricProcessDuration)

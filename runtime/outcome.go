@@ -110,8 +110,8 @@ func (dv *delivery) accepted() { dv.counted(outcomeAccepted, "") }
 // to a rung (after its confirm) or requeued.
 func (dv *delivery) retried(why, wait string, delay time.Duration) {
 	dv.counted(outcomeRetried, wait)
-	if dv.cs.outcomeLog.allow(time.Now(), "acemq: retry", why) {
-		dv.cs.log.Info("acemq: retry", dv.outcomeAttrs(why, "wait", wait, "delay", delay)...)
+	if dv.cs.outcomeLog.allow(time.Now(), outcomeRetried, why) {
+		dv.cs.log.Info("acemq: retry", dv.outcomeAttrs(outcomeRetried, why, "wait", wait, "delay", delay)...)
 	}
 }
 
@@ -123,8 +123,8 @@ func (dv *delivery) setAsideAs(o outcome, why, to string) {
 	if to == DeadLetterQueue(dv.cs.queue) {
 		what = "acemq: dead-lettered"
 	}
-	if dv.cs.outcomeLog.allow(time.Now(), what, why) {
-		dv.cs.log.Warn(what, dv.outcomeAttrs(why, "to", to)...)
+	if dv.cs.outcomeLog.allow(time.Now(), o, why) {
+		dv.cs.log.Warn(what, dv.outcomeAttrs(o, why, "to", to)...)
 	}
 }
 
@@ -191,8 +191,14 @@ func (cs *Consumer) consumedOne(typ string) {
 	}
 }
 
-// outcomeAttrs are the attributes every outcome line carries, then extra.
-func (dv *delivery) outcomeAttrs(why string, extra ...any) []any {
+// outcomeAttrs are the attributes every outcome line carries (its
+// acemq.outcome name first, as Stats and the metric say it), then extra.
+func (dv *delivery) outcomeAttrs(o outcome, why string, extra ...any) []any {
+	return append([]any{"outcome", o.String()}, dv.lineAttrs(why, extra...)...)
+}
+
+// lineAttrs are the message's attributes of a log line about it, then extra.
+func (dv *delivery) lineAttrs(why string, extra ...any) []any {
 	d, env := &dv.d, dv.env
 	id := env.ID
 	if id == "" {
@@ -225,7 +231,7 @@ func (dv *delivery) logPanic(pe *PanicError) {
 	if !ok {
 		return
 	}
-	attrs := dv.outcomeAttrs(pe.Error(), "stack", string(pe.Stack))
+	attrs := dv.lineAttrs(pe.Error(), "stack", string(pe.Stack))
 	if suppressed > 0 {
 		attrs = append(attrs, "suppressed", suppressed)
 	}

@@ -67,8 +67,9 @@ func newOutcomeLimiter(l outcomeLogLimit, log *slog.Logger) *outcomeLimiter {
 }
 
 // allow reports whether the line of this outcome (what, for why) is
-// logged; one that is not is counted for the window's summary.
-func (o *outcomeLimiter) allow(now time.Time, what, why string) bool {
+// logged; one that is not is counted for the window's summary, by its
+// acemq.outcome name.
+func (o *outcomeLimiter) allow(now time.Time, what outcome, why string) bool {
 	if o.lines < 1 {
 		return true
 	}
@@ -86,7 +87,7 @@ func (o *outcomeLimiter) allow(now time.Time, what, why string) bool {
 		o.timer = time.AfterFunc(o.window-now.Sub(o.start), o.summarize)
 	}
 	o.suppressed++
-	o.byOutcome[strings.TrimPrefix(what, "acemq: ")]++
+	o.byOutcome[what.String()]++
 	if len(o.byReason) < 100 || o.byReason[why] > 0 {
 		o.byReason[why]++
 	}
@@ -106,7 +107,7 @@ func (o *outcomeLimiter) summarize() {
 		"suppressed", n, "by_outcome", countsText(outcomes, len(outcomes)), "by_reason", countsText(reasons, maxSummaryReasons))
 }
 
-// countsText is "dead-lettered 1900, retry 44": the most frequent first,
+// countsText is "gave_up_attempts: 1900; retried: 44": the most frequent first,
 // at most k of them.
 func countsText(counts map[string]int, k int) string {
 	keys := slices.SortedFunc(maps.Keys(counts), func(a, b string) int {

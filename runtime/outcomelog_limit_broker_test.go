@@ -47,11 +47,11 @@ func TestOutcomeLogLinesAreBounded(t *testing.T) {
 		}
 	}
 	s := summaries[0]
-	if s.Level.String() != "WARN" || !strings.Contains(s.Attrs["by_outcome"], "dead-lettered: ") ||
+	if s.Level.String() != "WARN" || !strings.Contains(s.Attrs["by_outcome"], "gave_up_attempts: ") ||
 		!strings.Contains(s.Attrs["by_reason"], "gave up after 1 attempts: the warehouse is not answering: ") || s.Attrs["queue"] != q {
 		t.Errorf("summary %v, want Warn with the queue, dead-lettered and the reason counted", s)
 	}
-	if got := cs.Stats().Handled["dead_lettered"]; got != 10 {
-		t.Errorf("Stats dead_lettered %d, want 10 whatever the log shows", got)
+	if got := cs.Stats().Handled["gave_up_attempts"]; got != 10 {
+		t.Errorf("Stats gave_up_attempts %d, want 10 whatever the log shows", got)
 	}
 }

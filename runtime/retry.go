@@ -17,11 +17,11 @@ func (dv *delivery) retry(why string) {
 	}
 	cs, p, env := dv.cs, dv.cs.policy, dv.env
 	if age := p.GiveUpAfter(); age > 0 && !env.FirstSeen.IsZero() && time.Since(env.FirstSeen) > age {
-		dv.deadLetter(fmt.Sprintf("gave up after %d attempts (older than %s): %s", env.Attempt, age, why), outcomeGaveUp)
+		dv.deadLetter(fmt.Sprintf("gave up after %d attempts (older than %s): %s", env.Attempt, age, why), outcomeGaveUpTooOld)
 		return
 	}
 	if env.Attempt >= p.Attempts() {
-		dv.deadLetter(fmt.Sprintf("gave up after %d attempts: %s", env.Attempt, why), outcomeDeadLettered)
+		dv.deadLetter(fmt.Sprintf("gave up after %d attempts: %s", env.Attempt, why), outcomeGaveUpAttempts)
 		return
 	}
 	if cs.requeue {

@@ -36,7 +36,9 @@ type ConsumerStats struct {
 	// broker's confirm.
 	Held int `json:"held"`
 	// Handled counts settled deliveries by outcome: accepted, retried,
-	// rejected, parked, dead_lettered, gave_up, undecodable (the
+	// rejected, parked, gave_up_attempts (the policy's attempts ran out:
+	// "gave up after N attempts"), gave_up_too_old (older than GiveUpAfter:
+	// "gave up after N attempts (older than D)"), undecodable (the
 	// acemq.outcome values); every outcome is present, 0 or more.
 	Handled map[string]int64 `json:"handled"`
 	// FrameErrors counts the times its connection was closed on a frame

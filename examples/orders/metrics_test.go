@@ -20,7 +20,7 @@ import (
 // After the scripted run, /metrics (scraped over HTTP from the Prometheus
 // exporter the program wires, parsed with Prometheus's own text parser)
 // holds the story in numbers: 2 orders published by the application, A-1
-// consumed 4 times and given up on (3 retries, dead_lettered 1), A-2
+// consumed 4 times and given up on (3 retries, gave_up_attempts 1), A-2
 // rejected (2 dead-letter copies sent), the two dead letters pulled to be
 // shown (consumed, operation receive), the replay moving 1, and A-1
 // accepted on its way back: 6 deliveries consumed by the consumer.
@@ -94,7 +94,7 @@ func TestMetricsScrapedAfterTheScenario(t *testing.T) {
 		{"messaging_client_sent_messages_total", 0, map[string]string{"error_type": "*"}},
 		{"messaging_client_consumed_messages_total", 6, map[string]string{"messaging_destination_name": "orders.new", "messaging_operation_name": "process"}},
 		{"acemq_outcome_total", 3, map[string]string{"acemq_outcome": "retried", "messaging_destination_name": "orders.new"}},
-		{"acemq_outcome_total", 1, map[string]string{"acemq_outcome": "dead_lettered"}},
+		{"acemq_outcome_total", 1, map[string]string{"acemq_outcome": "gave_up_attempts"}},
 		{"acemq_outcome_total", 1, map[string]string{"acemq_outcome": "rejected"}},
 		{"acemq_outcome_total", 1, map[string]string{"acemq_outcome": "accepted"}},
 		{"acemq_outcome_total", 6, nil},
