@@ -6,8 +6,11 @@ package orders
 import (
 	"context"
 	"errors"
+	"time"
 
+	"github.com/acemq/acemq-go/pgstore"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/jackc/pgx/v5"
 )
 
 // BenchJSONHandler handles the messages of the queue "bench.json", one method
@@ -125,6 +128,57 @@ func ConsumeBenchR1(ctx context.Context, c *runtime.Connection, h BenchR1Handler
 		Retry: &r1Policy,
 		Routes: []runtime.Route{
 			runtime.Handle(orderAvroType, h.HandleOrderAvro),
+		},
+	}, opts...)
+}
+
+// BenchInboxHandler handles the messages of the queue "bench.inbox", one
+// method per message type. Each returns what becomes of the message:
+// runtime.Accept(), Retry(err), Reject(err) or Park(err); a method that panics
+// is a Retry. The queue has an inbox: each method runs in the transaction tx
+// of pgstore's inbox, which Accept commits (then the message is acked) and
+// anything else rolls back; do the handler's work in tx and do not end it. A
+// message whose id was already handled is acked without calling the method.
+type BenchInboxHandler interface {
+	// HandleOrderAvro handles a message of the type "bench.order.avro.v1".
+	HandleOrderAvro(ctx context.Context, tx pgx.Tx, m *runtime.Message[OrderAvro]) runtime.Ack
+}
+
+// BenchInboxHandlerFunc adapts a func to BenchInboxHandler, as
+// http.HandlerFunc adapts one to http.Handler: ConsumeBenchInbox(ctx, c,
+// inbox, BenchInboxHandlerFunc(handle)).
+type BenchInboxHandlerFunc func(ctx context.Context, tx pgx.Tx, m *runtime.Message[OrderAvro]) runtime.Ack
+
+// HandleOrderAvro calls fn(ctx, tx, m).
+func (fn BenchInboxHandlerFunc) HandleOrderAvro(ctx context.Context, tx pgx.Tx, m *runtime.Message[OrderAvro]) runtime.Ack {
+	return fn(ctx, tx, m)
+}
+
+// ConsumeBenchInbox consumes the queue "bench.inbox", handing each message to
+// the method of h for its type property; a message of a type h has no method
+// for is parked. The manifest gives the queue no retry policy: failures follow
+// the runtime.WithRetry of opts, else the connection's, else
+// runtime.NoRetry().
+//
+// The consumer declares the queue's .dlq and .parked queues before it
+// subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only;
+// stop the consumer with its Close method.
+//
+// Every delivery goes through inbox (its Middleware, outside the middlewares
+// of opts), which remembers each message id for 24h; a message without an id
+// is parked.
+func ConsumeBenchInbox(ctx context.Context, c *runtime.Connection, inbox *pgstore.Inbox, h BenchInboxHandler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+	if h == nil {
+		return nil, errors.New("ConsumeBenchInbox: the handler is nil")
+	}
+	if inbox == nil {
+		return nil, errors.New("ConsumeBenchInbox: the inbox is nil")
+	}
+	opts = append([]runtime.ConsumeOption{runtime.WithMiddleware(inbox.Middleware(pgstore.WithRetention(24 * time.Hour)))}, opts...)
+	return runtime.Consume(ctx, c, runtime.ConsumerSpec{
+		Queue: "bench.inbox",
+		Routes: []runtime.Route{
+			runtime.Handle(orderAvroType, pgstore.HandleTx[OrderAvro](h.HandleOrderAvro)),
 		},
 	}, opts...)
 }

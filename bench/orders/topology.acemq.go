@@ -26,6 +26,10 @@ func Topology() *runtime.Topology {
 			Retry:      r1Policy,
 		}).
 		Queue(runtime.Queue{
+			Name: "bench.inbox",
+			Type: runtime.Classic,
+		}).
+		Queue(runtime.Queue{
 			Name:          "bench.q.avro",
 			Type:          runtime.Quorum,
 			DeadLetter:    true,
@@ -42,6 +46,7 @@ func Topology() *runtime.Topology {
 		Bind("bench.json", "bench", "json").
 		Bind("bench.avro", "bench", "avro").
 		Bind("bench.r1", "bench", "r1").
+		Bind("bench.inbox", "bench", "inbox").
 		Bind("bench.q.avro", "bench", "qavro").
 		Bind("bench.q.r1", "bench", "qr1")
 }

@@ -111,6 +111,12 @@ func cases() []benchCase {
 		{name: "O1-json", format: "json", target: 0.60, pg: true,
 			aName: "pgstore.Relay, batch 500", a: landsIn(queueOf("json"), relayRows("json")),
 			bName: "raw: pgx + confirm window 256", b: landsIn(queueOf("json"), rawRelayRows("json", 256))},
+		// I1: handled msg/s with pgstore's inbox (the generated inbox:
+		// queue, its handler taking the pgx.Tx) against the same SQL
+		// written by hand with pgx in the handler (inbox.go).
+		{name: "I1", format: "avro", target: 0.90, pg: true,
+			aName: "generated inbox: queue, concurrency 8", a: inboxConsume(false),
+			bName: "by hand: pgx tx in the handler", b: inboxConsume(true)},
 		{name: "M1", format: "avro", target: 0.98,
 			aName: "Consume, 3 no-op middlewares", a: typedConsume("avro", noopMiddlewares(3)...),
 			bName: "Consume, no middleware", b: typedConsume("avro")},

@@ -21,6 +21,7 @@ const (
 	queueAvro      = "bench.avro"
 	queueR1        = "bench.r1"
 	queueQAvro     = "bench.q.avro"
+	queueInbox     = "bench.inbox"
 	queueQR1       = "bench.q.r1"
 	queueWatermill = "bench.watermill"
 )
@@ -198,7 +199,7 @@ func routingKey(format string) string {
 // purge empties every queue a run fills, the R1 queues' rungs, dead-letter
 // and parked queues included.
 func (e *env) purge() error {
-	qs := []string{queueJSON, queueAvro, queueQAvro, queueWatermill}
+	qs := []string{queueJSON, queueAvro, queueQAvro, queueInbox, queueWatermill}
 	for _, r1 := range []string{queueR1, queueQR1} {
 		qs = append(qs, r1, runtime.RungQueue(r1, time.Second), runtime.DeadLetterQueue(r1), runtime.ParkedQueue(r1))
 	}

@@ -17,7 +17,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
-// The outbox cases (O1) need PostgreSQL: --pg, a database in which the
+// The outbox and inbox cases (O1, I1) need PostgreSQL: --pg, a database in which the
 // run makes a schema of its own (dropped at the end) with pgstore's tables.
 
 // pgEnv is the run's database: a pool whose search_path is its schema.
@@ -26,6 +26,7 @@ type pgEnv struct {
 	admin  string // the URL, for dropping the schema
 	schema string
 	ob     *pgstore.Outbox
+	inbox  *pgstore.Inbox // I1's (inbox.go)
 }
 
 func (e *env) setupPG(ctx context.Context, url string) error {
@@ -45,6 +46,8 @@ func (e *env) setupPG(ctx context.Context, url string) error {
 		return fmt.Errorf("--pg: %w", err)
 	}
 	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	// I1's handlers each hold a connection for their transaction.
+	cfg.MaxConns = 2 * inboxConcurrency
 	pg := &pgEnv{admin: url, schema: schema}
 	e.pg = pg // closed (schema dropped) by e.close from here on
 	if pg.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
@@ -53,8 +56,10 @@ func (e *env) setupPG(ctx context.Context, url string) error {
 	if err := pgstore.Migrate(ctx, pg.pool); err != nil {
 		return err
 	}
-	pg.ob, err = pgstore.NewOutbox(e.conn)
-	return err
+	if pg.ob, err = pgstore.NewOutbox(e.conn); err != nil {
+		return err
+	}
+	return pg.setupInbox(ctx)
 }
 
 func (pg *pgEnv) close() {
