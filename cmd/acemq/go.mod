@@ -7,6 +7,7 @@ require (
 	github.com/acemq/acemq-go/drain v0.0.0
 	github.com/acemq/acemq-go/pgstore v0.0.0
 	github.com/acemq/acemq-go/runtime v0.0.0
+	github.com/hamba/avro/v2 v2.31.0
 	github.com/michaelklishin/rabbit-hole/v2 v2.12.0
 	github.com/rabbitmq/amqp091-go v1.16.0
 	github.com/rogpeppe/go-internal v1.16.0
@@ -21,7 +22,6 @@ require (
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-viper/mapstructure/v2 v2.4.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/hamba/avro/v2 v2.31.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect

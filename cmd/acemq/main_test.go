@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +17,8 @@ import (
 	"github.com/acemq/acemq-go/cmd/acemq/internal/cli"
 	"github.com/acemq/acemq-go/internal/brokertest"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/registry"
+	"github.com/hamba/avro/v2"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -53,6 +57,7 @@ func TestScripts(t *testing.T) {
 			"header":     cmdHeader,
 			"reject":     cmdReject,
 			"bind":       cmdBind,
+			"avro":       cmdAvro,
 		},
 	})
 }
@@ -165,6 +170,78 @@ func cmdFill(ts *testscript.TestScript, neg bool, args []string) {
 			Body: []byte(`{"order_id":"` + id + `"}`)}
 	}
 	publish(ts, args[0], msgs...)
+}
+
+// avro QUEUE ID SCHEMA VALUE [REGISTRYDIR]: publish a dead letter whose
+// body is VALUE (a JSON file, read as the Avro schema SCHEMA says) in
+// the Avro wire format as the runtime's codec writes it: with the schema's
+// own id (runtime.SchemaID), or the id a directory registry gives it.
+func cmdAvro(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 4 {
+		ts.Fatalf("usage: avro queue id schema value [registrydir]")
+	}
+	text := ts.ReadFile(args[2])
+	var doc any
+	ts.Check(json.Unmarshal([]byte(ts.ReadFile(args[3])), &doc))
+	var reg runtime.SchemaRegistry = runtime.NewFingerprintRegistry()
+	if len(args) > 4 {
+		dir, err := registry.NewDirectory(ts.MkAbs(args[4]))
+		ts.Check(err)
+		reg = dir
+	}
+	codec, err := runtime.NewAvroCodec(reg, "order.placed", text)
+	ts.Check(err)
+	body, err := codec.Encode(context.Background(), avroValue(avro.MustParse(text), doc))
+	ts.Check(err)
+	print, err := runtime.SchemaFingerprint(text)
+	ts.Check(err)
+	publish(ts, args[0], amqp.Publishing{MessageId: args[1], Type: "order.placed.v2", ContentType: runtime.ContentTypeAvro,
+		DeliveryMode: amqp.Persistent, Body: body, Headers: amqp.Table{runtime.HeaderID: args[1], runtime.HeaderAttempt: int64(5),
+			runtime.HeaderFirstSeen: "2026-11-30T09:00:00.000Z", runtime.HeaderSchemaFingerprint: print,
+			runtime.HeaderError: "gave up after 5 attempts: the warehouse said no", runtime.HeaderQueue: strings.TrimSuffix(args[0], ".dlq")}})
+}
+
+// avroValue is a JSON value as hamba encodes it with schema s: ints and
+// longs from numbers, timestamp-millis from RFC 3339, a union's value as
+// its first non-null branch takes it.
+func avroValue(s avro.Schema, v any) any {
+	switch s := s.(type) {
+	case *avro.RecordSchema:
+		m, out := v.(map[string]any), map[string]any{}
+		for _, f := range s.Fields() {
+			out[f.Name()] = avroValue(f.Type(), m[f.Name()])
+		}
+		return out
+	case *avro.ArraySchema:
+		a, out := v.([]any), []any{}
+		for _, x := range a {
+			out = append(out, avroValue(s.Items(), x))
+		}
+		return out
+	case *avro.RefSchema:
+		return avroValue(s.Schema(), v)
+	case *avro.UnionSchema:
+		if v == nil {
+			return nil
+		}
+		for _, t := range s.Types() {
+			if t.Type() != avro.Null {
+				return avroValue(t, v)
+			}
+		}
+	case *avro.PrimitiveSchema:
+		if l := s.Logical(); l != nil && l.Type() == avro.TimestampMillis {
+			t, _ := time.Parse(time.RFC3339, v.(string))
+			return t
+		}
+		switch s.Type() {
+		case avro.Int:
+			return int(v.(float64))
+		case avro.Long:
+			return int64(v.(float64))
+		}
+	}
+	return v
 }
 
 // depth QUEUE N: the queue holds N ready messages.

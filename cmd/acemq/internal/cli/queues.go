@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -64,11 +66,18 @@ func (e *env) queueCommand(use string, name func(string) string, suffix, what st
 	var n int
 	var asJSON bool
 	var wheres []string
+	var manifest, reg string
 	peek := &cobra.Command{
 		Use:   "peek QUEUE",
 		Short: "a table of the " + what + ": id, type, attempt, first seen, age, reason, body",
+		Long: "A table of the " + what + ": id, type, attempt, first seen, age, reason, body.\n" +
+			"Text and JSON bodies are shown as they are. Avro bodies are decoded and shown as\n" +
+			"JSON with their writer schema: one of the manifest's (-f acemq.yaml), found by\n" +
+			"the id in the body, else from the schema registry (--registry, else the\n" +
+			"manifest's registry:); without either they are shown as hex.",
 		Example: "  acemq " + use + " peek orders.new -n 5\n" +
-			"  acemq " + use + " peek orders.new --where 'error~warehouse' --json",
+			"  acemq " + use + " peek orders.new --where 'error~warehouse' --json\n" +
+			"  acemq " + use + " peek orders.new -f acemq.yaml",
 		Args: exactArgs(1, "QUEUE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := where.Parse(wheres)
@@ -78,9 +87,17 @@ func (e *env) queueCommand(use string, name func(string) string, suffix, what st
 			if n < 0 {
 				return bad("-n %d: want 0 (all) or more", n)
 			}
-			return e.peek(queueName(args[0], name), n, asJSON, f)
+			var bodies *avroBodies
+			if manifest != "" || reg != "" {
+				if bodies, err = newAvroBodies(manifest, reg); err != nil {
+					return err
+				}
+			}
+			return e.peek(queueName(args[0], name), n, asJSON, f, bodies)
 		},
 	}
+	peek.Flags().StringVarP(&manifest, "file", "f", "", "the manifest (acemq.yaml): decode Avro bodies with its schemas (and its registry:)")
+	peek.Flags().StringVar(&reg, "registry", "", "decode Avro bodies with this schema registry: a directory, or a Confluent-compatible http(s) URL")
 	peek.Flags().IntVarP(&n, "n", "n", 20, "show at most N messages (0: all)")
 	peek.Flags().BoolVar(&asJSON, "json", false, "one JSON object per message, every field in full")
 	peek.Flags().StringArrayVar(&wheres, "where", nil, "show only matching messages (see acemq replay --help)")
@@ -151,6 +168,10 @@ type row struct {
 	Headers     map[string]any `json:"headers,omitempty"`
 	Body        *string        `json:"body,omitempty"`
 	BodyBase64  string         `json:"body_base64,omitempty"`
+	// An Avro body: the schema it was decoded with (body is then its JSON,
+	// body_base64 the bytes), or why it was not (body_base64 only).
+	BodySchema string `json:"body_schema,omitempty"`
+	BodyError  string `json:"body_error,omitempty"`
 }
 
 func rowOf(d *runtime.Delivery, now time.Time) row {
@@ -175,10 +196,11 @@ func age(d time.Duration) string {
 	return strconv.Itoa(int(d.Hours()/24)) + "d"
 }
 
-func (e *env) peek(q string, n int, asJSON bool, f where.Filter) error {
+func (e *env) peek(q string, n int, asJSON bool, f where.Filter, bodies *avroBodies) error {
 	return e.withQueue(q, func(ctx context.Context, c *runtime.Connection, total int) error {
 		now := time.Now()
 		var rows []row
+		var notes avroNotes
 		enc := json.NewEncoder(e.stdout)
 		bar := e.progress(e.errTTY, total, "reading "+q)
 		seen := 0
@@ -189,7 +211,9 @@ func (e *env) peek(q string, n int, asJSON bool, f where.Filter) error {
 				return nil
 			}
 			r := rowOf(d, now)
-			if asJSON {
+			if isAvro(d) {
+				avroRow(ctx, &r, d, bodies, asJSON, &notes)
+			} else if asJSON {
 				r.Headers = d.Headers
 				if utf8.Valid(d.Body) {
 					s := string(d.Body)
@@ -223,8 +247,73 @@ func (e *env) peek(q string, n int, asJSON bool, f where.Filter) error {
 		}
 		tw.Flush()
 		fmt.Fprintf(e.stdout, "%d of %d messages in %s shown; all left in place\n", len(rows), read, q)
+		notes.print(e.stdout)
 		return nil
 	})
+}
+
+// avroNotes counts the Avro bodies of a peek that are shown as hex, and
+// why, for the lines under the table.
+type avroNotes struct {
+	noSchemas int            // neither -f nor --registry
+	failed    map[string]int // why → bodies
+}
+
+func (a *avroNotes) print(w io.Writer) {
+	if a.noSchemas > 0 {
+		fmt.Fprintf(w, "%d Avro %s shown as hex: give -f acemq.yaml (its schemas and its registry:) or --registry DIR|URL to decode them\n", a.noSchemas, plural(a.noSchemas, "body", "bodies"))
+	}
+	whys := make([]string, 0, len(a.failed))
+	for why := range a.failed {
+		whys = append(whys, why)
+	}
+	sort.Strings(whys)
+	for _, why := range whys {
+		n := a.failed[why]
+		fmt.Fprintf(w, "%d Avro %s shown as hex: %s\n", n, plural(n, "body", "bodies"), why)
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// avroRow fills r's body from an Avro delivery: its JSON when it decodes,
+// else hex (base64 in --json) with why.
+func avroRow(ctx context.Context, r *row, d *runtime.Delivery, bodies *avroBodies, asJSON bool, notes *avroNotes) {
+	var text, with string
+	err := errors.New("")
+	if bodies != nil {
+		text, with, err = bodies.decode(ctx, d)
+	}
+	switch {
+	case err == nil:
+		r.Body, r.BodySchema = &text, with
+		if asJSON {
+			r.BodyBase64 = base64.StdEncoding.EncodeToString(d.Body)
+		} else {
+			s := preview([]byte(text))
+			r.Body = &s
+		}
+		return
+	case bodies == nil:
+		notes.noSchemas++
+	default:
+		if notes.failed == nil {
+			notes.failed = map[string]int{}
+		}
+		notes.failed[err.Error()]++
+		r.BodyError = err.Error()
+	}
+	if asJSON {
+		r.BodyBase64 = base64.StdEncoding.EncodeToString(d.Body)
+		return
+	}
+	s := hexPreview(d.Body)
+	r.Body = &s
 }
 
 func dash(s string) string {
@@ -248,13 +337,19 @@ func cut(s string, n int) string {
 func preview(b []byte) string {
 	const max = 40
 	if !utf8.Valid(b) {
-		if len(b) > max/2 {
-			return fmt.Sprintf("%x…", b[:max/2])
-		}
-		return fmt.Sprintf("%x", b)
+		return hexPreview(b)
 	}
 	s := strings.Join(strings.Fields(string(b)), " ")
 	return cut(s, max)
+}
+
+// hexPreview is the start of a body in hex.
+func hexPreview(b []byte) string {
+	const max = 40
+	if len(b) > max/2 {
+		return fmt.Sprintf("%x…", b[:max/2])
+	}
+	return fmt.Sprintf("%x", b)
 }
 
 type group struct {
