@@ -27,6 +27,9 @@ type Relay struct {
 	held      []int32
 	balanced  time.Time
 	nextRetry time.Time
+	// ahead is the batch read while the previous one's confirms were
+	// outstanding, to be published next (relayBatch).
+	ahead []outboxRow
 }
 
 // NewRelay returns a relay of ob's rows, read from the database of pool
@@ -76,12 +79,12 @@ func (r *Relay) session(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.conn, r.held, r.balanced = conn, nil, time.Time{}
+	r.conn, r.held, r.balanced, r.ahead = conn, nil, time.Time{}, nil
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_ = conn.Close(cctx)
-		r.conn, r.held = nil, nil
+		r.conn, r.held, r.ahead = nil, nil, nil
 	}()
 	// The table as the connection's search_path finds it: its oid names
 	// its locks and its notifications apart from another schema's.
@@ -111,7 +114,7 @@ func (r *Relay) round(ctx context.Context) error {
 		}
 	}
 	n, err := r.relayBatch(ctx)
-	if err != nil || n == r.cfg.batch {
+	if err != nil || n == r.cfg.batch || len(r.ahead) > 0 {
 		return err
 	}
 	return r.wait(ctx)

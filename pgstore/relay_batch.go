@@ -31,18 +31,43 @@ type refusal struct {
 	err      error
 }
 
-// relayBatch reads a batch of the held shards' rows, publishes it,
-// deletes what the broker confirmed and records what it refused. It
-// returns how many rows it read.
+// relayBatch publishes a batch of the held shards' rows (the one read
+// ahead during the previous batch, else one read now), reads the next
+// batch while this one's confirms are outstanding, then deletes what the
+// broker confirmed and records what it refused. It returns how many rows
+// it published.
+//
+// The batch read ahead leaves out the rows in flight (by id: no
+// high-water mark, so a row that commits late with a lower id is read by
+// a later batch), and is published only once this batch is settled, less
+// the rows of every key one of whose rows this batch did not get
+// confirmed (refused, or not sent): those wait in the table behind it, as
+// the fetch's own filter has them wait. So a key's rows still go out one
+// after the other, each once its predecessor is confirmed, and a row is
+// still deleted only after its confirm.
 func (r *Relay) relayBatch(ctx context.Context) (int, error) {
 	if len(r.held) == 0 {
+		r.ahead = nil
 		return 0, nil
 	}
-	rows, err := r.fetch(ctx)
-	if err != nil || len(rows) == 0 {
-		return 0, err
+	rows := r.ahead
+	r.ahead = nil
+	if len(rows) == 0 {
+		var err error
+		if rows, err = r.fetch(ctx, nil); err != nil || len(rows) == 0 {
+			return 0, err
+		}
 	}
-	res := r.publish(ctx, rows)
+	b := r.start(ctx, rows)
+	// The read ahead, on the relay's connection (the confirms do not use
+	// it), not cancelled by ctx: pgx closes a connection whose query ctx
+	// cancels, and the confirmed rows of this batch must still be deleted
+	// on it.
+	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	next, ferr := r.fetch(fctx, rowIDs(rows))
+	fcancel()
+	b.settle()
+	res := b.out
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
 	if len(res.confirmed) > 0 {
@@ -59,21 +84,62 @@ func (r *Relay) relayBatch(ctx context.Context) (int, error) {
 		r.cfg.logger.Warn("acemq: outbox relay: the broker is unavailable, retrying", "table", r.ob.name,
 			"error", res.unavailable, "retry_in", r.cfg.backoff)
 		sleep(ctx, r.cfg.backoff)
+		return len(rows), nil // the rows read ahead are read again
 	}
+	if ferr != nil {
+		return 0, ferr
+	}
+	r.ahead = carryOver(next, rows, res.confirmed)
 	return len(rows), nil
 }
 
+func rowIDs(rows []outboxRow) []int64 {
+	ids := make([]int64, len(rows))
+	for i, rw := range rows {
+		ids[i] = rw.id
+	}
+	return ids
+}
+
+// carryOver is the batch read ahead less the rows of each key that has a
+// row in the batch just settled which was not confirmed: those are held
+// behind it.
+func carryOver(next, rows []outboxRow, confirmed []int64) []outboxRow {
+	ok := make(map[int64]bool, len(confirmed))
+	for _, id := range confirmed {
+		ok[id] = true
+	}
+	blocked := map[string]bool{}
+	for _, rw := range rows {
+		if rw.key != nil && !ok[rw.id] {
+			blocked[*rw.key] = true
+		}
+	}
+	out := next[:0]
+	for _, rw := range next {
+		if rw.key != nil && blocked[*rw.key] {
+			continue
+		}
+		out = append(out, rw)
+	}
+	return out
+}
+
 // fetch reads up to a batch of rows of the held shards in id order,
-// without the rows due later and those of a key behind such a row.
-func (r *Relay) fetch(ctx context.Context) ([]outboxRow, error) {
+// without the rows due later, those of a key behind such a row, and those
+// in except (a batch in flight).
+func (r *Relay) fetch(ctx context.Context, except []int64) ([]outboxRow, error) {
 	t := r.ob.table
+	if except == nil {
+		except = []int64{}
+	}
 	rows, err := r.conn.Query(ctx, `SELECT id, ordering_key, attempts, exchange, routing_key, mandatory,
     message_id, correlation_id, type, content_type, delivery_mode, msg_timestamp, headers, body
 FROM `+t+` o
-WHERE shard = ANY($1) AND (not_before IS NULL OR not_before <= now())
+WHERE shard = ANY($1) AND (not_before IS NULL OR not_before <= now()) AND NOT (id = ANY($3))
   AND (ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM `+t+` e
     WHERE e.attempts > 0 AND e.ordering_key = o.ordering_key AND e.id < o.id AND e.not_before > now()))
-ORDER BY id LIMIT $2`, r.held, r.cfg.batch)
+ORDER BY id LIMIT $2`, r.held, r.cfg.batch, except)
 	if err != nil {
 		return nil, err
 	}

@@ -32,7 +32,9 @@ type batchRun struct {
 	out      outcome
 }
 
-func (r *Relay) publish(ctx context.Context, rows []outboxRow) outcome {
+// start sends the rows that go out at once; settle sends the rest and
+// waits for every confirm.
+func (r *Relay) start(ctx context.Context, rows []outboxRow) *batchRun {
 	b := &batchRun{r: r, ctx: ctx, rows: rows, waiting: map[string][]int{}}
 	for i, rw := range rows {
 		if rw.key != nil {
@@ -44,8 +46,7 @@ func (r *Relay) publish(ctx context.Context, rows []outboxRow) outcome {
 		}
 		b.send(i)
 	}
-	b.settle()
-	return b.out
+	return b
 }
 
 // send writes row i, unless the broker is known to be unavailable.

@@ -54,8 +54,10 @@ WHERE NOT (s = ANY($3::int[])) AND pg_try_advisory_lock($1, s) LIMIT $4`, r.clas
 }
 
 // free unlocks the shards in some (the end of r.held); nothing of theirs
-// is in flight between rounds.
+// is in flight between rounds, and the batch read ahead is dropped (it
+// may hold their rows, which the relay that takes them will publish).
 func (r *Relay) free(ctx context.Context, some []int32) error {
+	r.ahead = nil
 	some = slices.Clone(some)
 	if _, err := r.conn.Exec(ctx, `SELECT pg_advisory_unlock($1, s) FROM unnest($2::int[]) AS s`, r.class(), some); err != nil {
 		return err

@@ -198,6 +198,51 @@ func TestRefusedRowHoldsBackItsKeyOnly(t *testing.T) {
 	e.waitRows(ctx, 0, 20*time.Second)
 }
 
+// The batch read ahead while a batch's confirms are outstanding does not
+// overtake a row of that batch the broker refuses: with batches of two,
+// k's seq 1 is read ahead while seq 0 is still in flight, and must wait
+// behind it, while the other key's rows go on.
+func TestReadAheadWaitsBehindARefusedRow(t *testing.T) {
+	e := newOutboxEnv(t, "outbox_ahead")
+	ctx := ctxFor(t, 60*time.Second)
+	blocked := e.queue + ".later"
+	e.writeTo(ctx, blocked, event{Key: "k", Seq: 0}, runtime.WithOrderingKey("k"))
+	for seq := range 3 {
+		e.writeTo(ctx, e.queue, event{Key: "free", Seq: seq}, runtime.WithOrderingKey("free"))
+		if seq < 2 {
+			e.writeTo(ctx, e.queue, event{Key: "k", Seq: seq + 1}, runtime.WithOrderingKey("k"))
+		}
+	}
+	e.relay(pgstore.WithRelayBatch(2), pgstore.WithRelayBackoff(300*time.Millisecond, 300*time.Millisecond), pgstore.WithRelayPoll(time.Hour))
+	for seq, d := range e.receive(3, 20*time.Second) {
+		if ev := decodeEvent(t, d); ev.Key != "free" || ev.Seq != seq {
+			t.Fatalf("got %+v, want free's seq %d (k's rows wait behind its refused seq 0)", ev, seq)
+		}
+	}
+	e.waitRows(ctx, 3, 20*time.Second) // k's refused row and the two behind it
+	if _, err := e.ch.QueueDeclare(blocked, true, true, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := e.ch.Consume(blocked, "", true, false, false, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case d := <-ds:
+		if ev := decodeEvent(t, d); ev.Key != "k" || ev.Seq != 0 {
+			t.Errorf("got %+v on %s, want k's seq 0", ev, blocked)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the refused row was not relayed once routable")
+	}
+	for i, d := range e.receive(2, 20*time.Second) {
+		if ev := decodeEvent(t, d); ev.Key != "k" || ev.Seq != i+1 {
+			t.Errorf("got %+v, want k's seq %d", ev, i+1)
+		}
+	}
+	e.waitRows(ctx, 0, 20*time.Second)
+}
+
 // queryCounter is a pgx tracer counting the queries sent.
 type queryCounter struct{ n atomic.Int64 }
 
