@@ -44,6 +44,8 @@ func TestScripts(t *testing.T) {
 			env.Defer(func() {
 				brokertest.DeleteQueues(t, q)
 				deleteExchange(q + ".ex")
+				deleteExchange(q + ".legacy")
+				brokertest.DeleteQueues(t, q+"-elsewhere")
 			})
 			return nil
 		},

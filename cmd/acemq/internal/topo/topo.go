@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"reflect"
 	"slices"
 	"sort"
@@ -76,9 +77,19 @@ type Difference struct {
 	Broker, Wanted any
 	// Binding only.
 	Exchange, RoutingKey string
+	// Extra: the broker has it and the manifest does not declare it
+	// (Extras); Messages is an extra queue's depth.
+	Extra    bool
+	Messages int
 }
 
 func (d Difference) String() string {
+	if d.Extra {
+		if d.Kind == "binding" {
+			return fmt.Sprintf("extra binding %s ← %s (routing key %q)", d.Name, d.Exchange, d.RoutingKey)
+		}
+		return fmt.Sprintf("extra %s %s (%d %s)", d.Kind, d.Name, d.Messages, plural(d.Messages, "message", "messages"))
+	}
 	if d.Kind == "binding" {
 		return fmt.Sprintf("missing binding %s ← %s (routing key %q)", d.Name, d.Exchange, d.RoutingKey)
 	}
@@ -156,6 +167,133 @@ func Diff(c *rabbithole.Client, vhost string, t *runtime.Topology) ([]Difference
 	return out, nil
 }
 
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// Roots are the names the manifest's queues live under: each queue's name
+// up to its last dot ("orders." for orders.new), or a name without a dot
+// and what follows it ("inventory", "inventory.").
+func Roots(m *model.Model) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, q := range m.Queues {
+		roots := []string{q.Name, q.Name + "."}
+		if i := strings.LastIndexByte(q.Name, '.'); i > 0 {
+			roots = []string{q.Name[:i+1]}
+		}
+		for _, r := range roots {
+			if !seen[r] {
+				seen[r] = true
+				out = append(out, r)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func under(name string, roots []string) bool {
+	for _, r := range roots {
+		if name == r || strings.HasSuffix(r, ".") && strings.HasPrefix(name, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// Extras lists what the broker has under the manifest's names that t does
+// not declare: queues under roots (not exclusive ones, which go with their
+// connection), with their depth; bindings of t's queues from any exchange;
+// and bindings from t's exchanges to anything not declared: from the
+// manifest's own exchanges (own) to any destination, from the ones it
+// shares with other services (acemq.dlx, acemq.retry) to a destination
+// under roots. A renamed queue leaves its old queue, its .dlq (with its
+// dead letters), .parked and rungs, and its bindings: all listed here.
+func Extras(c *rabbithole.Client, vhost string, t *runtime.Topology, roots []string, own []string) ([]Difference, error) {
+	decls, err := t.Declarations()
+	if err != nil {
+		return nil, err
+	}
+	queues, exchanges := map[string]bool{}, map[string]bool{}
+	for _, q := range decls.Queues {
+		queues[q.Name] = true
+	}
+	for _, e := range decls.Exchanges {
+		exchanges[e.Name] = true
+	}
+	type key struct{ source, dest, routingKey string }
+	bound := map[key]bool{}
+	for _, b := range decls.Bindings {
+		bound[key{b.Exchange, b.Queue, b.RoutingKey}] = true
+	}
+	listed, err := c.ListQueuesWithParametersIn(vhost, url.Values{"columns": {"name,messages,exclusive"}})
+	if err != nil {
+		return nil, fmt.Errorf("queues: %w", err)
+	}
+	var out []Difference
+	for _, q := range listed {
+		if !queues[q.Name] && !q.Exclusive && under(q.Name, roots) {
+			out = append(out, Difference{Kind: "queue", Name: q.Name, Extra: true, Messages: q.Messages})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	ownSet := map[string]bool{}
+	for _, e := range own {
+		ownSet[e] = true
+	}
+	var bindings []Difference
+	seen := map[key]bool{}
+	add := func(b rabbithole.BindingInfo) {
+		k := key{b.Source, b.Destination, b.RoutingKey}
+		if b.Source == "" || bound[k] || seen[k] {
+			return
+		}
+		seen[k] = true
+		bindings = append(bindings, Difference{Kind: "binding", Name: b.Destination, Extra: true, Exchange: b.Source, RoutingKey: b.RoutingKey})
+	}
+	for _, e := range decls.Exchanges {
+		bs, err := c.ListExchangeBindingsWithSource(vhost, e.Name)
+		if isNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("bindings of %s: %w", e.Name, err)
+		}
+		for _, b := range bs {
+			if ownSet[e.Name] || queues[b.Destination] || under(b.Destination, roots) {
+				add(b)
+			}
+		}
+	}
+	for _, q := range decls.Queues {
+		bs, err := c.ListQueueBindings(vhost, q.Name)
+		if isNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("bindings of %s: %w", q.Name, err)
+		}
+		for _, b := range bs {
+			add(b)
+		}
+	}
+	sort.Slice(bindings, func(i, j int) bool {
+		a, b := bindings[i], bindings[j]
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		if a.Exchange != b.Exchange {
+			return a.Exchange < b.Exchange
+		}
+		return a.RoutingKey < b.RoutingKey
+	})
+	return append(out, bindings...), nil
+}
+
 // queueArgs is a queue's arguments with the type made explicit: absent is
 // classic.
 func queueArgs(a map[string]any) map[string]any {
@@ -219,11 +357,12 @@ func isNotFound(err error) bool {
 }
 
 // Conflicts are the differences that Declare cannot fix: something exists
-// with other arguments. The rest (missing things) Declare creates.
+// with other arguments. The rest (missing things) Declare creates; extras
+// are not conflicts (Declare leaves them alone).
 func Conflicts(diffs []Difference) []Difference {
 	var out []Difference
 	for _, d := range diffs {
-		if !d.Missing {
+		if !d.Missing && !d.Extra {
 			out = append(out, d)
 		}
 	}
