@@ -1,8 +1,10 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,7 +25,7 @@ func TestMain(m *testing.M) {
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:  filepath.Join("testdata", "script"),
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"exits": exits},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"exits": exits, "modzip": modzip},
 	})
 }
 
@@ -48,6 +50,40 @@ func exits(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
 	}
+}
+
+// modzip ZIP MODULE@VERSION DIR writes DIR's files into ZIP as a module
+// zip of a GOPROXY directory has them (each under MODULE@VERSION/), for
+// the module: import's script.
+func modzip(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: modzip ZIP MODULE@VERSION DIR")
+	}
+	out, err := os.Create(ts.MkAbs(args[0]))
+	ts.Check(err)
+	zw := zip.NewWriter(out)
+	dir := ts.MkAbs(args[2])
+	ts.Check(filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		w, err := zw.Create(args[1] + "/" + filepath.ToSlash(rel))
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(data)
+		return err
+	}))
+	ts.Check(zw.Close())
+	ts.Check(out.Close())
 }
 
 const manifest = `version: 1

@@ -13,5 +13,5 @@ func Build(s *input.Set) (*model.Model, error) {
 	if s.ParseErr != nil {
 		return nil, s.ParseErr
 	}
-	return model.Build(s.Manifest, s.FS, s.Dir)
+	return model.Build(s.Manifest, s.FS, s.Dir, s.Imports...)
 }

@@ -29,7 +29,11 @@ func messagesFile(m *model.Model, source string) *jen.File {
 	for _, msg := range m.Messages {
 		f.Line()
 		// const orderPlacedSchema = "{...}"
-		doc(f.Comment, "%s is the schema of %s, from %q.", msg.SchemaConst, msg.GoName, msg.SchemaPath)
+		if msg.From != "" {
+			doc(f.Comment, "%s is the schema of %s, from %q: the message is declared by %q, which the manifest imports.", msg.SchemaConst, msg.GoName, msg.SchemaPath, msg.From)
+		} else {
+			doc(f.Comment, "%s is the schema of %s, from %q.", msg.SchemaConst, msg.GoName, msg.SchemaPath)
+		}
 		f.Const().Id(msg.SchemaConst).Op("=").Add(lines(msg.SchemaText))
 		f.Line()
 		messageTypeVar(f, msg, m.Registry)

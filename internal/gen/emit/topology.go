@@ -18,6 +18,12 @@ func topologyFile(m *model.Model, source string) *jen.File {
 	f.Comment("Topology is every exchange, queue and binding of the manifest, with each")
 	f.Comment("queue's dead-letter queue, parked queue and retry rungs. Declare it with")
 	f.Comment("(*runtime.Connection).Declare; declaring it again changes nothing.")
+	for _, x := range m.Exchanges {
+		if x.From != "" {
+			f.Comment("")
+			doc(f.Comment, "The exchange %q is declared by %q, which the manifest imports; it is declared here too, of the same kind, so that either service may start first.", x.Name, x.From)
+		}
+	}
 	chain := rt("NewTopology").Call()
 	link := func(method string, args ...jen.Code) {
 		chain = chain.Op(".").Line().Id(method).Call(args...)

@@ -23,6 +23,11 @@ type Set struct {
 	// Dir is the manifest's directory in FS, the one its schema paths are
 	// relative to.
 	Dir string
+	// Imports are the other manifests its imports: names, read, in
+	// manifest order.
+	Imports []*Imported
+
+	self string // the manifest's name in FS
 }
 
 // Load reads from src the manifest named file, then the schema file of
@@ -30,13 +35,20 @@ type Set struct {
 // shown (its path as the user gave it). The error is not nil only when the manifest
 // itself cannot be read; a schema file that cannot be read is the model's
 // to report (FS answers with the error reading it gave).
+//
+// A module: import cannot be resolved in src (see LoadFile, which asks the
+// go command): it is an error of that entry.
 func Load(src fs.FS, file, shown string) (*Set, error) {
+	return load(src, file, shown, nil)
+}
+
+func load(src fs.FS, file, shown string, mods Modules) (*Set, error) {
 	l := NewLoader(src)
 	data, err := l.File(file)
 	if err != nil {
 		return nil, renamed(err, shown)
 	}
-	s := &Set{FS: l.Files(), Dir: path.Dir(file)}
+	s := &Set{FS: l.Files(), Dir: path.Dir(file), self: file}
 	s.Manifest, s.ParseErr = manifest.Parse(shown, data)
 	if s.Manifest == nil {
 		return s, nil
@@ -47,17 +59,18 @@ func Load(src fs.FS, file, shown string) (*Set, error) {
 		l.Schema(name, strings.EqualFold(path.Ext(p), ".json"))
 		l.display(name, displayPath(shown, p))
 	}
+	l.imports(s, shown, mods)
 	return s, nil
 }
 
 // LoadFile is Load of the manifest at the operating system path p, from
-// OS.
+// OS; a module: import is found by the go command (GoModules).
 func LoadFile(p string) (*Set, error) {
 	name, err := Name(p)
 	if err != nil {
 		return nil, err
 	}
-	return Load(OS(), name, p)
+	return load(OS(), name, p, GoModules)
 }
 
 // display makes the error reading the file name, when there is one, name

@@ -74,7 +74,7 @@ func loadGit(manifestPath, ref string) (*Set, error) {
 	if _, ok := files[man]; !ok {
 		return nil, fmt.Errorf("%w: git:%s has no %s (a new manifest has no previous version: compare with a commit that has it)", ErrPrevious, ref, man)
 	}
-	fsys, err := newCommitFS(top, files)
+	fsys, err := newCommitFS(top, ref, files)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPrevious, err)
 	}

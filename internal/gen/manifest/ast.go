@@ -19,9 +19,12 @@ package manifest
 // File is a parsed manifest. Optional values are nil when absent. Every
 // list keeps the manifest's order.
 type File struct {
-	Path       string       `yaml:"-"` // as given to Parse, used in every error
-	Version    Int          `yaml:"version"`
-	Package    Str          `yaml:"package"`
+	Path    string `yaml:"-"` // as given to Parse, used in every error
+	Version Int    `yaml:"version"`
+	Package Str    `yaml:"package"`
+	// Imports are imports:, the other manifests whose messages and
+	// exchanges this one uses, in manifest order.
+	Imports    []*Import    `yaml:"imports"`
 	Policies   []*Policy    `yaml:"policies"`
 	Messages   []*Message   `yaml:"messages"`
 	Exchanges  []*Exchange  `yaml:"exchanges"`
@@ -94,6 +97,17 @@ type Float struct {
 type Bool struct {
 	Value bool
 	Pos   Pos
+}
+
+// Import is an entry of imports:: another manifest, by path or by Go
+// module, whose message declarations (and exchanges) this one uses.
+type Import struct {
+	Pos      Pos   `yaml:",pos"` // the item's
+	Path     *Str  `yaml:"path"`
+	Module   *Str  `yaml:"module"`
+	Version  *Str  `yaml:"version"`
+	Manifest *Str  `yaml:"manifest"` // module only; nil: acemq.yaml
+	Messages []Str `yaml:"messages"` // nil: every message it declares
 }
 
 // Policy is an entry of policies:.

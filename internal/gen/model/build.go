@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"slices"
 
+	"github.com/acemq/acemq-go/internal/gen/input"
 	"github.com/acemq/acemq-go/internal/gen/manifest"
 	"github.com/acemq/acemq-go/internal/gen/names"
 )
@@ -12,8 +13,10 @@ import (
 // Build resolves f. It reads the schema files from fsys, where dir is the
 // directory schema paths are relative to (the manifest's; see
 // internal/gen/input: an absolute path is a name from fsys's root), and does
-// no other I/O. Every problem is returned at once as manifest.Errors.
-func Build(f *manifest.File, fsys fs.FS, dir string) (*Model, error) {
+// no other I/O. imports are the manifests f's imports: names, as input
+// read them (into fsys too). Every problem is returned at once as
+// manifest.Errors.
+func Build(f *manifest.File, fsys fs.FS, dir string, imports ...*input.Imported) (*Model, error) {
 	b := &builder{file: f, fsys: fsys, dir: dir, m: &Model{Source: f.Path, Package: f.Package.Value}, names: nameRules(f.Names)}
 	b.ns = &namespace{b: b, taken: map[string]claim{}}
 	b.ns.claim("Topology", "the Topology function", manifest.Pos{})
@@ -21,8 +24,11 @@ func Build(f *manifest.File, fsys fs.FS, dir string) (*Model, error) {
 	b.registry()
 	b.policies()
 	b.messages()
+	b.importDecls(imports)
+	b.importedMessages()
 	b.replies()
 	b.exchanges()
+	b.importedExchanges()
 	b.queues()
 	b.publishers()
 	b.exports()
@@ -55,12 +61,24 @@ type builder struct {
 	policyByName   map[string]*Policy
 	messageByName  map[string]*Message
 	exchangeByName map[string]*Exchange
-	messagePos     map[*Message]manifest.Str // schema: value, for schema errors
-	ids            map[string]string         // absolute $id → JSON Schema file, see schemaIDs
+	messagePos     map[*Message]site            // schema: value, for schema errors
+	byType         map[string]typeClaim         // the message of each AMQP type
+	ids            map[string]map[string]string // by manifest directory: absolute $id → JSON Schema file, see schemaIDs
+	// offered are the messages and exchanges of the manifests imports:
+	// names, by name (see importDecls).
+	offered          map[string]*importedMessage
+	offeredExchanges map[string]*importedExchange
+	importFailed     bool // an import could not be read: a name unknown here may be its
 }
 
 func (b *builder) errorf(pos manifest.Pos, format string, args ...any) {
-	b.errs = append(b.errs, &manifest.Error{File: b.file.Path, Pos: pos, Msg: fmt.Sprintf(format, args...)})
+	b.errorIn(b.file.Path, pos, format, args...)
+}
+
+// errorIn is an error at pos of the manifest file (this one, or one it
+// imports).
+func (b *builder) errorIn(file string, pos manifest.Pos, format string, args ...any) {
+	b.errs = append(b.errs, &manifest.Error{File: file, Pos: pos, Msg: fmt.Sprintf(format, args...)})
 }
 
 // checkPackage refuses a package name that is a Go keyword, or the blank

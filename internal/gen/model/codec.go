@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/acemq/acemq-go/internal/gen/input"
-	"github.com/acemq/acemq-go/internal/gen/manifest"
 	"github.com/acemq/acemq-go/internal/gen/oneline"
 	"github.com/acemq/acemq-go/internal/gen/schema"
 	"github.com/acemq/acemq-go/runtime"
@@ -31,12 +30,13 @@ func (b *builder) codecs(skip map[*Message]bool) {
 	}
 }
 
-func (b *builder) checkCodec(who string, at manifest.Str, m *Message) {
+func (b *builder) checkCodec(who string, st site, m *Message) {
+	at := st.schema
 	var err error
 	switch m.Format {
 	case schema.JSONSchema:
 		if d := unknownDraft(m.SchemaText); d != "" {
-			b.errorf(at.Pos, "%s: %s: $schema %q is a draft the runtime does not support; write \"$schema\": %q (or one of drafts 4, 6, 7, 2019-09), or drop $schema",
+			b.errorIn(st.file, at.Pos, "%s: %s: $schema %q is a draft the runtime does not support; write \"$schema\": %q (or one of drafts 4, 6, 7, 2019-09), or drop $schema",
 				who, oneline.Quote(at.Value), d, "https://json-schema.org/draft/2020-12/schema")
 			return
 		}
@@ -56,26 +56,26 @@ func (b *builder) checkCodec(who string, at manifest.Str, m *Message) {
 		// generated code holds, never by the compiler's internal URI.
 		if es := schema.MetaschemaErrors(m.SchemaPath, m.SchemaText); len(es) > 0 {
 			for _, e := range es {
-				b.errorf(at.Pos, "%s: %v", who, b.unbundled(e, m.SchemaPath))
+				b.errorIn(st.file, at.Pos, "%s: %v", who, b.unbundled(e, m.dir, m.SchemaPath))
 			}
 			return
 		}
 	}
-	b.errorf(at.Pos, "%s: %s: the runtime cannot use this schema: %v; fix the schema",
+	b.errorIn(st.file, at.Pos, "%s: %s: the runtime cannot use this schema: %v; fix the schema",
 		who, oneline.Quote(at.Value), err)
 }
 
 // unbundled is e, found in the bundled text of the schema file root, at
 // the file and pointer it came from (with a word on why that file passes
 // alone: in the bundle it takes root's draft), else at root.
-func (b *builder) unbundled(e *schema.Error, root string) *schema.Error {
+func (b *builder) unbundled(e *schema.Error, dir, root string) *schema.Error {
 	file, ptr, ok := unbundle(e.Pointer)
 	if !ok {
 		e.Line, e.Col = 0, 0 // a place in the bundle, not in the file
 		return e
 	}
 	e.Path, e.Pointer, e.Line, e.Col = file, ptr, 0, 0
-	if data, err := fs.ReadFile(b.fsys, input.Resolve(b.dir, file)); err == nil {
+	if data, err := fs.ReadFile(b.fsys, input.Resolve(dir, file)); err == nil {
 		e.Line, e.Col = schema.Locate(data, ptr)
 	}
 	e.Msg += fmt.Sprintf(" (bundled into %s, a document without $schema takes its draft: give %s a $schema of its own, or write it for that draft)", oneline.Quote(root), oneline.Quote(path.Base(file)))

@@ -21,54 +21,86 @@ import (
 
 func (b *builder) messages() {
 	b.messageByName = map[string]*Message{}
-	b.messagePos = map[*Message]manifest.Str{}
-	byType := map[string]*manifest.Message{}
+	b.messagePos = map[*Message]site{}
+	b.byType = map[string]typeClaim{}
 	for _, mm := range b.file.Messages {
-		who := fmt.Sprintf("message %q", mm.Name.Value)
-		m := &Message{Name: mm.Name.Value, Type: mm.Type.Value, SchemaPath: mm.Schema.Value}
-		m.Compat = CompatFull
-		if mm.Compat != nil {
-			m.Compat = CompatMode(mm.Compat.Value)
-		}
-		if m.GoName = b.baseName(who, mm.Name, mm.GoName); m.GoName != "" {
-			m.VarName = names.LowerFirst(m.GoName) + "Type"
-			m.TypeFunc = "TypeOf" + m.GoName
-			m.DecodeFunc = "Decode" + m.GoName
-			m.SchemaConst = names.LowerFirst(m.GoName) + "Schema"
-			m.HandlerMethod = "Handle" + m.GoName
-			_ = b.ns.claim(m.GoName, who, mm.Name.Pos) &&
-				b.ns.claim(m.TypeFunc, who+" (its message type func)", mm.Name.Pos) &&
-				b.ns.claim(m.DecodeFunc, who+" (its decode func)", mm.Name.Pos) &&
-				b.ns.claim(m.VarName, who+" (its message type variable)", mm.Name.Pos) &&
-				b.ns.claim(m.SchemaConst, who+" (its schema constant)", mm.Name.Pos)
-		}
-		for _, f := range mm.FieldGoNames {
-			if why := names.CheckGoName(f.GoName.Value); why != "" {
-				b.errorf(f.GoName.Pos, "%s: field_go_names %q: %s", who, f.Pointer.Value, why)
-				continue
-			}
-			m.fieldNames = append(m.fieldNames, f)
-		}
-		if prev, dup := byType[m.Type]; dup {
-			b.errorf(mm.Type.Pos, "%s has the type %q of message %q (%s:%d:%d); a consumer dispatches on the type, so give each message its own",
-				who, m.Type, prev.Name.Value, b.file.Path, prev.Name.Pos.Line, prev.Name.Pos.Col)
-		} else {
-			byType[m.Type] = mm
-		}
-		if b.loadSchema(who, mm, m) {
-			b.messageFormat(who, mm, m)
-			b.bundle(who, mm, m)
-		}
-		if m.Format == schema.JSONSchema && m.GoName != "" {
-			m.CheckFunc = "acemqCheck" + m.GoName
-			m.ShapeFunc = "acemqShape" + m.GoName
-			_ = b.ns.claim(m.CheckFunc, who+" (its check func)", mm.Name.Pos) &&
-				b.ns.claim(m.ShapeFunc, who+" (its decode shape func)", mm.Name.Pos)
-		}
-		b.messageByName[m.Name] = m
-		b.messagePos[m] = mm.Schema
-		b.m.Messages = append(b.m.Messages, m)
+		b.message(mm, nil)
 	}
+}
+
+// site is where a message's schema: is written: in this manifest, or in
+// the manifest it is imported from.
+type site struct {
+	file   string // the manifest, as errors name it
+	schema manifest.Str
+}
+
+// typeClaim is the message that took an AMQP type.
+type typeClaim struct {
+	name string
+	file string
+	pos  manifest.Pos
+}
+
+// message resolves one entry of messages:, of this manifest (from nil) or
+// of one it imports; it is added to the model.
+func (b *builder) message(mm *manifest.Message, from *importSite) {
+	who := fmt.Sprintf("message %q", mm.Name.Value)
+	src, dir, claimAt := b.file.Path, b.dir, mm.Name.Pos
+	m := &Message{Name: mm.Name.Value, Type: mm.Type.Value, SchemaPath: mm.Schema.Value, dir: b.dir, file: mm.Schema.Value}
+	if from != nil {
+		src, dir, claimAt = from.imp.Shown, from.imp.Dir, from.pos
+		who += " (imported from " + from.imp.Shown + ")"
+		m.From, m.dir, m.SchemaPath = from.imp.Ref, dir, from.imp.SchemaPath(mm.Schema.Value)
+		m.imported = from
+	}
+	m.src = src
+	m.Compat = CompatFull
+	if mm.Compat != nil {
+		m.Compat = CompatMode(mm.Compat.Value)
+	}
+	if m.GoName = b.baseNameIn(src, who, mm.Name, mm.GoName); m.GoName != "" {
+		m.VarName = names.LowerFirst(m.GoName) + "Type"
+		m.TypeFunc = "TypeOf" + m.GoName
+		m.DecodeFunc = "Decode" + m.GoName
+		m.SchemaConst = names.LowerFirst(m.GoName) + "Schema"
+		m.HandlerMethod = "Handle" + m.GoName
+		_ = b.ns.claim(m.GoName, who, claimAt) &&
+			b.ns.claim(m.TypeFunc, who+" (its message type func)", claimAt) &&
+			b.ns.claim(m.DecodeFunc, who+" (its decode func)", claimAt) &&
+			b.ns.claim(m.VarName, who+" (its message type variable)", claimAt) &&
+			b.ns.claim(m.SchemaConst, who+" (its schema constant)", claimAt)
+	}
+	for _, f := range mm.FieldGoNames {
+		if why := names.CheckGoName(f.GoName.Value); why != "" {
+			b.errorIn(src, f.GoName.Pos, "%s: field_go_names %q: %s", who, f.Pointer.Value, why)
+			continue
+		}
+		m.fieldNames = append(m.fieldNames, f)
+	}
+	typeAt, typeFile := mm.Type.Pos, src
+	if from != nil {
+		typeAt, typeFile = from.pos, b.file.Path
+	}
+	if prev, dup := b.byType[m.Type]; dup {
+		b.errorIn(typeFile, typeAt, "%s has the type %q of message %q (%s:%d:%d); a consumer dispatches on the type, so give each message its own",
+			who, m.Type, prev.name, prev.file, prev.pos.Line, prev.pos.Col)
+	} else {
+		b.byType[m.Type] = typeClaim{name: m.Name, file: src, pos: mm.Name.Pos}
+	}
+	if b.loadSchema(who, mm, m) {
+		b.messageFormat(who, mm, m)
+		b.bundle(who, mm, m)
+	}
+	if m.Format == schema.JSONSchema && m.GoName != "" {
+		m.CheckFunc = "acemqCheck" + m.GoName
+		m.ShapeFunc = "acemqShape" + m.GoName
+		_ = b.ns.claim(m.CheckFunc, who+" (its check func)", claimAt) &&
+			b.ns.claim(m.ShapeFunc, who+" (its decode shape func)", claimAt)
+	}
+	b.messageByName[m.Name] = m
+	b.messagePos[m] = site{file: src, schema: mm.Schema}
+	b.m.Messages = append(b.m.Messages, m)
 }
 
 // messageFormat sets the format from the schema file's extension, and the
@@ -85,23 +117,23 @@ func (b *builder) messageFormat(who string, mm *manifest.Message, m *Message) {
 	case ".json":
 		m.Format = schema.JSONSchema
 	default:
-		b.errorf(mm.Schema.Pos, "%s: schema %q is neither .avsc (Avro) nor .json (JSON Schema)", who, mm.Schema.Value)
+		b.errorIn(m.src, mm.Schema.Pos, "%s: schema %q is neither .avsc (Avro) nor .json (JSON Schema)", who, mm.Schema.Value)
 	}
 	if mm.Subject != nil {
-		b.errorf(mm.Subject.Pos, "%s: subject is for Avro messages (a registry subject); remove it", who)
+		b.errorIn(m.src, mm.Subject.Pos, "%s: subject is for Avro messages (a registry subject); remove it", who)
 	}
 }
 
 // loadSchema reads the schema file (from fsys) and keeps its text as
 // written (see asWritten); false when the file cannot be read.
 func (b *builder) loadSchema(who string, mm *manifest.Message, m *Message) bool {
-	data, err := fs.ReadFile(b.fsys, input.Resolve(b.dir, mm.Schema.Value))
+	data, err := fs.ReadFile(b.fsys, input.Resolve(m.dir, mm.Schema.Value))
 	if errors.Is(err, fs.ErrNotExist) {
-		b.errorf(mm.Schema.Pos, "%s: schema file %q does not exist%s", who, mm.Schema.Value, b.nearFile(mm.Schema.Value))
+		b.errorIn(m.src, mm.Schema.Pos, "%s: schema file %q does not exist%s", who, mm.Schema.Value, b.nearFile(m.dir, mm.Schema.Value))
 		return false
 	}
 	if err != nil {
-		b.errorf(mm.Schema.Pos, "%s: schema file %q: %v", who, mm.Schema.Value, err)
+		b.errorIn(m.src, mm.Schema.Pos, "%s: schema file %q: %v", who, mm.Schema.Value, err)
 		return false
 	}
 	var buf bytes.Buffer
@@ -110,7 +142,7 @@ func (b *builder) loadSchema(who string, mm *manifest.Message, m *Message) bool 
 		if uerr := json.Unmarshal(data, &v); uerr != nil {
 			err = uerr // its offset is where the error is
 		}
-		b.errorf(mm.Schema.Pos, "%s: %s is not JSON: %s", who, where(mm.Schema.Value, data, err), err)
+		b.errorIn(m.src, mm.Schema.Pos, "%s: %s is not JSON: %s", who, where(mm.Schema.Value, data, err), err)
 		return false
 	}
 	m.SchemaText = asWritten(data)
@@ -123,28 +155,36 @@ func (b *builder) bundle(who string, mm *manifest.Message, m *Message) {
 	if m.Format != schema.JSONSchema {
 		return
 	}
-	text, refs, err := bundleJSONSchema(b.fsys, b.dir, path.Clean(mm.Schema.Value), m.schemaData, b.schemaIDs())
+	ids := b.schemaIDs(b.file.Messages, b.dir)
+	if m.imported != nil {
+		ids = b.schemaIDs(m.imported.imp.Manifest.Messages, m.dir)
+	}
+	text, refs, err := bundleJSONSchema(b.fsys, m.dir, path.Clean(mm.Schema.Value), m.schemaData, ids)
 	if err != nil {
-		b.errorf(mm.Schema.Pos, "%s: %s: %v", who, oneline.Quote(mm.Schema.Value), err)
+		b.errorIn(m.src, mm.Schema.Pos, "%s: %s: %v", who, oneline.Quote(mm.Schema.Value), err)
 		return
 	}
 	m.SchemaText = text
 	m.refFiles = refs
 }
 
-// schemaIDs maps the absolute $id of each JSON Schema file of the manifest
-// to its path, read once: an absolute $ref to one is bundled like a
-// relative one.
-func (b *builder) schemaIDs() map[string]string {
-	if b.ids != nil {
-		return b.ids
+// schemaIDs maps the absolute $id of each JSON Schema file of a manifest
+// (its messages, its directory dir) to its path, read once per manifest:
+// an absolute $ref to one is bundled like a relative one.
+func (b *builder) schemaIDs(messages []*manifest.Message, dir string) map[string]string {
+	if b.ids == nil {
+		b.ids = map[string]map[string]string{}
 	}
-	b.ids = map[string]string{}
-	for _, mm := range b.file.Messages {
+	if ids, ok := b.ids[dir]; ok {
+		return ids
+	}
+	ids := map[string]string{}
+	b.ids[dir] = ids
+	for _, mm := range messages {
 		if strings.ToLower(path.Ext(mm.Schema.Value)) != ".json" {
 			continue
 		}
-		data, err := fs.ReadFile(b.fsys, input.Resolve(b.dir, mm.Schema.Value))
+		data, err := fs.ReadFile(b.fsys, input.Resolve(dir, mm.Schema.Value))
 		if err != nil {
 			continue // reported with its message
 		}
@@ -158,18 +198,18 @@ func (b *builder) schemaIDs() map[string]string {
 		id := cmp.Or(doc.ID, doc.Old)
 		if u, err := url.Parse(id); err == nil && u.IsAbs() {
 			u.Fragment = ""
-			if _, dup := b.ids[u.String()]; !dup {
-				b.ids[u.String()] = path.Clean(mm.Schema.Value)
+			if _, dup := ids[u.String()]; !dup {
+				ids[u.String()] = path.Clean(mm.Schema.Value)
 			}
 		}
 	}
-	return b.ids
+	return ids
 }
 
 // nearFile suggests a file of the same directory whose name is close.
-func (b *builder) nearFile(p string) string {
+func (b *builder) nearFile(from, p string) string {
 	dir := path.Dir(p)
-	entries, err := fs.ReadDir(b.fsys, path.Dir(input.Resolve(b.dir, p)))
+	entries, err := fs.ReadDir(b.fsys, path.Dir(input.Resolve(from, p)))
 	if err != nil {
 		return fmt.Sprintf(" (and neither does the directory %q)", dir)
 	}
@@ -216,7 +256,7 @@ func (b *builder) types() (refused map[*Message]bool, ok bool) {
 		}
 		inputs = append(inputs, schema.Input{
 			Message: m.Name, GoName: m.GoName, Path: m.SchemaPath,
-			Dir:  path.Dir(input.Resolve(b.dir, m.SchemaPath)),
+			Dir:  path.Dir(input.Resolve(m.dir, m.file)),
 			Data: m.schemaData, Format: m.Format, FieldNames: fieldNames,
 		})
 		if _, ok := byPath[m.SchemaPath]; !ok {
@@ -246,7 +286,7 @@ func (b *builder) types() (refused map[*Message]bool, ok bool) {
 		var se *schema.Error
 		if errors.As(e, &se) {
 			if m := byPath[se.Path]; m != nil {
-				b.errorf(b.messagePos[m].Pos, "message %q: %s", m.Name, se.Error())
+				b.errorIn(m.src, b.messagePos[m].schema.Pos, "message %q: %s", m.Name, se.Error())
 				for _, other := range b.m.Messages {
 					if other.SchemaPath == se.Path {
 						refused[other] = true
@@ -257,7 +297,7 @@ func (b *builder) types() (refused map[*Message]bool, ok bool) {
 			// A file no message names, which a message's schema refers
 			// to: reported at the first such message's schema:.
 			if m := b.referrer(se.Path); m != nil {
-				b.errorf(b.messagePos[m].Pos, "message %q: %s", m.Name, se.Error())
+				b.errorIn(m.src, b.messagePos[m].schema.Pos, "message %q: %s", m.Name, se.Error())
 				ok = false
 				continue
 			}
@@ -275,13 +315,13 @@ func (b *builder) types() (refused map[*Message]bool, ok bool) {
 		for _, ptr := range u.UnusedFieldNames[m.Name] {
 			for _, f := range m.fieldNames {
 				if f.Pointer.Value == ptr {
-					b.errorf(f.Pointer.Pos, "message %q: field_go_names %q: %s has no field there (a field is #/properties/<name> of an object, #/fields/<index> of an Avro record)", m.Name, ptr, m.SchemaPath)
+					b.errorIn(m.src, f.Pointer.Pos, "message %q: field_go_names %q: %s has no field there (a field is #/properties/<name> of an object, #/fields/<index> of an Avro record)", m.Name, ptr, m.SchemaPath)
 				}
 			}
 		}
 		m.Root = u.Roots[m.Name]
 		if m.Root == nil && err == nil {
-			b.errorf(b.messagePos[m].Pos, "message %q: its schema gave no type", m.Name)
+			b.errorIn(m.src, b.messagePos[m].schema.Pos, "message %q: its schema gave no type", m.Name)
 		}
 	}
 	return refused, ok

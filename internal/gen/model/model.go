@@ -93,10 +93,18 @@ type Message struct {
 	Format     schema.Format // Avro or JSONSchema
 	Subject    string        // registry subject (Avro)
 	Compat     CompatMode    // what acemq-gen compat checks (default CompatFull)
-	SchemaPath string        // as written in the manifest
+	SchemaPath string        // as written in the manifest; an imported message's joined to its manifest's directory (../orders/schemas/x.json) or module (github.com/acme/orders@v1.4.0/schemas/x.json)
 	SchemaText string        // the schema file, compacted
 	Root       *schema.Type  // the payload type in Types
+	// From is the manifest an imported message is declared in, as this
+	// manifest names it (../orders/acemq.yaml, whatever the working
+	// directory); "" for a message of this manifest.
+	From string
 
+	dir        string                 // the directory (in the input's fs.FS) of the manifest that declares it
+	file       string                 // its schema: as that manifest writes it
+	src        string                 // that manifest, as errors name it
+	imported   *importSite            // nil for a message of this manifest
 	schemaData []byte                 // the file as read
 	refFiles   []string               // the files its bundled schema embeds
 	fieldNames []manifest.FieldGoName // field_go_names
@@ -123,6 +131,10 @@ const (
 type Exchange struct {
 	Name string
 	Kind string // direct, topic, fanout or headers
+	// From is the manifest an imported exchange is declared in (this
+	// service's Topology declares it too: the declaration is idempotent,
+	// so neither service must start first); "" for one of this manifest.
+	From string
 }
 
 // Queue is a queue of the manifest.

@@ -49,16 +49,21 @@ func (n *namespace) claim(ident, who string, pos manifest.Pos) bool {
 // baseName is the Go base name of an entity: its go_name when set (and
 // valid), else the name's Go name by the manifest's names: rules.
 func (b *builder) baseName(who string, name manifest.Str, goName *manifest.Str) string {
+	return b.baseNameIn(b.file.Path, who, name, goName)
+}
+
+// baseNameIn is baseName of an entity declared in the manifest file.
+func (b *builder) baseNameIn(file, who string, name manifest.Str, goName *manifest.Str) string {
 	if goName != nil {
 		if why := names.CheckGoName(goName.Value); why != "" {
-			b.errorf(goName.Pos, "%s: %s", who, why)
+			b.errorIn(file, goName.Pos, "%s: %s", who, why)
 			return ""
 		}
 		return goName.Value
 	}
 	g := b.names.GoName(name.Value)
 	if g == "" {
-		b.errorf(name.Pos, "%s has no letter or digit to make a Go name of; set go_name", who)
+		b.errorIn(file, name.Pos, "%s has no letter or digit to make a Go name of; set go_name", who)
 	}
 	return g
 }

@@ -51,6 +51,9 @@ func (b *builder) queues() {
 		for _, mb := range mq.Bindings {
 			x := b.exchangeByName[mb.Exchange.Value]
 			if x == nil {
+				if b.perhapsImported(mb.Exchange.Value, b.exchangeNames()) {
+					continue
+				}
 				b.errorf(mb.Exchange.Pos, "%s binds to the exchange %q%s", who, mb.Exchange.Value, unknown("exchange", "exchanges", mb.Exchange.Value, b.exchangeNames()))
 				continue
 			}
@@ -63,6 +66,9 @@ func (b *builder) queues() {
 		for _, c := range mq.Consumes {
 			m := b.messageByName[c.Value]
 			if m == nil {
+				if b.offered[c.Value] != nil || b.perhapsImported(c.Value, b.messageNames()) {
+					continue // from an imported manifest with errors of its own, reported at it
+				}
 				b.errorf(c.Pos, "%s consumes %q%s", who, c.Value, unknown("message", "messages", c.Value, b.messageNames()))
 				continue
 			}
@@ -185,7 +191,7 @@ func (b *builder) publishers() {
 			}
 		}
 		if mp.Exchange != nil && mp.Exchange.Value != "" {
-			if p.Exchange = b.exchangeByName[mp.Exchange.Value]; p.Exchange == nil {
+			if p.Exchange = b.exchangeByName[mp.Exchange.Value]; p.Exchange == nil && !b.perhapsImported(mp.Exchange.Value, b.exchangeNames()) {
 				b.errorf(mp.Exchange.Pos, "%s publishes to the exchange %q%s", who, mp.Exchange.Value, unknown("exchange", "exchanges", mp.Exchange.Value, b.exchangeNames()))
 			}
 		}
@@ -193,6 +199,9 @@ func (b *builder) publishers() {
 		for _, pm := range mp.Messages {
 			m := b.messageByName[pm.Message.Value]
 			if m == nil {
+				if b.offered[pm.Message.Value] != nil || b.perhapsImported(pm.Message.Value, b.messageNames()) {
+					continue // from an imported manifest with errors of its own, reported at it
+				}
 				b.errorf(pm.Message.Pos, "%s publishes %q%s", who, pm.Message.Value, unknown("message", "messages", pm.Message.Value, b.messageNames()))
 				continue
 			}
@@ -271,18 +280,27 @@ func (b *builder) policyNames() []string {
 	return out
 }
 
+// messageNames are the messages this manifest declares, then those it
+// imports.
 func (b *builder) messageNames() []string {
 	var out []string
 	for _, m := range b.file.Messages {
 		out = append(out, m.Name.Value)
 	}
-	return out
+	return append(out, slices.Sorted(maps.Keys(b.offered))...)
 }
 
+// exchangeNames are the exchanges this manifest declares, then those it
+// imports.
 func (b *builder) exchangeNames() []string {
 	var out []string
 	for _, x := range b.file.Exchanges {
 		out = append(out, x.Name.Value)
+	}
+	for _, n := range slices.Sorted(maps.Keys(b.offeredExchanges)) {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
 	}
 	return out
 }

@@ -91,5 +91,8 @@ func (b *builder) messageKeyPos(name string) manifest.Pos {
 			return mm.Name.Pos
 		}
 	}
+	if o := b.offered[name]; o != nil {
+		return o.site.pos // an imported message: where this manifest takes it
+	}
 	return manifest.Pos{}
 }

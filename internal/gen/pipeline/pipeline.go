@@ -100,7 +100,7 @@ func Build(s *input.Set) (*model.Model, error) {
 	if f == nil {
 		return nil, shapeErr
 	}
-	m, err := model.Build(f, s.FS, s.Dir)
+	m, err := model.Build(f, s.FS, s.Dir, s.Imports...)
 	if shapeErr != nil {
 		return nil, merge(shapeErr, err)
 	}

@@ -30,7 +30,7 @@ func Load(path string) (*model.Model, error) {
 	if f == nil {
 		return nil, shapeErr
 	}
-	m, err := model.Build(f, s.FS, s.Dir)
+	m, err := model.Build(f, s.FS, s.Dir, s.Imports...)
 	if shapeErr != nil {
 		return nil, shapeErr
 	}
