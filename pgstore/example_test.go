@@ -3,6 +3,7 @@ package pgstore_test
 import (
 	"context"
 	"log"
+	"net/http"
 
 	"github.com/acemq/acemq-go/pgstore"
 	"github.com/acemq/acemq-go/runtime"
@@ -45,4 +46,22 @@ func ExampleSQL() {
 		log.Fatal(err)
 	}
 	_ = ddl
+}
+
+// The inbox beside the connection and its consumer in a readiness probe:
+// 503 while the database does not answer, as while the broker does not.
+func ExampleInbox_Check() {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, "postgres://postgres@127.0.0.1:5432/test")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Close()
+	inbox, err := pgstore.NewInbox(pool)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var conn *runtime.Connection   // runtime.Dial's
+	var payments *runtime.Consumer // a Consume… with inbox.Middleware
+	http.Handle("/readyz", runtime.HealthHandler(conn, payments, inbox.Check()))
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.opentelemetry.io/otel/attribute"
@@ -140,4 +141,33 @@ func (in *Inbox) Ready() error {
 		return nil
 	}
 	return fmt.Errorf("%w since %s (%d deliveries held): %w", ErrUnavailable, s.Since.UTC().Format(time.RFC3339), s.Held, s.Err)
+}
+
+// Check is the inbox for runtime.HealthHandler (a readiness probe): not
+// ready while deliveries are held for the database (Ready), nor when the
+// database does not answer a look at the inbox's table within the probe's
+// time (an idle consumer's database is asked, not only a busy one's):
+//
+//	http.Handle("/readyz", runtime.HealthHandler(conn, payments, inbox.Check()))
+func (in *Inbox) Check() runtime.Check {
+	return runtime.Check{Name: "pgstore inbox " + in.cfg.prefix + "inbox", Ready: in.ping}
+}
+
+// ping is Ready, then a look at the table in a transaction of its own.
+func (in *Inbox) ping(ctx context.Context) error {
+	if err := in.Ready(); err != nil {
+		return err
+	}
+	tx, err := in.db.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if _, err := tx.Exec(ctx, "SELECT 1 FROM "+in.table+" LIMIT 0"); err != nil {
+		if unavailable(err) || ctx.Err() != nil {
+			return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		}
+		return fmt.Errorf("pgstore: inbox: %s: %w", in.table, err)
+	}
+	return nil
 }

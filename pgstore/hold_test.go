@@ -2,13 +2,18 @@ package pgstore_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/acemq/acemq-go/pgstore"
 	"github.com/acemq/acemq-go/pgstore/internal/pgtest"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqtest"
 	"github.com/jackc/pgx/v5"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -110,4 +115,52 @@ func sum(t *testing.T, r *sdkmetric.ManualReader, name string) int64 {
 		}
 	}
 	return n
+}
+
+// The inbox's Check in runtime.HealthHandler: an idle consumer's database
+// that stops answering makes the probe 503 with the check's reason, as a
+// held delivery does; once it answers again, 200.
+func TestHealthHandlerShowsTheInboxDatabase(t *testing.T) {
+	pool, _ := newInbox(t)
+	proxy := pgtest.NewProxy(t)
+	schema := pool.Config().ConnConfig.RuntimeParams["search_path"]
+	in, err := pgstore.NewInbox(pgtest.PoolAt(t, proxy.URL(), schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(runtime.HealthHandler(acemqtest.Dial(t), in.Check()))
+	defer srv.Close()
+	probe := func(wantCode int, wantReady bool, wantErr string) {
+		t.Helper()
+		resp, err := http.Get(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var h runtime.Health
+		if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != wantCode || len(h.Checks) != 1 {
+			t.Fatalf("probe: %d %+v; want %d and one check", resp.StatusCode, h, wantCode)
+		}
+		c := h.Checks[0]
+		if c.Name != "pgstore inbox acemq_inbox" || c.Ready != wantReady || !strings.Contains(c.Error, wantErr) {
+			t.Errorf("check: %+v; want pgstore inbox acemq_inbox, ready %v, error with %q", c, wantReady, wantErr)
+		}
+	}
+	probe(http.StatusOK, true, "")
+	proxy.Down()
+	probe(http.StatusServiceUnavailable, false, "pgstore: the database is unavailable")
+	done := make(chan runtime.Ack, 1)
+	go func() {
+		done <- in.Process(context.Background(), "payments", "id-probe", func(context.Context, pgx.Tx) runtime.Ack { return runtime.Accept() })
+	}()
+	waitFor(t, "the delivery to be held", func() bool { return in.State().Held == 1 })
+	probe(http.StatusServiceUnavailable, false, "(1 deliveries held)")
+	proxy.Up()
+	if ack := <-done; ack.Kind() != runtime.AckAccept {
+		t.Fatalf("the held delivery: %v; want Accept", ack)
+	}
+	probe(http.StatusOK, true, "")
 }

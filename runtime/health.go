@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -116,29 +117,73 @@ func (c *Connection) Ready() error {
 
 // Health is what HealthHandler serves.
 type Health struct {
-	// Status is "ok" when the connection is Ready and every consumer is
-	// consuming, else "unavailable".
+	// Status is "ok" when the connection is Ready, every consumer is
+	// consuming and every check is ready, else "unavailable".
 	Status     string          `json:"status"`
 	Connection ConnectionState `json:"connection"`
 	Consumers  []ConsumerStats `json:"consumers,omitempty"`
+	Checks     []CheckState    `json:"checks,omitempty"`
 }
 
-// HealthHandler serves conn's State and each consumer's Stats as JSON
-// (Health), with 200 while conn is Ready and every consumer is consuming,
-// else 503: mount it where a readiness probe looks
-// (http.Handle("/readyz", runtime.HealthHandler(conn, orders))).
-func HealthHandler(conn *Connection, consumers ...*Consumer) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+// A HealthPart is what HealthHandler reports on beside the connection: a
+// *Consumer, or a Check.
+type HealthPart interface{ healthPart() }
+
+func (*Consumer) healthPart() {}
+
+// Check is a dependency other than the broker that a readiness probe asks
+// about: a database the handlers write to (pgstore's Inbox.Check), a
+// service they call. Ready is nil while it is available; HealthHandler
+// calls it with the request's context, bounded by checkTimeout.
+type Check struct {
+	Name  string
+	Ready func(ctx context.Context) error
+}
+
+func (Check) healthPart() {}
+
+// CheckState is a Check as HealthHandler found it.
+type CheckState struct {
+	Name  string `json:"name"`
+	Ready bool   `json:"ready"`
+	// Error is why it is not ready.
+	Error string `json:"error,omitempty"`
+}
+
+// checkTimeout bounds a Check's Ready: a dependency that does not answer
+// within it is not ready.
+const checkTimeout = 2 * time.Second
+
+// HealthHandler serves conn's State, each consumer's Stats and each
+// check's state as JSON (Health), with 200 while conn is Ready, every
+// consumer is consuming and every Check is ready, else 503: mount it where
+// a readiness probe looks (http.Handle("/readyz", runtime.HealthHandler(conn,
+// orders, inbox.Check()))).
+func HealthHandler(conn *Connection, parts ...HealthPart) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := Health{Status: "ok", Connection: conn.State()}
 		if conn.Ready() != nil {
 			h.Status = "unavailable"
 		}
-		for _, cs := range consumers {
-			st := cs.Stats()
-			if st.State != ConsumerConsuming {
-				h.Status = "unavailable"
+		for _, p := range parts {
+			switch p := p.(type) {
+			case *Consumer:
+				st := p.Stats()
+				if st.State != ConsumerConsuming {
+					h.Status = "unavailable"
+				}
+				h.Consumers = append(h.Consumers, st)
+			case Check:
+				cs := CheckState{Name: p.Name, Ready: true}
+				if p.Ready != nil {
+					ctx, cancel := context.WithTimeout(r.Context(), checkTimeout)
+					if err := p.Ready(ctx); err != nil {
+						cs.Ready, cs.Error, h.Status = false, err.Error(), "unavailable"
+					}
+					cancel()
+				}
+				h.Checks = append(h.Checks, cs)
 			}
-			h.Consumers = append(h.Consumers, st)
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")

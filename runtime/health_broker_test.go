@@ -2,10 +2,12 @@ package runtime_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -112,6 +114,50 @@ func TestHealthHandler(t *testing.T) {
 	if err := c.Ready(); !errors.Is(err, runtime.ErrClosed) {
 		t.Errorf("Ready() after Close = %v, want ErrClosed", err)
 	}
+}
+
+// A Check beside the connection: its Ready decides the status with the
+// connection's, under its name and with its reason, and is called with a
+// context that ends.
+func TestHealthHandlerChecks(t *testing.T) {
+	t.Parallel()
+	c := dial(t)
+	var down atomic.Bool
+	check := runtime.Check{Name: "ledger db", Ready: func(ctx context.Context) error {
+		if _, ok := ctx.Deadline(); !ok {
+			return errors.New("no deadline on the check's context")
+		}
+		if down.Load() {
+			return errors.New("ledger db: connection refused")
+		}
+		return nil
+	}}
+	srv := httptest.NewServer(runtime.HealthHandler(c, check, runtime.Check{Name: "no func"}))
+	defer srv.Close()
+	code, h := getHealth(t, srv.URL)
+	if code != http.StatusOK || h.Status != "ok" || len(h.Checks) != 2 || h.Checks[0] != (runtime.CheckState{Name: "ledger db", Ready: true}) ||
+		h.Checks[1] != (runtime.CheckState{Name: "no func", Ready: true}) {
+		t.Fatalf("ready: %d %+v", code, h)
+	}
+	down.Store(true)
+	code, h = getHealth(t, srv.URL)
+	if code != http.StatusServiceUnavailable || h.Status != "unavailable" || h.Connection.State != runtime.StateConnected ||
+		len(h.Checks) != 2 || h.Checks[0] != (runtime.CheckState{Name: "ledger db", Error: "ledger db: connection refused"}) {
+		t.Errorf("down: %d %+v", code, h)
+	}
+}
+
+// ExampleCheck puts a database the handlers need in the readiness probe,
+// beside the broker.
+func ExampleCheck() {
+	ctx := context.Background()
+	conn, err := runtime.Dial(ctx, brokertest.URL())
+	if err != nil {
+		return
+	}
+	defer conn.Close(ctx)
+	var db *sql.DB // sql.Open's
+	http.Handle("/readyz", runtime.HealthHandler(conn, runtime.Check{Name: "orders db", Ready: db.PingContext}))
 }
 
 // ExampleHealthHandler mounts the readiness probe of a service.
