@@ -33,6 +33,7 @@ import (
 type avroBodies struct {
 	file     string // the manifest, "" when none
 	byID     map[int]avroWriter
+	byType   map[string]string // AMQP type → "OrderPlaced (schema 123)"
 	reg      runtime.SchemaRegistry
 	regName  string // what --registry or the manifest named
 	regErr   error  // why no registry could be opened
@@ -52,7 +53,7 @@ type avroWriter struct {
 // block. A manifest that does not load is a bad-input error; a registry
 // that cannot be opened is reported on the first body that needs it.
 func newAvroBodies(file, reg string) (*avroBodies, error) {
-	b := &avroBodies{file: file, byID: map[int]avroWriter{}, fromReg: map[int]avroWriter{}, notFound: map[int]error{}}
+	b := &avroBodies{file: file, byID: map[int]avroWriter{}, byType: map[string]string{}, fromReg: map[int]avroWriter{}, notFound: map[int]error{}}
 	var cfg *registry.Config
 	if file != "" {
 		m, err := topo.Load(file)
@@ -72,6 +73,7 @@ func newAvroBodies(file, reg string) (*avroBodies, error) {
 				return nil, bad("%s: message %s: %w", file, msg.Name, err)
 			}
 			b.byID[id] = w
+			b.byType[msg.Type] = fmt.Sprintf("%s (schema %d)", msg.Name, id)
 		}
 		if r := m.Registry; r != nil {
 			dir := r.Directory
@@ -144,7 +146,7 @@ func (b *avroBodies) decode(ctx context.Context, d *runtime.Delivery) (text, wit
 	}
 	id := int(binary.BigEndian.Uint32(body[1:5]))
 	header, _ := d.Headers[runtime.HeaderSchemaFingerprint].(string)
-	w, err := b.writer(ctx, id, header)
+	w, err := b.writer(ctx, id, header, d.Envelope.Type)
 	if err != nil {
 		return "", "", err
 	}
@@ -162,7 +164,7 @@ func (b *avroBodies) decode(ctx context.Context, d *runtime.Delivery) (text, wit
 // writer finds the writer schema of id: the manifest's, else the
 // registry's; one whose fingerprint is not the header's (when the message
 // has one) is not used.
-func (b *avroBodies) writer(ctx context.Context, id int, header string) (avroWriter, error) {
+func (b *avroBodies) writer(ctx context.Context, id int, header, typ string) (avroWriter, error) {
 	var mismatch error
 	if w, ok := b.byID[id]; ok {
 		if header == "" || header == w.print {
@@ -179,9 +181,9 @@ func (b *avroBodies) writer(ctx context.Context, id int, header string) (avroWri
 	if err, ok := b.notFound[id]; ok {
 		return avroWriter{}, err
 	}
-	err := b.lookup(ctx, id)
+	err := b.lookup(ctx, id, typ)
 	if err == nil {
-		return b.writer(ctx, id, header)
+		return b.writer(ctx, id, header, typ)
 	}
 	if mismatch != nil {
 		err = fmt.Errorf("%w; %w", mismatch, err)
@@ -192,8 +194,13 @@ func (b *avroBodies) writer(ctx context.Context, id int, header string) (avroWri
 	return avroWriter{}, err
 }
 
-func (b *avroBodies) lookup(ctx context.Context, id int) error {
+func (b *avroBodies) lookup(ctx context.Context, id int, typ string) error {
 	where := "no Avro message of " + b.file + " has it"
+	if m, ok := b.byType[typ]; ok {
+		// The manifest's schema of this type changed since the body was
+		// written: the old one is only in a registry (or the history).
+		where = fmt.Sprintf("not in %s, whose %s is %s: written with another version of its schema", b.file, typ, m)
+	}
 	if b.file == "" {
 		where = "no manifest given (-f acemq.yaml)"
 	}

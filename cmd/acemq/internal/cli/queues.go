@@ -246,7 +246,7 @@ func (e *env) peek(q string, n int, asJSON bool, f where.Filter, bodies *avroBod
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", dash(r.ID), dash(r.Type), r.Attempt, dash(r.FirstSeen), dash(r.Age), dash(cut(r.Reason, 70)), *r.Body)
 		}
 		tw.Flush()
-		fmt.Fprintf(e.stdout, "%d of %d messages in %s shown; all left in place\n", len(rows), read, q)
+		fmt.Fprintf(e.stdout, "%d of %d %s in %s shown; all left in place\n", len(rows), read, plural(read, "message", "messages"), q)
 		notes.print(e.stdout)
 		return nil
 	})
@@ -421,7 +421,7 @@ func (e *env) summary(q, by string, f where.Filter) error {
 		if len(list) == 1 {
 			groupsWord = "group"
 		}
-		fmt.Fprintf(e.stdout, "%d messages in %s, %d %s; all left in place\n", matched, q, len(list), groupsWord)
+		fmt.Fprintf(e.stdout, "%d %s in %s, %d %s; all left in place\n", matched, plural(matched, "message", "messages"), q, len(list), groupsWord)
 		_ = read
 		return nil
 	})
