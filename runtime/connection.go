@@ -63,6 +63,9 @@ type Connection struct {
 	// quorum are the queues this Connection declared as quorum: the only
 	// ones whose x-delivery-count it trusts (queuetype.go).
 	quorum quorumQueues
+	// native are the NativeRetry queues this Connection declared, with
+	// their broker delays: what a requeue's log line says it waits.
+	native nativeQueues
 	// blocked is set while the broker has blocked conn (connection.blocked:
 	// a memory or disk alarm), with the broker's reason.
 	blocked       bool

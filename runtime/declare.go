@@ -40,6 +40,16 @@ func (c *Connection) Declare(ctx context.Context, t *Topology) error {
 	if err != nil {
 		return err
 	}
+	if t.hasNativeRetry() {
+		conn, err := c.amqpConn(ctx)
+		if err != nil {
+			return fmt.Errorf("declare: %w", err)
+		}
+		version, _ := conn.Properties["version"].(string)
+		if err := checkBroker(t, version); err != nil {
+			return err
+		}
+	}
 	cc, err := c.callChannel(ctx)
 	if err != nil {
 		return fmt.Errorf("declare: %w", err)
@@ -51,6 +61,12 @@ func (c *Connection) Declare(ctx context.Context, t *Topology) error {
 		}
 		if s.quorum {
 			c.quorum.note(s.name)
+		}
+	}
+	for _, q := range t.Queues {
+		if q.NativeRetry {
+			lo, hi, _ := q.Retry.NativeRetry() // plan refused an error
+			c.native.note(q.Name, lo, hi)
 		}
 	}
 	return nil
@@ -108,6 +124,15 @@ func (t *Topology) Declarations() (Declarations, error) {
 	return d, nil
 }
 
+func (t *Topology) hasNativeRetry() bool {
+	for _, q := range t.Queues {
+		if q.NativeRetry {
+			return true
+		}
+	}
+	return false
+}
+
 // plan lists the declarations of t in order: exchanges, queues, bindings.
 func (t *Topology) plan() ([]declaration, error) {
 	d, err := t.Declarations()
@@ -150,6 +175,12 @@ func (q Queue) arguments() amqp.Table {
 		args["x-dead-letter-exchange"] = DeadLetterExchange
 		args["x-dead-letter-routing-key"] = DeadLetterQueue(q.Name)
 	}
+	if q.NativeRetry {
+		native, _ := q.nativeRetryArguments() // validate refused an error
+		for k, v := range native {
+			args[k] = v
+		}
+	}
 	if len(args) == 0 {
 		return nil
 	}
@@ -174,6 +205,41 @@ func (q Queue) validate() error {
 		return fmt.Errorf("queue %q: a delivery limit applies to quorum queues only (a classic queue counts no deliveries); set Type: Quorum or drop DeliveryLimit", q.Name)
 	case q.Type == Quorum && !q.DeadLetter && q.Arguments["x-dead-letter-exchange"] == nil:
 		return fmt.Errorf("queue %q: a quorum queue needs a dead-letter target (past its delivery limit the broker drops what it cannot dead-letter); set DeadLetter: true", q.Name)
+	}
+	if q.NativeRetry {
+		return q.validateNative()
+	}
+	return nil
+}
+
+// validateNative refuses a NativeRetry queue the broker would not delay
+// exactly as its policy says.
+func (q Queue) validateNative() error {
+	switch {
+	case q.Type != Quorum:
+		return fmt.Errorf("queue %q: native retry is a quorum queue's (RabbitMQ %s's x-delayed-retry-*); set Type: Quorum, or use the rungs", q.Name, NativeRetryBroker)
+	case q.QuorumRungs:
+		return fmt.Errorf("queue %q: native retry declares no rungs; drop QuorumRungs", q.Name)
+	}
+	for k := range q.Arguments {
+		if strings.HasPrefix(k, "x-delayed-retry-") {
+			return fmt.Errorf("queue %q: %s in Arguments: native retry sets the x-delayed-retry-* arguments from the policy; remove it", q.Name, k)
+		}
+	}
+	if _, _, err := q.Retry.NativeRetry(); err != nil {
+		return fmt.Errorf("queue %q: native retry: %w", q.Name, err)
+	}
+	return nil
+}
+
+// checkBroker refuses to declare a NativeRetry queue on a broker before
+// 4.3: it would accept x-delayed-retry-* and ignore them, and every failed
+// delivery would come back at once, a hot loop.
+func checkBroker(t *Topology, version string) error {
+	for _, q := range t.Queues {
+		if q.NativeRetry && !brokerAtLeast(version, NativeRetryBroker) {
+			return fmt.Errorf("queue %q: native retry needs RabbitMQ %s or later; this broker is %q, which ignores x-delayed-retry-* (a failed delivery would come back at once): declare the queue without NativeRetry (rungs), or on %s", q.Name, NativeRetryBroker, version, NativeRetryBroker)
+		}
 	}
 	return nil
 }

@@ -59,6 +59,25 @@ func ExampleRetryPolicy_BrokerRungs() {
 	// []
 }
 
+// RabbitMQ 4.3's quorum queues delay a rejected message themselves, by
+// min(min × failures, max): a fixed or linear ladder without jitter, not an
+// exponential one. Queue.NativeRetry declares the queue so, with no rungs.
+func ExampleRetryPolicy_NativeRetry() {
+	fmt.Println(runtime.Fixed(4, 45*time.Second).NativeRetry())
+	fmt.Println(runtime.Exponential(3, time.Second, 2*time.Second).WithJitter(0).NativeRetry())
+	_, _, err := runtime.Exponential(4, time.Second, time.Minute).WithJitter(0).NativeRetry()
+	fmt.Println(err)
+	top := runtime.NewTopology().Queue(runtime.Queue{Name: "orders.new", Type: runtime.Quorum, DeadLetter: true,
+		Retry: runtime.Fixed(4, 45*time.Second), NativeRetry: true})
+	d, _ := top.Declarations()
+	fmt.Println(len(d.Queues), d.Queues[0].Arguments["x-delayed-retry-min"], d.Queues[0].Arguments["x-delayed-retry-type"])
+	// Output:
+	// 45s 45s <nil>
+	// 1s 2s <nil>
+	// retry policy: waits [1s 2s 4s]: the broker's delay is min(min × failures, max), 3s after failure 3, not 4s; native retry gives a fixed or linear ladder only (keep the rungs for this one)
+	// 3 45000 failed
+}
+
 // A fixed delay is an exact request: no jitter.
 func ExampleFixed() {
 	policy := runtime.Fixed(3, time.Second).WithGiveUpAfter(10 * time.Minute)

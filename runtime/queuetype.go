@@ -1,6 +1,9 @@
 package runtime
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // The broker's x-delivery-count counts a quorum queue's returns; on a
 // classic queue it is whatever the producer wrote (RabbitMQ passes a
@@ -43,4 +46,37 @@ func (k *quorumQueues) has(queue string) bool {
 // own).
 func (dv *delivery) brokerCounts() bool {
 	return dv.d.Redelivered && dv.cs.c.quorum.has(dv.cs.queue)
+}
+
+// nativeQueues are the NativeRetry queues a Connection declared, each with
+// the broker's min and max delay.
+type nativeQueues struct {
+	mu    sync.RWMutex
+	delay map[string][2]time.Duration
+}
+
+func (k *nativeQueues) note(queue string, lo, hi time.Duration) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.delay == nil {
+		k.delay = map[string][2]time.Duration{}
+	}
+	k.delay[queue] = [2]time.Duration{lo, hi}
+}
+
+// wait is how long the broker holds a delivery of queue rejected after
+// count earlier returns: min(min × (count+1), max); false for a queue not
+// declared NativeRetry here.
+func (k *nativeQueues) wait(queue string, count int64) (time.Duration, bool) {
+	k.mu.RLock()
+	d, ok := k.delay[queue]
+	k.mu.RUnlock()
+	if !ok {
+		return 0, false
+	}
+	lo, hi := d[0], d[1]
+	if n := max(count, 0) + 1; lo > 0 && n <= int64(hi/lo) {
+		return lo * time.Duration(n), true
+	}
+	return hi, true
 }

@@ -52,8 +52,14 @@ func (dv *delivery) retry(why string) {
 // basic.nack); counting the requeue where the broker does not.
 func (dv *delivery) requeue(why string) {
 	dv.cs.requeues.add(requeueKey(dv.d, dv.env))
+	// A NativeRetry queue holds it back for the broker's delay.
+	var count int64
+	if dv.brokerCounts() {
+		count = positiveInt(dv.d.Headers[headerDeliveryCount], 0)
+	}
+	delay, _ := dv.cs.c.native.wait(dv.cs.queue, count)
 	if dv.reject("acemq: requeue failed") {
-		dv.retried(why, "requeue", 0)
+		dv.retried(why, "requeue", delay)
 	}
 }
 

@@ -49,6 +49,17 @@ type Queue struct {
 	// QuorumRungs declares the rungs as quorum queues with
 	// x-dead-letter-strategy: at-least-once and x-overflow: reject-publish.
 	QuorumRungs bool
+	// NativeRetry has the quorum queue itself hold a failed delivery for
+	// its wait (RabbitMQ 4.3's x-delayed-retry-type: failed, with
+	// x-delayed-retry-min and -max from Retry.NativeRetry) instead of rung
+	// queues: none are declared. Its consumers must requeue their failures
+	// (ConsumerSpec.RequeueOnFailure), each requeue an attempt counted by
+	// the broker's x-delivery-count; a lost connection counts as one too,
+	// and waits. Declare refuses it on a classic queue, with QuorumRungs,
+	// for a policy the broker cannot give exactly (jitter, an exponential
+	// ladder: see RetryPolicy.NativeRetry) and on a broker before 4.3,
+	// which would ignore the arguments and requeue at once.
+	NativeRetry bool
 	// Arguments are extra x-arguments for the queue itself.
 	Arguments map[string]any
 }
@@ -92,4 +103,9 @@ func (t *Topology) Bind(queue, exchange, routingKey string) *Topology {
 }
 
 // rungs of q, as declared.
-func (q Queue) rungs() []time.Duration { return q.Retry.Rungs() }
+func (q Queue) rungs() []time.Duration {
+	if q.NativeRetry {
+		return nil
+	}
+	return q.Retry.Rungs()
+}

@@ -1,0 +1,90 @@
+package runtime
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// RabbitMQ 4.3's quorum-queue delayed retry: a queue declared with
+// x-delayed-retry-type, -min and -max holds a message handed back to it
+// for min(min × x-delivery-count, max) before it delivers it again.
+// Measured on 4.3.6: with type "failed" a basic.reject and a closed channel
+// are delayed (and counted), a basic.nack is neither; min 1s, max 4s gave
+// 1s, 2s, 3s, 4s, 4s after five rejects; an unknown type, a string min, or
+// a max without a min is accepted and delays nothing; a min without a max
+// delays min every time. Before 4.3 the arguments are accepted and ignored.
+const (
+	argDelayedRetryType = "x-delayed-retry-type"
+	argDelayedRetryMin  = "x-delayed-retry-min"
+	argDelayedRetryMax  = "x-delayed-retry-max"
+)
+
+// NativeRetryBroker is the first RabbitMQ version whose quorum queues
+// delay a retry themselves (Queue.NativeRetry).
+const NativeRetryBroker = "4.3"
+
+// NativeRetry is the broker's delayed retry that gives p's schedule
+// exactly: the first wait (min) and the last (max), such that the wait
+// after the k-th failure is min(min × k, max). It is an error, saying which
+// wait the broker would get wrong, for a policy the broker cannot give:
+// one with jitter, without a wait, with a wait of zero or not a whole
+// number of milliseconds, or one whose waits do not grow by the first
+// wait and then stay (an exponential ladder past its second wait, unless
+// max caps it there). Fixed(n, d) is always expressible (min = max = d),
+// and so is Exponential(3, d, 2d) with no jitter (d, 2d).
+func (p RetryPolicy) NativeRetry() (minWait, maxWait time.Duration, err error) {
+	waits := p.Schedule()
+	switch {
+	case len(waits) == 0:
+		return 0, 0, fmt.Errorf("retry policy: %d attempt has no wait for the broker to delay; native retry needs at least 2 attempts", p.Attempts())
+	case p.jitter != 0:
+		return 0, 0, fmt.Errorf("retry policy: jitter %g: the broker's delay has none; write jitter 0 for native retry, or keep the rungs", p.jitter)
+	}
+	for i, w := range waits {
+		if w <= 0 || w%time.Millisecond != 0 {
+			return 0, 0, fmt.Errorf("retry policy: wait %d (%s) is not a positive whole number of milliseconds, which the broker's delay is", i+1, w)
+		}
+	}
+	minWait, maxWait = waits[0], waits[len(waits)-1]
+	for i, w := range waits {
+		if b := min(minWait*time.Duration(i+1), maxWait); b != w {
+			return 0, 0, fmt.Errorf("retry policy: waits %v: the broker's delay is min(min × failures, max), %s after failure %d, not %s; "+
+				"native retry gives a fixed or linear ladder only (keep the rungs for this one)", waits, b, i+1, w)
+		}
+	}
+	return minWait, maxWait, nil
+}
+
+// nativeRetryArguments are a NativeRetry queue's delayed-retry arguments.
+func (q Queue) nativeRetryArguments() (map[string]any, error) {
+	lo, hi, err := q.Retry.NativeRetry()
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{
+		argDelayedRetryType: "failed",
+		argDelayedRetryMin:  lo.Milliseconds(),
+		argDelayedRetryMax:  hi.Milliseconds(),
+	}, nil
+}
+
+// brokerAtLeast reports whether a server's version property (3.10.8,
+// 4.3.6, 4.3.0-rc.1) is at least want (major.minor); false when it cannot
+// be read.
+func brokerAtLeast(version, want string) bool {
+	have, ok1 := majorMinor(version)
+	need, ok2 := majorMinor(want)
+	return ok1 && ok2 && (have[0] > need[0] || have[0] == need[0] && have[1] >= need[1])
+}
+
+func majorMinor(v string) ([2]int, bool) {
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return [2]int{}, false
+	}
+	major, err1 := strconv.Atoi(parts[0])
+	minor, err2 := strconv.Atoi(strings.SplitN(parts[1], "-", 2)[0])
+	return [2]int{major, minor}, err1 == nil && err2 == nil
+}
