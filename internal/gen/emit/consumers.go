@@ -106,7 +106,9 @@ func consumeFunc(f *jen.File, q *model.Queue) {
 	} else {
 		text += " The manifest gives the queue no retry policy: failures follow the runtime.WithRetry of opts, else the connection's, else runtime.NoRetry()."
 	}
-	if q.RequeueOnFailure {
+	if q.NativeRetry {
+		text += " The manifest sets retry_in_broker: native: a failed delivery is requeued and the quorum queue itself holds it for the policy's wait (RabbitMQ 4.3's delayed retry; no rung queues), each requeue an attempt the broker counts."
+	} else if q.RequeueOnFailure {
 		text += " The manifest sets requeue_on_failure: a failed delivery goes back to the head of the queue instead of climbing the retry ladder (each time an attempt of its policy), a hot loop against a downstream that is down."
 	}
 	doc(f.Comment, "%s", text)

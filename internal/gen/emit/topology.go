@@ -66,6 +66,9 @@ func queueLiteral(q *model.Queue) jen.Code {
 		if q.QuorumRungs {
 			field("QuorumRungs", jen.True())
 		}
+		if q.NativeRetry {
+			field("NativeRetry", jen.True())
+		}
 		if len(q.Arguments) > 0 {
 			field("Arguments", arguments(q.Arguments))
 		}

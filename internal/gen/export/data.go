@@ -139,7 +139,9 @@ func data(m *model.Model, opts Options) *templates.Data {
 			edge(from, rid, l, templates.EdgeRetryRung)
 			edge(rid, id, "after "+r.Delay, templates.EdgeRungReturn)
 		}
-		if q.RequeueOnFailure {
+		if q.NativeRetry {
+			edge(from, id, "requeue, waits in the queue", templates.EdgeRequeue)
+		} else if q.RequeueOnFailure {
 			edge(from, id, "requeue (nack)", templates.EdgeRequeue)
 		}
 		node(id+"dlq", tq.DLQ, templates.NodeDLQ)
@@ -174,6 +176,7 @@ func queueData(q *model.Queue) templates.Queue {
 		Type:             string(q.Type),
 		Handler:          q.HandlerName,
 		RequeueOnFailure: q.RequeueOnFailure,
+		NativeRetry:      q.NativeRetry,
 		DeadLetter:       q.DeadLetter,
 		DeliveryLimit:    q.DeliveryLimit,
 		DLQ:              runtime.DeadLetterQueue(q.Name),
@@ -213,7 +216,9 @@ func queueData(q *model.Queue) templates.Queue {
 		if j > i {
 			w.After = fmt.Sprintf("%d–%d", i+1, j+1)
 		}
-		if v.InBroker(sched[i]) {
+		if q.NativeRetry {
+			w.Rung = q.Name // the queue itself holds it
+		} else if v.InBroker(sched[i]) {
 			w.Rung = runtime.RungQueue(q.Name, sched[i])
 		} else if r, ok := v.SpillRung(sched[i]); ok {
 			w.Spill = runtime.RungQueue(q.Name, r)
@@ -222,6 +227,9 @@ func queueData(q *model.Queue) templates.Queue {
 		i = j + 1
 	}
 	tq.Policy = tp
+	if q.NativeRetry {
+		return tq
+	}
 	broker := v.BrokerRungs()
 	for _, r := range v.Rungs() {
 		tq.Rungs = append(tq.Rungs, templates.Rung{Name: runtime.RungQueue(q.Name, r), Delay: short(r), Quorum: q.QuorumRungs,

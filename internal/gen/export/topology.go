@@ -19,6 +19,7 @@ func Topology(m *model.Model) *runtime.Topology {
 			DeadLetter:    q.DeadLetter,
 			DeliveryLimit: q.DeliveryLimit,
 			QuorumRungs:   q.QuorumRungs,
+			NativeRetry:   q.NativeRetry,
 		}
 		if q.Retry != nil {
 			rq.Retry = q.Retry.Value

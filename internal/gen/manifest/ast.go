@@ -178,6 +178,7 @@ type Queue struct {
 	Consumes         []Str       `yaml:"consumes"`
 	RequeueOnFailure *Bool       `yaml:"requeue_on_failure"`
 	Rungs            *Rungs      `yaml:"rungs"`
+	RetryInBroker    *Str        `yaml:"retry_in_broker"` // rungs (nil) or native
 	Inbox            *Inbox      `yaml:"inbox"`
 	Arguments        []*Argument `yaml:"arguments"`
 	GoName           *Str        `yaml:"go_name"`

@@ -147,11 +147,13 @@ type Queue struct {
 	Retry            *Policy // nil: none in the manifest
 	Bindings         []*Binding
 	Consumes         []*Message
-	RequeueOnFailure bool
+	RequeueOnFailure bool // requeue_on_failure, or retry_in_broker: native
 	QuorumRungs      bool
-	Arguments        []*Argument
-	HandlerName      string // e.g. OrdersNewHandler; set when Consumes is not empty
-	ConsumeName      string // e.g. ConsumeOrdersNew; set when Consumes is not empty
+	// NativeRetry is retry_in_broker: native (runtime.Queue.NativeRetry).
+	NativeRetry bool
+	Arguments   []*Argument
+	HandlerName string // e.g. OrdersNewHandler; set when Consumes is not empty
+	ConsumeName string // e.g. ConsumeOrdersNew; set when Consumes is not empty
 	// HandlerFuncName is the func adapter of a handler of one message type,
 	// e.g. OrdersNewHandlerFunc; set when Consumes holds one message.
 	HandlerFuncName string

@@ -275,3 +275,65 @@ publishers:
 		t.Errorf("Plain: %+v", plain)
 	}
 }
+
+// retry_in_broker: native on a quorum queue whose policy the broker's
+// delay gives exactly (fixed, or linear: Exponential(3, 1s, 2s) without
+// jitter) is a NativeRetry queue whose consumers requeue; everything else
+// is an error at its file:line:col saying what to change.
+func TestRetryInBrokerNative(t *testing.T) {
+	m, err := build(t, `version: 1
+package: p
+policies:
+  fixed: {fixed: {attempts: 4, delay: 45s}}
+  linear: {exponential: {attempts: 3, initial: 1s, max: 2s, jitter: 0}}
+queues:
+  a: {type: quorum, retry: fixed, retry_in_broker: native}
+  b: {type: quorum, retry: linear, retry_in_broker: native, delivery_limit: 3}
+  c: {type: quorum, retry: fixed, retry_in_broker: rungs}
+`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{true, true, false} {
+		if q := m.Queues[i]; q.NativeRetry != want || q.RequeueOnFailure != want {
+			t.Errorf("queue %s: NativeRetry %v RequeueOnFailure %v, want %v", q.Name, q.NativeRetry, q.RequeueOnFailure, want)
+		}
+	}
+	_, err = build(t, `version: 1
+package: p
+policies:
+  standard: {exponential: {attempts: 5, initial: 1s, max: 60s, jitter: 0}}
+  jittery: {fixed: {attempts: 3, delay: 1s, jitter: 0.1}}
+  fixed: {fixed: {attempts: 8, delay: 1s}}
+queues:
+  classic: {retry: fixed, retry_in_broker: native}
+  none: {type: quorum, retry_in_broker: native}
+  exp: {type: quorum, retry: standard, retry_in_broker: native}
+  jit: {type: quorum, retry: jittery, retry_in_broker: native}
+  rung: {type: quorum, retry: fixed, retry_in_broker: native, rungs: {type: quorum}}
+  off: {type: quorum, retry: fixed, retry_in_broker: native, requeue_on_failure: false}
+  limit: {type: quorum, retry: fixed, retry_in_broker: native, delivery_limit: 5}
+  limit2: {type: quorum, retry: fixed, retry_in_broker: native}
+`, nil)
+	want := []string{
+		`acemq.yaml:8:44: queue "classic": retry_in_broker: native is a quorum queue's (RabbitMQ 4.3's delayed retry, x-delayed-retry-*); write type: quorum, or remove retry_in_broker (rungs)`,
+		`acemq.yaml:9:41: queue "none": retry_in_broker: native delays the waits of a retry policy, and the queue names none; add retry: <policy>, or remove retry_in_broker`,
+		`acemq.yaml:10:57: queue "exp": retry_in_broker: native cannot give policy "standard" (acemq.yaml:4:14) exactly: retry policy: waits [1s 2s 4s 8s]: the broker's delay is min(min × failures, max), 3s after failure 3, not 4s; native retry gives a fixed or linear ladder only (keep the rungs for this one)`,
+		`acemq.yaml:11:56: queue "jit": retry_in_broker: native cannot give policy "jittery" (acemq.yaml:5:13) exactly: retry policy: jitter 0.1: the broker's delay has none; write jitter 0 for native retry, or keep the rungs`,
+		`acemq.yaml:12:63: queue "rung": retry_in_broker: native declares no rungs; remove rungs:`,
+		`acemq.yaml:13:82: queue "off": retry_in_broker: native requeues each failure for the queue to delay it; remove requeue_on_failure: false`,
+		`acemq.yaml:14:80: queue "limit": retry_in_broker: native makes each of policy "fixed"'s 8 attempts a delivery the broker counts, but the delivery limit is 5`,
+	}
+	if err == nil {
+		t.Fatal("no error")
+	}
+	got := err.Error()
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("no error\n%s\nin\n%s", w, got)
+		}
+	}
+	if strings.Contains(got, `"limit2"`) {
+		t.Errorf("limit2 (8 attempts, the default limit 50) refused:\n%s", got)
+	}
+}

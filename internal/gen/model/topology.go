@@ -78,6 +78,7 @@ func (b *builder) queues() {
 			q.Consumes = append(q.Consumes, m)
 		}
 		b.queueArguments(who, mq, q)
+		b.nativeRetry(who, mq, q)
 		b.deliveryLimit(who, mq, q)
 		if len(mq.Consumes) > 0 && q.GoName != "" {
 			q.HandlerName, q.ConsumeName = q.GoName+"Handler", "Consume"+q.GoName
@@ -90,6 +91,47 @@ func (b *builder) queues() {
 		}
 		b.m.Queues = append(b.m.Queues, q)
 	}
+}
+
+// nativeRetry reads retry_in_broker: native, the quorum queue holding a
+// failed message itself (RabbitMQ 4.3's x-delayed-retry-*): only where the
+// broker's delay, min(min × failures, max), is the policy's schedule
+// exactly, checked with the runtime's own arithmetic
+// (RetryPolicy.NativeRetry). Its consumers requeue each failure.
+func (b *builder) nativeRetry(who string, mq *manifest.Queue, q *Queue) {
+	r := mq.RetryInBroker
+	if r == nil || r.Value != "native" {
+		return
+	}
+	at := r.Pos
+	switch {
+	case q.Type != runtime.Quorum:
+		b.errorf(at, "%s: retry_in_broker: native is a quorum queue's (RabbitMQ %s's delayed retry, x-delayed-retry-*); write type: quorum, or remove retry_in_broker (rungs)", who, runtime.NativeRetryBroker)
+		return
+	case mq.Retry == nil:
+		b.errorf(at, "%s: retry_in_broker: native delays the waits of a retry policy, and the queue names none; add retry: <policy>, or remove retry_in_broker", who)
+		return
+	case mq.Rungs != nil:
+		b.errorf(mq.Rungs.Pos, "%s: retry_in_broker: native declares no rungs; remove rungs:", who)
+		return
+	case mq.RequeueOnFailure != nil && !mq.RequeueOnFailure.Value:
+		b.errorf(mq.RequeueOnFailure.Pos, "%s: retry_in_broker: native requeues each failure for the queue to delay it; remove requeue_on_failure: false", who)
+		return
+	case q.Retry == nil:
+		return // an unknown policy, reported at retry:
+	}
+	if _, _, err := q.Retry.Value.NativeRetry(); err != nil {
+		where := ""
+		for _, mp := range b.file.Policies {
+			if mp.Name.Value == q.Retry.Name && (mp.Exponential != nil || mp.Fixed != nil) {
+				p := policyPos(mp)
+				where = fmt.Sprintf(" (%s:%d:%d)", b.file.Path, p.Line, p.Col)
+			}
+		}
+		b.errorf(at, "%s: retry_in_broker: native cannot give policy %q%s exactly: %v", who, q.Retry.Name, where, err)
+		return
+	}
+	q.NativeRetry, q.RequeueOnFailure = true, true
 }
 
 // deliveryLimit gives a quorum queue its explicit x-delivery-limit and its
@@ -114,11 +156,20 @@ func (b *builder) deliveryLimit(who string, mq *manifest.Queue, q *Queue) {
 	// requeue_on_failure spends one delivery per failed attempt but the
 	// last, counted by the runtime; the broker must not cut it short.
 	if q.RequeueOnFailure && q.Retry != nil && q.Retry.Attempts > q.DeliveryLimit {
-		at := mq.RequeueOnFailure.Pos
-		if mq.DeliveryLimit != nil {
-			at = mq.DeliveryLimit.Pos
+		var at manifest.Pos
+		what := "requeue_on_failure"
+		if q.NativeRetry { // it requeues each failure
+			what = "retry_in_broker: native"
 		}
-		b.errorf(at, "%s: requeue_on_failure makes each of policy %q's %d attempts a delivery the broker counts, but the delivery limit is %d: the broker would dead-letter the message before the runtime gives up, without the runtime's reason; write delivery_limit: %d or more",
+		switch {
+		case mq.DeliveryLimit != nil:
+			at = mq.DeliveryLimit.Pos
+		case mq.RequeueOnFailure != nil:
+			at = mq.RequeueOnFailure.Pos
+		default:
+			at = mq.RetryInBroker.Pos
+		}
+		b.errorf(at, "%s: "+what+" makes each of policy %q's %d attempts a delivery the broker counts, but the delivery limit is %d: the broker would dead-letter the message before the runtime gives up, without the runtime's reason; write delivery_limit: %d or more",
 			who, q.Retry.Name, q.Retry.Attempts, q.DeliveryLimit, q.Retry.Attempts)
 	}
 }

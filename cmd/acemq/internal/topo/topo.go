@@ -48,7 +48,7 @@ func Topology(m *model.Model) *runtime.Topology {
 		t.Exchange(e.Name, e.Kind)
 	}
 	for _, q := range m.Queues {
-		rq := runtime.Queue{Name: q.Name, Type: q.Type, DeadLetter: q.DeadLetter, DeliveryLimit: q.DeliveryLimit, QuorumRungs: q.QuorumRungs}
+		rq := runtime.Queue{Name: q.Name, Type: q.Type, DeadLetter: q.DeadLetter, DeliveryLimit: q.DeliveryLimit, QuorumRungs: q.QuorumRungs, NativeRetry: q.NativeRetry}
 		if q.Retry != nil {
 			rq.Retry = q.Retry.Value
 		}

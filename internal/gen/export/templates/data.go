@@ -88,6 +88,9 @@ type Queue struct {
 	Policy     *Policy    // nil: no retry (one delivery)
 	// RequeueOnFailure: a failure goes back to the head of the queue.
 	RequeueOnFailure bool
+	// NativeRetry: retry_in_broker: native, the queue itself holds each
+	// wait (RabbitMQ 4.3's delayed retry); no rungs.
+	NativeRetry bool
 	// DeadLetter: the broker dead-letters what it rejects or expires to
 	// DLQ through acemq.dlx.
 	DeadLetter    bool
