@@ -53,6 +53,13 @@ func main() { os.Exit(benchMain()) }
 // benchMain is main returning its exit code, so the deferred profile is
 // written before the process exits.
 func benchMain() int {
+	if len(os.Args) > 1 && os.Args[1] == "waiting" {
+		if err := waitingMain(os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "acemqbench:", err)
+			return 1
+		}
+		return 0
+	}
 	var o options
 	flag.StringVar(&o.url, "url", envOr("ACEMQ_TEST_URL", "amqp://guest:guest@localhost:5672/"), "the broker (AMQP URL)")
 	flag.IntVar(&o.n, "n", 5000, "messages per run (R1 runs 10x as many; the wait-each and watermill-with-confirms sides a fifth)")
