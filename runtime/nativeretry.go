@@ -14,7 +14,8 @@ import (
 // are delayed (and counted), a basic.nack is neither; min 1s, max 4s gave
 // 1s, 2s, 3s, 4s, 4s after five rejects; an unknown type, a string min, or
 // a max without a min is accepted and delays nothing; a min without a max
-// delays min every time. Before 4.3 the arguments are accepted and ignored.
+// delays min every time. 3.10.8 accepts the arguments and ignores them (a
+// reject came back in 2ms).
 const (
 	argDelayedRetryType = "x-delayed-retry-type"
 	argDelayedRetryMin  = "x-delayed-retry-min"
