@@ -28,7 +28,7 @@ func data(m *model.Model, opts Options) *templates.Data {
 	exchangeID := map[string]string{}
 	for i, x := range m.Exchanges {
 		exchangeID[x.Name] = fmt.Sprintf("x%d", i)
-		d.Exchanges = append(d.Exchanges, templates.Exchange{Name: x.Name, Kind: x.Kind})
+		d.Exchanges = append(d.Exchanges, templates.Exchange{Name: x.Name, Kind: x.Kind, From: x.From})
 	}
 	if len(m.Queues) > 0 {
 		d.Exchanges = append(d.Exchanges,

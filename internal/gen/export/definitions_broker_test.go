@@ -13,6 +13,7 @@ import (
 	"time"
 
 	avroall "github.com/acemq/acemq-go/golden/avro-all/want"
+	imports "github.com/acemq/acemq-go/golden/imports/want"
 	jsonschemaall "github.com/acemq/acemq-go/golden/jsonschema-all/want"
 	names "github.com/acemq/acemq-go/golden/names/want"
 	orders "github.com/acemq/acemq-go/golden/orders/want"
@@ -27,7 +28,7 @@ import (
 // generatedTopologies are the Topology() functions acemq-gen generated
 // for the golden cases (golden/<case>/want).
 var generatedTopologies = map[string]func() *runtime.Topology{
-	"avro-all": avroall.Topology, "jsonschema-all": jsonschemaall.Topology, "names": names.Topology,
+	"avro-all": avroall.Topology, "imports": imports.Topology, "jsonschema-all": jsonschemaall.Topology, "names": names.Topology,
 	"orders": orders.Topology, "pricing": pricing.Topology, "registry": registry.Topology, "shipping": shipping.Topology,
 }
 

@@ -63,7 +63,7 @@ func buildManifest(t *testing.T, path string) *model.Model {
 	if s.ParseErr != nil {
 		t.Fatalf("%s: %v", path, s.ParseErr)
 	}
-	m, err := model.Build(s.Manifest, s.FS, s.Dir)
+	m, err := model.Build(s.Manifest, s.FS, s.Dir, s.Imports...)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}

@@ -76,6 +76,9 @@ type Exchange struct {
 	// Topology is true for acemq.dlx and acemq.retry, which the topology
 	// adds for its queues.
 	Topology bool
+	// From is the manifest an imported exchange is declared by (its
+	// owner), "" for the manifest's own.
+	From string
 }
 
 // Queue is an application queue with what the topology declares for it.
