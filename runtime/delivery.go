@@ -25,6 +25,8 @@ type delivery struct {
 	env Envelope
 	// lookup is the registry hold this run came back from, else nil.
 	lookup *heldLookup
+	// ahead is its decode, when it was decoded ahead of its run.
+	ahead decoded
 	// ctx is the handler's: the process span's, then with the decode
 	// info.
 	ctx   context.Context
@@ -36,9 +38,10 @@ type delivery struct {
 	requeues   int
 }
 
-// handle runs one delivery through its route and settles it.
-func (cs *Consumer) handle(s *session, d amqp.Delivery) {
-	(&delivery{cs: cs, s: s, d: d}).process()
+// handle runs one delivery (decoded ahead or not) through its route and
+// settles it.
+func (cs *Consumer) handle(s *session, j job) {
+	(&delivery{cs: cs, s: s, d: j.d, ahead: j.ahead}).process()
 }
 
 // process runs dv through its route and carries out the answer: the
@@ -117,21 +120,44 @@ func (dv *delivery) end() {
 // transient, else the reason it cannot be decoded).
 func (dv *delivery) run() (Ack, error) {
 	cs, d := dv.cs, &dv.d
+	if a := dv.ahead; a.done {
+		// Decoded ahead, while the handler before it ran (decodeahead.go).
+		if a.err != nil {
+			return Ack{}, a.err
+		}
+		dv.ctx = withDecodeInfo(dv.ctx, cs.decodeInfo(d))
+		return a.call(dv.ctx, d, dv.env), nil
+	}
+	route, err := cs.routeOf(d)
+	if err != nil {
+		return Ack{}, err
+	}
+	dv.ctx = withDecodeInfo(dv.ctx, cs.decodeInfo(d))
+	return route.run(dv.ctx, cs.c, d, dv.env)
+}
+
+// routeOf is d's route, or why d cannot be decoded without a codec
+// seeing its body.
+func (cs *Consumer) routeOf(d *amqp.Delivery) (Route, error) {
 	if why := headerString(d.Headers, headerUnreadable); why != "" {
 		// Cut by the header filter: parked, its handler never sees it.
-		return Ack{}, &unreadableError{why: why}
+		return Route{}, &unreadableError{why: why}
 	}
 	route, ok := cs.route(d.Type)
 	if !ok {
-		return Ack{}, fmt.Errorf("no handler for type %q", d.Type)
+		return Route{}, fmt.Errorf("no handler for type %q", d.Type)
 	}
 	if len(d.Body) > cs.cfg.maxBody {
 		// Parked unread: no codec sees it, so nothing it holds can make
 		// the decoder allocate.
-		return Ack{}, bodyTooLarge(len(d.Body), cs.cfg.maxBody)
+		return Route{}, bodyTooLarge(len(d.Body), cs.cfg.maxBody)
 	}
-	dv.ctx = withDecodeInfo(dv.ctx, decodeInfo{fingerprint: headerString(d.Headers, HeaderSchemaFingerprint), maxBody: cs.cfg.maxBody, checkRequester: cs.cfg.requesterCheck})
-	return route.run(dv.ctx, cs.c, d, dv.env)
+	return route, nil
+}
+
+// decodeInfo is what the consumer tells its codec about d.
+func (cs *Consumer) decodeInfo(d *amqp.Delivery) decodeInfo {
+	return decodeInfo{fingerprint: headerString(d.Headers, HeaderSchemaFingerprint), maxBody: cs.cfg.maxBody, checkRequester: cs.cfg.requesterCheck}
 }
 
 // carryOut does what the handler answered, once it is recorded.

@@ -30,6 +30,16 @@ func WithRungProbeForTest(d time.Duration) ConsumeOption {
 	return consumeOptionFunc(func(c *consumeConfig) { c.rungProbe = d })
 }
 
+// WithDecodeAheadHookForTest calls hook with the message id of each
+// delivery the consumer decodes ahead of its handler.
+func WithDecodeAheadHookForTest(hook func(id string)) ConsumeOption {
+	return consumeOptionFunc(func(c *consumeConfig) { c.decodedAhead = hook })
+}
+
+// DecodeAheadForTest is how many deliveries a consumer of concurrency 1
+// decodes at most ahead of its handler.
+const DecodeAheadForTest = decodeAhead
+
 // CodecBenchSchema is the codec benchmarks' order schema, for the
 // observability benchmark's JSON handler.
 const CodecBenchSchema = codecBenchSchema

@@ -32,6 +32,11 @@ type Route struct {
 	typeName string
 	prepare  func(c *Connection) error
 	run      func(ctx context.Context, c *Connection, d *amqp.Delivery, env Envelope) (Ack, error)
+	// decode, where set, is run's decode alone, done ahead of the handler
+	// (decodeahead.go): the decoded value's call of the handler, or why d
+	// could not be decoded. A route whose run does more before its decode
+	// (a request's prechecks) has none, and is decoded in its run.
+	decode func(ctx context.Context, c *Connection, d *amqp.Delivery) (decodedCall, error)
 	// wrap is the route with its handler inside mws (middleware.go).
 	wrap func(queue string, mws []Middleware) Route
 }
@@ -67,23 +72,47 @@ func route[T any](mt *MessageType[T], h Handler[T]) Route {
 		run: func(ctx context.Context, c *Connection, d *amqp.Delivery, env Envelope) (Ack, error) {
 			return decodeAndCall(ctx, c, mt, d, env, h)
 		},
+		decode: func(ctx context.Context, c *Connection, d *amqp.Delivery) (decodedCall, error) {
+			v, err := decodeAs(ctx, c, mt, d)
+			if err != nil {
+				return nil, err
+			}
+			return func(ctx context.Context, d *amqp.Delivery, env Envelope) Ack { return callHandler(ctx, h, d, env, v) }, nil
+		},
 	}
 }
+
+// decodedCall calls a route's handler on a delivery decoded ahead.
+type decodedCall func(ctx context.Context, d *amqp.Delivery, env Envelope) Ack
 
 // decodeAndCall decodes d as mt and calls h with it: the handler's answer,
 // or why d could not be decoded.
 func decodeAndCall[T any](ctx context.Context, c *Connection, mt *MessageType[T], d *amqp.Delivery, env Envelope, h Handler[T]) (Ack, error) {
-	codec, err := mt.codecFor(c)
+	v, err := decodeAs(ctx, c, mt, d)
 	if err != nil {
 		return Ack{}, err
 	}
-	if mt.format != FormatText && d.ContentType != "" && d.ContentType != codec.ContentType() {
-		return Ack{}, fmt.Errorf("content type %q is not %q", d.ContentType, codec.ContentType())
-	}
+	return callHandler(ctx, h, d, env, v), nil
+}
+
+// decodeAs decodes d's body as mt, checking its content type.
+func decodeAs[T any](ctx context.Context, c *Connection, mt *MessageType[T], d *amqp.Delivery) (T, error) {
 	var v T
-	if err := codec.Decode(ctx, d.Body, &v); err != nil {
-		return Ack{}, err
+	codec, err := mt.codecFor(c)
+	if err != nil {
+		return v, err
 	}
+	if mt.format != FormatText && d.ContentType != "" && d.ContentType != codec.ContentType() {
+		return v, fmt.Errorf("content type %q is not %q", d.ContentType, codec.ContentType())
+	}
+	if err := codec.Decode(ctx, d.Body, &v); err != nil {
+		return v, err
+	}
+	return v, nil
+}
+
+// callHandler calls h with v, decoded from d.
+func callHandler[T any](ctx context.Context, h Handler[T], d *amqp.Delivery, env Envelope, v T) Ack {
 	m := &Message[T]{
 		Payload:     v,
 		Envelope:    env,
@@ -91,7 +120,7 @@ func decodeAndCall[T any](ctx context.Context, c *Connection, mt *MessageType[T]
 		RoutingKey:  d.RoutingKey,
 		Redelivered: d.Redelivered,
 	}
-	return invoke(ctx, h, m), nil
+	return invoke(ctx, h, m)
 }
 
 // invoke calls h, turning a panic into a Retry with a *PanicError.

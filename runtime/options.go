@@ -155,7 +155,10 @@ type consumeOptionFunc func(*consumeConfig)
 func (f consumeOptionFunc) applyConsume(c *consumeConfig) { f(c) }
 
 type consumeConfig struct {
-	prefetch         int
+	prefetch int
+	// decodedAhead, a test hook, is called with the message id of each
+	// delivery decoded ahead of its handler (decodeahead.go).
+	decodedAhead     func(id string)
 	holdBudget       int
 	holdBudgetSet    bool // else the budget is the prefetch
 	concurrency      int
@@ -219,7 +222,10 @@ func WithHoldBudget(n int) ConsumeOption {
 	return consumeOptionFunc(func(c *consumeConfig) { c.holdBudget, c.holdBudgetSet = n, true })
 }
 
-// WithConcurrency sets how many handlers run at once (default 1).
+// WithConcurrency sets how many handlers run at once (default 1). With
+// one, the consumer decodes (and validates) the next deliveries of its
+// prefetch, up to 16 and in order, while the handler runs; with several,
+// each handler's worker decodes its own delivery.
 func WithConcurrency(n int) ConsumeOption {
 	return consumeOptionFunc(func(c *consumeConfig) { c.concurrency = n })
 }

@@ -83,6 +83,7 @@ func answerInto[Req, Rep any](h RequestHandler[Req, Rep]) Handler[Req] {
 // middlewares), which replies with repType.
 func requestRoute[Req, Rep any](reqType *MessageType[Req], repType *MessageType[Rep], inner Handler[Req]) Route {
 	rt := route(reqType, inner)
+	rt.decode = nil // its prechecks come before the decode
 	rt.run = func(ctx context.Context, c *Connection, d *amqp.Delivery, env Envelope) (Ack, error) {
 		r := responding{c: c, d: d, replyType: repType.name}
 		if ack, done := r.precheck(ctx); done {

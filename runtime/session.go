@@ -243,8 +243,10 @@ func (cs *Consumer) run(s *session) {
 func (cs *Consumer) serve(s *session) {
 	// Buffered to the prefetch (the most the broker sends unacked): a busy
 	// worker takes the next delivery without this loop and the worker
-	// waking each other for every message.
-	work := make(chan amqp.Delivery, cs.cfg.prefetch)
+	// waking each other for every message. A consumer that decodes ahead
+	// of its one worker holds fewer, decoded (decodeahead.go).
+	work := make(chan job, cs.workQueue())
+	ahead := cs.decodesAhead()
 	for range cs.cfg.concurrency {
 		go cs.work(s, work)
 	}
@@ -263,8 +265,12 @@ func (cs *Consumer) serve(s *session) {
 			continue
 		}
 		cs.handlers.Add(1)
+		j := job{d: d}
+		if ahead {
+			j.ahead = cs.decodeAheadOf(&j.d)
+		}
 		select {
-		case work <- d:
+		case work <- j:
 		case <-s.gone:
 			cs.handlers.Done()
 			cs.sessionDied(s)
@@ -274,15 +280,15 @@ func (cs *Consumer) serve(s *session) {
 
 // work is a worker: it handles the session's deliveries from work, one at
 // a time in a handler's slot, until work is closed.
-func (cs *Consumer) work(s *session, work <-chan amqp.Delivery) {
-	for d := range work {
+func (cs *Consumer) work(s *session, work <-chan job) {
+	for j := range work {
 		if cs.isClosing() || s.dead.Load() {
 			// Not started: it returns to the queue when the channel closes.
 			cs.handlers.Done()
 			continue
 		}
 		cs.slots <- struct{}{}
-		cs.handle(s, d)
+		cs.handle(s, j)
 		<-cs.slots
 		cs.handlers.Done()
 	}
