@@ -45,6 +45,11 @@ type publisher struct {
 	// frameMax is the connection's negotiated frame_max: what a message's
 	// header frame must fit (framesize.go).
 	frameMax int
+	// unconfirmed: the channel is not in confirm mode (a Requester's, whose
+	// reply is its request's confirmation): a publish's outcome is its
+	// write, and each basic.return goes to onReturn.
+	unconfirmed bool
+	onReturn    func(amqp.Return)
 
 	// One writer goroutine takes the tags and writes, in the order the
 	// messages were queued (queued, under mu; kick wakes it). space bounds
@@ -103,6 +108,27 @@ func (f *inflight) settle(err error) {
 // newPublisher puts ch in confirm mode, within ctx, and starts its
 // goroutines; cork, when set, is the connection's socket (corkconn.go).
 func newPublisher(ctx context.Context, c *Connection, ch *amqp.Channel, cork *corkConn) (*publisher, error) {
+	return startPublisher(ctx, c, ch, cork, nil)
+}
+
+// newUnconfirmedPublisher is a publisher of ch without confirm mode: each
+// publish is settled once written, and the broker's returns go to
+// onReturn (called from the publisher's loop; it must not block).
+func newUnconfirmedPublisher(c *Connection, ch *amqp.Channel, onReturn func(amqp.Return)) *publisher {
+	p, _ := startPublisher(context.Background(), c, ch, nil, onReturn)
+	return p
+}
+
+func startPublisher(ctx context.Context, c *Connection, ch *amqp.Channel, cork *corkConn, onReturn func(amqp.Return)) (*publisher, error) {
+	if onReturn != nil {
+		p := &publisher{ch: ch, unconfirmed: true, onReturn: onReturn, space: make(chan struct{}, writeQueue), kick: make(chan struct{}, 1),
+			freed: make(chan struct{}, 1), quit: make(chan struct{}), pending: map[uint64]*inflight{}, byKey: map[returnKey][]uint64{}}
+		returns := ch.NotifyReturn(make(chan amqp.Return))
+		closes := ch.NotifyClose(make(chan *amqp.Error, 1))
+		go p.loopUnconfirmed(returns, closes)
+		go p.writer()
+		return p, nil
+	}
 	cc := &callChannel{c: c, ch: ch}
 	if err := cc.do(ctx, "confirm.select", func(ch *amqp.Channel) error { return ch.Confirm(false) }); err != nil {
 		cc.close(ctx)
@@ -139,6 +165,19 @@ func (p *publisher) loop(returns <-chan amqp.Return, confirms <-chan amqp.Confir
 			p.resolve(cf)
 		}
 	}
+}
+
+// loopUnconfirmed hands an unconfirmed channel's returns to onReturn until
+// the channel closes.
+func (p *publisher) loopUnconfirmed(returns <-chan amqp.Return, closes <-chan *amqp.Error) {
+	for r := range returns {
+		p.onReturn(r)
+	}
+	var err error = amqp.ErrClosed
+	if e, ok := <-closes; ok && e != nil {
+		err = e
+	}
+	p.fail(fmt.Errorf("%w: %w", errChannelLost, err))
 }
 
 func (p *publisher) markReturned(r amqp.Return) {
@@ -393,6 +432,10 @@ func (p *publisher) writeOne(f *inflight) {
 		f.wroteErr(fmt.Errorf("waiting to write behind an earlier publish the broker has not read: %w", err))
 		return
 	}
+	if p.unconfirmed {
+		p.writeUnconfirmed(f)
+		return
+	}
 	f.tag = p.ch.GetNextPublishSeqNo()
 	p.mu.Lock()
 	if p.dead != nil {
@@ -421,6 +464,27 @@ func (p *publisher) writeOne(f *inflight) {
 	if f.wrote != nil {
 		f.wrote <- nil
 	}
+}
+
+// writeUnconfirmed writes f on a channel without confirm mode: its write
+// is its outcome.
+func (p *publisher) writeUnconfirmed(f *inflight) {
+	p.mu.Lock()
+	err := p.dead
+	p.mu.Unlock()
+	if err == nil {
+		err = p.ch.Publish(f.key.exchange, f.key.routingKey, f.mandatory, false, f.msg)
+	}
+	f.msg, f.ctx = amqp.Publishing{}, nil
+	if err != nil {
+		f.wroteErr(err)
+		return
+	}
+	if f.wrote != nil {
+		f.wrote <- nil
+		return
+	}
+	f.settle(nil)
 }
 
 // publisher returns the session's confirm channel of the given kind (the

@@ -83,6 +83,8 @@ type Requester struct {
 	queue string        // "" for direct reply-to
 	ttl   time.Duration // the reply queue's x-expires
 	log   *slog.Logger
+	// confirm: requests are published in confirm mode (WithRequestConfirms).
+	confirm bool
 
 	mu      sync.Mutex
 	s       *replySession
@@ -123,6 +125,19 @@ func WithReplyQueue(name string, ttl time.Duration) RequesterOption {
 	})
 }
 
+// WithRequestConfirms publishes the Requester's requests in confirm mode
+// and fails a request the broker refuses (a basic.nack: a request queue's
+// x-overflow reject-publish, a broker's internal error) at once with
+// ErrNacked. Without it, requests are not confirmed: a request's reply is
+// its confirmation, a request no queue takes still fails at once with
+// ErrUnroutable (it is mandatory; the broker returns it), and one the
+// broker refuses fails at its ctx's end. Confirms cost the broker a frame
+// and the client its bookkeeping for every request: about a fifth of the
+// round trips per second (docs/performance.md, RR1).
+func WithRequestConfirms() RequesterOption {
+	return requesterOptionFunc(func(r *Requester) { r.confirm = true })
+}
+
 // NewRequester returns a Requester sending on c. Close it when done.
 func NewRequester(c *Connection, opts ...RequesterOption) *Requester {
 	r := &Requester{c: c, waits: map[string]*call{}, done: make(chan struct{})}
@@ -156,11 +171,21 @@ func (r *Requester) replyTo() string {
 type call struct {
 	s     *replySession
 	reply chan amqp.Delivery // buffered 1
-	lost  chan error         // buffered 1
+	// fail (buffered 1) gets the first failure: its publish's (returned,
+	// nacked, not written), its session's loss, the Requester's Close.
+	fail chan error
+}
+
+// failWith hands err to the caller unless a failure is there already.
+func (cl *call) failWith(err error) {
+	select {
+	case cl.fail <- err:
+	default:
+	}
 }
 
 // replySession is the Requester's channel on one connection: its reply
-// consumer and its confirm-mode publisher.
+// consumer and its publisher.
 type replySession struct {
 	ch   *amqp.Channel
 	p    *publisher
@@ -174,11 +199,11 @@ type replySession struct {
 // by LateReplies). The request carries the time left as its expiration, so
 // that the broker drops it unread once its caller has given up.
 //
-// The request is published mandatory and confirmed, as Publish does, with
-// the options in opts (WithRoutingKey, WithHeaders; WithCorrelationID sets
+// The request is published mandatory, not confirmed (its reply confirms
+// it; WithRequestConfirms asks the broker too), with the options in opts (WithRoutingKey, WithHeaders; WithCorrelationID sets
 // the request's correlation id, which must be unique among the Requester's
 // waiting requests; by default each request has a fresh one). A request no
-// queue takes fails with ErrUnroutable. When the connection is lost while
+// queue takes fails at once with ErrUnroutable. When the connection is lost while
 // it waits, Request fails with an error matching ErrNoReply and
 // ErrUnavailable (direct reply-to: the reply cannot arrive; with
 // WithReplyQueue it keeps waiting until ctx ends).
@@ -246,30 +271,27 @@ func (r *Requester) call(ctx context.Context, o outgoing) (amqp.Delivery, error)
 	if dl, ok := ctx.Deadline(); ok {
 		o.msg.Expiration = strconv.FormatInt(max(time.Until(dl).Milliseconds(), 1), 10)
 	}
-	confirmed, err := r.send(ctx, s, &o)
-	if err != nil {
+	if err := r.send(ctx, s, &o, cl); err != nil {
 		return amqp.Delivery{}, err
 	}
-	for {
-		select {
-		case err := <-confirmed:
-			if err != nil {
-				return amqp.Delivery{}, err
-			}
-			confirmed = nil
-		case d := <-cl.reply:
-			return d, nil
-		case err := <-cl.lost:
-			return amqp.Delivery{}, err
-		case <-ctx.Done():
-			return amqp.Delivery{}, fmt.Errorf("no reply in time (correlation id %s): %w", id, ctx.Err())
-		}
+	select {
+	case d := <-cl.reply:
+		return d, nil
+	case err := <-cl.fail:
+		return amqp.Delivery{}, err
+	case <-ctx.Done():
+		return amqp.Delivery{}, fmt.Errorf("no reply in time (correlation id %s): %w", id, ctx.Err())
 	}
 }
 
-// send publishes the request on s and returns where its confirm's outcome
-// (nil, or the publish error) arrives.
-func (r *Requester) send(ctx context.Context, s *replySession, o *outgoing) (<-chan error, error) {
+// send queues the request for s's writer without waiting for the write
+// or a confirm: the publish's outcome (its write; with
+// WithRequestConfirms its confirm) ends its span and metrics from the
+// publisher and, when it is a failure (not written, nacked, returned, the
+// channel lost), goes to cl.fail, so that the caller waits for one thing
+// only, its reply or the first failure, and no goroutine waits beside it.
+// Without confirms a return comes through returned.
+func (r *Requester) send(ctx context.Context, s *replySession, o *outgoing, cl *call) error {
 	c := r.c
 	start := time.Now()
 	span := c.startPublish(ctx, o)
@@ -277,30 +299,30 @@ func (r *Requester) send(ctx context.Context, s *replySession, o *outgoing) (<-c
 	if err == nil {
 		err = c.blockedErr()
 	}
-	var w <-chan error
 	if err == nil {
-		w, err = s.p.send(ctx, o.exchange, o.key, o.mandatory, o.msg)
+		err = s.p.fit(o)
 	}
-	if err != nil {
-		err = c.publishError(*o, err)
-		c.endPublish(span, o, start, err)
-		return nil, err
-	}
-	out := make(chan error, 1)
-	go func() {
-		var err error
-		select {
-		case err = <-w:
-		case <-ctx.Done():
-			err = fmt.Errorf("waiting for the broker's confirm: %w", ctx.Err())
+	var settled atomic.Bool
+	settle := func(err error) bool {
+		if !settled.CompareAndSwap(false, true) {
+			return false
 		}
 		if err != nil {
 			err = c.publishError(*o, err)
 		}
 		c.endPublish(span, o, start, err)
-		out <- err
-	}()
-	return out, nil
+		if err != nil {
+			cl.failWith(err)
+		}
+		return true
+	}
+	if err == nil {
+		err = s.p.sendThen(ctx, o.exchange, o.key, o.mandatory, o.msg, func(err error) { settle(err) })
+	}
+	if err != nil && settle(err) {
+		return c.publishError(*o, err)
+	}
+	return nil // a failure during the write settled it: cl.fail has it
 }
 
 // wait registers a request waiting under id.
@@ -313,7 +335,7 @@ func (r *Requester) wait(id string, s *replySession) (*call, error) {
 	if _, dup := r.waits[id]; dup {
 		return nil, fmt.Errorf("correlation id %q is already waiting for a reply", id)
 	}
-	cl := &call{s: s, reply: make(chan amqp.Delivery, 1), lost: make(chan error, 1)}
+	cl := &call{s: s, reply: make(chan amqp.Delivery, 1), fail: make(chan error, 1)}
 	r.waits[id] = cl
 	return cl, nil
 }
@@ -336,6 +358,17 @@ func (r *Requester) deliver(d amqp.Delivery) {
 		return
 	}
 	cl.reply <- d
+}
+
+// returned fails the request the broker returned (no queue took it), on a
+// session without confirms; with them the confirm says so.
+func (r *Requester) returned(ret amqp.Return) {
+	r.mu.Lock()
+	cl := r.waits[ret.CorrelationId]
+	r.mu.Unlock()
+	if cl != nil {
+		cl.failWith(&PublishError{Exchange: ret.Exchange, RoutingKey: ret.RoutingKey, Err: ErrUnroutable})
+	}
 }
 
 // session returns the live reply session, opening one when there is none.
@@ -379,15 +412,16 @@ func (r *Requester) session(ctx context.Context) (*replySession, error) {
 	}
 }
 
-// open opens a channel, subscribes it to the replies and puts it in
-// confirm mode. Direct reply-to needs both on one channel: a request
-// published on another would have no reply consumer.
+// open opens a channel, subscribes it to the replies and starts its
+// publisher (in confirm mode with WithRequestConfirms). Direct reply-to
+// needs both on one channel: a request published on another would have no
+// reply consumer.
 func (r *Requester) open(ctx context.Context) (*replySession, error) {
-	cc, err := r.c.callChannel(ctx)
+	ch, conn, err := r.c.channelOn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	ch := cc.ch
+	cc := &callChannel{c: r.c, ch: ch}
 	from := directReplyTo
 	if r.queue != "" {
 		from = r.queue
@@ -408,10 +442,15 @@ func (r *Requester) open(ctx context.Context) (*replySession, error) {
 		cc.close(ctx)
 		return nil, fmt.Errorf("consume the replies from %q: %w", from, err)
 	}
-	p, err := newPublisher(ctx, r.c, ch, nil)
-	if err != nil {
-		return nil, err
+	var p *publisher
+	if r.confirm {
+		if p, err = newPublisher(ctx, r.c, ch, nil); err != nil {
+			return nil, err
+		}
+	} else {
+		p = newUnconfirmedPublisher(r.c, ch, r.returned)
 	}
+	p.frameMax = frameMaxOf(conn)
 	s := &replySession{ch: ch, p: p}
 	r.wg.Add(1)
 	go r.read(s, replies, closes)
@@ -454,7 +493,7 @@ func (r *Requester) lost(s *replySession, cause error) {
 	err := &unavailableError{err: fmt.Errorf("%w: the reply channel closed before the reply came (direct reply-to delivers it to that channel only): %w", ErrNoReply, cause)}
 	for id, cl := range r.waits {
 		if cl.s == s {
-			cl.lost <- err
+			cl.failWith(err)
 			delete(r.waits, id)
 		}
 	}
@@ -503,7 +542,7 @@ func (r *Requester) Close(ctx context.Context) error {
 	r.s = nil
 	err := fmt.Errorf("%w: %w", ErrNoReply, ErrClosed)
 	for id, cl := range r.waits {
-		cl.lost <- err
+		cl.failWith(err)
 		delete(r.waits, id)
 	}
 	r.mu.Unlock()

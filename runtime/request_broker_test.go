@@ -241,15 +241,49 @@ func TestRequestExpiresWithItsCaller(t *testing.T) {
 	waitDepth(t, q, 0, wait)
 }
 
+// TestRequestNoQueueTakesIsUnroutable: with confirms or without (the
+// broker's basic.return, matched by correlation id), a request no queue
+// takes fails at once with ErrUnroutable, not at its ctx's end.
 func TestRequestNoQueueTakesIsUnroutable(t *testing.T) {
 	c := dial(t)
-	r := requester(t, c)
-	_, err := runtime.Request(ctxFor(t, wait), r, quoteReqType, quoteType, "", "A-1", runtime.WithRoutingKey(brokertest.Name("rr-none")))
-	if !errors.Is(err, runtime.ErrUnroutable) {
-		t.Fatalf("err = %v, want ErrUnroutable", err)
+	for _, confirms := range []bool{false, true} {
+		var opts []runtime.RequesterOption
+		if confirms {
+			opts = append(opts, runtime.WithRequestConfirms())
+		}
+		r := requester(t, c, opts...)
+		start := time.Now()
+		_, err := runtime.Request(ctxFor(t, wait), r, quoteReqType, quoteType, "", "A-1", runtime.WithRoutingKey(brokertest.Name("rr-none")))
+		if !errors.Is(err, runtime.ErrUnroutable) {
+			t.Fatalf("confirms %v: err = %v, want ErrUnroutable", confirms, err)
+		}
+		if took := time.Since(start); took > wait/2 {
+			t.Fatalf("confirms %v: the unroutable request failed after %v, not at once", confirms, took)
+		}
+		if n := r.Waiting(); n != 0 {
+			t.Fatalf("confirms %v: Waiting = %d after the request failed", confirms, n)
+		}
 	}
-	if n := r.Waiting(); n != 0 {
-		t.Fatalf("Waiting = %d after the request failed", n)
+}
+
+// TestRequestConfirmsReportANack: a request queue that refuses every
+// publish (x-max-length 0, x-overflow reject-publish) nacks the request;
+// with WithRequestConfirms the caller gets ErrNacked at once, without it
+// (the default: the reply is the confirmation) its ctx's end.
+func TestRequestConfirmsReportANack(t *testing.T) {
+	c := dial(t)
+	q := brokertest.Queue(t, "rr-full")
+	rawQueue(t, q, amqp.Table{"x-max-length": int32(0), "x-overflow": "reject-publish"})
+	r := requester(t, c, runtime.WithRequestConfirms())
+	_, err := runtime.Request(ctxFor(t, wait), r, quoteReqType, quoteType, "", "A-1", runtime.WithRoutingKey(q))
+	if !errors.Is(err, runtime.ErrNacked) {
+		t.Fatalf("with confirms: err = %v, want ErrNacked", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err = runtime.Request(ctx, requester(t, c), quoteReqType, quoteType, "", "A-1", runtime.WithRoutingKey(q))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("without confirms: err = %v, want the ctx's DeadlineExceeded", err)
 	}
 }
 

@@ -262,3 +262,47 @@ func ConsumeBenchQR1(ctx context.Context, c *runtime.Connection, h BenchQR1Handl
 		},
 	}, opts...)
 }
+
+// BenchRequestsHandler handles the messages of the queue "bench.requests", one
+// method per message type. Each returns what becomes of the message:
+// runtime.Accept(), Retry(err), Reject(err) or Park(err); a method that panics
+// is a Retry.
+type BenchRequestsHandler interface {
+	// HandlePriceOrder answers a request of the type "bench.order.price.v1" with
+	// its reply, OrderPriced, or an error its caller receives as a
+	// *runtime.ReplyError (a *runtime.ReplyError returned here keeps its Code);
+	// runtime.RetryRequest(err) retries the request instead, unless its caller has
+	// gone. A method that panics answers with a ReplyError of Code "panic".
+	HandlePriceOrder(ctx context.Context, m *runtime.Message[PriceOrder]) (OrderPriced, error)
+}
+
+// BenchRequestsHandlerFunc adapts a func to BenchRequestsHandler, as
+// http.HandlerFunc adapts one to http.Handler: ConsumeBenchRequests(ctx, c,
+// BenchRequestsHandlerFunc(handle)).
+type BenchRequestsHandlerFunc func(ctx context.Context, m *runtime.Message[PriceOrder]) (OrderPriced, error)
+
+// HandlePriceOrder calls fn(ctx, m).
+func (fn BenchRequestsHandlerFunc) HandlePriceOrder(ctx context.Context, m *runtime.Message[PriceOrder]) (OrderPriced, error) {
+	return fn(ctx, m)
+}
+
+// ConsumeBenchRequests consumes the queue "bench.requests", handing each
+// message to the method of h for its type property; a message of a type h has
+// no method for is parked. The manifest gives the queue no retry policy:
+// failures follow the runtime.WithRetry of opts, else the connection's, else
+// runtime.NoRetry().
+//
+// The consumer declares the queue's .dlq and .parked queues before it
+// subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only;
+// stop the consumer with its Close method.
+func ConsumeBenchRequests(ctx context.Context, c *runtime.Connection, h BenchRequestsHandler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+	if h == nil {
+		return nil, errors.New("ConsumeBenchRequests: the handler is nil")
+	}
+	return runtime.Consume(ctx, c, runtime.ConsumerSpec{
+		Queue: "bench.requests",
+		Routes: []runtime.Route{
+			runtime.HandleRequest(priceOrderType, orderPricedType, h.HandlePriceOrder),
+		},
+	}, opts...)
+}

@@ -104,3 +104,90 @@ func TypeOfOrderAvro() *runtime.MessageType[OrderAvro] {
 func DecodeOrderAvro(ctx context.Context, c *runtime.Connection, d *runtime.Delivery) (OrderAvro, error) {
 	return runtime.DecodeDelivery(ctx, c, orderAvroType, d)
 }
+
+// priceOrderSchema is the schema of PriceOrder, from "schemas/order.json".
+const priceOrderSchema = "" +
+	"{\n" +
+	"  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n" +
+	"  \"title\": \"OrderJSON\",\n" +
+	"  \"description\": \"An order with its line items (the bench's 1 KB body).\",\n" +
+	"  \"type\": \"object\",\n" +
+	"  \"required\": [\"order_id\", \"customer_id\", \"placed_at\", \"status\", \"currency\", \"items\", \"total\"],\n" +
+	"  \"properties\": {\n" +
+	"    \"order_id\": {\"type\": \"string\", \"format\": \"uuid\"},\n" +
+	"    \"customer_id\": {\"type\": \"string\", \"minLength\": 1},\n" +
+	"    \"email\": {\"type\": \"string\", \"format\": \"email\"},\n" +
+	"    \"placed_at\": {\"type\": \"string\", \"format\": \"date-time\"},\n" +
+	"    \"status\": {\"enum\": [\"placed\", \"paid\", \"shipped\"]},\n" +
+	"    \"currency\": {\"type\": \"string\", \"pattern\": \"^[A-Z]{3}$\"},\n" +
+	"    \"note\": {\"type\": \"string\"},\n" +
+	"    \"total\": {\"type\": \"number\", \"minimum\": 0},\n" +
+	"    \"items\": {\"type\": \"array\", \"items\": {\n" +
+	"      \"type\": \"object\",\n" +
+	"      \"required\": [\"sku\", \"name\", \"qty\", \"price\"],\n" +
+	"      \"properties\": {\n" +
+	"        \"sku\": {\"type\": \"string\", \"pattern\": \"^[A-Z]+-[0-9]+$\"},\n" +
+	"        \"name\": {\"type\": \"string\"},\n" +
+	"        \"qty\": {\"type\": \"integer\", \"minimum\": 1},\n" +
+	"        \"price\": {\"type\": \"number\", \"minimum\": 0}\n" +
+	"      }\n" +
+	"    }}\n" +
+	"  }\n" +
+	"}"
+
+// priceOrderType is the message type "bench.order.price.v1", payload
+// PriceOrder: JSON, validated against its JSON Schema on publish and on
+// consume, checked in plain Go by acemqCheckPriceOrder (the reference
+// validator decides only what it does not pass).
+var priceOrderType = acemqimpl.NewCheckedJSONType[PriceOrder]("bench.order.price.v1", priceOrderSchema, acemqCheckPriceOrder, acemqShapePriceOrder)
+
+// TypeOfPriceOrder returns the message type "bench.order.price.v1", payload
+// PriceOrder: JSON, validated against its JSON Schema on publish and on
+// consume, checked in plain Go by acemqCheckPriceOrder (the reference
+// validator decides only what it does not pass).
+func TypeOfPriceOrder() *runtime.MessageType[PriceOrder] {
+	return priceOrderType
+}
+
+// DecodePriceOrder decodes a delivery taken by Pull or Browse (a dead letter,
+// a parked message) as PriceOrder, with the codec the message type has on c. A
+// delivery of another type is an error matching runtime.ErrOtherType.
+func DecodePriceOrder(ctx context.Context, c *runtime.Connection, d *runtime.Delivery) (PriceOrder, error) {
+	return runtime.DecodeDelivery(ctx, c, priceOrderType, d)
+}
+
+// orderPricedSchema is the schema of OrderPriced, from
+// "schemas/order_priced.json".
+const orderPricedSchema = "" +
+	"{\n" +
+	"  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n" +
+	"  \"title\": \"OrderPriced\",\n" +
+	"  \"description\": \"RR1's reply: the order priced.\",\n" +
+	"  \"type\": \"object\",\n" +
+	"  \"required\": [\"order_id\", \"total\"],\n" +
+	"  \"properties\": {\n" +
+	"    \"order_id\": {\"type\": \"string\"},\n" +
+	"    \"total\": {\"type\": \"number\"}\n" +
+	"  }\n" +
+	"}"
+
+// orderPricedType is the message type "bench.order.priced.v1", payload
+// OrderPriced: JSON, validated against its JSON Schema on publish and on
+// consume, checked in plain Go by acemqCheckOrderPriced (the reference
+// validator decides only what it does not pass).
+var orderPricedType = acemqimpl.NewCheckedJSONType[OrderPriced]("bench.order.priced.v1", orderPricedSchema, acemqCheckOrderPriced, acemqShapeOrderPriced)
+
+// TypeOfOrderPriced returns the message type "bench.order.priced.v1", payload
+// OrderPriced: JSON, validated against its JSON Schema on publish and on
+// consume, checked in plain Go by acemqCheckOrderPriced (the reference
+// validator decides only what it does not pass).
+func TypeOfOrderPriced() *runtime.MessageType[OrderPriced] {
+	return orderPricedType
+}
+
+// DecodeOrderPriced decodes a delivery taken by Pull or Browse (a dead letter,
+// a parked message) as OrderPriced, with the codec the message type has on c.
+// A delivery of another type is an error matching runtime.ErrOtherType.
+func DecodeOrderPriced(ctx context.Context, c *runtime.Connection, d *runtime.Delivery) (OrderPriced, error) {
+	return runtime.DecodeDelivery(ctx, c, orderPricedType, d)
+}

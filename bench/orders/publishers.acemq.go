@@ -74,3 +74,38 @@ func (p *BenchPublisher) PublishOrderAvroBatch(ctx context.Context, ms []OrderAv
 func (p *BenchPublisher) PublishOrderAvroAsync(ctx context.Context, m OrderAvro, opts ...runtime.PublishOption) (*runtime.Pending, error) {
 	return runtime.PublishAsync(ctx, p.c, orderAvroType, "bench", m, append([]runtime.PublishOption{runtime.WithRoutingKey("avro")}, opts...)...)
 }
+
+// BenchRequestsPublisher publishes through the default exchange, straight to
+// queues.
+type BenchRequestsPublisher struct {
+	c *runtime.Connection
+	r *runtime.Requester
+}
+
+// NewBenchRequestsPublisher returns the publisher "BenchRequests", publishing
+// on c. Its requests wait for their replies through a runtime.Requester of its
+// own (direct reply-to unless opts carry runtime.WithReplyQueue), opened on
+// first use; Close it when done.
+func NewBenchRequestsPublisher(c *runtime.Connection, opts ...runtime.RequesterOption) *BenchRequestsPublisher {
+	return &BenchRequestsPublisher{
+		c: c,
+		r: runtime.NewRequester(c, opts...),
+	}
+}
+
+// Close closes the publisher's runtime.Requester: a request still waiting
+// fails with an error matching runtime.ErrNoReply. See
+// runtime.Requester.Close.
+func (p *BenchRequestsPublisher) Close(ctx context.Context) error {
+	return p.r.Close(ctx)
+}
+
+// RequestPriceOrder sends m as "bench.order.price.v1" to the queue
+// "bench.requests" through the default exchange and waits for its reply,
+// OrderPriced ("bench.order.priced.v1"): ctx is the timeout. A responder's
+// error comes back as a *runtime.ReplyError, never as a timeout; a reply after
+// ctx ended is dropped. The options in opts apply after that routing key, so a
+// runtime.WithRoutingKey among them wins. See runtime.Request for its errors.
+func (p *BenchRequestsPublisher) RequestPriceOrder(ctx context.Context, m PriceOrder, opts ...runtime.PublishOption) (OrderPriced, error) {
+	return runtime.Request(ctx, p.r, priceOrderType, orderPricedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("bench.requests")}, opts...)...)
+}

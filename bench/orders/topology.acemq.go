@@ -43,6 +43,10 @@ func Topology() *runtime.Topology {
 			Retry:         r1Policy,
 			QuorumRungs:   true,
 		}).
+		Queue(runtime.Queue{
+			Name: "bench.requests",
+			Type: runtime.Classic,
+		}).
 		Bind("bench.json", "bench", "json").
 		Bind("bench.avro", "bench", "avro").
 		Bind("bench.r1", "bench", "r1").

@@ -70,3 +70,28 @@ type OrderAvroItem struct {
 	Qty   int32   `avro:"qty" json:"qty"`
 	Price float64 `avro:"price" json:"price"`
 }
+
+// PriceOrder is the payload of the message "PriceOrder".
+//
+// # OrderJSON
+//
+// An order with its line items (the bench's 1 KB body).
+type PriceOrder struct {
+	OrderID    string               `json:"order_id"`
+	CustomerID string               `json:"customer_id"`
+	Email      *string              `json:"email,omitempty"`
+	PlacedAt   time.Time            `json:"placed_at"`
+	Status     OrderJSONStatus      `json:"status"`
+	Currency   string               `json:"currency"`
+	Note       *string              `json:"note,omitempty"`
+	Total      float64              `json:"total"`
+	Items      []OrderJSONItemsItem `json:"items"`
+}
+
+// OrderPriced is the payload of the message "OrderPriced".
+//
+// RR1's reply: the order priced.
+type OrderPriced struct {
+	OrderID string  `json:"order_id"`
+	Total   float64 `json:"total"`
+}

@@ -161,6 +161,16 @@ func cases() []benchCase {
 		{name: "R1-quorum", format: formatAvroQuorum, mul: 10,
 			aName: "healthy msg/s, 10% failing", a: typedRetryingOn(true, 10),
 			bName: "no failures", b: typedRetryingOn(true, 0)},
+		// RR1 (issue 21): request/reply round trips over direct reply-to,
+		// the generated requester against one done by hand, both
+		// answered by the same raw responder (request.go); 1 and 64
+		// requests in flight. RR1-1 runs a fifth of --n (one at a time).
+		{name: "RR1-1", format: "json", target: 0.90, aDiv: 5, bDiv: 5,
+			aName: "RequestPriceOrder, 1 in flight", a: typedRequests(1),
+			bName: "raw direct reply-to, 1 in flight", b: rawRequests(1)},
+		{name: "RR1-64", format: "json", target: 0.90,
+			aName: "RequestPriceOrder, 64 in flight", a: typedRequests(64),
+			bName: "raw direct reply-to, 64 in flight", b: rawRequests(64)},
 		{name: "X1-publish", format: "json", bDiv: 5,
 			aName: "Publish, 32 goroutines", a: landsIn(queueOf("json"), typedPublish("json", 32)),
 			bName: "watermill, ConfirmDelivery, 32 goroutines", b: landsIn(queueWatermill, watermillPublish(true, 32))},

@@ -50,6 +50,14 @@ type env struct {
 	pg *pgEnv
 	// publisher is the generated publisher on conn.
 	publisher *orders.BenchPublisher
+	// priceValue is RR1's request (the JSON order as a PriceOrder);
+	// requestWire and replyWire what the raw requester and the responder
+	// send (request.go).
+	priceValue             orders.PriceOrder
+	requestWire, replyWire amqp.Publishing
+	// latencies are the round trips of the last RR1 run, each request's
+	// from its send to its reply (request.go).
+	latencies []time.Duration
 	// costStart is the process's cost when the current run's timed part
 	// began (clockStart).
 	costStart cost
@@ -133,7 +141,7 @@ func (e *env) setSize(ctx context.Context, size string) error {
 			return err
 		}
 	}
-	return nil
+	return e.setRequestWire()
 }
 
 // bodyBytes is the size of the case's body on the wire.
@@ -199,7 +207,7 @@ func routingKey(format string) string {
 // purge empties every queue a run fills, the R1 queues' rungs, dead-letter
 // and parked queues included.
 func (e *env) purge() error {
-	qs := []string{queueJSON, queueAvro, queueQAvro, queueInbox, queueWatermill}
+	qs := []string{queueJSON, queueAvro, queueQAvro, queueInbox, queueWatermill, queueRequests}
 	for _, r1 := range []string{queueR1, queueQR1} {
 		qs = append(qs, r1, runtime.RungQueue(r1, time.Second), runtime.DeadLetterQueue(r1), runtime.ParkedQueue(r1))
 	}

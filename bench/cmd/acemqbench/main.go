@@ -112,6 +112,9 @@ type result struct {
 	// aCPU, bCPU are each run's CPU ns per message, aWrites, bWrites its
 	// write system calls per message (cost.go).
 	aCPU, bCPU, aWrites, bWrites []float64
+	// aP50, aP99, bP50, bP99 are each run's round-trip latency
+	// percentiles, in µs, for the cases that time round trips (RR1).
+	aP50, aP99, bP50, bP99 []float64
 }
 
 func run(ctx context.Context, w io.Writer, o options) error {
@@ -181,6 +184,10 @@ func run(ctx context.Context, w io.Writer, o options) error {
 					return fmt.Errorf("%s (%s): %w", c.name, c.bName, err)
 				}
 				r.bCPU, r.bWrites = append(r.bCPU, b.cpuNs), append(r.bWrites, b.writes)
+				if a.p50 > 0 && b.p50 > 0 {
+					r.aP50, r.aP99 = append(r.aP50, a.p50), append(r.aP99, a.p99)
+					r.bP50, r.bP99 = append(r.bP50, b.p50), append(r.bP99, b.p99)
+				}
 				r.a, r.b = append(r.a, a.rate), append(r.b, b.rate)
 				r.ratios = append(r.ratios, a.rate/b.rate)
 			}
@@ -189,6 +196,7 @@ func run(ctx context.Context, w io.Writer, o options) error {
 		}
 	}
 	report(w, o, results)
+	reportLatency(w, results)
 	reportCost(w, results)
 	return nil
 }
@@ -273,7 +281,9 @@ func minMax(xs []float64) (float64, float64) {
 
 // run is one side's run measured: its throughput in messages per second,
 // and its process cost per message (cost.go).
-type sideRun struct{ rate, cpuNs, writes float64 }
+// p50 and p99 are its round trips' latency percentiles in µs, for a case
+// that times round trips (0 otherwise).
+type sideRun struct{ rate, cpuNs, writes, p50, p99 float64 }
 
 // measure runs f for n messages after purging every bench queue, and
 // returns its throughput and cost.
@@ -283,6 +293,7 @@ func (e *env) measure(ctx context.Context, f runFunc, n int) (sideRun, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
+	e.latencies = nil
 	d, counted, err := f(ctx, e, n)
 	if err != nil {
 		return sideRun{}, err
@@ -291,5 +302,32 @@ func (e *env) measure(ctx context.Context, f runFunc, n int) (sideRun, error) {
 		return sideRun{}, errors.New("a run took no time")
 	}
 	cpu, writes := e.perMessage(max(counted, 1))
-	return sideRun{rate: float64(counted) / d.Seconds(), cpuNs: cpu, writes: writes}, nil
+	r := sideRun{rate: float64(counted) / d.Seconds(), cpuNs: cpu, writes: writes}
+	if len(e.latencies) > 0 {
+		r.p50 = float64(percentile(e.latencies, 50)) / 1e3
+		r.p99 = float64(percentile(e.latencies, 99)) / 1e3
+	}
+	return r, nil
+}
+
+// reportLatency prints, for the cases that time round trips, the medians
+// over the pairs of each side's p50 and p99 round trip.
+func reportLatency(w io.Writer, results []result) {
+	var rows []result
+	for _, r := range results {
+		if len(r.aP50) > 0 {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nround trips (medians over the pairs): latency µs of each side, p50 and p99\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "case\tbody\tA p50\tA p99\tB p50\tB p99\tp50 A/B\n")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f\t%.0f\t%.0f\t%.2f\n", r.c.name, r.size,
+			median(r.aP50), median(r.aP99), median(r.bP50), median(r.bP99), median(r.aP50)/median(r.bP50))
+	}
+	_ = tw.Flush()
 }
