@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 )
 
@@ -13,7 +15,8 @@ import (
 // go mod download -json module@version (the module cache, fetched through
 // GOPROXY when not there yet); without one, go list -m -json module in the
 // importing manifest's directory, the version its go.mod requires, a
-// replace directive followed (a local replacement is read where it is).
+// replace directive followed (a local replacement is read where it is,
+// also when go mod tidy dropped the require, which no Go file needs).
 func GoModules(from, module, version string) (dir, found string, err error) {
 	if version != "" {
 		return goModDownload(from, module, version)
@@ -26,6 +29,13 @@ func GoModules(from, module, version string) (dir, found string, err error) {
 	out, err := goJSON(from, "list", "-m", "-json", "--", module)
 	if err == nil {
 		err = json.Unmarshal(out, &m)
+	}
+	if err != nil {
+		// go mod tidy drops the require of a module no Go file imports
+		// (a manifest is not Go): a replace by a directory still says where.
+		if dir, ok := replacedDir(from, module); ok {
+			return dir, "", nil
+		}
 	}
 	switch {
 	case err != nil:
@@ -42,6 +52,41 @@ func GoModules(from, module, version string) (dir, found string, err error) {
 		return goModDownload(from, module, m.Version)
 	}
 	return "", "", fmt.Errorf("module %s: go list -m found no directory for it", module)
+}
+
+// replacedDir is the directory go.mod's replace directive gives module
+// (one replacing every version by a directory), read with go mod edit
+// -json in the directory from.
+func replacedDir(from, module string) (string, bool) {
+	gomod, err := goJSON(from, "env", "GOMOD")
+	mod := strings.TrimSpace(string(gomod))
+	if err != nil || mod == "" || mod == os.DevNull {
+		return "", false
+	}
+	out, err := goJSON(from, "mod", "edit", "-json")
+	if err != nil {
+		return "", false
+	}
+	var f struct {
+		Replace []struct {
+			Old, New struct{ Path, Version string }
+		}
+	}
+	if json.Unmarshal(out, &f) != nil {
+		return "", false
+	}
+	for _, r := range f.Replace {
+		if r.Old.Path != module || r.Old.Version != "" || r.New.Version != "" {
+			continue
+		}
+		dir := r.New.Path
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(filepath.Dir(mod), dir)
+		}
+		name, err := Name(dir)
+		return name, err == nil
+	}
+	return "", false
 }
 
 func goModDownload(from, module, version string) (string, string, error) {
