@@ -99,6 +99,7 @@ generated-check: ## fail when goldens, the examples' generated code or docs/corp
 	@if [ -d generator ]; then $(GO) test -count=1 -run 'TestGolden' ./generator/... ./internal/gen/...; fi
 	@$(GO) run ./cmd/acemq-gen check -f bench/orders/acemq.yaml
 	@$(GO) run ./cmd/acemq-gen check -f pgstore/internal/inboxgen/acemq.yaml
+	@$(GO) run ./cmd/acemq-gen check -f pgstore/internal/prefixgen/acemq.yaml
 	@for m in $$(ls examples/*/acemq.yaml 2>/dev/null); do \
 	  d=$$(dirname $$m); (cd $$d && $(GO) tool acemq-gen check -f acemq.yaml) || exit 1; \
 	done

@@ -127,6 +127,10 @@ func (in *Inbox) instruments() error {
 	return errors.Join(e[:]...)
 }
 
+// Prefix is the prefix of the inbox's table (WithPrefix), which a
+// generated Consume function checks against its manifest's table_prefix.
+func (in *Inbox) Prefix() string { return in.cfg.prefix }
+
 type txKey struct{}
 
 // Tx is the transaction of the delivery being handled, which the inbox's

@@ -50,6 +50,11 @@ SELECT pg_notify(` + quoteLiteral(ob.name) + `, tableoid::text || ':' || shard) 
 	return ob, nil
 }
 
+// Prefix is the prefix of the outbox's table (WithPrefix), which a
+// generated Publish...Tx method checks against its manifest's
+// table_prefix.
+func (ob *Outbox) Prefix() string { return ob.cfg.prefix }
+
 // quoteLiteral quotes s as an SQL string literal (s is a checked prefix
 // and a fixed suffix: no quote in it, but quoted as if there were).
 func quoteLiteral(s string) string {

@@ -22,7 +22,7 @@ func consumersFile(m *model.Model, source string) *jen.File {
 			handlerFunc(f, q)
 			f.Line()
 		}
-		consumeFunc(f, q)
+		consumeFunc(f, m, q)
 		f.Line()
 	}
 	return f
@@ -98,7 +98,7 @@ func handlerInterface(f *jen.File, q *model.Queue) {
 //	func ConsumeOrdersNew(ctx context.Context, c *runtime.Connection, h OrdersNewHandler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
 //		return runtime.Consume(ctx, c, runtime.ConsumerSpec{...}, opts...)
 //	}
-func consumeFunc(f *jen.File, q *model.Queue) {
+func consumeFunc(f *jen.File, m *model.Model, q *model.Queue) {
 	text := fmt.Sprintf("%s consumes the queue %q, handing each message to the method of h for its type property; a message of a type h has no method for is parked.",
 		q.ConsumeName, q.Name)
 	if q.Retry != nil {
@@ -122,9 +122,10 @@ func consumeFunc(f *jen.File, q *model.Queue) {
 	body := []jen.Code{consumeNilCheck(q, "h", "the handler")}
 	if q.Inbox != nil {
 		params = append(params, jen.Id("inbox").Op("*").Qual(pgstorePkg, "Inbox"))
-		body = append(body, consumeNilCheck(q, "inbox", "the inbox"),
-			jen.Id("opts").Op("=").Append(jen.Index().Add(rt("ConsumeOption")).Values(
-				rt("WithMiddleware").Call(jen.Id("inbox").Dot("Middleware").Call(inboxOptions(q)...))), jen.Id("opts").Op("...")))
+		body = append(body, consumeNilCheck(q, "inbox", "the inbox"))
+		body = append(body, prefixCheck(m, q.ConsumeName, "inbox", "nil")...)
+		body = append(body, jen.Id("opts").Op("=").Append(jen.Index().Add(rt("ConsumeOption")).Values(
+			rt("WithMiddleware").Call(jen.Id("inbox").Dot("Middleware").Call(inboxOptions(q)...))), jen.Id("opts").Op("...")))
 	}
 	params = append(params, jen.Id("h").Id(q.HandlerName), jen.Id("opts").Op("...").Add(rt("ConsumeOption")))
 	body = append(body, jen.Return(rt("Consume").Call(jen.Id("ctx"), jen.Id("c"), consumerSpec(q), jen.Id("opts").Op("..."))))

@@ -36,7 +36,7 @@ func outboxFile(m *model.Model, source string) *jen.File {
 				continue // a request: it waits for its reply, no outbox can
 			}
 			f.Line()
-			publishTxMethod(f, p, pm)
+			publishTxMethod(f, m, p, pm)
 		}
 		f.Line()
 	}
@@ -48,7 +48,7 @@ func outboxFile(m *model.Model, source string) *jen.File {
 //	func (p *OrdersOutbox) PublishOrderPlacedTx(ctx context.Context, tx pgx.Tx, m OrderPlaced, opts ...runtime.PublishOption) error {
 //		return pgstore.PublishTx(ctx, tx, p.ob, orderPlacedType, "orders", m, append([]runtime.PublishOption{runtime.WithRoutingKey("order.created")}, opts...)...)
 //	}
-func publishTxMethod(f *jen.File, p *model.Publisher, pm *model.Published) {
+func publishTxMethod(f *jen.File, m *model.Model, p *model.Publisher, pm *model.Published) {
 	msg := pm.Message
 	doc(f.Comment, "%s writes m, as %q %s, to the outbox in tx: encoded and validated now (an invalid m is an error matching runtime.ErrInvalidMessage, and nothing is written), published by the relay once tx commits.%s See pgstore.PublishTx for the ordering key and its lock.",
 		pm.TxName, msg.Type, route(p, pm), optionsNote(pm))
@@ -57,8 +57,8 @@ func publishTxMethod(f *jen.File, p *model.Publisher, pm *model.Published) {
 		jen.Id("tx").Qual(pgxPkg, "Tx"),
 		jen.Id("m").Id(msg.GoName),
 		jen.Id("opts").Op("...").Add(rt("PublishOption")),
-	).Error().Block(
+	).Error().Block(append(prefixCheck(m, pm.TxName, "ob", ""),
 		jen.Return(jen.Qual(pgstorePkg, "PublishTx").Call(jen.Id("ctx"), jen.Id("tx"), jen.Id("p").Dot("ob"), jen.Id(msg.VarName),
-			jen.Lit(p.ExchangeName()), jen.Id("m"), publishOptions(pm))),
+			jen.Lit(p.ExchangeName()), jen.Id("m"), publishOptions(pm))))...,
 	)
 }

@@ -1,6 +1,8 @@
 package emit
 
 import (
+	"fmt"
+
 	"github.com/acemq/acemq-go/internal/gen/model"
 	"github.com/dave/jennifer/jen"
 )
@@ -40,6 +42,10 @@ func topologyFile(m *model.Model, source string) *jen.File {
 		}
 	}
 	f.Func().Id("Topology").Params().Op("*").Add(rt("Topology")).Block(jen.Return(chain))
+	if m.TablePrefix != "" {
+		f.Line()
+		tablePrefixConst(f, m)
+	}
 	return f
 }
 
@@ -84,4 +90,34 @@ func arguments(args []*model.Argument) jen.Code {
 		}
 		g.Line()
 	})
+}
+
+// tablePrefixConst emits the manifest's table_prefix: as TablePrefix.
+func tablePrefixConst(f *jen.File, m *model.Model) {
+	doc(f.Comment, "TablePrefix is the manifest's table_prefix: pgstore's tables of this service are %sinbox and %soutbox. Make the inbox, the outbox and their tables with pgstore.WithPrefix(TablePrefix) (pgstore.Migrate, NewInbox, NewOutbox; acemq sql --prefix %s): the generated Consume functions and Publish...Tx methods refuse another.",
+		m.TablePrefix, m.TablePrefix, m.TablePrefix)
+	f.Const().Id("TablePrefix").Op("=").Lit(m.TablePrefix)
+}
+
+// prefixCheck is the check that store (inbox or ob, a pgstore store) was
+// made with the manifest's table_prefix, when it has one: an error from
+// who otherwise.
+func prefixCheck(m *model.Model, who, store, ret string) []jen.Code {
+	if m.TablePrefix == "" {
+		return nil
+	}
+	table := map[string]string{"inbox": "inbox", "ob": "outbox"}[store]
+	msg := fmt.Sprintf("%s: the %s is not on the manifest's table %s%s: make it with pgstore.WithPrefix(TablePrefix)", who, table, m.TablePrefix, table)
+	var r jen.Code = jen.Return(jen.Qual(errorsPkg, "New").Call(jen.Lit(msg)))
+	if ret == "nil" {
+		r = jen.Return(jen.Nil(), jen.Qual(errorsPkg, "New").Call(jen.Lit(msg)))
+	}
+	return []jen.Code{jen.If(jen.Id(storeExpr(store)).Dot("Prefix").Call().Op("!=").Id("TablePrefix")).Block(r)}
+}
+
+func storeExpr(store string) string {
+	if store == "ob" {
+		return "p.ob"
+	}
+	return store
 }

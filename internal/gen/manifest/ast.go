@@ -41,6 +41,9 @@ type File struct {
 	// formats of a team's own, which the generator accepts beside the
 	// drafts'.
 	SchemaVocabulary *SchemaVocabulary `yaml:"schema_vocabulary"`
+	// TablePrefix is table_prefix: the prefix of pgstore's tables (the
+	// inbox's and the outbox's) this service's generated code expects.
+	TablePrefix *Str `yaml:"table_prefix"`
 }
 
 // SchemaVocabulary is the schema_vocabulary: block.

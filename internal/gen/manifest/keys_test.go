@@ -221,6 +221,7 @@ var samplePatterns = map[string]string{
 	`^[A-Za-z_][A-Za-z0-9_]*$`:                      "REGISTRY_TOKEN",
 	`^[a-z_][a-z0-9_]*$`:                            "orders",
 	`^[A-Za-z][A-Za-z0-9]*$`:                        "SKU",
+	`^[a-z_][a-z0-9_]{0,39}$`:                       "billing_",
 	`^#/`:                                           "#/properties/order_id",
 	`^x-`:                                           "x-max-length",
 	`^([^#]+#(/.*)?|[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*)$`: "common/address.json#",

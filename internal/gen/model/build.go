@@ -32,6 +32,7 @@ func Build(f *manifest.File, fsys fs.FS, dir string, imports ...*input.Imported)
 	b.queues()
 	b.publishers()
 	b.exports()
+	b.tablePrefix()
 	if len(b.errs) == 0 {
 		// Types are mapped only once every name of the manifest is settled,
 		// so that no schema type takes one. The codecs last, and only of
@@ -119,4 +120,25 @@ func joinQuoted(names []string) string {
 		out += fmt.Sprintf("%q", n)
 	}
 	return out
+}
+
+// tablePrefix is table_prefix: (its form checked by the manifest's schema),
+// which only a service with an inbox: queue or an outbox: publisher has a
+// use for.
+func (b *builder) tablePrefix() {
+	tp := b.file.TablePrefix
+	if tp == nil {
+		return
+	}
+	inbox := false
+	for _, q := range b.m.Queues {
+		inbox = inbox || q.Inbox != nil
+	}
+	if !inbox && !b.m.HasOutbox() {
+		b.errorf(tp.Pos, "table_prefix %q: no queue has an inbox: and no publisher an outbox:, so no table has it", tp.Value)
+		return
+	}
+	if b.ns.claim("TablePrefix", "the TablePrefix constant (table_prefix:)", tp.Pos) {
+		b.m.TablePrefix = tp.Value
+	}
 }

@@ -21,6 +21,8 @@ type Model struct {
 	Exports    []*Export        // exports:, in manifest order
 	Registry   *Registry        // registry:, nil when absent
 	Types      *schema.Universe // every Go type the messages need
+	// TablePrefix is table_prefix:, "" when absent (pgstore's default).
+	TablePrefix string
 }
 
 // Registry is the manifest's registry: block.
