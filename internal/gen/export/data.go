@@ -142,7 +142,7 @@ func data(m *model.Model, opts Options) *templates.Data {
 		if q.NativeRetry {
 			edge(from, id, "requeue, waits in the queue", templates.EdgeRequeue)
 		} else if q.RequeueOnFailure {
-			edge(from, id, "requeue (nack)", templates.EdgeRequeue)
+			edge(from, id, "requeue (reject)", templates.EdgeRequeue)
 		}
 		node(id+"dlq", tq.DLQ, templates.NodeDLQ)
 		node(id+"parked", tq.Parked, templates.NodeParked)
