@@ -36,6 +36,22 @@ func (v *PriceChanged) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSON
 	}
 }
 
+// acemqCheckJSON reports to c what checking v against its JSON Schema finds;
+// at is where v is in the document encoding/json writes (nil: the root).
+func (v *StockAsked) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt) {
+	if utf8.RuneCountInString(string(v.Sku)) < 1 {
+		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "sku"}, "minLength: want at least 1 characters")
+	}
+}
+
+// acemqCheckJSON reports to c what checking v against its JSON Schema finds;
+// at is where v is in the document encoding/json writes (nil: the root).
+func (v *Stock) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt) {
+	if v.Available < 0 {
+		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "available"}, "minimum: must not be < 0")
+	}
+}
+
 // acemqCheckQuoteRequested is the generated check of QuoteRequested's JSON
 // Schema (acemqimpl.JSONChecker).
 func acemqCheckQuoteRequested(v any, c *acemqimpl.JSONCheck) bool {
@@ -144,6 +160,79 @@ func acemqShapePriceChanged() *acemqimpl.JSONShape {
 	s0.Fields = []acemqimpl.JSONMember{
 		{Name: "sku", Required: true, Shape: &acemqimpl.JSONShape{}},
 		{Name: "unit_cents", Required: true, Shape: &acemqimpl.JSONShape{}},
+	}
+	return s0
+}
+
+// acemqCheckStockAsked is the generated check of StockAsked's JSON Schema
+// (acemqimpl.JSONChecker).
+func acemqCheckStockAsked(v any, c *acemqimpl.JSONCheck) bool {
+	switch x := v.(type) {
+	case StockAsked:
+		x.acemqCheckJSON(c, nil)
+	case *StockAsked:
+		if x == nil {
+			return false
+		}
+		x.acemqCheckJSON(c, nil)
+	default:
+		return false
+	}
+	return true
+}
+
+// Validate reports whether v may be published as the message
+// "pricing.stock.asked.v1": nil, or the error Publish would return (one
+// matching runtime.ErrInvalidMessage, with a *runtime.SchemaError, for a value
+// that breaks the schema). It checks v in plain Go and asks the reference
+// validator only about a value the check does not pass.
+func (v StockAsked) Validate() error {
+	return stockAskedType.Validate(v)
+}
+
+// acemqShapeStockAsked is the decode shape of StockAsked
+// (acemqimpl.NewCheckedJSONType): what the struct cannot show of a body.
+func acemqShapeStockAsked() *acemqimpl.JSONShape {
+	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
+	s0.Fields = []acemqimpl.JSONMember{
+		{Name: "sku", Required: true, Shape: &acemqimpl.JSONShape{}},
+	}
+	return s0
+}
+
+// acemqCheckStock is the generated check of Stock's JSON Schema
+// (acemqimpl.JSONChecker).
+func acemqCheckStock(v any, c *acemqimpl.JSONCheck) bool {
+	switch x := v.(type) {
+	case Stock:
+		x.acemqCheckJSON(c, nil)
+	case *Stock:
+		if x == nil {
+			return false
+		}
+		x.acemqCheckJSON(c, nil)
+	default:
+		return false
+	}
+	return true
+}
+
+// Validate reports whether v may be published as the message
+// "pricing.stock.v1": nil, or the error Publish would return (one matching
+// runtime.ErrInvalidMessage, with a *runtime.SchemaError, for a value that
+// breaks the schema). It checks v in plain Go and asks the reference validator
+// only about a value the check does not pass.
+func (v Stock) Validate() error {
+	return stockType.Validate(v)
+}
+
+// acemqShapeStock is the decode shape of Stock (acemqimpl.NewCheckedJSONType):
+// what the struct cannot show of a body.
+func acemqShapeStock() *acemqimpl.JSONShape {
+	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
+	s0.Fields = []acemqimpl.JSONMember{
+		{Name: "sku", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "available", Required: true, Shape: &acemqimpl.JSONShape{}},
 	}
 	return s0
 }

@@ -93,3 +93,47 @@ func ConsumeChanges(ctx context.Context, c *runtime.Connection, h ChangesHandler
 		},
 	}, opts...)
 }
+
+// StockChecksHandler handles the messages of the queue "golden.pricing.stock",
+// one method per message type. Each returns what becomes of the message:
+// runtime.Accept(), Retry(err), Reject(err) or Park(err); a method that panics
+// is a Retry.
+type StockChecksHandler interface {
+	// HandleStockAsked answers a request of the type "pricing.stock.asked.v1" with
+	// its reply, Stock, or an error its caller receives as a *runtime.ReplyError
+	// (a *runtime.ReplyError returned here keeps its Code);
+	// runtime.RetryRequest(err) retries the request instead, unless its caller has
+	// gone. A method that panics answers with a ReplyError of Code "panic".
+	HandleStockAsked(ctx context.Context, m *runtime.Message[StockAsked]) (Stock, error)
+}
+
+// StockChecksHandlerFunc adapts a func to StockChecksHandler, as
+// http.HandlerFunc adapts one to http.Handler: ConsumeStockChecks(ctx, c,
+// StockChecksHandlerFunc(handle)).
+type StockChecksHandlerFunc func(ctx context.Context, m *runtime.Message[StockAsked]) (Stock, error)
+
+// HandleStockAsked calls fn(ctx, m).
+func (fn StockChecksHandlerFunc) HandleStockAsked(ctx context.Context, m *runtime.Message[StockAsked]) (Stock, error) {
+	return fn(ctx, m)
+}
+
+// ConsumeStockChecks consumes the queue "golden.pricing.stock", handing each
+// message to the method of h for its type property; a message of a type h has
+// no method for is parked. The manifest gives the queue no retry policy:
+// failures follow the runtime.WithRetry of opts, else the connection's, else
+// runtime.NoRetry().
+//
+// The consumer declares the queue's .dlq and .parked queues before it
+// subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only;
+// stop the consumer with its Close method.
+func ConsumeStockChecks(ctx context.Context, c *runtime.Connection, h StockChecksHandler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+	if h == nil {
+		return nil, errors.New("ConsumeStockChecks: the handler is nil")
+	}
+	return runtime.Consume(ctx, c, runtime.ConsumerSpec{
+		Queue: "golden.pricing.stock",
+		Routes: []runtime.Route{
+			runtime.HandleRequest(stockAskedType, stockType, h.HandleStockAsked),
+		},
+	}, opts...)
+}

@@ -126,3 +126,73 @@ func TypeOfPriceChanged() *runtime.MessageType[PriceChanged] {
 func DecodePriceChanged(ctx context.Context, c *runtime.Connection, d *runtime.Delivery) (PriceChanged, error) {
 	return runtime.DecodeDelivery(ctx, c, priceChangedType, d)
 }
+
+// stockAskedSchema is the schema of StockAsked, from
+// "schemas/stock_asked.json".
+const stockAskedSchema = "" +
+	"{\n" +
+	"  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n" +
+	"  \"title\": \"StockAsked\",\n" +
+	"  \"description\": \"How many of a product are in stock?\",\n" +
+	"  \"type\": \"object\",\n" +
+	"  \"required\": [\"sku\"],\n" +
+	"  \"properties\": {\n" +
+	"    \"sku\": {\"type\": \"string\", \"minLength\": 1}\n" +
+	"  }\n" +
+	"}"
+
+// stockAskedType is the message type "pricing.stock.asked.v1", payload
+// StockAsked: JSON, validated against its JSON Schema on publish and on
+// consume, checked in plain Go by acemqCheckStockAsked (the reference
+// validator decides only what it does not pass).
+var stockAskedType = acemqimpl.NewCheckedJSONType[StockAsked]("pricing.stock.asked.v1", stockAskedSchema, acemqCheckStockAsked, acemqShapeStockAsked)
+
+// TypeOfStockAsked returns the message type "pricing.stock.asked.v1", payload
+// StockAsked: JSON, validated against its JSON Schema on publish and on
+// consume, checked in plain Go by acemqCheckStockAsked (the reference
+// validator decides only what it does not pass).
+func TypeOfStockAsked() *runtime.MessageType[StockAsked] {
+	return stockAskedType
+}
+
+// DecodeStockAsked decodes a delivery taken by Pull or Browse (a dead letter,
+// a parked message) as StockAsked, with the codec the message type has on c. A
+// delivery of another type is an error matching runtime.ErrOtherType.
+func DecodeStockAsked(ctx context.Context, c *runtime.Connection, d *runtime.Delivery) (StockAsked, error) {
+	return runtime.DecodeDelivery(ctx, c, stockAskedType, d)
+}
+
+// stockSchema is the schema of Stock, from "schemas/stock.json".
+const stockSchema = "" +
+	"{\n" +
+	"  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n" +
+	"  \"title\": \"Stock\",\n" +
+	"  \"description\": \"How many of a product are in stock.\",\n" +
+	"  \"type\": \"object\",\n" +
+	"  \"required\": [\"sku\", \"available\"],\n" +
+	"  \"properties\": {\n" +
+	"    \"sku\": {\"type\": \"string\"},\n" +
+	"    \"available\": {\"type\": \"integer\", \"minimum\": 0}\n" +
+	"  }\n" +
+	"}"
+
+// stockType is the message type "pricing.stock.v1", payload Stock: JSON,
+// validated against its JSON Schema on publish and on consume, checked in
+// plain Go by acemqCheckStock (the reference validator decides only what it
+// does not pass).
+var stockType = acemqimpl.NewCheckedJSONType[Stock]("pricing.stock.v1", stockSchema, acemqCheckStock, acemqShapeStock)
+
+// TypeOfStock returns the message type "pricing.stock.v1", payload Stock:
+// JSON, validated against its JSON Schema on publish and on consume, checked
+// in plain Go by acemqCheckStock (the reference validator decides only what it
+// does not pass).
+func TypeOfStock() *runtime.MessageType[Stock] {
+	return stockType
+}
+
+// DecodeStock decodes a delivery taken by Pull or Browse (a dead letter, a
+// parked message) as Stock, with the codec the message type has on c. A
+// delivery of another type is an error matching runtime.ErrOtherType.
+func DecodeStock(ctx context.Context, c *runtime.Connection, d *runtime.Delivery) (Stock, error) {
+	return runtime.DecodeDelivery(ctx, c, stockType, d)
+}

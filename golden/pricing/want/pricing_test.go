@@ -52,8 +52,33 @@ func TestRequestQuote(t *testing.T) {
 	}
 }
 
+// A queue's reply: makes what it consumes a request: RequestStockAsked
+// and a handler returning the Stock, as a message's own reply: does.
+func TestRequestByQueueReply(t *testing.T) {
+	ctx, conn := goldentest.Connect(t, pricing.Topology())
+	consumer, err := pricing.ConsumeStockChecks(ctx, conn, pricing.StockChecksHandlerFunc(
+		func(_ context.Context, m *runtime.Message[pricing.StockAsked]) (pricing.Stock, error) {
+			return pricing.Stock{Sku: m.Payload.Sku, Available: 7}, nil
+		}))
+	if err != nil {
+		t.Fatalf("ConsumeStockChecks: %v", err)
+	}
+	defer consumer.Close(context.Background())
+	p := pricing.NewPricingPublisher(conn)
+	defer p.Close(context.Background())
+	s, err := p.RequestStockAsked(ctx, pricing.StockAsked{Sku: "A-1"})
+	if err != nil {
+		t.Fatalf("RequestStockAsked: %v", err)
+	}
+	if want := (pricing.Stock{Sku: "A-1", Available: 7}); s != want {
+		t.Errorf("stock %+v, want %+v", s, want)
+	}
+}
+
 func TestCodecRoundTrip(t *testing.T) {
 	goldentest.RoundTrip(t, pricing.TypeOfQuoteRequested(), pricing.QuoteRequested{Sku: "A-1", Quantity: 3})
 	goldentest.RoundTrip(t, pricing.TypeOfQuote(), pricing.Quote{Sku: "A-1", Quantity: 3, TotalCents: 3750})
 	goldentest.RoundTrip(t, pricing.TypeOfPriceChanged(), pricing.PriceChanged{Sku: "A-1", UnitCents: 1250})
+	goldentest.RoundTrip(t, pricing.TypeOfStockAsked(), pricing.StockAsked{Sku: "A-1"})
+	goldentest.RoundTrip(t, pricing.TypeOfStock(), pricing.Stock{Sku: "A-1", Available: 7})
 }

@@ -71,3 +71,13 @@ func (p *PricingPublisher) PublishPriceChangedBatch(ctx context.Context, ms []Pr
 func (p *PricingPublisher) PublishPriceChangedAsync(ctx context.Context, m PriceChanged, opts ...runtime.PublishOption) (*runtime.Pending, error) {
 	return runtime.PublishAsync(ctx, p.c, priceChangedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.pricing.changes")}, opts...)...)
 }
+
+// RequestStockAsked sends m as "pricing.stock.asked.v1" to the queue
+// "golden.pricing.stock" through the default exchange and waits for its reply,
+// Stock ("pricing.stock.v1"): ctx is the timeout. A responder's error comes
+// back as a *runtime.ReplyError, never as a timeout; a reply after ctx ended
+// is dropped. The options in opts apply after that routing key, so a
+// runtime.WithRoutingKey among them wins. See runtime.Request for its errors.
+func (p *PricingPublisher) RequestStockAsked(ctx context.Context, m StockAsked, opts ...runtime.PublishOption) (Stock, error) {
+	return runtime.Request(ctx, p.r, stockAskedType, stockType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.pricing.stock")}, opts...)...)
+}

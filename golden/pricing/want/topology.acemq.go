@@ -17,5 +17,9 @@ func Topology() *runtime.Topology {
 		Queue(runtime.Queue{
 			Name: "golden.pricing.changes",
 			Type: runtime.Classic,
+		}).
+		Queue(runtime.Queue{
+			Name: "golden.pricing.stock",
+			Type: runtime.Classic,
 		})
 }

@@ -25,3 +25,18 @@ type PriceChanged struct {
 	Sku       string `json:"sku"`
 	UnitCents int64  `json:"unit_cents"`
 }
+
+// StockAsked is the payload of the message "StockAsked".
+//
+// How many of a product are in stock?
+type StockAsked struct {
+	Sku string `json:"sku"`
+}
+
+// Stock is the payload of the message "Stock".
+//
+// How many of a product are in stock.
+type Stock struct {
+	Sku       string `json:"sku"`
+	Available int64  `json:"available"`
+}

@@ -179,6 +179,7 @@ type Queue struct {
 	Retry            *Str        `yaml:"retry"`
 	Bindings         []*Binding  `yaml:"bindings"`
 	Consumes         []Str       `yaml:"consumes"`
+	Reply            *Str        `yaml:"reply"` // the answer to every message it consumes: each is a request
 	RequeueOnFailure *Bool       `yaml:"requeue_on_failure"`
 	Rungs            *Rungs      `yaml:"rungs"`
 	RetryInBroker    *Str        `yaml:"retry_in_broker"` // rungs (nil) or native

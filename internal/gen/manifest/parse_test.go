@@ -85,7 +85,7 @@ func TestParseErrors(t *testing.T) {
 		{"two at once", "routing_key: order.created}]", "routing_kye: order.created}]\n    requeue: true",
 			[]string{
 				`acemq.yaml:19:35: queue "orders.new": unknown key "routing_kye" in bindings[0] (did you mean "routing_key"?)`,
-				`acemq.yaml:20:5: queue "orders.new": unknown key "requeue"; known keys: arguments, bindings, consumes, dead_letter, delivery_limit, go_name, inbox, requeue_on_failure, retry, retry_in_broker, rungs, type`,
+				`acemq.yaml:20:5: queue "orders.new": unknown key "requeue"; known keys: arguments, bindings, consumes, dead_letter, delivery_limit, go_name, inbox, reply, requeue_on_failure, retry, retry_in_broker, rungs, type`,
 			}},
 		{"duplicate", "  OrderPlaced:\n", "  OrderPlaced: {type: x, schema: y.json}\n  OrderPlaced:\n",
 			[]string{`acemq.yaml:9:3: duplicate key "OrderPlaced" (first at line 8); keep one`}},
