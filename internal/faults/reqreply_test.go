@@ -230,3 +230,102 @@ func TestRequesterLeavesNoGoroutines(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A reply sent while the requester's connection is down is not lost with
+// WithReplyQueue (issue 21, item 3): it waits in the reply queue and
+// reaches its caller once the Requester has reconnected. The requester
+// reaches the node through a proxy: the proxy cuts its connection while
+// the responder holds the request, then holds the reconnection's
+// basic.consume on the reply queue, so that the reply is sent while no
+// consumer takes it (the queue holds it: asserted); a second cut lets the
+// next reconnection subscribe, and the waiting Request gets that reply.
+func TestReplyQueueSurvivesTheRequestersReconnect(t *testing.T) {
+	leakCheck(t)
+	q := queue(t, "rr-replyq-reconnect", nil)
+	replies := q + ".replies"
+	serving := dial(t)
+	started := make(chan struct{}, 1)
+	release := make(chan struct{})
+	var released atomic.Bool
+	defer func() {
+		if released.CompareAndSwap(false, true) {
+			close(release)
+		}
+	}()
+	cs := serveQuotes(t, serving, q, func(_ context.Context, m *runtime.Message[string]) (string, error) {
+		if m.Payload == "held" {
+			started <- struct{}{}
+			<-release
+		}
+		return "quote for " + m.Payload, nil
+	})
+	px, err := NewProxy(fmt.Sprintf("127.0.0.1:%d", AMQPPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer px.Close()
+	c := dialQuiet(t, "amqp://guest:guest@"+px.Addr()+"/", runtime.WithReconnectBackoff(50*time.Millisecond, 500*time.Millisecond))
+	r := runtime.NewRequester(c, runtime.WithReplyQueue(replies, time.Minute))
+	const timeout = 30 * time.Second
+	type result struct {
+		reply string
+		err   error
+	}
+	done := make(chan result, 1)
+	go func() {
+		reply, err := runtime.Request(ctxFor(t, timeout), r, quoteReq, text, "", "held", runtime.WithRoutingKey(q))
+		done <- result{reply, err}
+	}()
+	select {
+	case <-started:
+	case <-time.After(timeout):
+		t.Fatal("the responder never got the request")
+	}
+	consumeHeld := px.StallToBrokerAt(BasicConsume, 1)
+	if n := px.Cut(); n == 0 {
+		t.Fatal("no connection through the proxy to cut")
+	}
+	select {
+	case <-consumeHeld:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the Requester never resubscribed to its reply queue after the cut")
+	}
+	released.Store(true)
+	close(release) // the reply goes to the reply queue, which nobody consumes now
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		n, err := QueueDepth(replies)
+		if err == nil && n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the reply queue %s holds %d messages (%v), want the reply sent while the requester was away", replies, n, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	select {
+	case got := <-done:
+		t.Fatalf("Request returned while its reply waited in the queue: %q, %v", got.reply, got.err)
+	default:
+	}
+	if n := px.Cut(); n == 0 {
+		t.Fatal("no held connection to cut")
+	}
+	select {
+	case got := <-done:
+		if got.err != nil || got.reply != "quote for held" {
+			t.Fatalf("Request after the reconnect: %q, %v; want the reply that waited in %s", got.reply, got.err, replies)
+		}
+	case <-time.After(timeout):
+		t.Fatal("Request never got the reply that waited in its queue")
+	}
+	if n := r.LateReplies(); n != 0 {
+		t.Errorf("LateReplies = %d, want 0", n)
+	}
+	t.Logf("fault=requester-reconnect reply_queue=%s reply_survived=true", replies)
+	closeRequester(t, r)
+	_ = cs.Close(ctxFor(t, 10*time.Second))
+	if err := c.Close(ctxFor(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+}
