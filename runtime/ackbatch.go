@@ -137,6 +137,15 @@ func (s *session) flushAcks(mode flushMode) {
 	s.acks.wire.Lock()
 	defer s.acks.wire.Unlock()
 	upTo, below, each := s.readyAcks(mode)
+	if s.cork != nil && len(each)+min(below, 1) > 1 {
+		// Several basic.ack frames: amqp091-go writes each on its own,
+		// a write system call per ack; corked, they go in one write
+		// (corkconn.go). An ack is only ever of a settled delivery, so a
+		// write that fails loses acks, never a message: the socket is
+		// closed and the broker redelivers what it did not see acked.
+		s.cork.cork()
+		defer s.cork.uncork()
+	}
 	if below > 0 {
 		if err := s.ch.Ack(upTo, below > 1); err != nil {
 			s.log.Warn("acemq: ack failed; the broker will redeliver", "err", err, "delivery_tag", upTo, "acks", below)

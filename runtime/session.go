@@ -43,7 +43,10 @@ type session struct {
 	// slots rather than the handlers' (WithHoldBudget).
 	budgeted map[uint64]struct{}
 	acks     ackBatch
-	log      *slog.Logger // the consumer's
+	// cork is the connection's socket (nil on TLS): a flush of several
+	// acks is written in one go (ackbatch.go).
+	cork *corkConn
+	log  *slog.Logger // the consumer's
 }
 
 // watch waits for s's channel to close, keeps the error it closed with
@@ -148,7 +151,7 @@ func (cs *Consumer) subscribe(ctx context.Context) (*session, error) {
 		return nil, fmt.Errorf("consume %q: %w", cs.queue, err)
 	}
 	return &session{ch: cc.ch, conn: conn, tag: tag, deliveries: deliveries, began: time.Now(), gone: make(chan struct{}),
-		closed: closed, acks: newAckBatch(cs.cfg), log: cs.log}, nil
+		closed: closed, acks: newAckBatch(cs.cfg), cork: cs.c.corkOf(conn), log: cs.log}, nil
 }
 
 // openChannel opens a channel for a subscription, with its prefetch
