@@ -88,8 +88,11 @@ func TestDedupMiddlewareOnTheBroker(t *testing.T) {
 func TestDedupHoldsDeliveriesThroughARedisOutage(t *testing.T) {
 	proxy := redistest.NewProxy(t)
 	_, prefix := redistest.Client(t) // the prefix's keys deleted at cleanup
-	rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr(), MaxRetries: -1,
-		DialTimeout: 200 * time.Millisecond, ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond})
+	// go-redis's own timeouts (3 s a read): a shorter one, under load,
+	// loses a handled marker now and then, and its copy rightly runs the
+	// handler again (at least once, as documented) where this test
+	// counts effects.
+	rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr(), MaxRetries: -1})
 	defer rdb.Close()
 	d, err := redisstore.NewDedup(rdb, redisstore.WithPrefix(prefix), redisstore.WithUnavailableHold(time.Minute))
 	if err != nil {
