@@ -232,13 +232,22 @@ func AsyncAPI(m *model.Model, opts Options) ([]byte, error) {
 				key = "queue:" + pub.RoutingKey
 			}
 			ch := chanID[key]
+			method, summary := pub.Method, fmt.Sprintf("Publishes %s (type %s), mandatory and confirmed.", pub.Message.Name, pub.Message.Type)
+			if r := pub.Message.Reply; r != nil {
+				method = pub.RequestName
+				summary = fmt.Sprintf("Sends %s (type %s) as a request, mandatory, and waits for its reply %s (type %s), which the responder publishes to the request's reply_to (direct reply-to, or the requester's reply queue) with its correlation_id.",
+					pub.Message.Name, pub.Message.Type, r.Name, r.Type)
+			}
 			op := &asyncOp{
 				Action:   "send",
 				Channel:  ref{"#/channels/" + ch},
-				Title:    p.GoName + "." + pub.Method,
-				Summary:  fmt.Sprintf("Publishes %s (type %s), mandatory and confirmed.", pub.Message.Name, pub.Message.Type),
+				Title:    p.GoName + "." + method,
+				Summary:  summary,
 				Messages: []ref{{"#/channels/" + ch + "/messages/" + msgID[pub.Message]}},
 				Bindings: amqpOpBinding{amqpOperation{DeliveryMode: 2, Mandatory: true, Timestamp: true, BindingVersion: amqpBindingVersion}},
+			}
+			if pub.Message.Reply != nil {
+				op.Bindings.AMQP.DeliveryMode = 1 // a request lives no longer than its caller waits
 			}
 			if pub.RoutingKey != "" {
 				op.Bindings.AMQP.CC = []string{pub.RoutingKey}
@@ -246,7 +255,7 @@ func AsyncAPI(m *model.Model, opts Options) ([]byte, error) {
 			if p.Exchange == nil {
 				op.Description = "Through the default exchange, to the queue " + pub.RoutingKey + "."
 			}
-			doc.Operations[ids.get("operation", p.GoName+"."+pub.Method)] = op
+			doc.Operations[ids.get("operation", p.GoName+"."+method)] = op
 		}
 	}
 	for _, q := range m.Queues {

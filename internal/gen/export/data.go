@@ -167,6 +167,26 @@ func data(m *model.Model, opts Options) *templates.Data {
 	if anyDeadLetter {
 		node("dlx", runtime.DeadLetterExchange+line+"direct", templates.NodeDLX)
 	}
+	// The replies: from each handler answering a request back to each
+	// publisher that sends it, after every other edge (Mermaid's
+	// linkStyle counts edges in order).
+	for _, q := range m.Queues {
+		if q.HandlerName == "" {
+			continue
+		}
+		for _, c := range q.Consumes {
+			if c.Reply == nil {
+				continue
+			}
+			for i, p := range m.Publishers {
+				for _, pub := range p.Messages {
+					if pub.Message == c {
+						edge(queueID[q.Name]+"h", fmt.Sprintf("p%d", i), c.Reply.Name+" (reply to "+c.Name+")"+line+"to its reply_to", templates.EdgeReply)
+					}
+				}
+			}
+		}
+	}
 	return d
 }
 
@@ -189,7 +209,11 @@ func queueData(q *model.Queue) templates.Queue {
 		tq.Bindings = append(tq.Bindings, templates.Binding{Exchange: b.Exchange.Name, RoutingKey: b.RoutingKey})
 	}
 	for _, c := range q.Consumes {
-		tq.Consumes = append(tq.Consumes, templates.Consumed{Name: c.Name, Type: c.Type, Format: formatName(c), Schema: c.SchemaPath})
+		tc := templates.Consumed{Name: c.Name, Type: c.Type, Format: formatName(c), Schema: c.SchemaPath}
+		if c.Reply != nil {
+			tc.Reply, tc.ReplyType = c.Reply.Name, c.Reply.Type
+		}
+		tq.Consumes = append(tq.Consumes, tc)
 	}
 	if q.Retry == nil {
 		return tq

@@ -45,6 +45,7 @@ const (
 	EdgeDeadLetter       = "dead-letter"        // handler → dlq: gave up, rejected
 	EdgePark             = "park"               // handler → parked
 	EdgeBrokerDeadLetter = "broker-dead-letter" // queue → acemq.dlx → dlq: the broker's own
+	EdgeReply            = "reply"              // handler → publisher: a request's reply, to its reply_to
 )
 
 // Node is a box of the diagram. ID is made of letters and digits only.
@@ -117,6 +118,9 @@ type Consumed struct {
 	Name, Type string
 	Format     string // Avro or JSON Schema
 	Schema     string // the schema file as the manifest names it
+	// Reply and ReplyType: the message a request is answered with, ""
+	// when it is not a request.
+	Reply, ReplyType string
 }
 
 // Policy is a queue's retry policy and its schedule.
