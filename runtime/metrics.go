@@ -67,6 +67,15 @@ const (
 	// MetricBrowsed counts messages Browse read and put back: a look, not
 	// a consumption (one the callback acked counts as consumed too).
 	MetricBrowsed = "acemq.browsed"
+	// MetricRequestDuration is a histogram: each Request from its send to
+	// its reply (or its failure: error.type timeout, unroutable,
+	// reply_error, no_reply …), by the request's destination and type. Its
+	// count is the requests sent.
+	MetricRequestDuration = "acemq.request.duration"
+	// MetricLateReplies counts the replies no request waited for any more
+	// (after its caller's ctx ended, or a second one), dropped; by the
+	// Requester's reply_to (amq.rabbitmq.reply-to or its reply queue).
+	MetricLateReplies = "acemq.request.late_replies"
 	// MetricHeld is the deliveries a consumer holds unsettled while its
 	// worker is free: retries waiting in memory, copies tried again or
 	// waiting for their confirm, deliveries waiting for the schema
@@ -105,6 +114,8 @@ type metrics struct {
 	outcome, rungMissing, setAsideFailed, registryUnavail metric.Int64Counter
 	frameErrors                                           metric.Int64Counter
 	replayMoved, browsed, retrySpilled                    metric.Int64Counter
+	requestDuration                                       metric.Float64Histogram
+	lateReplies                                           metric.Int64Counter
 	held, inFlight                                        metric.Int64ObservableGauge
 	meter                                                 metric.Meter
 	mu                                                    sync.RWMutex
@@ -141,6 +152,8 @@ func newMetrics(mp metric.MeterProvider) *metrics {
 	m.frameErrors = counter(MetricFrameErrors, "{error}", "Times a consumer's connection was closed on a frame the client cannot read; the consumer moved to a connection of its own and backs off.")
 	m.registryUnavail = counter(MetricRegistryUnavailable, "{lookup}", "Writer schema lookups that met an unavailable registry; the message was held.")
 	m.replayMoved = counter(MetricReplayMoved, "{message}", "Messages Replay moved: copy confirmed, original acked.")
+	m.requestDuration = histogram(MetricRequestDuration, "Duration of a request, from its send to its reply or its failure.")
+	m.lateReplies = counter(MetricLateReplies, "{message}", "Replies that came for no waiting request (its caller's ctx had ended), dropped.")
 	m.browsed = counter(MetricBrowsed, "{message}", "Messages Browse read and returned to their queue (a look, not a consumption).")
 	var err error
 	if m.held, err = m.meter.Int64ObservableGauge(MetricHeld, metric.WithUnit("{message}"),
@@ -204,6 +217,7 @@ const (
 	kindProcess
 	kindReceive
 	kindBrowse
+	kindRequest
 )
 
 // attrOpts are one attribute set as options for Add and Record, built once:
@@ -236,6 +250,8 @@ func (m *metrics) opts(k attrKey) attrOpts {
 		}
 	case kindBrowse:
 		attrs = append(attrs, attribute.String("acemq.message.type", k.typ))
+	case kindRequest:
+		attrs = append(attrs, attribute.String("acemq.message.type", k.typ), attribute.String("acemq.reply.type", k.a))
 	case kindOutcome:
 		attrs = append(attrs, attribute.String("acemq.outcome", k.outcomeName), attribute.String("acemq.message.type", k.typ))
 		if k.a != "" {
@@ -294,6 +310,32 @@ func (m *metrics) published(exchange, typ, origin string, took time.Duration, er
 	if timed {
 		m.operationDuration.Record(ctx, took.Seconds(), o.rec...)
 	}
+}
+
+// requested records one request to exchange: its type, its reply's, how
+// long until its reply or failure.
+func (m *metrics) requested(exchange, typ, replyType string, took time.Duration, err error) {
+	ctx := context.Background()
+	if !m.requestDuration.Enabled(ctx) {
+		return
+	}
+	m.requestDuration.Record(ctx, took.Seconds(), m.opts(attrKey{kind: kindRequest, dest: destination(exchange), typ: knownType(typ), a: knownType(replyType), errorType: requestErrorType(err)}).rec...)
+}
+
+// requestErrorType is error.type of a request: a responder's answer is
+// reply_error, a reply that can no longer come no_reply, else as a
+// publish's.
+func requestErrorType(err error) string {
+	var re *ReplyError
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &re):
+		return "reply_error"
+	case errors.Is(err, ErrNoReply):
+		return "no_reply"
+	}
+	return errorType(err)
 }
 
 // consumedOne counts a delivery handed to a consumer of queue.

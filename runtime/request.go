@@ -207,7 +207,9 @@ type replySession struct {
 // it waits, Request fails with an error matching ErrNoReply and
 // ErrUnavailable (direct reply-to: the reply cannot arrive; with
 // WithReplyQueue it keeps waiting until ctx ends).
-func Request[Req, Rep any](ctx context.Context, r *Requester, reqType *MessageType[Req], repType *MessageType[Rep], exchange string, v Req, opts ...PublishOption) (Rep, error) {
+func Request[Req, Rep any](ctx context.Context, r *Requester, reqType *MessageType[Req], repType *MessageType[Rep], exchange string, v Req, opts ...PublishOption) (rep Rep, err error) {
+	start := time.Now()
+	defer func() { r.c.metrics.requested(exchange, reqType.name, repType.name, time.Since(start), err) }()
 	var zero Rep
 	codec, err := reqType.codecFor(r.c)
 	if err != nil {
@@ -354,6 +356,7 @@ func (r *Requester) deliver(d amqp.Delivery) {
 	r.mu.Unlock()
 	if cl == nil {
 		r.late.Add(1)
+		r.c.metrics.add(r.c.metrics.lateReplies, r.replyTo())
 		r.log.Debug("acemq: a reply no request waits for (its caller gave up); dropped", "correlation_id", d.CorrelationId, "type", d.Type)
 		return
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/internal/brokertest"
 	amqp "github.com/rabbitmq/amqp091-go"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 )
 
 // quoteReqType and quoteType are the request and reply types of these
@@ -194,7 +195,8 @@ func TestRequestGetsTheRespondersError(t *testing.T) {
 // error; its reply, when it comes, is dropped and counted, and the next
 // request gets its own reply, not that one.
 func TestLateReplyIsDroppedAndCounted(t *testing.T) {
-	c := dial(t)
+	reader := sdkmetric.NewManualReader()
+	c := dial(t, runtime.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
 	gate := make(chan struct{})
 	q := responder(t, c, func(_ context.Context, m *runtime.Message[string]) (string, error) {
 		if m.Payload == "slow" {
@@ -223,6 +225,30 @@ func TestLateReplyIsDroppedAndCounted(t *testing.T) {
 	}
 	if n := r.LateReplies(); n != 1 {
 		t.Fatalf("LateReplies = %d, want 1", n)
+	}
+	// The metrics say the same: one late reply on amq.rabbitmq.reply-to,
+	// two requests timed, one timed out, one answered.
+	late, _ := points(t, reader, runtime.MetricLateReplies)
+	if k := queueKey("amq.rabbitmq.reply-to"); late[k] != 1 || len(late) != 1 {
+		t.Errorf("%s = %v, want {%s: 1}", runtime.MetricLateReplies, late, k)
+	}
+	timed, _ := points(t, reader, runtime.MetricRequestDuration)
+	var ok, timedOut float64
+	for k, n := range timed {
+		if !strings.Contains(k, "acemq.message.type="+quoteReqType.Name()) || !strings.Contains(k, "acemq.reply.type="+quoteType.Name()) {
+			t.Errorf("%s{%s}: not the request's and its reply's types", runtime.MetricRequestDuration, k)
+		}
+		switch {
+		case strings.Contains(k, "error.type=timeout"):
+			timedOut += n
+		case !strings.Contains(k, "error.type="):
+			ok += n
+		default:
+			t.Errorf("%s{%s} = %v: an error type no request had", runtime.MetricRequestDuration, k, n)
+		}
+	}
+	if ok != 1 || timedOut != 1 {
+		t.Errorf("%s: %v answered, %v timed out, want 1 and 1: %v", runtime.MetricRequestDuration, ok, timedOut, timed)
 	}
 }
 
