@@ -218,3 +218,18 @@ func ctxFor(t *testing.T, d time.Duration) context.Context {
 func quiet() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 }
+
+// openRoute makes a refused row's destination routable: a queue of that
+// name (durable and auto-deleted: RabbitMQ 4.3 refuses a transient
+// non-exclusive queue), consumed with auto-ack.
+func (e *outboxEnv) openRoute(name string) <-chan amqp.Delivery {
+	e.t.Helper()
+	if _, err := e.ch.QueueDeclare(name, true, true, false, false, nil); err != nil {
+		e.t.Fatal(err)
+	}
+	ds, err := e.ch.Consume(name, "", true, false, false, false, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return ds
+}

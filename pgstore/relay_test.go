@@ -175,15 +175,8 @@ func TestRefusedRowHoldsBackItsKeyOnly(t *testing.T) {
 	if n := e.rows(ctx); n != 2 {
 		t.Fatalf("rows: %d, want 2 (the refused row and the one behind it)", n)
 	}
-	// Make the refused row routable: a queue of that name (durable and
-	// auto-deleted: RabbitMQ 4.3 refuses a transient non-exclusive queue).
-	if _, err := e.ch.QueueDeclare(blocked, true, true, false, false, nil); err != nil {
-		t.Fatal(err)
-	}
-	ds, err := e.ch.Consume(blocked, "", true, false, false, false, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Make the refused row routable.
+	ds := e.openRoute(blocked)
 	select {
 	case d := <-ds:
 		if ev := decodeEvent(t, d); ev.Seq != 0 {
@@ -220,13 +213,7 @@ func TestReadAheadWaitsBehindARefusedRow(t *testing.T) {
 		}
 	}
 	e.waitRows(ctx, 3, 20*time.Second) // k's refused row and the two behind it
-	if _, err := e.ch.QueueDeclare(blocked, true, true, false, false, nil); err != nil {
-		t.Fatal(err)
-	}
-	ds, err := e.ch.Consume(blocked, "", true, false, false, false, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds := e.openRoute(blocked)
 	select {
 	case d := <-ds:
 		if ev := decodeEvent(t, d); ev.Key != "k" || ev.Seq != 0 {
