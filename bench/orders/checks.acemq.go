@@ -4,7 +4,6 @@
 package orders
 
 import (
-	"regexp"
 	"unicode/utf8"
 
 	"github.com/acemq/acemq-go/runtime/acemqimpl"
@@ -41,7 +40,7 @@ func (v *OrderJSON) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt)
 	if !utf8.ValidString(string(v.Currency)) {
 		c.Undecided()
 	}
-	if !acemqPattern0.MatchString(string(v.Currency)) {
+	if !acemqPattern0(string(v.Currency)) {
 		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "currency"}, "does not match pattern ^[A-Z]{3}$")
 	}
 	if c.Decoded() && (v.Total == 0) {
@@ -66,7 +65,7 @@ func (v *OrderJSONItemsItem) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimp
 	if !utf8.ValidString(string(v.Sku)) {
 		c.Undecided()
 	}
-	if !acemqPattern1.MatchString(string(v.Sku)) {
+	if !acemqPattern1(string(v.Sku)) {
 		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "sku"}, "does not match pattern ^[A-Z]+-[0-9]+$")
 	}
 	if v.Qty < 1 {
@@ -111,7 +110,7 @@ func (v *PriceOrder) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt
 	if !utf8.ValidString(string(v.Currency)) {
 		c.Undecided()
 	}
-	if !acemqPattern0.MatchString(string(v.Currency)) {
+	if !acemqPattern0(string(v.Currency)) {
 		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "currency"}, "does not match pattern ^[A-Z]{3}$")
 	}
 	if c.Decoded() && (v.Total == 0) {
@@ -273,12 +272,71 @@ func acemqShapeOrderPriced() *acemqimpl.JSONShape {
 	return s0
 }
 
+// acemqPattern0 reports whether s matches the pattern "^[A-Z]{3}$" as
+// regexp.MustCompile(pattern).MatchString(s) does (the reference validator's
+// RE2), written out: the pattern's classes taken greedily are disjoint from
+// what may follow each.
+func acemqPattern0(s string) bool {
+	i := 0
+	{
+		n := 0
+		for i < len(s) && n < 3 {
+			if !(s[i] >= 'A' && s[i] <= 'Z') {
+				break
+			}
+			i++
+			n++
+		}
+		if n < 3 {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+// acemqPattern1 reports whether s matches the pattern "^[A-Z]+-[0-9]+$" as
+// regexp.MustCompile(pattern).MatchString(s) does (the reference validator's
+// RE2), written out: the pattern's classes taken greedily are disjoint from
+// what may follow each.
+func acemqPattern1(s string) bool {
+	i := 0
+	{
+		n := 0
+		for i < len(s) {
+			if !(s[i] >= 'A' && s[i] <= 'Z') {
+				break
+			}
+			i++
+			n++
+		}
+		if n < 1 {
+			return false
+		}
+	}
+	if len(s)-i < 1 || s[i:i+1] != "-" {
+		return false
+	}
+	i += 1
+	{
+		n := 0
+		for i < len(s) {
+			if !(s[i] >= '0' && s[i] <= '9') {
+				break
+			}
+			i++
+			n++
+		}
+		if n < 1 {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
 // The patterns (compiled as the reference validator compiles them, RE2) and
 // formats (the reference validator's own functions) the generated checks use.
 var (
 	acemqFormatUUID     = acemqimpl.JSONFormat("uuid")
 	acemqFormatEmail    = acemqimpl.JSONFormat("email")
-	acemqPattern0       = regexp.MustCompile("^[A-Z]{3}$")
-	acemqPattern1       = regexp.MustCompile("^[A-Z]+-[0-9]+$")
 	acemqFormatDateTime = acemqimpl.JSONFormat("date-time")
 )

@@ -57,20 +57,39 @@ type checkVars struct {
 	patterns map[string]string
 	formats  map[string]string
 	order    []jen.Code
+	matchers []matcher // patterns written out as functions (pattern.go)
+}
+
+// matcher is a pattern written out as func name(s string) bool.
+type matcher struct {
+	name, pattern string
+	plan          *patternPlan
 }
 
 func newCheckVars() *checkVars {
 	return &checkVars{patterns: map[string]string{}, formats: map[string]string{}}
 }
 
-func (cv *checkVars) pattern(p string) string {
-	if name, ok := cv.patterns[p]; ok {
-		return name
+// pattern is the func deciding whether a string matches p: a matcher
+// written out when p is simple enough (pattern.go), else the MatchString
+// of the regexp the reference validator compiles.
+func (cv *checkVars) pattern(p string) *jen.Statement {
+	name, ok := cv.patterns[p]
+	if !ok {
+		name = fmt.Sprintf("acemqPattern%d", len(cv.patterns))
+		cv.patterns[p] = name
+		if plan, ok := planPattern(p); ok {
+			cv.matchers = append(cv.matchers, matcher{name: name, pattern: p, plan: plan})
+		} else {
+			cv.order = append(cv.order, jen.Id(name).Op("=").Qual(regexpPkg, "MustCompile").Call(jen.Lit(p)))
+		}
 	}
-	name := fmt.Sprintf("acemqPattern%d", len(cv.patterns))
-	cv.patterns[p] = name
-	cv.order = append(cv.order, jen.Id(name).Op("=").Qual(regexpPkg, "MustCompile").Call(jen.Lit(p)))
-	return name
+	for _, m := range cv.matchers {
+		if m.name == name {
+			return jen.Id(name)
+		}
+	}
+	return jen.Id(name).Dot("MatchString")
 }
 
 func (cv *checkVars) format(f string) string {
@@ -91,8 +110,11 @@ func (cv *checkVars) format(f string) string {
 	return name
 }
 
-// emit declares the variables, if any.
+// emit declares the variables, if any, and the matchers.
 func (cv *checkVars) emit(f *jen.File) {
+	for _, m := range cv.matchers {
+		patternFunc(f, m.name, m.pattern, m.plan)
+	}
 	if len(cv.order) == 0 {
 		return
 	}
@@ -220,7 +242,7 @@ func checkString(x *jen.Statement, v *schema.JSONValueCheck, fail func(string) j
 		}
 	}
 	if v.Pattern != "" {
-		out = append(out, jen.If(jen.Op("!").Id(cv.pattern(v.Pattern)).Dot("MatchString").Call(s.Clone())).Block(fail("does not match pattern "+v.Pattern)))
+		out = append(out, jen.If(jen.Op("!").Add(cv.pattern(v.Pattern)).Call(s.Clone())).Block(fail("does not match pattern "+v.Pattern)))
 	}
 	if v.Format != "" {
 		out = append(out, jen.If(jen.Op("!").Id(cv.format(v.Format)).Call(s.Clone())).Block(fail("is not valid "+v.Format)))
