@@ -313,10 +313,10 @@ func acemqPattern1(s string) bool {
 			return false
 		}
 	}
-	if len(s)-i < 1 || s[i:i+1] != "-" {
+	if i >= len(s) || s[i] != '-' {
 		return false
 	}
-	i += 1
+	i++
 	{
 		n := 0
 		for i < len(s) {

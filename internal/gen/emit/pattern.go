@@ -330,6 +330,10 @@ func patternFunc(f *jen.File, name, p string, pl *patternPlan) {
 
 // itemCode is the block matching one item at s[i:], advancing i.
 func itemCode(it patternItem) jen.Code {
+	if len(it.lit) == 1 {
+		return jen.If(jen.Id("i").Op(">=").Len(jen.Id("s")).Op("||").Id("s").Index(jen.Id("i")).Op("!=").LitRune(rune(it.lit[0]))).
+			Block(jen.Return(jen.False())).Line().Id("i").Op("++")
+	}
 	if it.lit != "" {
 		n := len(it.lit)
 		return jen.If(jen.Len(jen.Id("s")).Op("-").Id("i").Op("<").Lit(n).Op("||").

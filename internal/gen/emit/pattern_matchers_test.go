@@ -45,10 +45,10 @@ func testPatternAb(s string) bool {
 			return false
 		}
 	}
-	if len(s)-i < 1 || s[i:i+1] != "-" {
+	if i >= len(s) || s[i] != '-' {
 		return false
 	}
-	i += 1
+	i++
 	{
 		n := 0
 		for i < len(s) {
@@ -365,10 +365,10 @@ func testPatternAq(s string) bool {
 // what may follow each.
 func testPatternAr(s string) bool {
 	i := 0
-	if len(s)-i < 1 || s[i:i+1] != "a" {
+	if i >= len(s) || s[i] != 'a' {
 		return false
 	}
-	i += 1
+	i++
 	return i == len(s)
 }
 
@@ -378,10 +378,10 @@ func testPatternAr(s string) bool {
 // what may follow each.
 func testPatternAs(s string) bool {
 	i := 0
-	if len(s)-i < 1 || s[i:i+1] != "b" {
+	if i >= len(s) || s[i] != 'b' {
 		return false
 	}
-	i += 1
+	i++
 	return i == len(s)
 }
 
@@ -491,10 +491,10 @@ func testPatternAw(s string) bool {
 			i++
 		}
 	}
-	if len(s)-i < 1 || s[i:i+1] != "b" {
+	if i >= len(s) || s[i] != 'b' {
 		return false
 	}
-	i += 1
+	i++
 	return i == len(s)
 }
 
@@ -624,10 +624,10 @@ func testPatternBb(s string) bool {
 			n++
 		}
 	}
-	if len(s)-i < 1 || s[i:i+1] != "b" {
+	if i >= len(s) || s[i] != 'b' {
 		return false
 	}
-	i += 1
+	i++
 	return i == len(s)
 }
 
@@ -647,10 +647,10 @@ func testPatternBc(s string) bool {
 		}
 		i += w
 	}
-	if len(s)-i < 1 || s[i:i+1] != "x" {
+	if i >= len(s) || s[i] != 'x' {
 		return false
 	}
-	i += 1
+	i++
 	return i == len(s)
 }
 
@@ -874,10 +874,10 @@ func testPatternBl(s string) bool {
 			return false
 		}
 	}
-	if len(s)-i < 1 || s[i:i+1] != "." {
+	if i >= len(s) || s[i] != '.' {
 		return false
 	}
-	i += 1
+	i++
 	{
 		n := 0
 		for i < len(s) {
