@@ -102,6 +102,52 @@ func rawPublishWaitEach(format string) runFunc {
 	}
 }
 
+// rawPublishCallers is amqp091-go from g goroutines sharing one channel in
+// confirm mode, each publishing and then waiting for its own
+// DeferredConfirmation: at most g publishes in flight, so the most any
+// library over amqp091-go can do with g synchronous callers (P2, X1-publish).
+func rawPublishCallers(format string, g int) runFunc {
+	return func(ctx context.Context, e *env, n int) (time.Duration, int, error) {
+		ch, err := e.rawChannel()
+		if err != nil {
+			return 0, 0, err
+		}
+		defer ch.Close()
+		msgs := make([]amqp.Publishing, n)
+		for i := range msgs {
+			msgs[i] = e.rawMessage(format)
+		}
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		errs := make(chan error, g)
+		start := e.clockStart()
+		for range g {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
+					dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, "bench", routingKey(format), true, false, msgs[i])
+					if err != nil {
+						errs <- fmt.Errorf("raw publish: %w", err)
+						return
+					}
+					if ok, err := dc.WaitContext(ctx); err != nil || !ok {
+						errs <- fmt.Errorf("raw publish: confirm %v, %v", ok, err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		d := time.Since(start)
+		close(errs)
+		if err := <-errs; err != nil {
+			return 0, 0, err
+		}
+		return d, n, nil
+	}
+}
+
 // rawConsume fills the format's queue through the runtime (not timed),
 // then consumes it with prefetch 256, acking with multiple=true every 64
 // deliveries and at the last.
