@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -18,8 +19,8 @@ import (
 // carries the application's publishes, another the consumers' copies.
 // Publishes are pipelined: each call queues its message for the channel's
 // one writer goroutine (which takes the delivery tags and writes, in queue
-// order, as many as are queued each time it wakes) and waits only for its
-// own write and confirm.
+// order, as many as are queued each time it wakes) and waits once, for its
+// own outcome: its confirm, or its write's failure.
 //
 // A mandatory publish that no queue takes comes back as basic.return before
 // its basic.ack. amqp091-go hands both to listeners from its one reader
@@ -87,11 +88,13 @@ type inflight struct {
 	tag       uint64
 	mandatory bool
 	msg       amqp.Publishing
-	// wrote (buffered 1) gets the write's result, for a synchronous
-	// publish; an asynchronous one's failed write goes to then.
-	wrote chan error
-	// The outcome goes to then when it is set (an asynchronous publish),
-	// else to done (buffered 1).
+	// written is set once the writer wrote it: a caller whose ctx ends
+	// while it waits says which wait it gave up (the write, the confirm).
+	written atomic.Bool
+	// The outcome (a failed or skipped write included) goes to then when
+	// it is set (an asynchronous publish), else to done (buffered 1): a
+	// synchronous publish waits once, for the outcome, not for its write
+	// and then its confirm.
 	done chan error
 	then func(error)
 }
@@ -137,12 +140,22 @@ func startPublisher(ctx context.Context, c *Connection, ch *amqp.Channel, cork *
 	p := &publisher{ch: ch, cork: cork, space: make(chan struct{}, writeQueue), kick: make(chan struct{}, 1), freed: make(chan struct{}, 1),
 		quit: make(chan struct{}), pending: map[uint64]*inflight{}, byKey: map[returnKey][]uint64{}}
 	returns := ch.NotifyReturn(make(chan amqp.Return))
-	confirms := ch.NotifyPublish(make(chan amqp.Confirmation))
+	// The confirms are buffered so that amqp091-go's reader hands a
+	// multiple ack's tags over without waiting for the loop at each one;
+	// the returns stay unbuffered: the reader hands a return over before
+	// it reads the confirm of the same message, so the loop has taken it
+	// (and marks it before it takes anything else) before that confirm is
+	// in the buffer.
+	confirms := ch.NotifyPublish(make(chan amqp.Confirmation, confirmBuffer))
 	closes := ch.NotifyClose(make(chan *amqp.Error, 1))
 	go p.loop(returns, confirms, closes)
 	go p.writer()
 	return p, nil
 }
+
+// confirmBuffer is how many confirms amqp091-go's reader may hand over
+// before the loop takes them.
+const confirmBuffer = 256
 
 func (p *publisher) loop(returns <-chan amqp.Return, confirms <-chan amqp.Confirmation, closes <-chan *amqp.Error) {
 	for {
@@ -247,7 +260,7 @@ func (p *publisher) fail(err error) {
 	}
 	for _, f := range queued {
 		<-p.space
-		f.wroteErr(err)
+		f.settle(err)
 	}
 }
 
@@ -257,28 +270,26 @@ func (p *publisher) alive() bool {
 	return p.dead == nil && !p.ch.IsClosed()
 }
 
-// send writes one message and returns the channel its outcome arrives on.
-// It waits for room in the write queue and for the write within ctx: a
-// write the broker does not read (a memory alarm blocks the connection)
-// holds the writer until the socket takes it or closes, but the caller
-// returns at ctx's end (the message may still be sent).
-func (p *publisher) send(ctx context.Context, exchange, key string, mandatory bool, msg amqp.Publishing) (<-chan error, error) {
-	f, err := p.queue(ctx, exchange, key, mandatory, msg)
-	if err == nil {
-		err = p.awaitWrite(ctx, f)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return f.done, nil
+// queue queues one message for the writer, waiting for room within ctx,
+// and returns it: its outcome, its write's failure included, arrives on
+// its done (awaitOutcome). A batch queues all its messages before it waits
+// for any, so the writer writes them in one go (corked).
+func (p *publisher) queue(ctx context.Context, exchange, key string, mandatory bool, msg amqp.Publishing) (*inflight, error) {
+	f := &inflight{key: returnKey{msg.MessageId, exchange, key}, mandatory: mandatory, msg: msg, done: make(chan error, 1)}
+	return f, p.enqueue(ctx, f)
 }
 
-// queue is send without the wait for the write: a batch queues all its
-// messages, so the writer writes them in one go (corked), then waits for
-// each write (awaitWrite).
-func (p *publisher) queue(ctx context.Context, exchange, key string, mandatory bool, msg amqp.Publishing) (*inflight, error) {
-	f := &inflight{key: returnKey{msg.MessageId, exchange, key}, mandatory: mandatory, msg: msg, done: make(chan error, 1), wrote: make(chan error, 1)}
-	return f, p.enqueue(ctx, f)
+// awaitOutcome waits within ctx for the outcome of f, queued by queue.
+func (f *inflight) awaitOutcome(ctx context.Context) error {
+	select {
+	case err := <-f.done:
+		return err
+	case <-ctx.Done():
+	}
+	if !f.written.Load() {
+		return fmt.Errorf("the write did not finish (the broker is not reading; the message may still be sent): %w", ctx.Err())
+	}
+	return fmt.Errorf("waiting for the broker's confirm: %w", ctx.Err())
 }
 
 // sendThen is send for an asynchronous publish: once written, the outcome
@@ -286,30 +297,11 @@ func (p *publisher) queue(ctx context.Context, exchange, key string, mandatory b
 // not called when sendThen returns an error, unless the channel closed
 // during the write (then it may be called with the channel's loss too).
 func (p *publisher) sendThen(ctx context.Context, exchange, key string, mandatory bool, msg amqp.Publishing, then func(error)) error {
-	return p.write(ctx, &inflight{key: returnKey{msg.MessageId, exchange, key}, mandatory: mandatory, msg: msg, then: then})
+	return p.enqueue(ctx, &inflight{key: returnKey{msg.MessageId, exchange, key}, mandatory: mandatory, msg: msg, then: then})
 }
 
 // writeQueue is how many messages may wait for the writer.
 const writeQueue = 256
-
-// wroteErr reports a write that failed (or never happened) to its caller.
-func (f *inflight) wroteErr(err error) {
-	if f.wrote != nil {
-		f.wrote <- err
-		return
-	}
-	f.settle(err)
-}
-
-// write queues f for the writer. A synchronous publish (f.wrote set) then
-// waits for the write within ctx; an asynchronous one returns at once, and
-// a failed write reaches it through then.
-func (p *publisher) write(ctx context.Context, f *inflight) error {
-	if err := p.enqueue(ctx, f); err != nil {
-		return err
-	}
-	return p.awaitWrite(ctx, f)
-}
 
 // enqueue queues f for the writer, waiting for room within ctx.
 func (p *publisher) enqueue(ctx context.Context, f *inflight) error {
@@ -336,20 +328,6 @@ func (p *publisher) enqueue(ctx context.Context, f *inflight) error {
 	default: // the writer is awake already
 	}
 	return nil
-}
-
-// awaitWrite waits within ctx for the write of f, a synchronous publish's
-// (an asynchronous one's, without f.wrote, reports through then).
-func (p *publisher) awaitWrite(ctx context.Context, f *inflight) error {
-	if f.wrote == nil {
-		return nil
-	}
-	select {
-	case err := <-f.wrote:
-		return err
-	case <-ctx.Done():
-		return fmt.Errorf("the write did not finish (the broker is not reading; the message may still be sent): %w", ctx.Err())
-	}
 }
 
 // writer writes what is queued, in order, until the channel is gone.
@@ -429,7 +407,7 @@ func (p *publisher) awaitKey(f *inflight) {
 func (p *publisher) writeOne(f *inflight) {
 	if err := f.ctx.Err(); err != nil {
 		// Its caller gave up while it waited: not sent.
-		f.wroteErr(fmt.Errorf("waiting to write behind an earlier publish the broker has not read: %w", err))
+		f.settle(fmt.Errorf("waiting to write behind an earlier publish the broker has not read: %w", err))
 		return
 	}
 	if p.unconfirmed {
@@ -441,7 +419,7 @@ func (p *publisher) writeOne(f *inflight) {
 	if p.dead != nil {
 		err := p.dead
 		p.mu.Unlock()
-		f.wroteErr(err)
+		f.settle(err)
 		return
 	}
 	p.pending[f.tag] = f
@@ -455,15 +433,12 @@ func (p *publisher) writeOne(f *inflight) {
 		delete(p.pending, f.tag)
 		p.forget(f.key, f.tag)
 		p.mu.Unlock()
-		if !still && f.wrote == nil {
-			return // fail settled it with the channel's loss
-		}
-		f.wroteErr(err)
+		if still {
+			f.settle(err)
+		} // else fail settled it with the channel's loss
 		return
 	}
-	if f.wrote != nil {
-		f.wrote <- nil
-	}
+	f.written.Store(true)
 }
 
 // writeUnconfirmed writes f on a channel without confirm mode: its write
@@ -476,15 +451,10 @@ func (p *publisher) writeUnconfirmed(f *inflight) {
 		err = p.ch.Publish(f.key.exchange, f.key.routingKey, f.mandatory, false, f.msg)
 	}
 	f.msg, f.ctx = amqp.Publishing{}, nil
-	if err != nil {
-		f.wroteErr(err)
-		return
+	if err == nil {
+		f.written.Store(true)
 	}
-	if f.wrote != nil {
-		f.wrote <- nil
-		return
-	}
-	f.settle(nil)
+	f.settle(err)
 }
 
 // publisher returns the session's confirm channel of the given kind (the
@@ -575,12 +545,12 @@ type outgoing struct {
 }
 
 // publishAll sends every message pipelined on the application's (or, with
-// side, the consumers') confirm channel, then waits for each confirm. It
-// returns one error per message (nil for a confirmed one) and stops sending
-// at the first write error.
+// side, the consumers') confirm channel, then waits for each outcome (its
+// confirm, or its write's failure). It returns one error per message (nil
+// for a confirmed one) and queues none after one it could not queue (a
+// dead channel, a blocked connection, ctx's end).
 func (c *Connection) publishAll(ctx context.Context, side bool, out []outgoing) []error {
 	errs := make([]error, len(out))
-	waits := make([]<-chan error, len(out))
 	// One producer span per message, ended when its confirm arrives; its
 	// context is what the message's headers carry.
 	start := time.Now()
@@ -629,27 +599,13 @@ func (c *Connection) publishAll(ctx context.Context, side bool, out []outgoing) 
 			errs[i] = c.publishError(o, err)
 		}
 	}
+	// One wait a message, for its outcome (its write's failure included).
 	for i, f := range queued {
 		if f == nil {
 			continue
 		}
-		if err := p.awaitWrite(ctx, f); err != nil {
-			errs[i] = c.publishError(out[i], err)
-			continue
-		}
-		waits[i] = f.done
-	}
-	for i, w := range waits {
-		if w == nil {
-			continue
-		}
-		select {
-		case e := <-w:
-			if e != nil {
-				errs[i] = c.publishError(out[i], e)
-			}
-		case <-ctx.Done():
-			errs[i] = c.publishError(out[i], fmt.Errorf("waiting for the broker's confirm: %w", ctx.Err()))
+		if e := f.awaitOutcome(ctx); e != nil {
+			errs[i] = c.publishError(out[i], e)
 		}
 	}
 	return errs
