@@ -102,6 +102,42 @@ func rawPublishWaitEach(format string) runFunc {
 	}
 }
 
+// rawPublishBatches is amqp091-go publishing batch messages (prebuilt) on
+// one channel in confirm mode, then waiting for every confirm of the batch
+// before the next: PublishBatch's shape without its encoding, the most any
+// library over amqp091-go can do with batches of that size (P1-avro-all).
+func rawPublishBatches(format string, batch int) runFunc {
+	return func(ctx context.Context, e *env, n int) (time.Duration, int, error) {
+		ch, err := e.rawChannel()
+		if err != nil {
+			return 0, 0, err
+		}
+		defer ch.Close()
+		msgs := make([]amqp.Publishing, n)
+		for i := range msgs {
+			msgs[i] = e.rawMessage(format)
+		}
+		dcs := make([]*amqp.DeferredConfirmation, 0, batch)
+		start := e.clockStart()
+		for done := 0; done < n; done += batch {
+			dcs = dcs[:0]
+			for i := done; i < min(done+batch, n); i++ {
+				dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, "bench", routingKey(format), true, false, msgs[i])
+				if err != nil {
+					return 0, 0, fmt.Errorf("raw publish: %w", err)
+				}
+				dcs = append(dcs, dc)
+			}
+			for _, dc := range dcs {
+				if ok, err := dc.WaitContext(ctx); err != nil || !ok {
+					return 0, 0, fmt.Errorf("raw publish: confirm %v, %v", ok, err)
+				}
+			}
+		}
+		return time.Since(start), n, nil
+	}
+}
+
 // rawPublishCallers is amqp091-go from g goroutines sharing one channel in
 // confirm mode, each publishing and then waiting for its own
 // DeferredConfirmation: at most g publishes in flight, so the most any
