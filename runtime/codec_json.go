@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -163,7 +164,7 @@ func (c *jsonCodec) Encode(_ context.Context, v any) (body []byte, err error) {
 	if c.schema == nil || c.check != nil && jsoncheck.Checked(c.check, v) {
 		return body, nil
 	}
-	doc, err := jsonParse(body)
+	doc, err := jsonParseDoc(body)
 	if err != nil { // json.Marshal wrote something it cannot read back
 		return nil, fmt.Errorf("JSON codec: encoding a %T: %w", v, err)
 	}
@@ -173,25 +174,43 @@ func (c *jsonCodec) Encode(_ context.Context, v any) (body []byte, err error) {
 	return body, nil
 }
 
-// Decode checks body is JSON, validates it, and unmarshals it into v.
+// Decode checks body is JSON, validates it, and unmarshals it into v. The
+// body is unmarshalled into v once: with a generated check, the value the
+// check did not pass is kept when the reference validator passes the body
+// (v is zeroed when it does not).
 func (c *jsonCodec) Decode(_ context.Context, body []byte, v any) (err error) {
 	defer codecRecover(&err, "JSON codec: decoding into a %T", v)
-	if c.shape != nil && jsoncheck.DecodeChecked(c.check, c.shape, body, v) {
-		return nil
+	if c.shape != nil {
+		decoded, passed := jsoncheck.DecodeChecked(c.check, c.shape, body, v)
+		if passed {
+			return nil
+		}
+		if decoded {
+			if err := c.validateBody(body); err != nil {
+				reflect.ValueOf(v).Elem().SetZero()
+				return err
+			}
+			return nil
+		}
 	}
 	if c.schema != nil {
-		doc, err := jsonParse(body)
-		if err != nil {
-			return err
-		}
-		if err := c.validate(doc); err != nil {
+		if err := c.validateBody(body); err != nil {
 			return err
 		}
 	}
 	return jsonUnmarshal(body, v)
 }
 
-// validate checks doc (as parsed by jsonParse) against the schema.
+// validateBody parses body (jsonParseDoc) and validates the document.
+func (c *jsonCodec) validateBody(body []byte) error {
+	doc, err := jsonParseDoc(body)
+	if err != nil {
+		return err
+	}
+	return c.validate(doc)
+}
+
+// validate checks doc (as parsed by jsonParseDoc) against the schema.
 func (c *jsonCodec) validate(doc any) error {
 	err := c.schema.Validate(doc)
 	if err == nil {

@@ -194,3 +194,74 @@ func generatedDecodeCheck[T any](mt *MessageType[T], body []byte) (*jsoncheck.Ch
 	}
 	return c, true
 }
+
+// boundTotalCalls counts boundTotal's UnmarshalJSON calls: how often
+// Decode unmarshals the body (the codec zeroes v first, so the count
+// cannot live in it).
+var boundTotalCalls int
+
+type boundTotal struct{ v float64 }
+
+func (b *boundTotal) UnmarshalJSON(p []byte) error {
+	boundTotalCalls++
+	return json.Unmarshal(p, &b.v)
+}
+
+type boundOrder struct {
+	ID    string     `json:"id"`
+	Total boundTotal `json:"total"`
+}
+
+const boundSchema = `{"type": "object", "required": ["id", "total"],
+  "properties": {"id": {"type": "string"}, "total": {"type": "number", "minimum": 0}}}`
+
+// A decoded value the generated check cannot decide (a total equal to its
+// minimum: the float64 may stand for -1e-400, which is below it) goes to
+// the reference validator, and when the reference passes the body the
+// value is the one already unmarshalled: the body is unmarshalled once, not
+// twice; when the reference refuses it, v is zeroed and the error is the
+// reference's, as before.
+func TestJSONCodecCheckedDecodeUnmarshalsOnce(t *testing.T) {
+	check := func(v any, c *jsoncheck.Check) bool {
+		o, ok := v.(*boundOrder)
+		if !ok {
+			return false
+		}
+		if c.Decoded() && o.Total.v == 0 {
+			c.Undecided()
+		}
+		if o.Total.v < 0 {
+			c.Fail(&jsoncheck.At{Key: "total"}, "minimum")
+		}
+		return true
+	}
+	shape := func() *jsoncheck.Shape {
+		return &jsoncheck.Shape{Kind: jsoncheck.Object, Fields: []jsoncheck.Member{
+			{Name: "id", Required: true, Shape: &jsoncheck.Shape{}},
+			{Name: "total", Required: true, Shape: &jsoncheck.Shape{}},
+		}}
+	}
+	codec, err := newCheckedJSONType[boundOrder]("test.bound.v1", boundSchema, check, shape).Codec(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		body, err string
+		calls     int
+		id        string
+	}{
+		{`{"id":"a","total":3}`, "<nil>", 1, "a"},                               // the check passes
+		{`{"id":"b","total":0}`, "<nil>", 1, "b"},                               // undecided, the reference passes: kept
+		{`{"id":"c","total":-0}`, "<nil>", 1, "c"},                              // undecided, the reference passes: kept
+		{`{"id":"d","total":-1e-400}`, "/total: minimum: got 0, want 0", 1, ""}, // undecided, refused: zeroed
+		{`{"id":"e","total":-2}`, "/total: minimum: got -2, want 0", 1, ""},     // failed, refused: zeroed
+	} {
+		boundTotalCalls = 0
+		v := boundOrder{ID: "stale"}
+		err := codec.Decode(t.Context(), []byte(tc.body), &v)
+		calls := boundTotalCalls
+		if !strings.HasPrefix(fmt.Sprint(err), tc.err) || calls != tc.calls || v.ID != tc.id {
+			t.Errorf("%s: %v, %d UnmarshalJSON calls, id %q; want %s..., %d, %q", tc.body, err, calls, v.ID, tc.err, tc.calls, tc.id)
+		}
+	}
+}

@@ -70,6 +70,7 @@ var runtimeRequires = []string{
 	"github.com/hamba/avro/v2",
 	"github.com/rabbitmq/amqp091-go",
 	"github.com/santhosh-tekuri/jsonschema/v6",
+	"github.com/segmentio/encoding",
 	"go.opentelemetry.io/otel",
 	"go.opentelemetry.io/otel/metric",
 	"go.opentelemetry.io/otel/sdk",

@@ -120,27 +120,28 @@ func Checked(check Checker, v any) bool {
 
 // DecodeChecked decodes body into v (a pointer to the checked type)
 // and checks it: json.Unmarshal into the zero value, the shape's scan of
-// the body for what the struct cannot show, then the check. True when all
-// pass; otherwise v is zeroed again and the reference decides.
-func DecodeChecked(check Checker, shape *Shape, body []byte, v any) bool {
+// the body for what the struct cannot show, then the check. decoded says
+// json.Unmarshal succeeded (otherwise v is zeroed again); passed says the
+// scan and the check found nothing and were sure. A decoded value that did
+// not pass is left as json.Unmarshal made it: the codec asks the reference
+// validator about the body and keeps v if the reference passes it, so the
+// body is unmarshalled once whatever the verdict.
+func DecodeChecked(check Checker, shape *Shape, body []byte, v any) (decoded, passed bool) {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
-		return false
+		return false, false
 	}
 	rv.Elem().SetZero()
 	if json.Unmarshal(body, v) != nil {
 		rv.Elem().SetZero()
-		return false
+		return false, false
 	}
 	c := checkPool.Get().(*Check)
 	Scan(c, body, shape)
 	ok := c.Passed() && check(v, c) && c.Passed()
 	c.reset()
 	checkPool.Put(c)
-	if !ok {
-		rv.Elem().SetZero()
-	}
-	return ok
+	return true, ok
 }
 
 // Format is the reference validator's own check of a JSON Schema format
