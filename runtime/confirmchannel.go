@@ -65,6 +65,12 @@ type publisher struct {
 	// may be waiting for it (awaitKey).
 	freed chan struct{}
 
+	// thens are asynchronous outcomes for drainThens, off the loop;
+	// draining says a drainer runs.
+	thenMu   sync.Mutex
+	thens    []thenOutcome
+	draining bool
+
 	mu      sync.Mutex
 	queued  []*inflight
 	pending map[uint64]*inflight
@@ -99,13 +105,51 @@ type inflight struct {
 	then func(error)
 }
 
-// settle hands the outcome over; it never blocks the confirm loop.
-func (f *inflight) settle(err error) {
-	if f.then != nil {
-		f.then(err)
+// settle hands f's outcome over; it never blocks the confirm loop. A
+// synchronous publish's goes to its done. An asynchronous one's then is
+// called off the loop, in order, by a drainer goroutine started when there
+// is none (thens end spans and record metrics, which user code behind them
+// may hold up): amqp091-go gives up a return or confirm its listener does
+// not take within 5 s, and a return given up would make an unroutable
+// publish look confirmed.
+func (p *publisher) settle(f *inflight, err error) {
+	if f.then == nil {
+		f.done <- err
 		return
 	}
-	f.done <- err
+	p.thenMu.Lock()
+	p.thens = append(p.thens, thenOutcome{then: f.then, err: err})
+	start := !p.draining
+	p.draining = true
+	p.thenMu.Unlock()
+	if start {
+		go p.drainThens()
+	}
+}
+
+// thenOutcome is an asynchronous publish's outcome waiting for its then.
+type thenOutcome struct {
+	then func(error)
+	err  error
+}
+
+// drainThens calls the queued thens in order until none is left.
+func (p *publisher) drainThens() {
+	var batch []thenOutcome
+	for {
+		p.thenMu.Lock()
+		if len(p.thens) == 0 {
+			p.draining = false
+			p.thenMu.Unlock()
+			return
+		}
+		batch, p.thens = p.thens, batch[:0]
+		p.thenMu.Unlock()
+		for i, o := range batch {
+			o.then(o.err)
+			batch[i] = thenOutcome{}
+		}
+	}
 }
 
 // newPublisher puts ch in confirm mode, within ctx, and starts its
@@ -220,11 +264,11 @@ func (p *publisher) resolve(cf amqp.Confirmation) {
 	}
 	switch {
 	case !cf.Ack:
-		f.settle(ErrNacked)
+		p.settle(f, ErrNacked)
 	case f.returned:
-		f.settle(ErrUnroutable)
+		p.settle(f, ErrUnroutable)
 	default:
-		f.settle(nil)
+		p.settle(f, nil)
 	}
 }
 
@@ -256,11 +300,11 @@ func (p *publisher) fail(err error) {
 	p.pending, p.byKey, p.queued = map[uint64]*inflight{}, map[returnKey][]uint64{}, nil
 	p.mu.Unlock()
 	for _, f := range pending {
-		f.settle(err)
+		p.settle(f, err)
 	}
 	for _, f := range queued {
 		<-p.space
-		f.settle(err)
+		p.settle(f, err)
 	}
 }
 
@@ -407,7 +451,7 @@ func (p *publisher) awaitKey(f *inflight) {
 func (p *publisher) writeOne(f *inflight) {
 	if err := f.ctx.Err(); err != nil {
 		// Its caller gave up while it waited: not sent.
-		f.settle(fmt.Errorf("waiting to write behind an earlier publish the broker has not read: %w", err))
+		p.settle(f, fmt.Errorf("waiting to write behind an earlier publish the broker has not read: %w", err))
 		return
 	}
 	if p.unconfirmed {
@@ -419,7 +463,7 @@ func (p *publisher) writeOne(f *inflight) {
 	if p.dead != nil {
 		err := p.dead
 		p.mu.Unlock()
-		f.settle(err)
+		p.settle(f, err)
 		return
 	}
 	p.pending[f.tag] = f
@@ -434,7 +478,7 @@ func (p *publisher) writeOne(f *inflight) {
 		p.forget(f.key, f.tag)
 		p.mu.Unlock()
 		if still {
-			f.settle(err)
+			p.settle(f, err)
 		} // else fail settled it with the channel's loss
 		return
 	}
@@ -454,7 +498,7 @@ func (p *publisher) writeUnconfirmed(f *inflight) {
 	if err == nil {
 		f.written.Store(true)
 	}
-	f.settle(err)
+	p.settle(f, err)
 }
 
 // publisher returns the session's confirm channel of the given kind (the
