@@ -11,6 +11,7 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Header names of the request/reply contract (docs/design.md, "Request
@@ -167,22 +168,58 @@ func (r *Requester) replyTo() string {
 	return directReplyTo
 }
 
-// call is one request waiting for its reply.
+// call is one request waiting for its reply, and its publish: one
+// allocation with its done channel (docs/performance.md, issue 21).
 type call struct {
-	s     *replySession
-	reply chan amqp.Delivery // buffered 1
-	// fail (buffered 1) gets the first failure: its publish's (returned,
-	// nacked, not written), its session's loss, the Requester's Close.
-	fail chan error
+	s *replySession
+	// done is closed when the outcome is in: the reply (d) or the first
+	// failure (err): its publish's (returned, nacked, not written), its
+	// session's loss, the Requester's Close. The first of them is kept.
+	done    chan struct{}
+	decided atomic.Bool
+	d       amqp.Delivery
+	err     error
+
+	// The publish of the request, settled once (send).
+	c       *Connection
+	o       *outgoing
+	span    trace.Span
+	start   time.Time
+	settled atomic.Bool
 }
 
-// failWith hands err to the caller unless a failure is there already.
-func (cl *call) failWith(err error) {
-	select {
-	case cl.fail <- err:
-	default:
+// decide keeps d or err as the call's outcome unless it has one: false
+// when it had.
+func (cl *call) decide(d amqp.Delivery, err error) bool {
+	if !cl.decided.CompareAndSwap(false, true) {
+		return false
 	}
+	cl.d, cl.err = d, err
+	close(cl.done)
+	return true
 }
+
+// failWith hands err to the caller unless it has its outcome already.
+func (cl *call) failWith(err error) { cl.decide(amqp.Delivery{}, err) }
+
+// settle ends the request's publish once: its span and metric, and a
+// failure to the caller; false when it was settled already.
+func (cl *call) settle(err error) bool {
+	if !cl.settled.CompareAndSwap(false, true) {
+		return false
+	}
+	if err != nil {
+		err = cl.c.publishError(*cl.o, err)
+	}
+	cl.c.endPublish(cl.span, cl.o, cl.start, err)
+	if err != nil {
+		cl.failWith(err)
+	}
+	return true
+}
+
+// written is settle for the publisher's writer.
+func (cl *call) written(err error) { cl.settle(err) }
 
 // replySession is the Requester's channel on one connection: its reply
 // consumer and its publisher.
@@ -247,11 +284,22 @@ func decodeReply[Rep any](ctx context.Context, c *Connection, request string, re
 	if err != nil {
 		return v, err
 	}
-	ctx = withDecodeInfo(ctx, decodeInfo{fingerprint: headerString(d.Headers, HeaderSchemaFingerprint)})
-	if err := codec.Decode(ctx, d.Body, &v); err != nil {
+	if err := codec.Decode(replyDecodeCtx(ctx, d), d.Body, &v); err != nil {
 		return v, fmt.Errorf("request %s: the reply %s: %w", request, repType.name, err)
 	}
 	return v, nil
+}
+
+// replyDecodeCtx is the ctx a reply is decoded with: its own fingerprint,
+// never the decode info of a delivery the caller's ctx carries (a handler
+// that requests); with neither, ctx itself, the default decode info,
+// without a context to allocate (docs/performance.md, issue 21).
+func replyDecodeCtx(ctx context.Context, d amqp.Delivery) context.Context {
+	fp := headerString(d.Headers, HeaderSchemaFingerprint)
+	if fp == "" && ctx.Value(decodeInfoKey{}) == nil {
+		return ctx
+	}
+	return withDecodeInfo(ctx, decodeInfo{fingerprint: fp})
 }
 
 // call sends o as a request and waits for its reply.
@@ -277,10 +325,8 @@ func (r *Requester) call(ctx context.Context, o outgoing) (amqp.Delivery, error)
 		return amqp.Delivery{}, err
 	}
 	select {
-	case d := <-cl.reply:
-		return d, nil
-	case err := <-cl.fail:
-		return amqp.Delivery{}, err
+	case <-cl.done:
+		return cl.d, cl.err
 	case <-ctx.Done():
 		return amqp.Delivery{}, fmt.Errorf("no reply in time (correlation id %s): %w", id, ctx.Err())
 	}
@@ -295,8 +341,8 @@ func (r *Requester) call(ctx context.Context, o outgoing) (amqp.Delivery, error)
 // Without confirms a return comes through returned.
 func (r *Requester) send(ctx context.Context, s *replySession, o *outgoing, cl *call) error {
 	c := r.c
-	start := time.Now()
-	span := c.startPublish(ctx, o)
+	cl.c, cl.o, cl.start = c, o, time.Now()
+	cl.span = c.startPublish(ctx, o)
 	err := c.checkExchange(ctx, o.exchange)
 	if err == nil {
 		err = c.blockedErr()
@@ -304,27 +350,13 @@ func (r *Requester) send(ctx context.Context, s *replySession, o *outgoing, cl *
 	if err == nil {
 		err = s.p.fit(o)
 	}
-	var settled atomic.Bool
-	settle := func(err error) bool {
-		if !settled.CompareAndSwap(false, true) {
-			return false
-		}
-		if err != nil {
-			err = c.publishError(*o, err)
-		}
-		c.endPublish(span, o, start, err)
-		if err != nil {
-			cl.failWith(err)
-		}
-		return true
-	}
 	if err == nil {
-		err = s.p.sendThen(ctx, o.exchange, o.key, o.mandatory, o.msg, func(err error) { settle(err) })
+		err = s.p.sendThen(ctx, o.exchange, o.key, o.mandatory, o.msg, cl.written)
 	}
-	if err != nil && settle(err) {
+	if err != nil && cl.settle(err) {
 		return c.publishError(*o, err)
 	}
-	return nil // a failure during the write settled it: cl.fail has it
+	return nil // a failure during the write settled it: cl has it
 }
 
 // wait registers a request waiting under id.
@@ -337,7 +369,7 @@ func (r *Requester) wait(id string, s *replySession) (*call, error) {
 	if _, dup := r.waits[id]; dup {
 		return nil, fmt.Errorf("correlation id %q is already waiting for a reply", id)
 	}
-	cl := &call{s: s, reply: make(chan amqp.Delivery, 1), fail: make(chan error, 1)}
+	cl := &call{s: s, done: make(chan struct{})}
 	r.waits[id] = cl
 	return cl, nil
 }
@@ -360,7 +392,7 @@ func (r *Requester) deliver(d amqp.Delivery) {
 		r.log.Debug("acemq: a reply no request waits for (its caller gave up); dropped", "correlation_id", d.CorrelationId, "type", d.Type)
 		return
 	}
-	cl.reply <- d
+	cl.decide(d, nil) // dropped when a failure came first
 }
 
 // returned fails the request the broker returned (no queue took it), on a
