@@ -48,6 +48,15 @@ type ackBatch struct {
 	// restSince is when settled tags first waited above an unsettled
 	// one (zero while none does).
 	restSince time.Time
+	// slack is the ack slack (ackslack.go); waiting the ready tags held
+	// in it at the last flush, slackLow the copy they waited behind since
+	// slackSince.
+	slack      int
+	slackWait  time.Duration
+	waiting    int
+	slackLow   uint64
+	slackSince time.Time
+	sent       func(tag uint64, multiple bool) // a test hook; may be nil
 }
 
 // newAckBatch is the batch of a session of a consumer with cfg.
@@ -56,7 +65,11 @@ func newAckBatch(cfg consumeConfig) ackBatch {
 	if d <= 0 {
 		d = ackDelay
 	}
-	return ackBatch{size: ackBatchSize(cfg.prefetch), delay: d}
+	w := cfg.ackSlackWait
+	if w <= 0 {
+		w = ackSlackWait
+	}
+	return ackBatch{size: ackBatchSize(cfg.prefetch), delay: d, slack: cfg.ackSlack, slackWait: w, sent: cfg.ackSent}
 }
 
 // ackBatchSize is the flush size for a prefetch: a quarter of the window,
@@ -72,8 +85,12 @@ func (s *session) ack(tag uint64, redelivered bool) {
 	s.mu.Lock()
 	delete(s.taken, tag)
 	delete(s.budgeted, tag) // as settled does
+	_, copied := s.copying[tag]
+	delete(s.copying, tag)
 	s.acks.ready = append(s.acks.ready, tag)
-	full := len(s.acks.ready) >= s.acks.size || redelivered
+	// Those waiting in the slack do not make a batch full; the copy they
+	// wait behind, confirmed, flushes them at once.
+	full := len(s.acks.ready)-s.acks.waiting >= s.acks.size || redelivered || copied && s.acks.waiting > 0
 	if !full {
 		s.armAcks()
 	}
@@ -147,16 +164,25 @@ func (s *session) flushAcks(mode flushMode) {
 		defer s.cork.uncork()
 	}
 	if below > 0 {
+		s.acks.sentHook(upTo, below > 1)
 		if err := s.ch.Ack(upTo, below > 1); err != nil {
 			s.log.Warn("acemq: ack failed; the broker will redeliver", "err", err, "delivery_tag", upTo, "acks", below)
 			return
 		}
 	}
 	for _, tag := range each {
+		s.acks.sentHook(tag, false)
 		if err := s.ch.Ack(tag, false); err != nil {
 			s.log.Warn("acemq: ack failed; the broker will redeliver", "err", err, "delivery_tag", tag)
 			return
 		}
+	}
+}
+
+// sentHook tells the test hook, if any, of an ack about to be sent.
+func (b *ackBatch) sentHook(tag uint64, multiple bool) {
+	if b.sent != nil {
+		b.sent(tag, multiple)
 	}
 }
 
@@ -185,17 +211,25 @@ func (s *session) readyAcks(mode flushMode) (upTo uint64, below int, each []uint
 			rest = append(rest, tag)
 		}
 	}
-	each, s.acks.ready = s.aboveUnsettled(rest, mode)
+	each, s.acks.ready = s.aboveUnsettled(rest, low, mode)
 	return upTo, below, each
 }
 
-// aboveUnsettled splits rest, the ready tags above an unsettled one, into
-// those acked one by one now (mode flushAll, a full batch of them, or
-// under flushTimer once they have waited ackStuck) and those that wait,
-// the timer armed to look again; s.mu is held.
-func (s *session) aboveUnsettled(rest []uint64, mode flushMode) (each, wait []uint64) {
+// aboveUnsettled splits rest, the ready tags above low, the lowest
+// unsettled one, into those acked one by one now (mode flushAll, a full
+// batch of them, or under flushTimer once they have waited ackStuck) and
+// those that wait, the timer armed to look again; behind a copy in flight
+// they wait in the ack slack instead, if there is one (ackslack.go); s.mu
+// is held.
+func (s *session) aboveUnsettled(rest []uint64, low uint64, mode flushMode) (each, wait []uint64) {
+	s.acks.waiting = 0
 	if len(rest) == 0 {
 		s.acks.restSince = time.Time{}
+		return nil, rest
+	}
+	if s.slackHolds(low, len(rest), mode) {
+		s.acks.waiting = len(rest)
+		s.armAcks()
 		return nil, rest
 	}
 	if s.acks.restSince.IsZero() {

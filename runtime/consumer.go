@@ -103,6 +103,9 @@ func Consume(ctx context.Context, c *Connection, spec ConsumerSpec, opts ...Cons
 	if !cfg.holdBudgetSet {
 		cfg.holdBudget = defaultHoldBudget(cfg)
 	}
+	if !cfg.ackSlackSet {
+		cfg.ackSlack = defaultAckSlack(cfg)
+	}
 	cs, err := newConsumer(c, spec, cfg)
 	if err != nil {
 		return nil, err
@@ -177,8 +180,10 @@ func (cs *Consumer) validate(spec ConsumerSpec) error {
 		return fmt.Errorf("consume %q: prefetch %d must be at least 1", spec.Queue, cs.cfg.prefetch)
 	case cs.cfg.holdBudget < 0:
 		return fmt.Errorf("consume %q: hold budget %d must be at least 0", spec.Queue, cs.cfg.holdBudget)
-	case cs.cfg.prefetch+cs.cfg.holdBudget > maxQos:
-		return fmt.Errorf("consume %q: prefetch %d + hold budget %d is above %d, the most a basic.qos can say", spec.Queue, cs.cfg.prefetch, cs.cfg.holdBudget, maxQos)
+	case cs.cfg.ackSlack < 0:
+		return fmt.Errorf("consume %q: ack slack %d must be at least 0", spec.Queue, cs.cfg.ackSlack)
+	case cs.cfg.qos() > maxQos:
+		return fmt.Errorf("consume %q: prefetch %d + hold budget %d + ack slack %d is above %d, the most a basic.qos can say", spec.Queue, cs.cfg.prefetch, cs.cfg.holdBudget, cs.cfg.ackSlack, maxQos)
 	case cs.cfg.concurrency < 1:
 		return fmt.Errorf("consume %q: concurrency %d must be at least 1", spec.Queue, cs.cfg.concurrency)
 	case cs.cfg.maxBody < 1:

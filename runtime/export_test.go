@@ -24,6 +24,13 @@ func WithCopyGateForTest(gate <-chan struct{}) ConsumeOption {
 	return consumeOptionFunc(func(c *consumeConfig) { c.copyGate = gate })
 }
 
+// WithAckSlackWaitForTest sets how long settled deliveries wait in the
+// ack slack behind a copy, and calls sent with every basic.ack the
+// consumer sends (its tag, and whether it is multiple).
+func WithAckSlackWaitForTest(wait time.Duration, sent func(tag uint64, multiple bool)) ConsumeOption {
+	return consumeOptionFunc(func(c *consumeConfig) { c.ackSlackWait, c.ackSent = wait, sent })
+}
+
 // WithRungProbeForTest sets how long a rung found missing is taken as
 // missing before a wait tries it again.
 func WithRungProbeForTest(d time.Duration) ConsumeOption {

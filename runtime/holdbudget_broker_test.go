@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -255,8 +256,10 @@ func TestHoldBudgetRefused(t *testing.T) {
 		want string
 	}{
 		{[]runtime.ConsumeOption{runtime.WithHoldBudget(-1)}, `consume "acemq.test.never.subscribed": hold budget -1 must be at least 0`},
-		{[]runtime.ConsumeOption{runtime.WithPrefetch(65530)}, `consume "acemq.test.never.subscribed": prefetch 65530 + hold budget 16 is above 65535, the most a basic.qos can say`},
-		{[]runtime.ConsumeOption{runtime.WithPrefetch(65000), runtime.WithHoldBudget(536)}, `consume "acemq.test.never.subscribed": prefetch 65000 + hold budget 536 is above 65535, the most a basic.qos can say`},
+		{[]runtime.ConsumeOption{runtime.WithPrefetch(65530)}, `consume "acemq.test.never.subscribed": prefetch 65530 + hold budget 16 + ack slack 0 is above 65535, the most a basic.qos can say`},
+		{[]runtime.ConsumeOption{runtime.WithPrefetch(65000), runtime.WithHoldBudget(536)}, `consume "acemq.test.never.subscribed": prefetch 65000 + hold budget 536 + ack slack 0 is above 65535, the most a basic.qos can say`},
+		{[]runtime.ConsumeOption{runtime.WithPrefetch(65000), runtime.WithHoldBudget(0), runtime.WithAckSlack(536)}, `consume "acemq.test.never.subscribed": prefetch 65000 + hold budget 0 + ack slack 536 is above 65535, the most a basic.qos can say`},
+		{[]runtime.ConsumeOption{runtime.WithAckSlack(-1)}, `consume "acemq.test.never.subscribed": ack slack -1 must be at least 0`},
 	} {
 		_, err := runtime.Consume(ctxFor(t, 10*time.Second), c, spec, tc.opts...)
 		if err == nil || err.Error() != tc.want {
@@ -319,5 +322,120 @@ func TestDefaultHoldBudgetIsAtMost16(t *testing.T) {
 		if got := consumerPrefetch(t, q); got != tc.want {
 			t.Errorf("%s: the consumer's prefetch on the broker is %d, want %d", tc.name, got, tc.want)
 		}
+	}
+}
+
+// ackLog records the basic.acks a consumer sends (WithAckSlackWaitForTest).
+type ackLog struct {
+	mu   sync.Mutex
+	acks []sentAck
+}
+
+type sentAck struct {
+	tag      uint64
+	multiple bool
+}
+
+func (l *ackLog) sent(tag uint64, multiple bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.acks = append(l.acks, sentAck{tag, multiple})
+}
+
+func (l *ackLog) all() []sentAck {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.acks)
+}
+
+// consumeBehindACopy starts a consumer of q (prefetch 8, no hold budget,
+// the ack slack given) whose copies' confirms gate holds back, publishes
+// "dead" (dead-lettered: its copy waits at the gate) and then 40 healthy
+// messages, and waits until the 40 are accepted.
+func consumeBehindACopy(t *testing.T, q string, slack int, gate <-chan struct{}, log *ackLog) {
+	t.Helper()
+	c := dial(t)
+	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
+	cs, rec := consume(t, c, q, nil, func(m seen) runtime.Ack {
+		if m.Body == "dead" {
+			return runtime.Reject(errors.New("no such order"))
+		}
+		return runtime.Accept()
+	}, runtime.WithPrefetch(8), runtime.WithHoldBudget(0), runtime.WithAckSlack(slack),
+		runtime.WithCopyGateForTest(gate), runtime.WithAckSlackWaitForTest(time.Minute, log.sent))
+	if got := consumerPrefetch(t, q); got != 8+slack {
+		t.Errorf("the consumer's prefetch on the broker is %d, want %d (prefetch 8 + budget 0 + slack %d)", got, 8+slack, slack)
+	}
+	bodies := []string{"dead"}
+	for i := range 40 {
+		bodies = append(bodies, fmt.Sprintf("ok-%02d", i))
+	}
+	if err := runtime.PublishBatch(ctxFor(t, 10*time.Second), c, textType, "", bodies, runtime.WithRoutingKey(q)); err != nil {
+		t.Fatalf("PublishBatch: %v", err)
+	}
+	rec.waitN(t, len(bodies), wait)
+	waitStats(t, cs, func(st runtime.ConsumerStats) bool { return st.Handled["accepted"] == 40 })
+}
+
+// With an ack slack of 64, the 40 deliveries settled behind a dead
+// letter whose confirm is held back wait in it: not one ack is sent while
+// the copy is unconfirmed (past ackStuck, when they would be acked one by
+// one without a slack), and the confirm sends exactly one ack, multiple,
+// on the last tag: the original and the 40 behind it together.
+func TestAckSlackOneMultipleAckAfterTheConfirm(t *testing.T) {
+	t.Parallel()
+	q := brokertest.Queue(t, "ackslack")
+	gate := make(chan struct{})
+	log := &ackLog{}
+	consumeBehindACopy(t, q, 64, gate, log)
+	waitUnacked(t, q, 41)
+	time.Sleep(300 * time.Millisecond) // six times ackStuck: the acks would have gone one by one
+	if got := log.all(); len(got) != 0 {
+		t.Fatalf("acks sent while the copy's confirm was held back: %v, want none", got)
+	}
+	close(gate)
+	waitUnacked(t, q, 0)
+	if got, want := log.all(), []sentAck{{41, true}}; !slices.Equal(got, want) {
+		t.Errorf("acks sent after the confirm: %v, want %v (one multiple ack covering the original and the 40 behind it)", got, want)
+	}
+	if d := depth(t, runtime.DeadLetterQueue(q)); d != 1 {
+		t.Errorf("%s holds %d, want the dead letter", runtime.DeadLetterQueue(q), d)
+	}
+}
+
+// The slack is a bound: with a slack of 4, the settled deliveries behind
+// the held-back copy are acked one by one once 4 wait (the window, qos
+// 8 + 4, would stall otherwise), never the copy's original and never with
+// a multiple ack, which would cover it; fewer than 4 wait for the
+// confirm, which acks them with the original in one ack.
+func TestAckSlackIsBounded(t *testing.T) {
+	t.Parallel()
+	q := brokertest.Queue(t, "ackslackbound")
+	gate := make(chan struct{})
+	log := &ackLog{}
+	consumeBehindACopy(t, q, 4, gate, log)
+	deadline := time.Now().Add(wait)
+	for len(log.all()) < 40-3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d acks after %s, want at least 37 (at most 3 of the 40 wait in the slack): %v", len(log.all()), wait, log.all())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // six times ackStuck: those in the slack stay
+	before := log.all()
+	for _, a := range before {
+		if a.multiple || a.tag == 1 {
+			t.Fatalf("ack %v sent while the copy of tag 1 was unconfirmed: %v", a, before)
+		}
+	}
+	waitUnacked(t, q, 41-len(before))
+	close(gate)
+	waitUnacked(t, q, 0)
+	want := []sentAck{{41, true}}
+	if len(before) == 40 {
+		want = []sentAck{{1, false}}
+	}
+	if got := log.all()[len(before):]; !slices.Equal(got, want) {
+		t.Errorf("acks after the confirm: %v, want %v (the original with the %d that waited in the slack)", got, want, 40-len(before))
 	}
 }

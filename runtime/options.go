@@ -161,6 +161,8 @@ type consumeConfig struct {
 	decodedAhead     func(id string)
 	holdBudget       int
 	holdBudgetSet    bool // else the budget is the prefetch
+	ackSlack         int
+	ackSlackSet      bool // else defaultAckSlack
 	concurrency      int
 	retry            *RetryPolicy
 	noDeclare        bool
@@ -175,6 +177,10 @@ type consumeConfig struct {
 	// copyGate, when set (tests: export_test.go), holds every set-aside copy's outcome
 	// until it is closed, as if the broker's confirm were late.
 	copyGate <-chan struct{}
+	// ackSlackWait, when set (tests), replaces ackSlackWait; ackSent, when
+	// set (tests), is called with every basic.ack the session sends.
+	ackSlackWait time.Duration
+	ackSent      func(tag uint64, multiple bool)
 	// rungProbe is how long a missing rung is taken as missing; zero:
 	// rungProbe (rungs.go); tests set it (export_test.go).
 	rungProbe time.Duration
@@ -221,6 +227,24 @@ func WithPrefetch(n int) ConsumeOption {
 func WithHoldBudget(n int) ConsumeOption {
 	return consumeOptionFunc(func(c *consumeConfig) { c.holdBudget, c.holdBudgetSet = n, true })
 }
+
+// WithAckSlack gives the deliveries settled behind a copy waiting for its
+// confirm (a retry to a rung, a spill, a dead letter, a park) n window
+// slots of their own (default 0): the channel's basic.qos is prefetch +
+// hold budget + n, and up to n such deliveries wait, at most 500 ms, for
+// the copy's confirm, so that one multiple ack covers them all with the
+// original instead of an ack each (the original is still acked only once
+// its copy is confirmed). With a slack, a retry is held in a budget slot
+// only while the deliveries the consumer takes during its wait fit in the
+// slack; otherwise it spills to its rung as past a full budget. What a
+// crash of the process redelivers grows by up to n settled deliveries.
+func WithAckSlack(n int) ConsumeOption {
+	return consumeOptionFunc(func(c *consumeConfig) { c.ackSlack, c.ackSlackSet = n, true })
+}
+
+// qos is the channel's basic.qos: the prefetch, the hold budget and the
+// ack slack.
+func (c consumeConfig) qos() int { return c.prefetch + c.holdBudget + c.ackSlack }
 
 // WithConcurrency sets how many handlers run at once (default 1). With
 // one, the consumer decodes (and validates) the next deliveries of its

@@ -35,7 +35,7 @@ func (dv *delivery) retry(why string) {
 		// than the cap: a delivery held past the broker's consumer
 		// timeout (30m) closes the channel.
 		dv.toRung(why, delay, false, min(delay, MaxWaitInBrokerFrom))
-	case dv.s.reserveHold(dv.d.DeliveryTag, cs.cfg.holdBudget) || !p.spills(delay):
+	case dv.s.reserveHold(dv.d.DeliveryTag, cs.cfg.holdBudget, delay) || !p.spills(delay):
 		// Held in a budget slot; or past the budget under a policy
 		// that never uses the broker, in a handler's slot.
 		dv.waitInMemory(why, p.jittered(delay))

@@ -42,7 +42,11 @@ type session struct {
 	// budgeted are the deliveries held in memory in the hold budget's
 	// slots rather than the handlers' (WithHoldBudget).
 	budgeted map[uint64]struct{}
-	acks     ackBatch
+	// copying are the deliveries whose copy is written and not confirmed
+	// yet (ackslack.go); rate is how fast the session takes deliveries.
+	copying map[uint64]struct{}
+	rate    deliveryRate
+	acks    ackBatch
 	// cork is the connection's socket (nil on TLS): a flush of several
 	// acks is written in one go (ackbatch.go).
 	cork *corkConn
@@ -86,7 +90,9 @@ func (s *session) take(tag uint64) {
 	if s.taken == nil {
 		s.taken = map[uint64]time.Time{}
 	}
-	s.taken[tag] = time.Now()
+	now := time.Now()
+	s.taken[tag] = now
+	s.rate.took(now)
 }
 
 // takenAt is when the consumer took the delivery tag (now if unknown).
@@ -106,14 +112,17 @@ func (s *session) settled(tag uint64) {
 	defer s.mu.Unlock()
 	delete(s.taken, tag)
 	delete(s.budgeted, tag)
+	delete(s.copying, tag)
 }
 
-// reserveHold moves the delivery tag into one of the hold budget's slots,
-// reporting false when all budget of them are taken.
-func (s *session) reserveHold(tag uint64, budget int) bool {
+// reserveHold moves the delivery tag, to be held for wait, into one of
+// the hold budget's slots, reporting false when all budget of them are
+// taken, or, with an ack slack, when the deliveries the session takes
+// during the wait would not fit in it (ackslack.go).
+func (s *session) reserveHold(tag uint64, budget int, wait time.Duration) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.budgeted) >= budget {
+	if len(s.budgeted) >= budget || s.acks.slack > 0 && !s.rate.fits(wait, s.acks.slack) {
 		return false
 	}
 	if s.budgeted == nil {
@@ -154,15 +163,15 @@ func (cs *Consumer) subscribe(ctx context.Context) (*session, error) {
 		closed: closed, acks: newAckBatch(cs.cfg), cork: cs.c.corkOf(conn), log: cs.log}, nil
 }
 
-// openChannel opens a channel for a subscription, with its prefetch
-// (basic.qos).
+// openChannel opens a channel for a subscription, with its prefetch, hold
+// budget and ack slack (basic.qos).
 func (cs *Consumer) openChannel(ctx context.Context) (*callChannel, *amqp.Connection, error) {
 	ch, conn, err := cs.channelOn(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("consume %q: %w", cs.queue, err)
 	}
 	cc := &callChannel{c: cs.c, ch: ch}
-	if err := cc.do(ctx, "basic.qos", func(ch *amqp.Channel) error { return ch.Qos(cs.cfg.prefetch+cs.cfg.holdBudget, 0, false) }); err != nil {
+	if err := cc.do(ctx, "basic.qos", func(ch *amqp.Channel) error { return ch.Qos(cs.cfg.qos(), 0, false) }); err != nil {
 		cc.close(ctx)
 		return nil, nil, fmt.Errorf("consume %q: prefetch: %w", cs.queue, err)
 	}

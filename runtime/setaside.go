@@ -228,7 +228,12 @@ func (h *heldRetry) publish(ctx context.Context) {
 	if h.trace.IsValid() {
 		ctx = trace.ContextWithSpanContext(ctx, h.trace)
 	}
+	tag := h.dv.d.DeliveryTag
+	h.dv.s.copyInFlight(tag)
 	cs.sendCopy(ctx, h.target, h.msg, func(err error) {
+		if err != nil {
+			h.dv.s.copyLanded(tag)
+		}
 		switch {
 		case err != nil && cs.letGo.Load():
 			// Close has let go of it (its ctx ended): nothing is tried

@@ -463,6 +463,9 @@ func typedRetryingOn(quorum bool, failPct int) runFunc {
 		if e.holdBudget >= 0 {
 			opts = append(opts, runtime.WithHoldBudget(e.holdBudget))
 		}
+		if e.ackSlack >= 0 {
+			opts = append(opts, runtime.WithAckSlack(e.ackSlack))
+		}
 		c, err := consume(ctx, e.conn, h, opts...)
 		if err != nil {
 			return 0, 0, err

@@ -45,6 +45,9 @@ type env struct {
 	// holdBudget is R1's consumer's hold budget; below 0 the runtime's
 	// default.
 	holdBudget int
+	// ackSlack is R1's consumer's ack slack; below 0 the runtime's
+	// default.
+	ackSlack int
 	// pg is the outbox cases' database; nil without --pg (they are
 	// skipped).
 	pg *pgEnv
@@ -63,8 +66,8 @@ type env struct {
 	costStart cost
 }
 
-func setup(ctx context.Context, url string, holdBudget int) (*env, error) {
-	e := &env{url: url, holdBudget: holdBudget}
+func setup(ctx context.Context, url string, holdBudget, ackSlack int) (*env, error) {
+	e := &env{url: url, holdBudget: holdBudget, ackSlack: ackSlack}
 	var err error
 	// The runtime's outcome log at Warn: R1's retries would fill the
 	// terminal at Info, and the logging would be timed with them.

@@ -44,6 +44,9 @@ type options struct {
 	// holdBudget is R1's consumer's WithHoldBudget; below 0 the runtime's
 	// default.
 	holdBudget int
+	// ackSlack is R1's consumer's WithAckSlack; below 0 the runtime's
+	// default.
+	ackSlack int
 	// pg is the outbox cases' PostgreSQL (--pg); "" skips them.
 	pg string
 }
@@ -68,6 +71,7 @@ func benchMain() int {
 	flag.StringVar(&o.body, "body", "1k", "body size: 1k (an order with 8 line items), 100 (an order without items) or both")
 	flag.DurationVar(&o.rtt, "rtt", 0, "add this round-trip time between every client and the broker, through a forwarding proxy (as a broker one network hop away answers; 0: none)")
 	flag.IntVar(&o.holdBudget, "hold-budget", -1, "R1's consumer's hold budget (runtime.WithHoldBudget); -1: the runtime's default")
+	flag.IntVar(&o.ackSlack, "ack-slack", -1, "R1's consumer's ack slack (runtime.WithAckSlack); -1: the runtime's default")
 	flag.StringVar(&o.pg, "pg", envOr("ACEMQ_TEST_PG_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "the outbox cases' PostgreSQL (a schema of the run's own is made and dropped); empty: skip them")
 	flag.StringVar(&o.cpu, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	flag.Parse()
@@ -152,7 +156,7 @@ func run(ctx context.Context, w io.Writer, o options) error {
 			return err
 		}
 	}
-	env, err := setup(ctx, brokerURL, o.holdBudget)
+	env, err := setup(ctx, brokerURL, o.holdBudget, o.ackSlack)
 	if err != nil {
 		return err
 	}

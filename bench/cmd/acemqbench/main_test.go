@@ -22,7 +22,7 @@ func TestEveryCaseRuns(t *testing.T) {
 	defer cancel()
 	var out bytes.Buffer
 	pg := requirePG(t)
-	if err := run(ctx, &out, options{url: url, n: 40, pairs: 1, body: "both", holdBudget: -1, pg: pg}); err != nil {
+	if err := run(ctx, &out, options{url: url, n: 40, pairs: 1, body: "both", holdBudget: -1, ackSlack: -1, pg: pg}); err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
 	text := out.String()

@@ -1,0 +1,96 @@
+package runtime
+
+import "time"
+
+// The ack slack (WithAckSlack) is window room for deliveries settled
+// behind a copy still waiting for its confirm. Rule 1 keeps the original
+// unacked until its copy is confirmed, so no multiple ack may pass it;
+// without the slack the deliveries settled behind it are acked one by one
+// after ackStuck (or once a batch of them waits), and the broker walks its
+// list of the channel's unacked deliveries for each single ack
+// (docs/performance.md, R1, case A1). With a slack of n the channel's
+// basic.qos is prefetch + hold budget + n, and up to n settled deliveries
+// wait behind a copy in flight, for at most ackSlackWait, so that the one
+// multiple ack sent when it is confirmed covers them all. Rule 1 is
+// unchanged: they are settled, and the ack is sent on a tag below the
+// lowest one unsettled. What a crash redelivers grows by up to n settled
+// deliveries (the fault suite's duplicate bound counts them).
+//
+// A retry held in memory pins the low end of the window for its whole
+// wait, confirm or not; with a slack, a wait is held in a budget slot only
+// while the deliveries the session takes meanwhile (its rate times the
+// wait) fit in the slack, and spills to its rung otherwise.
+
+// ackSlackWait bounds how long settled deliveries wait in the slack for the
+// copy below them, per copy: past it they are acked one by one.
+const ackSlackWait = 500 * time.Millisecond
+
+// rateWindow is how often a session's delivery rate is measured.
+const rateWindow = 100 * time.Millisecond
+
+// deliveryRate is a session's rate of deliveries taken, per second,
+// measured over rateWindow; guarded by session.mu.
+type deliveryRate struct {
+	n      int
+	since  time.Time
+	perSec float64
+}
+
+// took counts a delivery taken at now.
+func (r *deliveryRate) took(now time.Time) {
+	if r.since.IsZero() {
+		r.since = now
+	}
+	r.n++
+	if d := now.Sub(r.since); d >= rateWindow {
+		r.perSec = float64(r.n) / d.Seconds()
+		r.n, r.since = 0, now
+	}
+}
+
+// fits reports whether the deliveries taken over wait at the session's
+// rate fit in slack.
+func (r *deliveryRate) fits(wait time.Duration, slack int) bool {
+	return r.perSec*wait.Seconds() <= float64(slack)
+}
+
+// slackHolds reports whether rest, the settled tags waiting above low (the
+// lowest unsettled tag), go on waiting in the slack: low is a copy in
+// flight, rest fit in the slack, and they have waited less than
+// ackSlackWait for this copy; s.mu is held.
+func (s *session) slackHolds(low uint64, rest int, mode flushMode) bool {
+	if s.acks.slack == 0 || mode == flushAll || rest >= s.acks.slack {
+		return false
+	}
+	if _, ok := s.copying[low]; !ok {
+		return false
+	}
+	now := time.Now()
+	if s.acks.slackLow != low {
+		s.acks.slackLow, s.acks.slackSince = low, now
+	}
+	return now.Sub(s.acks.slackSince) < s.acks.slackWait
+}
+
+// copyInFlight marks the delivery tag's copy as written and not
+// confirmed yet.
+func (s *session) copyInFlight(tag uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.copying == nil {
+		s.copying = map[uint64]struct{}{}
+	}
+	s.copying[tag] = struct{}{}
+}
+
+// copyLanded unmarks the delivery tag's copy: it was confirmed or failed.
+func (s *session) copyLanded(tag uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.copying, tag)
+}
+
+// defaultAckSlack is the ack slack of a consumer that did not set one.
+func defaultAckSlack(consumeConfig) int {
+	return 0
+}
