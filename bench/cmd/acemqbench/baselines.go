@@ -37,10 +37,7 @@ func rawPublishWindow(format string, window int) runFunc {
 			return 0, 0, err
 		}
 		defer ch.Close()
-		msgs := make([]amqp.Publishing, n)
-		for i := range msgs {
-			msgs[i] = e.rawMessage(format)
-		}
+		msgs := e.rawMessages(format, n)
 		pending := make([]*amqp.DeferredConfirmation, 0, window)
 		wait := func(dc *amqp.DeferredConfirmation) error {
 			ok, err := dc.WaitContext(ctx)
@@ -84,10 +81,7 @@ func rawPublishWaitEach(format string) runFunc {
 			return 0, 0, err
 		}
 		defer ch.Close()
-		msgs := make([]amqp.Publishing, n)
-		for i := range msgs {
-			msgs[i] = e.rawMessage(format)
-		}
+		msgs := e.rawMessages(format, n)
 		start := e.clockStart()
 		for i := range n {
 			dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, "bench", routingKey(format), true, false, msgs[i])
@@ -113,10 +107,7 @@ func rawPublishBatches(format string, batch int) runFunc {
 			return 0, 0, err
 		}
 		defer ch.Close()
-		msgs := make([]amqp.Publishing, n)
-		for i := range msgs {
-			msgs[i] = e.rawMessage(format)
-		}
+		msgs := e.rawMessages(format, n)
 		dcs := make([]*amqp.DeferredConfirmation, 0, batch)
 		start := e.clockStart()
 		for done := 0; done < n; done += batch {
@@ -149,10 +140,7 @@ func rawPublishCallers(format string, g int) runFunc {
 			return 0, 0, err
 		}
 		defer ch.Close()
-		msgs := make([]amqp.Publishing, n)
-		for i := range msgs {
-			msgs[i] = e.rawMessage(format)
-		}
+		msgs := e.rawMessages(format, n)
 		var next atomic.Int64
 		var wg sync.WaitGroup
 		errs := make(chan error, g)
@@ -454,4 +442,14 @@ func rawConsumeHolding(format string, hold int) runFunc {
 		_ = ch.Cancel("acemqbench-raw-hold", false)
 		return took, n, nil
 	}
+}
+
+// rawMessages is n prebuilt messages of format, as the raw publish
+// baselines send them.
+func (e *env) rawMessages(format string, n int) []amqp.Publishing {
+	msgs := make([]amqp.Publishing, n)
+	for i := range msgs {
+		msgs[i] = e.rawMessage(format)
+	}
+	return msgs
 }
