@@ -176,8 +176,8 @@ func acemqPattern0(s string) bool {
 	return i == len(s)
 }
 
-// The patterns (compiled as the reference validator compiles them, RE2) and
-// formats (the reference validator's own functions) the generated checks use.
+// The formats (the reference validator's own functions) the generated checks
+// use.
 var (
 	acemqFormatUUID     = acemqimpl.JSONFormat("uuid")
 	acemqFormatDateTime = acemqimpl.JSONFormat("date-time")

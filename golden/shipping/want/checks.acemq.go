@@ -66,8 +66,8 @@ func acemqShapeShipmentRequested() *acemqimpl.JSONShape {
 	return s0
 }
 
-// The patterns (compiled as the reference validator compiles them, RE2) and
-// formats (the reference validator's own functions) the generated checks use.
+// The formats (the reference validator's own functions) the generated checks
+// use.
 var (
 	acemqFormatDateTime = acemqimpl.JSONFormat("date-time")
 )

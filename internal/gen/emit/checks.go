@@ -58,6 +58,7 @@ type checkVars struct {
 	formats  map[string]string
 	order    []jen.Code
 	matchers []matcher // patterns written out as functions (pattern.go)
+	regexps  int       // the patterns in order (not written out)
 }
 
 // matcher is a pattern written out as func name(s string) bool.
@@ -82,6 +83,7 @@ func (cv *checkVars) pattern(p string) *jen.Statement {
 			cv.matchers = append(cv.matchers, matcher{name: name, pattern: p, plan: plan})
 		} else {
 			cv.order = append(cv.order, jen.Id(name).Op("=").Qual(regexpPkg, "MustCompile").Call(jen.Lit(p)))
+			cv.regexps++
 		}
 	}
 	for _, m := range cv.matchers {
@@ -118,8 +120,24 @@ func (cv *checkVars) emit(f *jen.File) {
 	if len(cv.order) == 0 {
 		return
 	}
-	doc(f.Comment, "The patterns (compiled as the reference validator compiles them, RE2) and formats (the reference validator's own functions) the generated checks use.")
+	doc(f.Comment, "%s the generated checks use.", cv.varsWhat())
 	f.Var().Defs(cv.order...)
+}
+
+// varsWhat names what the declared variables are: the patterns not
+// written out, the formats, or both.
+func (cv *checkVars) varsWhat() string {
+	const (
+		patterns = "patterns (compiled as the reference validator compiles them, RE2)"
+		formats  = "formats (the reference validator's own functions)"
+	)
+	switch {
+	case cv.regexps == 0:
+		return "The " + formats
+	case cv.regexps == len(cv.order):
+		return "The " + patterns
+	}
+	return "The " + patterns + " and " + formats
 }
 
 // typCheck emits the check method of struct t.
