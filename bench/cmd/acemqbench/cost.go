@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -39,8 +40,35 @@ func processCost() cost {
 
 // clockStart starts a run's timed part: the cost is counted from here.
 func (e *env) clockStart() time.Time {
+	if e.profile != "" && e.profiling == nil && e.profileErr == nil {
+		f, err := os.Create(e.profile)
+		if err == nil {
+			if err = pprof.StartCPUProfile(f); err == nil {
+				e.profiling = f
+			} else {
+				_ = f.Close()
+			}
+		}
+		e.profileErr = err
+	}
 	e.costStart = processCost()
 	return time.Now()
+}
+
+// stopProfile ends the profile clockStart began, if any, and reports
+// what writing it failed with.
+func (e *env) stopProfile() error {
+	err := e.profileErr
+	e.profileErr = nil
+	if e.profiling != nil {
+		pprof.StopCPUProfile()
+		err = e.profiling.Close()
+		e.profiling = nil
+	}
+	if err != nil {
+		return fmt.Errorf("the A side's profile: %w", err)
+	}
+	return nil
 }
 
 // perMessage is the cost since clockStart, per message of n.

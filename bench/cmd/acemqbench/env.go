@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/acemq/acemq-go/bench/orders"
@@ -64,6 +63,11 @@ type env struct {
 	// costStart is the process's cost when the current run's timed part
 	// began (clockStart).
 	costStart cost
+	// profile is the file the current run's timed part is profiled to
+	// (--cpuprofile-a; "" not profiled), profiling the open one.
+	profile    string
+	profiling  *os.File
+	profileErr error // starting it failed
 }
 
 func setup(ctx context.Context, url string, holdBudget, ackSlack int) (*env, error) {
@@ -112,7 +116,7 @@ func (e *env) close() {
 // a real publish through the generated publisher.
 func (e *env) setSize(ctx context.Context, size string) error {
 	e.size = size
-	e.jsonValue, e.avroValue = orderValues(size)
+	e.jsonValue, e.avroValue = orders.Values(size)
 	if err := e.purge(); err != nil {
 		return err
 	}
@@ -232,36 +236,4 @@ func (e *env) fill(ctx context.Context, format string, n int) error {
 		}
 	}
 	return nil
-}
-
-// orderValues are the bench's order in both formats: "1k" has 8 line items
-// (about 1 KB of JSON), "100" none (about 100 bytes of Avro).
-func orderValues(size string) (orders.OrderJSON, orders.OrderAvro) {
-	placed := time.Date(2026, 11, 30, 6, 0, 0, 123e6, time.UTC)
-	email := "ada.lovelace@example.com"
-	note := "leave at the door; ring twice, the bell is loud"
-	j := orders.OrderJSON{
-		OrderID: "6f1c2a8e-3b4d-4c5e-8f90-1a2b3c4d5e6f", CustomerID: "C-000042",
-		PlacedAt: placed, Status: orders.OrderJSONStatusPlaced, Currency: "EUR",
-		Items: []orders.OrderJSONItemsItem{},
-	}
-	a := orders.OrderAvro{
-		OrderID: j.OrderID, CustomerID: j.CustomerID, PlacedAt: placed.Format(time.RFC3339Nano),
-		Status: orders.OrderAvroStatusPlaced, Currency: "EUR", Items: []orders.OrderAvroItem{},
-	}
-	if size == "100" {
-		return j, a
-	}
-	j.Email, j.Note = &email, &note
-	a.Email, a.Note = email, note
-	for i := range 8 {
-		sku := fmt.Sprintf("SKU-%04d", 1000+i)
-		name := "line item " + strings.Repeat(string(rune('a'+i)), 40)
-		price := 3.25 * float64(i+1)
-		j.Items = append(j.Items, orders.OrderJSONItemsItem{Sku: sku, Name: name, Qty: int64(i + 1), Price: price})
-		a.Items = append(a.Items, orders.OrderAvroItem{Sku: sku, Name: name, Qty: int32(i + 1), Price: price})
-		j.Total += price * float64(i+1)
-	}
-	a.Total = j.Total
-	return j, a
 }

@@ -40,6 +40,7 @@ type options struct {
 	cases string
 	body  string
 	cpu   string        // --cpuprofile
+	cpuA  string        // --cpuprofile-a: the A sides' timed parts only
 	rtt   time.Duration // --rtt: latency added by a proxy in front of the broker
 	// holdBudget is R1's consumer's WithHoldBudget; below 0 the runtime's
 	// default.
@@ -74,7 +75,12 @@ func benchMain() int {
 	flag.IntVar(&o.ackSlack, "ack-slack", -1, "R1's consumer's ack slack (runtime.WithAckSlack); -1: the runtime's default")
 	flag.StringVar(&o.pg, "pg", envOr("ACEMQ_TEST_PG_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "the outbox cases' PostgreSQL (a schema of the run's own is made and dropped); empty: skip them")
 	flag.StringVar(&o.cpu, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
+	flag.StringVar(&o.cpuA, "cpuprofile-a", "", "write a CPU profile of each A side's timed part (from its clock's start to its end) to this prefix, one file a run: PREFIX.<case>.<body>.<pair> (go tool pprof takes several); not with --cpuprofile")
 	flag.Parse()
+	if o.cpu != "" && o.cpuA != "" {
+		fmt.Fprintln(os.Stderr, "acemqbench: --cpuprofile and --cpuprofile-a exclude each other (one profile at a time)")
+		return 2
+	}
 	if o.cpu != "" {
 		f, err := os.Create(o.cpu)
 		if err != nil {
@@ -178,7 +184,11 @@ func run(ctx context.Context, w io.Writer, o options) error {
 			}
 			r := result{c: c, size: size, bytes: env.bodyBytes(c)}
 			for i := 0; i < o.pairs; i++ {
+				if o.cpuA != "" {
+					env.profile = fmt.Sprintf("%s.%s.%s.%d", o.cpuA, c.name, size, i+1)
+				}
 				a, err := env.measure(ctx, c.a, c.scale(o.n, true))
+				env.profile = ""
 				if err != nil {
 					return fmt.Errorf("%s (%s): %w", c.name, c.aName, err)
 				}
@@ -299,6 +309,9 @@ func (e *env) measure(ctx context.Context, f runFunc, n int) (sideRun, error) {
 	defer cancel()
 	e.latencies = nil
 	d, counted, err := f(ctx, e, n)
+	if perr := e.stopProfile(); perr != nil && err == nil {
+		err = perr
+	}
 	if err != nil {
 		return sideRun{}, err
 	}

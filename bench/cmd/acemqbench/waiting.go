@@ -228,7 +228,7 @@ func measureWaiting(ctx context.Context, conn *runtime.Connection, raw *amqp.Con
 		return err
 	}
 	typ := orders.TypeOfOrderAvro()
-	_, value := orderValues("1k")
+	_, value := orders.Values("1k")
 	batch := make([]orders.OrderAvro, 256)
 	for i := range batch {
 		batch[i] = value
