@@ -43,9 +43,6 @@ func (v *OrderJSON) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt)
 	if !acemqPattern0(string(v.Currency)) {
 		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "currency"}, "does not match pattern ^[A-Z]{3}$")
 	}
-	if c.Decoded() && (v.Total == 0) {
-		c.Undecided()
-	}
 	if v.Total < 0 {
 		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "total"}, "minimum: must not be < 0")
 	}
@@ -70,9 +67,6 @@ func (v *OrderJSONItemsItem) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimp
 	}
 	if v.Qty < 1 {
 		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "qty"}, "minimum: must not be < 1")
-	}
-	if c.Decoded() && (v.Price == 0) {
-		c.Undecided()
 	}
 	if v.Price < 0 {
 		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "price"}, "minimum: must not be < 0")
@@ -112,9 +106,6 @@ func (v *PriceOrder) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt
 	}
 	if !acemqPattern0(string(v.Currency)) {
 		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "currency"}, "does not match pattern ^[A-Z]{3}$")
-	}
-	if c.Decoded() && (v.Total == 0) {
-		c.Undecided()
 	}
 	if v.Total < 0 {
 		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "total"}, "minimum: must not be < 0")
@@ -172,14 +163,14 @@ func acemqShapeOrderJSON() *acemqimpl.JSONShape {
 		{Name: "status", Required: true, Shape: &acemqimpl.JSONShape{}},
 		{Name: "currency", Required: true, Shape: &acemqimpl.JSONShape{}},
 		{Name: "note", Required: false, Shape: &acemqimpl.JSONShape{}},
-		{Name: "total", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "total", Required: true, Shape: &acemqimpl.JSONShape{Kind: acemqimpl.JSONNumber, Minimum: "0"}},
 		{Name: "items", Required: true, Shape: &acemqimpl.JSONShape{Kind: acemqimpl.JSONArray, Elem: s1}},
 	}
 	s1.Fields = []acemqimpl.JSONMember{
 		{Name: "sku", Required: true, Shape: &acemqimpl.JSONShape{}},
 		{Name: "name", Required: true, Shape: &acemqimpl.JSONShape{}},
 		{Name: "qty", Required: true, Shape: &acemqimpl.JSONShape{}},
-		{Name: "price", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "price", Required: true, Shape: &acemqimpl.JSONShape{Kind: acemqimpl.JSONNumber, Minimum: "0"}},
 	}
 	return s0
 }
@@ -223,14 +214,14 @@ func acemqShapePriceOrder() *acemqimpl.JSONShape {
 		{Name: "status", Required: true, Shape: &acemqimpl.JSONShape{}},
 		{Name: "currency", Required: true, Shape: &acemqimpl.JSONShape{}},
 		{Name: "note", Required: false, Shape: &acemqimpl.JSONShape{}},
-		{Name: "total", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "total", Required: true, Shape: &acemqimpl.JSONShape{Kind: acemqimpl.JSONNumber, Minimum: "0"}},
 		{Name: "items", Required: true, Shape: &acemqimpl.JSONShape{Kind: acemqimpl.JSONArray, Elem: s1}},
 	}
 	s1.Fields = []acemqimpl.JSONMember{
 		{Name: "sku", Required: true, Shape: &acemqimpl.JSONShape{}},
 		{Name: "name", Required: true, Shape: &acemqimpl.JSONShape{}},
 		{Name: "qty", Required: true, Shape: &acemqimpl.JSONShape{}},
-		{Name: "price", Required: true, Shape: &acemqimpl.JSONShape{}},
+		{Name: "price", Required: true, Shape: &acemqimpl.JSONShape{Kind: acemqimpl.JSONNumber, Minimum: "0"}},
 	}
 	return s0
 }

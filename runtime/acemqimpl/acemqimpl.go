@@ -74,6 +74,7 @@ const (
 	JSONArray  = jsoncheck.Array  // a slice
 	JSONMap    = jsoncheck.Map    // a map
 	JSONString = jsoncheck.String // a string with a Format to check on its text
+	JSONNumber = jsoncheck.Number // a float64 with bounds to check on its text
 )
 
 // JSONFormat is the reference validator's own check of a JSON Schema

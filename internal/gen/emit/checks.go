@@ -270,22 +270,24 @@ func checkString(x *jen.Statement, v *schema.JSONValueCheck, fail func(string) j
 
 func checkNumber(x *jen.Statement, v *schema.JSONValueCheck, float bool, fail func(string) jen.Code) []jen.Code {
 	var out []jen.Code
-	if float {
-		// A decoded float64 equal to a bound may be a number just beside
-		// it in the body: the reference decides.
+	// A decoded float64 equal to a bound may stand for a number just
+	// beside it in the body (-1e-400 for 0): the decode shape (shapeOf)
+	// checks a float64's bounds on the number's text, as the reference
+	// compares them, so a float64 on an inclusive bound is decided. One
+	// on an exclusive bound (1e-400 for exclusiveMinimum 0) would fail
+	// below where the text passes: the reference decides it.
+	if float && v.ExclusiveMinimum+v.ExclusiveMaximum != "" {
 		var eq []jen.Code
-		for _, b := range []string{v.Minimum, v.Maximum, v.ExclusiveMinimum, v.ExclusiveMaximum} {
+		for _, b := range []string{v.ExclusiveMinimum, v.ExclusiveMaximum} {
 			if b != "" {
 				eq = append(eq, x.Clone().Op("==").Id(b))
 			}
 		}
-		if len(eq) > 0 {
-			cond := eq[0].(*jen.Statement)
-			for _, e := range eq[1:] {
-				cond = cond.Op("||").Add(e)
-			}
-			out = append(out, jen.If(jen.Id("c").Dot("Decoded").Call().Op("&&").Parens(cond)).Block(jen.Id("c").Dot("Undecided").Call()))
+		cond := eq[0].(*jen.Statement)
+		for _, e := range eq[1:] {
+			cond = cond.Op("||").Add(e)
 		}
+		out = append(out, jen.If(jen.Id("c").Dot("Decoded").Call().Op("&&").Parens(cond)).Block(jen.Id("c").Dot("Undecided").Call()))
 	}
 	for _, b := range []struct{ lit, op, kw string }{
 		{v.Minimum, "<", "minimum"}, {v.Maximum, ">", "maximum"},
@@ -499,6 +501,17 @@ func shapeOf(r *schema.TypeRef, v *schema.JSONValueCheck, vars map[shapeKey]stri
 	case r.Kind == schema.Qual && r.Pkg == "time" && r.Name == "Time":
 		// encoding/json keeps no text of a time.Time: the scan checks it.
 		fields = append(fields, jen.Id("Kind").Op(":").Add(impl("JSONString")), jen.Id("Format").Op(":").Id(cv.format("date-time")))
+	case r.Kind == schema.Builtin && r.Name == "float64" && v.Minimum+v.Maximum+v.ExclusiveMinimum+v.ExclusiveMaximum != "":
+		// A float64 cannot tell a number rounded onto a bound from the
+		// bound: the scan checks the bounds on the text (checkNumber).
+		fields = append(fields, jen.Id("Kind").Op(":").Add(impl("JSONNumber")))
+		for _, b := range []struct{ name, lit string }{
+			{"Minimum", v.Minimum}, {"Maximum", v.Maximum}, {"ExclusiveMinimum", v.ExclusiveMinimum}, {"ExclusiveMaximum", v.ExclusiveMaximum},
+		} {
+			if b.lit != "" {
+				fields = append(fields, jen.Id(b.name).Op(":").Lit(b.lit))
+			}
+		}
 	}
 	return jen.Op("&").Add(impl("JSONShape")).Values(fields...)
 }

@@ -7,8 +7,9 @@ import (
 
 // Shape is what a decode check needs to know of a JSON value beside
 // the typed struct encoding/json fills: which members an object must
-// have, which it may not, where null is allowed, and which strings must be
-// date-times (a time.Time field keeps no text to check). acemq-gen writes
+// have, which it may not, where null is allowed, which strings must be
+// date-times (a time.Time field keeps no text to check) and the bounds of
+// a float64 (whose text decides a value the float64 rounds onto a bound). acemq-gen writes
 // one per checked message type; the runtime scans the body
 // with it after json.Unmarshal succeeded, so a missing required property,
 // an unknown member of a closed object, a null where a value must be, or
@@ -27,6 +28,11 @@ type Shape struct {
 	Closed     bool              // Object: additionalProperties false
 	Elem       *Shape            // Array: each item; Map: each member
 	Format     func(string) bool // String: the string's format, checked on the text
+	// Number: the bounds of a float64, each the text of a number (""
+	// when absent), checked on the number's text: a float64 equal to a
+	// bound cannot tell the reference's verdict (-1e-400 unmarshals to
+	// 0, which minimum 0 admits and the number itself does not).
+	Minimum, Maximum, ExclusiveMinimum, ExclusiveMaximum string
 }
 
 // Member is one property of an Object shape.
@@ -45,6 +51,7 @@ const (
 	Array                   // a slice
 	Map                     // a map
 	String                  // a string with a Format to check on its text
+	Number                  // a float64 with bounds to check on its text
 )
 
 // Scan marks c as checking a decoded value and scans body (which
@@ -151,6 +158,10 @@ func (s *scan) value1(sh *Shape) {
 			s.value(sh.Elem)
 			s.pop()
 		}
+	case sh.Kind == Number:
+		start := s.i
+		s.skip()
+		s.number(sh, s.b[start:s.i])
 	case sh.Kind == String && s.b[s.i] == '"':
 		start := s.i
 		s.skip()

@@ -469,6 +469,25 @@ func mutations(s *jsonschema.Schema, v any, depth int) []any {
 		if p.ExclusiveMinimum != nil && p.ExclusiveMinimum.IsInt() {
 			with(name, json.Number(p.ExclusiveMinimum.Num().String()))
 		}
+		if slices.Contains(types(p), "number") {
+			// Numbers a float64 cannot tell from a bound: zero in every
+			// spelling, each bound exactly, and just beside it.
+			for _, n := range []string{"-0", "0.0", "0e5", "-0.0E-3", "1e-400", "-1e-400"} {
+				with(name, json.Number(n))
+			}
+			for _, b := range []*big.Rat{p.Minimum, p.Maximum, p.ExclusiveMinimum, p.ExclusiveMaximum} {
+				if b == nil {
+					continue
+				}
+				f, _ := b.Float64()
+				with(name, json.Number(fmt.Sprint(f)))
+				with(name, json.Number(b.FloatString(30)))
+				for _, d := range []*big.Rat{big.NewRat(1, 1e18), new(big.Rat).SetFrac(big.NewInt(1), new(big.Int).Exp(big.NewInt(10), big.NewInt(40), nil))} {
+					with(name, json.Number(new(big.Rat).Add(b, d).FloatString(40)))
+					with(name, json.Number(new(big.Rat).Sub(b, d).FloatString(40)))
+				}
+			}
+		}
 		if p.Enum != nil {
 			with(name, "zz-not-in-the-enum")
 		}
