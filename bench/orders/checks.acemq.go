@@ -324,8 +324,8 @@ func acemqPattern1(s string) bool {
 	return i == len(s)
 }
 
-// The patterns (compiled as the reference validator compiles them, RE2) and
-// formats (the reference validator's own functions) the generated checks use.
+// The formats (the reference validator's own functions) the generated checks
+// use.
 var (
 	acemqFormatUUID     = acemqimpl.JSONFormat("uuid")
 	acemqFormatEmail    = acemqimpl.JSONFormat("email")
