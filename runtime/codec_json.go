@@ -78,6 +78,10 @@ type jsonCodec struct {
 	check jsoncheck.Checker
 	// shape is the check's decode shape (nil: decode with the reference).
 	shape *jsoncheck.Shape
+	// pre is the check built at run time from the compiled schema
+	// (codec_json_precheck.go): a document it passes is valid without
+	// the reference validator (nil: WithReferenceValidation).
+	pre *jsonPrecheck
 }
 
 // NewJSONCodec returns the application/json codec validating against
@@ -95,6 +99,13 @@ type jsonCodec struct {
 // a body that is not JSON ("this message is not JSON: ..."), then one that
 // breaks the schema (a *SchemaError, "<where>: <what>"), then unmarshals
 // into v. The codec is safe for concurrent use and ignores ctx.
+//
+// Validation is santhosh-tekuri/jsonschema's (the reference validator),
+// with a check built here from its compiled schema in front of it: a
+// document that check can show valid (the keywords it models, numbers
+// away from float64's limits) skips the validator, and every other one is
+// the validator's, so verdicts and error texts are the validator's
+// (tested against it on the repository's schemas).
 func NewJSONCodec(schema string) (Codec, error) {
 	if strings.TrimSpace(schema) == "" {
 		return &jsonCodec{}, nil
@@ -103,7 +114,18 @@ func NewJSONCodec(schema string) (Codec, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &jsonCodec{schema: sch}, nil
+	return &jsonCodec{schema: sch, pre: newJSONPrecheck(sch)}, nil
+}
+
+// newJSONCodecReference is NewJSONCodec validating with the reference
+// validator alone, without the precheck (WithReferenceValidation).
+func newJSONCodecReference(schema string) (Codec, error) {
+	c, err := NewJSONCodec(schema)
+	if err != nil {
+		return nil, err
+	}
+	c.(*jsonCodec).pre = nil
+	return c, nil
 }
 
 // newJSONCodecChecked is NewJSONCodec with a generated check: Encode
@@ -210,8 +232,13 @@ func (c *jsonCodec) validateBody(body []byte) error {
 	return c.validate(doc)
 }
 
-// validate checks doc (as parsed by jsonParseDoc) against the schema.
+// validate checks doc (as parsed by jsonParseDoc) against the schema: a
+// document the precheck passes is valid, any other is the reference
+// validator's to judge.
 func (c *jsonCodec) validate(doc any) error {
+	if c.pre != nil && c.pre.passes(doc) {
+		return nil
+	}
 	err := c.schema.Validate(doc)
 	if err == nil {
 		return nil

@@ -54,7 +54,7 @@ type MessageType[T any] struct {
 	// shared is the codec of a type that needs no registry (text, JSON).
 	shared    Codec
 	sharedErr error
-	// reference is the JSON codec without the generated check, for
+	// reference is the JSON codec with the reference validator alone, for
 	// connections dialled WithReferenceValidation.
 	refOnce   sync.Once
 	reference Codec
@@ -140,7 +140,10 @@ func (mt *MessageType[T]) Validate(v T) error {
 		}
 		return nil
 	}
-	c, err := mt.referenceCodec()
+	c, err := mt.Codec(nil) // without a generated check: the precheck, then the reference
+	if mt.check != nil {
+		c, err = mt.referenceCodec()
+	}
 	if err != nil {
 		return err
 	}
@@ -148,13 +151,11 @@ func (mt *MessageType[T]) Validate(v T) error {
 	return err
 }
 
-// referenceCodec is the JSON codec of mt without its generated check.
+// referenceCodec is the JSON codec of mt with the reference validator
+// alone: neither its generated check nor the run-time precheck.
 func (mt *MessageType[T]) referenceCodec() (Codec, error) {
-	if mt.check == nil {
-		return mt.Codec(nil)
-	}
 	mt.refOnce.Do(func() {
-		mt.reference, mt.refErr = NewJSONCodec(mt.schema)
+		mt.reference, mt.refErr = newJSONCodecReference(mt.schema)
 		if mt.refErr != nil {
 			mt.refErr = fmt.Errorf("message type %q: %w", mt.name, mt.refErr)
 		}
