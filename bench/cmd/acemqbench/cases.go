@@ -50,8 +50,8 @@ func (c benchCase) scale(n int, a bool) int {
 
 // cases are every case of issues 14 and 23 that the harness runs. The
 // targets are issue 23's table where it sets one (docs/performance.md,
-// "The targets"); "jsonref" rows are the runtime alone (no generated code,
-// the reference validator), "quorum" rows the quorum queues, for reading
+// "The targets"); "jsonref" rows are the runtime alone (no generated code:
+// the run-time precheck and the reference validator), "quorum" rows the quorum queues, for reading
 // beside the classic ones (no target yet).
 func cases() []benchCase {
 	const pub256, raw256 = "Publish, 256 goroutines", "raw, confirm window 256"
