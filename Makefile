@@ -58,8 +58,8 @@ POISON = $(GO) test -tags faults -count=1 -timeout 5m -run '^TestPoisonMessageIs
 # the same packages under it, and what this lane adds is the broker's
 # behaviour (measured: 221 s without it against 223 s with it: the lane
 # waits on the broker, so this trims little).
-test-rmq4: broker4 ## every test that talks to a broker against RabbitMQ 4.0 (make broker4; without -race: the 3.10 and 4.3 lanes run it) and the fault suite's poison test, then: no deprecated feature used
-	$(RMQ4_ENV) $(GO) test -count=1 -timeout 12m $(BROKER_PKGS)
+test-rmq4: broker4 ## every test that talks to a broker against RabbitMQ 4.0 (make broker4; without -race: the 3.10 and 4.3 lanes run it; -parallel 8: its tests wait on the broker) and the fault suite's poison test, then: no deprecated feature used
+	$(RMQ4_ENV) $(GO) test -count=1 -parallel 8 -timeout 12m $(BROKER_PKGS)
 	ACEMQ_FAULTNODE_AMQP_PORT=5674 ACEMQ_FAULTNODE_MGMT_PORT=15674 $(POISON)
 	@bash scripts/broker4.sh deprecated
 	@bash scripts/broker4.sh leftovers
