@@ -82,6 +82,9 @@ type jsonCodec struct {
 	// (codec_json_precheck.go): a document it passes is valid without
 	// the reference validator (nil: WithReferenceValidation).
 	pre *jsonPrecheck
+	// enc is the generated encoder of the message type (nil: none):
+	// Encode's json.Marshal without reflection (marshal).
+	enc jsoncheck.Encoder
 }
 
 // NewJSONCodec returns the application/json codec validating against
@@ -179,7 +182,7 @@ func (c *jsonCodec) ContentType() string { return ContentTypeJSON }
 // Encode marshals v and validates the result.
 func (c *jsonCodec) Encode(_ context.Context, v any) (body []byte, err error) {
 	defer codecRecover(&err, "JSON codec: encoding a %T", v)
-	body, err = json.Marshal(v)
+	body, err = c.marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("JSON codec cannot encode a %T: %w", v, err)
 	}

@@ -45,6 +45,9 @@ type MessageType[T any] struct {
 	// check is the generated check of a JSON type (acemqimpl.NewCheckedJSONType).
 	check jsoncheck.Checker
 	shape func() *jsoncheck.Shape // the check's decode shape
+	// enc is the generated encoder of a JSON type's payload
+	// (acemqimpl.WithJSONEncoder): json.Marshal's bytes without reflection.
+	enc jsoncheck.Encoder
 
 	// registry is the type's own registry (the manifest's registry:), used
 	// when the connection was dialled without WithSchemaRegistry.
@@ -103,10 +106,16 @@ func (mt *MessageType[T]) jsonCheck() (jsoncheck.Checker, func() *jsoncheck.Shap
 	return mt.check, mt.shape
 }
 
+func (mt *MessageType[T]) setJSONEncoder(enc jsoncheck.Encoder) { mt.enc = enc }
+
+func (mt *MessageType[T]) jsonEncoder() jsoncheck.Encoder { return mt.enc }
+
 // jsonCheckable is every *MessageType[T], for the facade's hooks.
 type jsonCheckable interface {
 	setJSONCheck(jsoncheck.Checker, func() *jsoncheck.Shape)
 	jsonCheck() (jsoncheck.Checker, func() *jsoncheck.Shape)
+	setJSONEncoder(jsoncheck.Encoder)
+	jsonEncoder() jsoncheck.Encoder
 }
 
 func init() {
@@ -116,6 +125,8 @@ func init() {
 	typeimpl.JSONCheckOf = func(mt any) (jsoncheck.Checker, func() *jsoncheck.Shape) {
 		return mt.(jsonCheckable).jsonCheck()
 	}
+	typeimpl.SetJSONEncoder = func(mt any, enc jsoncheck.Encoder) { mt.(jsonCheckable).setJSONEncoder(enc) }
+	typeimpl.JSONEncoderOf = func(mt any) jsoncheck.Encoder { return mt.(jsonCheckable).jsonEncoder() }
 	jsoncheck.NewSchemaError = func(vs []jsoncheck.Violation) error {
 		out := make([]Violation, len(vs))
 		for i, v := range vs {
@@ -230,6 +241,9 @@ func (mt *MessageType[T]) Codec(reg SchemaRegistry) (Codec, error) {
 					shape = mt.shape()
 				}
 				mt.shared, mt.sharedErr = newJSONCodecChecked(mt.schema, mt.check, shape)
+				if jc, ok := mt.shared.(*jsonCodec); ok {
+					jc.enc = mt.enc
+				}
 			default:
 				mt.sharedErr = fmt.Errorf("unknown format %v", mt.format)
 			}

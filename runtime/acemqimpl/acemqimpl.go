@@ -17,6 +17,7 @@ package acemqimpl
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/internal/avrounion"
@@ -137,6 +138,62 @@ func GeneratedDecodeCheck[T any](mt *runtime.MessageType[T], body []byte) (c *JS
 	}
 	return c, true
 }
+
+// JSONEncoder is a generated encoder of a typed value: it appends to b the
+// bytes json.Marshal(v) would return, and returns false when it does not
+// take v or json.Marshal would fail (the codec then calls json.Marshal,
+// whose error is the codec's). acemq-gen emits one per JSON message type
+// whose payload is a struct.
+type JSONEncoder = jsoncheck.Encoder
+
+// WithJSONEncoder gives the JSON message type mt the encoder acemq-gen
+// generated for its payload and returns mt: Publish, Request and a
+// reply encode a value with enc instead of json.Marshal's reflection (the
+// same bytes; the reference codec of runtime.WithReferenceValidation
+// keeps json.Marshal). Generated code calls it on the type it declares,
+// before any use.
+func WithJSONEncoder[T any](mt *runtime.MessageType[T], enc JSONEncoder) *runtime.MessageType[T] {
+	typeimpl.SetJSONEncoder(mt, enc)
+	return mt
+}
+
+// GeneratedEncode runs the generated encoder of a JSON type alone: the
+// bytes it writes for v (ok is false when the type has none or it does not
+// take v). For the tests comparing the encoders with json.Marshal.
+func GeneratedEncode[T any](mt *runtime.MessageType[T], v T) (body []byte, ok bool) {
+	enc := typeimpl.JSONEncoderOf(mt)
+	if enc == nil {
+		return nil, false
+	}
+	return jsoncheck.Encode(enc, v)
+}
+
+// AppendJSONString appends s as json.Marshal writes a string (<, > and &
+// escaped, U+2028 and U+2029 escaped, a byte that is not UTF-8 as
+// \ufffd), for generated encoders.
+func AppendJSONString(b []byte, s string) []byte { return jsoncheck.AppendString(b, s) }
+
+// AppendJSONFloat64 appends f as json.Marshal writes a float64; false for
+// NaN and the infinities, which json.Marshal refuses.
+func AppendJSONFloat64(b []byte, f float64) ([]byte, bool) { return jsoncheck.AppendFloat(b, f, 64) }
+
+// AppendJSONFloat32 appends f as json.Marshal writes a float32; false for
+// NaN and the infinities.
+func AppendJSONFloat32(b []byte, f float32) ([]byte, bool) {
+	return jsoncheck.AppendFloat(b, float64(f), 32)
+}
+
+// AppendJSONTime appends t as json.Marshal writes a time.Time; false when
+// its MarshalJSON would fail.
+func AppendJSONTime(b []byte, t time.Time) ([]byte, bool) { return jsoncheck.AppendTime(b, t) }
+
+// AppendJSONValue appends json.Marshal(v), for a value a generated encoder
+// does not write out itself; false when json.Marshal fails.
+func AppendJSONValue(b []byte, v any) ([]byte, bool) { return jsoncheck.AppendValue(b, v) }
+
+// JSONMapKeys is m's keys in the order json.Marshal writes a map's
+// members (sorted by bytes).
+func JSONMapKeys[V any](m map[string]V) []string { return jsoncheck.MapKeys(m) }
 
 // ConvertAvroBranch turns the generic value v that hamba/avro decoded for
 // a branch of an Avro union into out, a pointer to the branch's Go type,

@@ -18,4 +18,12 @@ var (
 	// JSONCheckOf returns what SetJSONCheck gave the message type (nils
 	// when nothing).
 	JSONCheckOf func(mt any) (check jsoncheck.Checker, shape func() *jsoncheck.Shape)
+
+	// SetJSONEncoder gives a JSON message type the encoder acemq-gen
+	// generated for its payload, called right after the type is made.
+	SetJSONEncoder func(mt any, enc jsoncheck.Encoder)
+
+	// JSONEncoderOf returns what SetJSONEncoder gave the message type
+	// (nil when nothing).
+	JSONEncoderOf func(mt any) jsoncheck.Encoder
 )
