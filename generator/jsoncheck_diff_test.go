@@ -2,6 +2,7 @@ package generator
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -22,7 +23,8 @@ import (
 // test binary (testdata/jsoncheck/diff_test.go there) feeds each message
 // type generated instances and mutations of each; the generated check and
 // the reference must agree on every document and on the location of the
-// first violation. It also checks that the comparison is not vacuous: the
+// first violation; and that each message type's generated JSON encoder
+// writes json.Marshal's bytes (internal/encodetest, copied in). It also checks that the comparison is not vacuous: the
 // golden cases' checks are generated, and see invalid documents.
 func TestJSONCheckDifferential(t *testing.T) {
 	if testing.Short() {
@@ -101,8 +103,14 @@ func TestJSONCheckDifferential(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	encodetest, err := os.ReadFile(filepath.Join(root, "internal/encodetest/encodetest.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	encodetest = bytes.Replace(encodetest, []byte("\npackage encodetest\n"), []byte("\npackage diffall\n"), 1)
 	cases := "package diffall\n\nimport (\n\t\"testing\"\n\n" + strings.Join(imports, "\n") + "\n)\n\nfunc TestDifferential(t *testing.T) {\n" + strings.Join(calls, "\n") + "\n}\n"
-	writeScratch(t, root, mod, map[string]string{"diffall/diff_test.go": string(harness), "diffall/cases_test.go": cases})
+	writeScratch(t, root, mod, map[string]string{"diffall/diff_test.go": string(harness), "diffall/cases_test.go": cases,
+		"diffall/encodetest_test.go": string(encodetest)})
 	out := filepath.Join(t.TempDir(), "tally.tsv")
 	vet := exec.Command("go", "vet", "./...")
 	vet.Dir = mod
@@ -110,7 +118,7 @@ func TestJSONCheckDifferential(t *testing.T) {
 	if b, err := vet.CombinedOutput(); err != nil {
 		t.Fatalf("go vet of the generated packages: %v\n%s", err, b)
 	}
-	cmd := exec.Command("go", "test", "-count=1", "./diffall")
+	cmd := exec.Command("go", "test", "-count=1", "-timeout=4m", "-v", "./diffall")
 	cmd.Dir = mod
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "GOTOOLCHAIN=local", "ACEMQ_DIFF_OUT="+out)
 	if b, err := cmd.CombinedOutput(); err != nil {

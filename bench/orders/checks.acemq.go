@@ -4,6 +4,7 @@
 package orders
 
 import (
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/acemq/acemq-go/runtime/acemqimpl"
@@ -331,3 +332,174 @@ var (
 	acemqFormatEmail    = acemqimpl.JSONFormat("email")
 	acemqFormatDateTime = acemqimpl.JSONFormat("date-time")
 )
+
+// acemqAppendJSON appends v to b exactly as json.Marshal writes it; false when
+// json.Marshal would fail (the codec then calls it).
+func (v *OrderJSON) acemqAppendJSON(b []byte) ([]byte, bool) {
+	var ok bool
+	b = append(b, "{\"order_id\":"...)
+	b = acemqimpl.AppendJSONString(b, v.OrderID)
+	b = append(b, ",\"customer_id\":"...)
+	b = acemqimpl.AppendJSONString(b, v.CustomerID)
+	if v.Email != nil {
+		b = append(b, ",\"email\":"...)
+		b = acemqimpl.AppendJSONString(b, (*v.Email))
+	}
+	b = append(b, ",\"placed_at\":"...)
+	if b, ok = acemqimpl.AppendJSONTime(b, v.PlacedAt); !ok {
+		return b, false
+	}
+	b = append(b, ",\"status\":"...)
+	b = acemqimpl.AppendJSONString(b, string(v.Status))
+	b = append(b, ",\"currency\":"...)
+	b = acemqimpl.AppendJSONString(b, v.Currency)
+	if v.Note != nil {
+		b = append(b, ",\"note\":"...)
+		b = acemqimpl.AppendJSONString(b, (*v.Note))
+	}
+	b = append(b, ",\"total\":"...)
+	if b, ok = acemqimpl.AppendJSONFloat64(b, v.Total); !ok {
+		return b, false
+	}
+	b = append(b, ",\"items\":"...)
+	if v.Items == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i1 := range v.Items {
+			if i1 > 0 {
+				b = append(b, ',')
+			}
+			if b, ok = v.Items[i1].acemqAppendJSON(b); !ok {
+				return b, false
+			}
+		}
+		b = append(b, ']')
+	}
+	b = append(b, '}')
+	return b, true
+}
+
+// acemqAppendJSON appends v to b exactly as json.Marshal writes it; false when
+// json.Marshal would fail (the codec then calls it).
+func (v *OrderJSONItemsItem) acemqAppendJSON(b []byte) ([]byte, bool) {
+	var ok bool
+	b = append(b, "{\"sku\":"...)
+	b = acemqimpl.AppendJSONString(b, v.Sku)
+	b = append(b, ",\"name\":"...)
+	b = acemqimpl.AppendJSONString(b, v.Name)
+	b = append(b, ",\"qty\":"...)
+	b = strconv.AppendInt(b, v.Qty, 10)
+	b = append(b, ",\"price\":"...)
+	if b, ok = acemqimpl.AppendJSONFloat64(b, v.Price); !ok {
+		return b, false
+	}
+	b = append(b, '}')
+	return b, true
+}
+
+// acemqAppendJSON appends v to b exactly as json.Marshal writes it; false when
+// json.Marshal would fail (the codec then calls it).
+func (v *PriceOrder) acemqAppendJSON(b []byte) ([]byte, bool) {
+	var ok bool
+	b = append(b, "{\"order_id\":"...)
+	b = acemqimpl.AppendJSONString(b, v.OrderID)
+	b = append(b, ",\"customer_id\":"...)
+	b = acemqimpl.AppendJSONString(b, v.CustomerID)
+	if v.Email != nil {
+		b = append(b, ",\"email\":"...)
+		b = acemqimpl.AppendJSONString(b, (*v.Email))
+	}
+	b = append(b, ",\"placed_at\":"...)
+	if b, ok = acemqimpl.AppendJSONTime(b, v.PlacedAt); !ok {
+		return b, false
+	}
+	b = append(b, ",\"status\":"...)
+	b = acemqimpl.AppendJSONString(b, string(v.Status))
+	b = append(b, ",\"currency\":"...)
+	b = acemqimpl.AppendJSONString(b, v.Currency)
+	if v.Note != nil {
+		b = append(b, ",\"note\":"...)
+		b = acemqimpl.AppendJSONString(b, (*v.Note))
+	}
+	b = append(b, ",\"total\":"...)
+	if b, ok = acemqimpl.AppendJSONFloat64(b, v.Total); !ok {
+		return b, false
+	}
+	b = append(b, ",\"items\":"...)
+	if v.Items == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i1 := range v.Items {
+			if i1 > 0 {
+				b = append(b, ',')
+			}
+			if b, ok = v.Items[i1].acemqAppendJSON(b); !ok {
+				return b, false
+			}
+		}
+		b = append(b, ']')
+	}
+	b = append(b, '}')
+	return b, true
+}
+
+// acemqAppendJSON appends v to b exactly as json.Marshal writes it; false when
+// json.Marshal would fail (the codec then calls it).
+func (v *OrderPriced) acemqAppendJSON(b []byte) ([]byte, bool) {
+	var ok bool
+	b = append(b, "{\"order_id\":"...)
+	b = acemqimpl.AppendJSONString(b, v.OrderID)
+	b = append(b, ",\"total\":"...)
+	if b, ok = acemqimpl.AppendJSONFloat64(b, v.Total); !ok {
+		return b, false
+	}
+	b = append(b, '}')
+	return b, true
+}
+
+// acemqEncodeOrderJSON is the generated encoder of OrderJSON
+// (acemqimpl.JSONEncoder): json.Marshal's bytes appended to b, false for a
+// value it does not take.
+func acemqEncodeOrderJSON(v any, b []byte) ([]byte, bool) {
+	switch x := v.(type) {
+	case OrderJSON:
+		return x.acemqAppendJSON(b)
+	case *OrderJSON:
+		if x != nil {
+			return x.acemqAppendJSON(b)
+		}
+	}
+	return b, false
+}
+
+// acemqEncodePriceOrder is the generated encoder of PriceOrder
+// (acemqimpl.JSONEncoder): json.Marshal's bytes appended to b, false for a
+// value it does not take.
+func acemqEncodePriceOrder(v any, b []byte) ([]byte, bool) {
+	switch x := v.(type) {
+	case PriceOrder:
+		return x.acemqAppendJSON(b)
+	case *PriceOrder:
+		if x != nil {
+			return x.acemqAppendJSON(b)
+		}
+	}
+	return b, false
+}
+
+// acemqEncodeOrderPriced is the generated encoder of OrderPriced
+// (acemqimpl.JSONEncoder): json.Marshal's bytes appended to b, false for a
+// value it does not take.
+func acemqEncodeOrderPriced(v any, b []byte) ([]byte, bool) {
+	switch x := v.(type) {
+	case OrderPriced:
+		return x.acemqAppendJSON(b)
+	case *OrderPriced:
+		if x != nil {
+			return x.acemqAppendJSON(b)
+		}
+	}
+	return b, false
+}

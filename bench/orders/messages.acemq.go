@@ -51,13 +51,15 @@ const orderJSONSchema = "" +
 // orderJSONType is the message type "bench.order.json.v1", payload OrderJSON:
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckOrderJSON (the reference validator decides only
-// what it does not pass).
-var orderJSONType = acemqimpl.NewCheckedJSONType[OrderJSON]("bench.order.json.v1", orderJSONSchema, acemqCheckOrderJSON, acemqShapeOrderJSON)
+// what it does not pass), encoded by acemqEncodeOrderJSON (json.Marshal's
+// bytes, without reflection).
+var orderJSONType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[OrderJSON]("bench.order.json.v1", orderJSONSchema, acemqCheckOrderJSON, acemqShapeOrderJSON), acemqEncodeOrderJSON)
 
 // TypeOfOrderJSON returns the message type "bench.order.json.v1", payload
 // OrderJSON: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckOrderJSON (the reference validator
-// decides only what it does not pass).
+// decides only what it does not pass), encoded by acemqEncodeOrderJSON
+// (json.Marshal's bytes, without reflection).
 func TypeOfOrderJSON() *runtime.MessageType[OrderJSON] {
 	return orderJSONType
 }
@@ -138,13 +140,15 @@ const priceOrderSchema = "" +
 // priceOrderType is the message type "bench.order.price.v1", payload
 // PriceOrder: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckPriceOrder (the reference
-// validator decides only what it does not pass).
-var priceOrderType = acemqimpl.NewCheckedJSONType[PriceOrder]("bench.order.price.v1", priceOrderSchema, acemqCheckPriceOrder, acemqShapePriceOrder)
+// validator decides only what it does not pass), encoded by
+// acemqEncodePriceOrder (json.Marshal's bytes, without reflection).
+var priceOrderType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[PriceOrder]("bench.order.price.v1", priceOrderSchema, acemqCheckPriceOrder, acemqShapePriceOrder), acemqEncodePriceOrder)
 
 // TypeOfPriceOrder returns the message type "bench.order.price.v1", payload
 // PriceOrder: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckPriceOrder (the reference
-// validator decides only what it does not pass).
+// validator decides only what it does not pass), encoded by
+// acemqEncodePriceOrder (json.Marshal's bytes, without reflection).
 func TypeOfPriceOrder() *runtime.MessageType[PriceOrder] {
 	return priceOrderType
 }
@@ -174,13 +178,15 @@ const orderPricedSchema = "" +
 // orderPricedType is the message type "bench.order.priced.v1", payload
 // OrderPriced: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckOrderPriced (the reference
-// validator decides only what it does not pass).
-var orderPricedType = acemqimpl.NewCheckedJSONType[OrderPriced]("bench.order.priced.v1", orderPricedSchema, acemqCheckOrderPriced, acemqShapeOrderPriced)
+// validator decides only what it does not pass), encoded by
+// acemqEncodeOrderPriced (json.Marshal's bytes, without reflection).
+var orderPricedType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[OrderPriced]("bench.order.priced.v1", orderPricedSchema, acemqCheckOrderPriced, acemqShapeOrderPriced), acemqEncodeOrderPriced)
 
 // TypeOfOrderPriced returns the message type "bench.order.priced.v1", payload
 // OrderPriced: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckOrderPriced (the reference
-// validator decides only what it does not pass).
+// validator decides only what it does not pass), encoded by
+// acemqEncodeOrderPriced (json.Marshal's bytes, without reflection).
 func TypeOfOrderPriced() *runtime.MessageType[OrderPriced] {
 	return orderPricedType
 }

@@ -32,13 +32,15 @@ const orderPlacedSchema = "" +
 // orderPlacedType is the message type "order.placed.v2", payload OrderPlaced:
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckOrderPlaced (the reference validator decides only
-// what it does not pass).
-var orderPlacedType = acemqimpl.NewCheckedJSONType[OrderPlaced]("order.placed.v2", orderPlacedSchema, acemqCheckOrderPlaced, acemqShapeOrderPlaced)
+// what it does not pass), encoded by acemqEncodeOrderPlaced (json.Marshal's
+// bytes, without reflection).
+var orderPlacedType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[OrderPlaced]("order.placed.v2", orderPlacedSchema, acemqCheckOrderPlaced, acemqShapeOrderPlaced), acemqEncodeOrderPlaced)
 
 // TypeOfOrderPlaced returns the message type "order.placed.v2", payload
 // OrderPlaced: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckOrderPlaced (the reference
-// validator decides only what it does not pass).
+// validator decides only what it does not pass), encoded by
+// acemqEncodeOrderPlaced (json.Marshal's bytes, without reflection).
 func TypeOfOrderPlaced() *runtime.MessageType[OrderPlaced] {
 	return orderPlacedType
 }

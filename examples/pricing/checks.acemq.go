@@ -4,6 +4,7 @@
 package main
 
 import (
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/acemq/acemq-go/runtime/acemqimpl"
@@ -101,4 +102,57 @@ func acemqShapeQuote() *acemqimpl.JSONShape {
 		{Name: "total_cents", Required: true, Shape: &acemqimpl.JSONShape{}},
 	}
 	return s0
+}
+
+// acemqAppendJSON appends v to b exactly as json.Marshal writes it; false when
+// json.Marshal would fail (the codec then calls it).
+func (v *QuoteRequested) acemqAppendJSON(b []byte) ([]byte, bool) {
+	b = append(b, "{\"sku\":"...)
+	b = acemqimpl.AppendJSONString(b, v.Sku)
+	b = append(b, ",\"quantity\":"...)
+	b = strconv.AppendInt(b, v.Quantity, 10)
+	b = append(b, '}')
+	return b, true
+}
+
+// acemqAppendJSON appends v to b exactly as json.Marshal writes it; false when
+// json.Marshal would fail (the codec then calls it).
+func (v *Quote) acemqAppendJSON(b []byte) ([]byte, bool) {
+	b = append(b, "{\"sku\":"...)
+	b = acemqimpl.AppendJSONString(b, v.Sku)
+	b = append(b, ",\"quantity\":"...)
+	b = strconv.AppendInt(b, v.Quantity, 10)
+	b = append(b, ",\"total_cents\":"...)
+	b = strconv.AppendInt(b, v.TotalCents, 10)
+	b = append(b, '}')
+	return b, true
+}
+
+// acemqEncodeQuoteRequested is the generated encoder of QuoteRequested
+// (acemqimpl.JSONEncoder): json.Marshal's bytes appended to b, false for a
+// value it does not take.
+func acemqEncodeQuoteRequested(v any, b []byte) ([]byte, bool) {
+	switch x := v.(type) {
+	case QuoteRequested:
+		return x.acemqAppendJSON(b)
+	case *QuoteRequested:
+		if x != nil {
+			return x.acemqAppendJSON(b)
+		}
+	}
+	return b, false
+}
+
+// acemqEncodeQuote is the generated encoder of Quote (acemqimpl.JSONEncoder):
+// json.Marshal's bytes appended to b, false for a value it does not take.
+func acemqEncodeQuote(v any, b []byte) ([]byte, bool) {
+	switch x := v.(type) {
+	case Quote:
+		return x.acemqAppendJSON(b)
+	case *Quote:
+		if x != nil {
+			return x.acemqAppendJSON(b)
+		}
+	}
+	return b, false
 }

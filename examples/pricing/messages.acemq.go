@@ -32,13 +32,15 @@ const quoteRequestedSchema = "" +
 // quoteRequestedType is the message type "pricing.quote.requested.v1", payload
 // QuoteRequested: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckQuoteRequested (the reference
-// validator decides only what it does not pass).
-var quoteRequestedType = acemqimpl.NewCheckedJSONType[QuoteRequested]("pricing.quote.requested.v1", quoteRequestedSchema, acemqCheckQuoteRequested, acemqShapeQuoteRequested)
+// validator decides only what it does not pass), encoded by
+// acemqEncodeQuoteRequested (json.Marshal's bytes, without reflection).
+var quoteRequestedType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[QuoteRequested]("pricing.quote.requested.v1", quoteRequestedSchema, acemqCheckQuoteRequested, acemqShapeQuoteRequested), acemqEncodeQuoteRequested)
 
 // TypeOfQuoteRequested returns the message type "pricing.quote.requested.v1",
 // payload QuoteRequested: JSON, validated against its JSON Schema on publish
 // and on consume, checked in plain Go by acemqCheckQuoteRequested (the
-// reference validator decides only what it does not pass).
+// reference validator decides only what it does not pass), encoded by
+// acemqEncodeQuoteRequested (json.Marshal's bytes, without reflection).
 func TypeOfQuoteRequested() *runtime.MessageType[QuoteRequested] {
 	return quoteRequestedType
 }
@@ -69,13 +71,15 @@ const quoteSchema = "" +
 // quoteType is the message type "pricing.quote.v1", payload Quote: JSON,
 // validated against its JSON Schema on publish and on consume, checked in
 // plain Go by acemqCheckQuote (the reference validator decides only what it
-// does not pass).
-var quoteType = acemqimpl.NewCheckedJSONType[Quote]("pricing.quote.v1", quoteSchema, acemqCheckQuote, acemqShapeQuote)
+// does not pass), encoded by acemqEncodeQuote (json.Marshal's bytes, without
+// reflection).
+var quoteType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[Quote]("pricing.quote.v1", quoteSchema, acemqCheckQuote, acemqShapeQuote), acemqEncodeQuote)
 
 // TypeOfQuote returns the message type "pricing.quote.v1", payload Quote:
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckQuote (the reference validator decides only what it
-// does not pass).
+// does not pass), encoded by acemqEncodeQuote (json.Marshal's bytes, without
+// reflection).
 func TypeOfQuote() *runtime.MessageType[Quote] {
 	return quoteType
 }

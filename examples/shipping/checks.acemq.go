@@ -86,3 +86,57 @@ func acemqShapeOrderPlaced() *acemqimpl.JSONShape {
 	}
 	return s0
 }
+
+// acemqAppendJSON appends v to b exactly as json.Marshal writes it; false when
+// json.Marshal would fail (the codec then calls it).
+func (v *ShipmentScheduled) acemqAppendJSON(b []byte) ([]byte, bool) {
+	b = append(b, "{\"order_id\":"...)
+	b = acemqimpl.AppendJSONString(b, v.OrderID)
+	b = append(b, ",\"customer_id\":"...)
+	b = acemqimpl.AppendJSONString(b, v.CustomerID)
+	b = append(b, '}')
+	return b, true
+}
+
+// acemqAppendJSON appends v to b exactly as json.Marshal writes it; false when
+// json.Marshal would fail (the codec then calls it).
+func (v *OrderPlaced) acemqAppendJSON(b []byte) ([]byte, bool) {
+	b = append(b, "{\"order_id\":"...)
+	b = acemqimpl.AppendJSONString(b, v.OrderID)
+	if v.CustomerID != nil {
+		b = append(b, ",\"customer_id\":"...)
+		b = acemqimpl.AppendJSONString(b, (*v.CustomerID))
+	}
+	b = append(b, '}')
+	return b, true
+}
+
+// acemqEncodeShipmentScheduled is the generated encoder of ShipmentScheduled
+// (acemqimpl.JSONEncoder): json.Marshal's bytes appended to b, false for a
+// value it does not take.
+func acemqEncodeShipmentScheduled(v any, b []byte) ([]byte, bool) {
+	switch x := v.(type) {
+	case ShipmentScheduled:
+		return x.acemqAppendJSON(b)
+	case *ShipmentScheduled:
+		if x != nil {
+			return x.acemqAppendJSON(b)
+		}
+	}
+	return b, false
+}
+
+// acemqEncodeOrderPlaced is the generated encoder of OrderPlaced
+// (acemqimpl.JSONEncoder): json.Marshal's bytes appended to b, false for a
+// value it does not take.
+func acemqEncodeOrderPlaced(v any, b []byte) ([]byte, bool) {
+	switch x := v.(type) {
+	case OrderPlaced:
+		return x.acemqAppendJSON(b)
+	case *OrderPlaced:
+		if x != nil {
+			return x.acemqAppendJSON(b)
+		}
+	}
+	return b, false
+}

@@ -36,14 +36,16 @@ const shipmentScheduledSchema = "" +
 // shipmentScheduledType is the message type "shipping.shipment.scheduled.v1",
 // payload ShipmentScheduled: JSON, validated against its JSON Schema on
 // publish and on consume, checked in plain Go by acemqCheckShipmentScheduled
-// (the reference validator decides only what it does not pass).
-var shipmentScheduledType = acemqimpl.NewCheckedJSONType[ShipmentScheduled]("shipping.shipment.scheduled.v1", shipmentScheduledSchema, acemqCheckShipmentScheduled, acemqShapeShipmentScheduled)
+// (the reference validator decides only what it does not pass), encoded by
+// acemqEncodeShipmentScheduled (json.Marshal's bytes, without reflection).
+var shipmentScheduledType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[ShipmentScheduled]("shipping.shipment.scheduled.v1", shipmentScheduledSchema, acemqCheckShipmentScheduled, acemqShapeShipmentScheduled), acemqEncodeShipmentScheduled)
 
 // TypeOfShipmentScheduled returns the message type
 // "shipping.shipment.scheduled.v1", payload ShipmentScheduled: JSON, validated
 // against its JSON Schema on publish and on consume, checked in plain Go by
 // acemqCheckShipmentScheduled (the reference validator decides only what it
-// does not pass).
+// does not pass), encoded by acemqEncodeShipmentScheduled (json.Marshal's
+// bytes, without reflection).
 func TypeOfShipmentScheduled() *runtime.MessageType[ShipmentScheduled] {
 	return shipmentScheduledType
 }
@@ -75,13 +77,15 @@ const orderPlacedSchema = "" +
 // orderPlacedType is the message type "order.placed.v2", payload OrderPlaced:
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckOrderPlaced (the reference validator decides only
-// what it does not pass).
-var orderPlacedType = acemqimpl.NewCheckedJSONType[OrderPlaced]("order.placed.v2", orderPlacedSchema, acemqCheckOrderPlaced, acemqShapeOrderPlaced)
+// what it does not pass), encoded by acemqEncodeOrderPlaced (json.Marshal's
+// bytes, without reflection).
+var orderPlacedType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[OrderPlaced]("order.placed.v2", orderPlacedSchema, acemqCheckOrderPlaced, acemqShapeOrderPlaced), acemqEncodeOrderPlaced)
 
 // TypeOfOrderPlaced returns the message type "order.placed.v2", payload
 // OrderPlaced: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckOrderPlaced (the reference
-// validator decides only what it does not pass).
+// validator decides only what it does not pass), encoded by
+// acemqEncodeOrderPlaced (json.Marshal's bytes, without reflection).
 func TypeOfOrderPlaced() *runtime.MessageType[OrderPlaced] {
 	return orderPlacedType
 }

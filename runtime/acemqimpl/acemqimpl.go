@@ -158,14 +158,16 @@ func WithJSONEncoder[T any](mt *runtime.MessageType[T], enc JSONEncoder) *runtim
 }
 
 // GeneratedEncode runs the generated encoder of a JSON type alone: the
-// bytes it writes for v (ok is false when the type has none or it does not
-// take v). For the tests comparing the encoders with json.Marshal.
-func GeneratedEncode[T any](mt *runtime.MessageType[T], v T) (body []byte, ok bool) {
+// bytes it writes for v, wrote false when it does not take v (json.Marshal
+// would refuse it), has false when the type has no encoder. For the tests
+// comparing the encoders with json.Marshal.
+func GeneratedEncode[T any](mt *runtime.MessageType[T], v T) (body []byte, wrote, has bool) {
 	enc := typeimpl.JSONEncoderOf(mt)
 	if enc == nil {
-		return nil, false
+		return nil, false, false
 	}
-	return jsoncheck.Encode(enc, v)
+	body, wrote = jsoncheck.Encode(enc, v)
+	return body, wrote, true
 }
 
 // AppendJSONString appends s as json.Marshal writes a string (<, > and &

@@ -4,6 +4,7 @@
 package imports
 
 import (
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/acemq/acemq-go/runtime/acemqimpl"
@@ -55,4 +56,30 @@ func acemqShapeStockLow() *acemqimpl.JSONShape {
 		{Name: "left", Required: true, Shape: &acemqimpl.JSONShape{}},
 	}
 	return s0
+}
+
+// acemqAppendJSON appends v to b exactly as json.Marshal writes it; false when
+// json.Marshal would fail (the codec then calls it).
+func (v *StockLow) acemqAppendJSON(b []byte) ([]byte, bool) {
+	b = append(b, "{\"sku\":"...)
+	b = acemqimpl.AppendJSONString(b, v.Sku)
+	b = append(b, ",\"left\":"...)
+	b = strconv.AppendInt(b, v.Left, 10)
+	b = append(b, '}')
+	return b, true
+}
+
+// acemqEncodeStockLow is the generated encoder of StockLow
+// (acemqimpl.JSONEncoder): json.Marshal's bytes appended to b, false for a
+// value it does not take.
+func acemqEncodeStockLow(v any, b []byte) ([]byte, bool) {
+	switch x := v.(type) {
+	case StockLow:
+		return x.acemqAppendJSON(b)
+	case *StockLow:
+		if x != nil {
+			return x.acemqAppendJSON(b)
+		}
+	}
+	return b, false
 }

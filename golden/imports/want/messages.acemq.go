@@ -85,13 +85,15 @@ const stockLowSchema = "" +
 // stockLowType is the message type "golden.stock.low.v1", payload StockLow:
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckStockLow (the reference validator decides only what
-// it does not pass).
-var stockLowType = acemqimpl.NewCheckedJSONType[StockLow]("golden.stock.low.v1", stockLowSchema, acemqCheckStockLow, acemqShapeStockLow)
+// it does not pass), encoded by acemqEncodeStockLow (json.Marshal's bytes,
+// without reflection).
+var stockLowType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[StockLow]("golden.stock.low.v1", stockLowSchema, acemqCheckStockLow, acemqShapeStockLow), acemqEncodeStockLow)
 
 // TypeOfStockLow returns the message type "golden.stock.low.v1", payload
 // StockLow: JSON, validated against its JSON Schema on publish and on consume,
 // checked in plain Go by acemqCheckStockLow (the reference validator decides
-// only what it does not pass).
+// only what it does not pass), encoded by acemqEncodeStockLow (json.Marshal's
+// bytes, without reflection).
 func TypeOfStockLow() *runtime.MessageType[StockLow] {
 	return stockLowType
 }

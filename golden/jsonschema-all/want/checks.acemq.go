@@ -4,6 +4,7 @@
 package jsonschemaall
 
 import (
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/acemq/acemq-go/runtime/acemqimpl"
@@ -182,3 +183,192 @@ var (
 	acemqFormatUUID     = acemqimpl.JSONFormat("uuid")
 	acemqFormatDateTime = acemqimpl.JSONFormat("date-time")
 )
+
+// acemqAppendJSON appends v to b exactly as json.Marshal writes it; false when
+// json.Marshal would fail (the codec then calls it).
+func (v *Everything) acemqAppendJSON(b []byte) ([]byte, bool) {
+	var ok bool
+	b = append(b, "{\"id\":"...)
+	b = acemqimpl.AppendJSONString(b, v.ID)
+	b = append(b, ",\"count\":"...)
+	b = strconv.AppendInt(b, v.Count, 10)
+	b = append(b, ",\"ratio\":"...)
+	if b, ok = acemqimpl.AppendJSONFloat64(b, v.Ratio); !ok {
+		return b, false
+	}
+	b = append(b, ",\"active\":"...)
+	b = strconv.AppendBool(b, v.Active)
+	b = append(b, ",\"status\":"...)
+	b = acemqimpl.AppendJSONString(b, string(v.Status))
+	b = append(b, ",\"tags\":"...)
+	if v.Tags == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i1 := range v.Tags {
+			if i1 > 0 {
+				b = append(b, ',')
+			}
+			b = acemqimpl.AppendJSONString(b, v.Tags[i1])
+		}
+		b = append(b, ']')
+	}
+	b = append(b, ",\"address\":"...)
+	if b, ok = v.Address.acemqAppendJSON(b); !ok {
+		return b, false
+	}
+	if v.Billing != nil {
+		b = append(b, ",\"billing\":"...)
+		if b, ok = v.Billing.acemqAppendJSON(b); !ok {
+			return b, false
+		}
+	}
+	b = append(b, ",\"created_at\":"...)
+	if b, ok = acemqimpl.AppendJSONTime(b, v.CreatedAt); !ok {
+		return b, false
+	}
+	if v.UpdatedAt != nil {
+		b = append(b, ",\"updated_at\":"...)
+		if b, ok = acemqimpl.AppendJSONTime(b, (*v.UpdatedAt)); !ok {
+			return b, false
+		}
+	}
+	b = append(b, ",\"labels\":"...)
+	if v.Labels == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '{')
+		for i1, k1 := range acemqimpl.JSONMapKeys(v.Labels) {
+			if i1 > 0 {
+				b = append(b, ',')
+			}
+			b = acemqimpl.AppendJSONString(b, k1)
+			b = append(b, ':')
+			e1 := v.Labels[k1]
+			b = acemqimpl.AppendJSONString(b, e1)
+		}
+		b = append(b, '}')
+	}
+	if len(v.Scores) != 0 {
+		b = append(b, ",\"scores\":{"...)
+		for i1, k1 := range acemqimpl.JSONMapKeys(v.Scores) {
+			if i1 > 0 {
+				b = append(b, ',')
+			}
+			b = acemqimpl.AppendJSONString(b, k1)
+			b = append(b, ':')
+			e1 := v.Scores[k1]
+			b = strconv.AppendInt(b, e1, 10)
+		}
+		b = append(b, '}')
+	}
+	if v.Note != nil {
+		b = append(b, ",\"note\":"...)
+		b = acemqimpl.AppendJSONString(b, (*v.Note))
+	}
+	if v.Tree != nil {
+		b = append(b, ",\"tree\":"...)
+		if b, ok = v.Tree.acemqAppendJSON(b); !ok {
+			return b, false
+		}
+	}
+	if len(v.Items) != 0 {
+		b = append(b, ",\"items\":["...)
+		for i1 := range v.Items {
+			if i1 > 0 {
+				b = append(b, ',')
+			}
+			if b, ok = v.Items[i1].acemqAppendJSON(b); !ok {
+				return b, false
+			}
+		}
+		b = append(b, ']')
+	}
+	if v.Money != nil {
+		b = append(b, ",\"money\":"...)
+		if b, ok = v.Money.acemqAppendJSON(b); !ok {
+			return b, false
+		}
+	}
+	b = append(b, '}')
+	return b, true
+}
+
+// acemqAppendJSON appends v to b exactly as json.Marshal writes it; false when
+// json.Marshal would fail (the codec then calls it).
+func (v *EverythingAddress) acemqAppendJSON(b []byte) ([]byte, bool) {
+	start := len(b)
+	b = append(b, '{')
+	if v.Street != nil {
+		b = append(b, "\"street\":"...)
+		b = acemqimpl.AppendJSONString(b, (*v.Street))
+	}
+	if len(b) > start+1 {
+		b = append(b, ',')
+	}
+	b = append(b, "\"city\":"...)
+	b = acemqimpl.AppendJSONString(b, v.City)
+	b = append(b, '}')
+	return b, true
+}
+
+// acemqAppendJSON appends v to b exactly as json.Marshal writes it; false when
+// json.Marshal would fail (the codec then calls it).
+func (v *EverythingTree) acemqAppendJSON(b []byte) ([]byte, bool) {
+	var ok bool
+	b = append(b, "{\"name\":"...)
+	b = acemqimpl.AppendJSONString(b, v.Name)
+	if len(v.Children) != 0 {
+		b = append(b, ",\"children\":["...)
+		for i1 := range v.Children {
+			if i1 > 0 {
+				b = append(b, ',')
+			}
+			if b, ok = v.Children[i1].acemqAppendJSON(b); !ok {
+				return b, false
+			}
+		}
+		b = append(b, ']')
+	}
+	b = append(b, '}')
+	return b, true
+}
+
+// acemqAppendJSON appends v to b exactly as json.Marshal writes it; false when
+// json.Marshal would fail (the codec then calls it).
+func (v *EverythingItemsItem) acemqAppendJSON(b []byte) ([]byte, bool) {
+	b = append(b, "{\"sku\":"...)
+	b = acemqimpl.AppendJSONString(b, v.Sku)
+	if v.Quantity != nil {
+		b = append(b, ",\"quantity\":"...)
+		b = strconv.AppendInt(b, (*v.Quantity), 10)
+	}
+	b = append(b, '}')
+	return b, true
+}
+
+// acemqAppendJSON appends v to b exactly as json.Marshal writes it; false when
+// json.Marshal would fail (the codec then calls it).
+func (v *Money) acemqAppendJSON(b []byte) ([]byte, bool) {
+	b = append(b, "{\"amount\":"...)
+	b = strconv.AppendInt(b, v.Amount, 10)
+	b = append(b, ",\"currency\":"...)
+	b = acemqimpl.AppendJSONString(b, v.Currency)
+	b = append(b, '}')
+	return b, true
+}
+
+// acemqEncodeEverything is the generated encoder of Everything
+// (acemqimpl.JSONEncoder): json.Marshal's bytes appended to b, false for a
+// value it does not take.
+func acemqEncodeEverything(v any, b []byte) ([]byte, bool) {
+	switch x := v.(type) {
+	case Everything:
+		return x.acemqAppendJSON(b)
+	case *Everything:
+		if x != nil {
+			return x.acemqAppendJSON(b)
+		}
+	}
+	return b, false
+}

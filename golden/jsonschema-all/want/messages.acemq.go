@@ -187,13 +187,15 @@ const everythingSchema = "" +
 // everythingType is the message type "golden.jsonschema.everything.v1",
 // payload Everything: JSON, validated against its JSON Schema on publish and
 // on consume, checked in plain Go by acemqCheckEverything (the reference
-// validator decides only what it does not pass).
-var everythingType = acemqimpl.NewCheckedJSONType[Everything]("golden.jsonschema.everything.v1", everythingSchema, acemqCheckEverything, acemqShapeEverything)
+// validator decides only what it does not pass), encoded by
+// acemqEncodeEverything (json.Marshal's bytes, without reflection).
+var everythingType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[Everything]("golden.jsonschema.everything.v1", everythingSchema, acemqCheckEverything, acemqShapeEverything), acemqEncodeEverything)
 
 // TypeOfEverything returns the message type "golden.jsonschema.everything.v1",
 // payload Everything: JSON, validated against its JSON Schema on publish and
 // on consume, checked in plain Go by acemqCheckEverything (the reference
-// validator decides only what it does not pass).
+// validator decides only what it does not pass), encoded by
+// acemqEncodeEverything (json.Marshal's bytes, without reflection).
 func TypeOfEverything() *runtime.MessageType[Everything] {
 	return everythingType
 }

@@ -4,6 +4,7 @@
 package names
 
 import (
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/acemq/acemq-go/runtime/acemqimpl"
@@ -183,4 +184,123 @@ func acemqShapeRangeEvent() *acemqimpl.JSONShape {
 		{Name: "to", Required: true, Shape: &acemqimpl.JSONShape{}},
 	}
 	return s0
+}
+
+// acemqAppendJSON appends v to b exactly as json.Marshal writes it; false when
+// json.Marshal would fail (the codec then calls it).
+func (v *Type) acemqAppendJSON(b []byte) ([]byte, bool) {
+	b = append(b, "{\"func\":"...)
+	b = acemqimpl.AppendJSONString(b, v.Func)
+	b = append(b, ",\"type\":"...)
+	b = acemqimpl.AppendJSONString(b, v.Type)
+	if v.Range != nil {
+		b = append(b, ",\"range\":"...)
+		b = strconv.AppendInt(b, (*v.Range), 10)
+	}
+	if v.X2nd != nil {
+		b = append(b, ",\"2nd\":"...)
+		b = acemqimpl.AppendJSONString(b, (*v.X2nd))
+	}
+	if v.WithDash != nil {
+		b = append(b, ",\"with-dash\":"...)
+		b = acemqimpl.AppendJSONString(b, (*v.WithDash))
+	}
+	if v.Ünïcödé != nil {
+		b = append(b, ",\"ünïcödé\":"...)
+		b = acemqimpl.AppendJSONString(b, (*v.Ünïcödé))
+	}
+	b = append(b, '}')
+	return b, true
+}
+
+// acemqAppendJSON appends v to b exactly as json.Marshal writes it; false when
+// json.Marshal would fail (the codec then calls it).
+func (v *CaféCrème) acemqAppendJSON(b []byte) ([]byte, bool) {
+	b = append(b, "{\"taille\":"...)
+	b = acemqimpl.AppendJSONString(b, string(v.Taille))
+	if v.Sucré != nil {
+		b = append(b, ",\"sucré\":"...)
+		b = strconv.AppendBool(b, (*v.Sucré))
+	}
+	b = append(b, '}')
+	return b, true
+}
+
+// acemqAppendJSON appends v to b exactly as json.Marshal writes it; false when
+// json.Marshal would fail (the codec then calls it).
+func (v *X订单) acemqAppendJSON(b []byte) ([]byte, bool) {
+	b = append(b, "{\"编号\":"...)
+	b = acemqimpl.AppendJSONString(b, v.X编号)
+	b = append(b, '}')
+	return b, true
+}
+
+// acemqAppendJSON appends v to b exactly as json.Marshal writes it; false when
+// json.Marshal would fail (the codec then calls it).
+func (v *RangeEvent) acemqAppendJSON(b []byte) ([]byte, bool) {
+	b = append(b, "{\"from\":"...)
+	b = strconv.AppendInt(b, v.From, 10)
+	b = append(b, ",\"to\":"...)
+	b = strconv.AppendInt(b, v.To, 10)
+	b = append(b, '}')
+	return b, true
+}
+
+// acemqEncodeType is the generated encoder of Type (acemqimpl.JSONEncoder):
+// json.Marshal's bytes appended to b, false for a value it does not take.
+func acemqEncodeType(v any, b []byte) ([]byte, bool) {
+	switch x := v.(type) {
+	case Type:
+		return x.acemqAppendJSON(b)
+	case *Type:
+		if x != nil {
+			return x.acemqAppendJSON(b)
+		}
+	}
+	return b, false
+}
+
+// acemqEncodeCaféCrème is the generated encoder of CaféCrème
+// (acemqimpl.JSONEncoder): json.Marshal's bytes appended to b, false for a
+// value it does not take.
+func acemqEncodeCaféCrème(v any, b []byte) ([]byte, bool) {
+	switch x := v.(type) {
+	case CaféCrème:
+		return x.acemqAppendJSON(b)
+	case *CaféCrème:
+		if x != nil {
+			return x.acemqAppendJSON(b)
+		}
+	}
+	return b, false
+}
+
+// acemqEncodeX订单 is the generated encoder of X订单
+// (acemqimpl.JSONEncoder): json.Marshal's bytes appended to b, false for a
+// value it does not take.
+func acemqEncodeX订单(v any, b []byte) ([]byte, bool) {
+	switch x := v.(type) {
+	case X订单:
+		return x.acemqAppendJSON(b)
+	case *X订单:
+		if x != nil {
+			return x.acemqAppendJSON(b)
+		}
+	}
+	return b, false
+}
+
+// acemqEncodeRangeEvent is the generated encoder of RangeEvent
+// (acemqimpl.JSONEncoder): json.Marshal's bytes appended to b, false for a
+// value it does not take.
+func acemqEncodeRangeEvent(v any, b []byte) ([]byte, bool) {
+	switch x := v.(type) {
+	case RangeEvent:
+		return x.acemqAppendJSON(b)
+	case *RangeEvent:
+		if x != nil {
+			return x.acemqAppendJSON(b)
+		}
+	}
+	return b, false
 }

@@ -39,13 +39,15 @@ const typeSchema = "" +
 // typeType is the message type "names.type.v1 */ //go:generate echo pwned",
 // payload Type: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckType (the reference validator
-// decides only what it does not pass).
-var typeType = acemqimpl.NewCheckedJSONType[Type]("names.type.v1 */ //go:generate echo pwned", typeSchema, acemqCheckType, acemqShapeType)
+// decides only what it does not pass), encoded by acemqEncodeType
+// (json.Marshal's bytes, without reflection).
+var typeType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[Type]("names.type.v1 */ //go:generate echo pwned", typeSchema, acemqCheckType, acemqShapeType), acemqEncodeType)
 
 // TypeOfType returns the message type "names.type.v1 */ //go:generate echo
 // pwned", payload Type: JSON, validated against its JSON Schema on publish and
 // on consume, checked in plain Go by acemqCheckType (the reference validator
-// decides only what it does not pass).
+// decides only what it does not pass), encoded by acemqEncodeType
+// (json.Marshal's bytes, without reflection).
 func TypeOfType() *runtime.MessageType[Type] {
 	return typeType
 }
@@ -106,13 +108,15 @@ const caféCrèmeSchema = "" +
 // caféCrèmeType is the message type "names.café.v1", payload CaféCrème:
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckCaféCrème (the reference validator decides only
-// what it does not pass).
-var caféCrèmeType = acemqimpl.NewCheckedJSONType[CaféCrème]("names.café.v1", caféCrèmeSchema, acemqCheckCaféCrème, acemqShapeCaféCrème)
+// what it does not pass), encoded by acemqEncodeCaféCrème (json.Marshal's
+// bytes, without reflection).
+var caféCrèmeType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[CaféCrème]("names.café.v1", caféCrèmeSchema, acemqCheckCaféCrème, acemqShapeCaféCrème), acemqEncodeCaféCrème)
 
 // TypeOfCaféCrème returns the message type "names.café.v1", payload
 // CaféCrème: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckCaféCrème (the reference
-// validator decides only what it does not pass).
+// validator decides only what it does not pass), encoded by
+// acemqEncodeCaféCrème (json.Marshal's bytes, without reflection).
 func TypeOfCaféCrème() *runtime.MessageType[CaféCrème] {
 	return caféCrèmeType
 }
@@ -139,13 +143,15 @@ const x订单Schema = "" +
 // x订单Type is the message type "names.订单.v1", payload X订单: JSON,
 // validated against its JSON Schema on publish and on consume, checked in
 // plain Go by acemqCheckX订单 (the reference validator decides only what it
-// does not pass).
-var x订单Type = acemqimpl.NewCheckedJSONType[X订单]("names.订单.v1", x订单Schema, acemqCheckX订单, acemqShapeX订单)
+// does not pass), encoded by acemqEncodeX订单 (json.Marshal's bytes, without
+// reflection).
+var x订单Type = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[X订单]("names.订单.v1", x订单Schema, acemqCheckX订单, acemqShapeX订单), acemqEncodeX订单)
 
 // TypeOfX订单 returns the message type "names.订单.v1", payload X订单:
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckX订单 (the reference validator decides only what
-// it does not pass).
+// it does not pass), encoded by acemqEncodeX订单 (json.Marshal's bytes,
+// without reflection).
 func TypeOfX订单() *runtime.MessageType[X订单] {
 	return x订单Type
 }
@@ -172,13 +178,15 @@ const rangeEventSchema = "" +
 // rangeEventType is the message type "names.range.v1", payload RangeEvent:
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckRangeEvent (the reference validator decides only
-// what it does not pass).
-var rangeEventType = acemqimpl.NewCheckedJSONType[RangeEvent]("names.range.v1", rangeEventSchema, acemqCheckRangeEvent, acemqShapeRangeEvent)
+// what it does not pass), encoded by acemqEncodeRangeEvent (json.Marshal's
+// bytes, without reflection).
+var rangeEventType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[RangeEvent]("names.range.v1", rangeEventSchema, acemqCheckRangeEvent, acemqShapeRangeEvent), acemqEncodeRangeEvent)
 
 // TypeOfRangeEvent returns the message type "names.range.v1", payload
 // RangeEvent: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckRangeEvent (the reference
-// validator decides only what it does not pass).
+// validator decides only what it does not pass), encoded by
+// acemqEncodeRangeEvent (json.Marshal's bytes, without reflection).
 func TypeOfRangeEvent() *runtime.MessageType[RangeEvent] {
 	return rangeEventType
 }

@@ -59,3 +59,33 @@ func acemqShapeOrderCancelled() *acemqimpl.JSONShape {
 	}
 	return s0
 }
+
+// acemqAppendJSON appends v to b exactly as json.Marshal writes it; false when
+// json.Marshal would fail (the codec then calls it).
+func (v *OrderCancelled) acemqAppendJSON(b []byte) ([]byte, bool) {
+	b = append(b, "{\"order_id\":"...)
+	b = acemqimpl.AppendJSONString(b, v.OrderID)
+	b = append(b, ",\"reason\":"...)
+	b = acemqimpl.AppendJSONString(b, string(v.Reason))
+	if v.Note != nil {
+		b = append(b, ",\"note\":"...)
+		b = acemqimpl.AppendJSONString(b, (*v.Note))
+	}
+	b = append(b, '}')
+	return b, true
+}
+
+// acemqEncodeOrderCancelled is the generated encoder of OrderCancelled
+// (acemqimpl.JSONEncoder): json.Marshal's bytes appended to b, false for a
+// value it does not take.
+func acemqEncodeOrderCancelled(v any, b []byte) ([]byte, bool) {
+	switch x := v.(type) {
+	case OrderCancelled:
+		return x.acemqAppendJSON(b)
+	case *OrderCancelled:
+		if x != nil {
+			return x.acemqAppendJSON(b)
+		}
+	}
+	return b, false
+}

@@ -78,13 +78,15 @@ const orderCancelledSchema = "" +
 // orderCancelledType is the message type "order.cancelled.v1", payload
 // OrderCancelled: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckOrderCancelled (the reference
-// validator decides only what it does not pass).
-var orderCancelledType = acemqimpl.NewCheckedJSONType[OrderCancelled]("order.cancelled.v1", orderCancelledSchema, acemqCheckOrderCancelled, acemqShapeOrderCancelled)
+// validator decides only what it does not pass), encoded by
+// acemqEncodeOrderCancelled (json.Marshal's bytes, without reflection).
+var orderCancelledType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[OrderCancelled]("order.cancelled.v1", orderCancelledSchema, acemqCheckOrderCancelled, acemqShapeOrderCancelled), acemqEncodeOrderCancelled)
 
 // TypeOfOrderCancelled returns the message type "order.cancelled.v1", payload
 // OrderCancelled: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckOrderCancelled (the reference
-// validator decides only what it does not pass).
+// validator decides only what it does not pass), encoded by
+// acemqEncodeOrderCancelled (json.Marshal's bytes, without reflection).
 func TypeOfOrderCancelled() *runtime.MessageType[OrderCancelled] {
 	return orderCancelledType
 }

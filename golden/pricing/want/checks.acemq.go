@@ -4,6 +4,7 @@
 package pricing
 
 import (
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/acemq/acemq-go/runtime/acemqimpl"
@@ -235,4 +236,132 @@ func acemqShapeStock() *acemqimpl.JSONShape {
 		{Name: "available", Required: true, Shape: &acemqimpl.JSONShape{}},
 	}
 	return s0
+}
+
+// acemqAppendJSON appends v to b exactly as json.Marshal writes it; false when
+// json.Marshal would fail (the codec then calls it).
+func (v *QuoteRequested) acemqAppendJSON(b []byte) ([]byte, bool) {
+	b = append(b, "{\"sku\":"...)
+	b = acemqimpl.AppendJSONString(b, v.Sku)
+	b = append(b, ",\"quantity\":"...)
+	b = strconv.AppendInt(b, v.Quantity, 10)
+	b = append(b, '}')
+	return b, true
+}
+
+// acemqAppendJSON appends v to b exactly as json.Marshal writes it; false when
+// json.Marshal would fail (the codec then calls it).
+func (v *Quote) acemqAppendJSON(b []byte) ([]byte, bool) {
+	b = append(b, "{\"sku\":"...)
+	b = acemqimpl.AppendJSONString(b, v.Sku)
+	b = append(b, ",\"quantity\":"...)
+	b = strconv.AppendInt(b, v.Quantity, 10)
+	b = append(b, ",\"total_cents\":"...)
+	b = strconv.AppendInt(b, v.TotalCents, 10)
+	b = append(b, '}')
+	return b, true
+}
+
+// acemqAppendJSON appends v to b exactly as json.Marshal writes it; false when
+// json.Marshal would fail (the codec then calls it).
+func (v *PriceChanged) acemqAppendJSON(b []byte) ([]byte, bool) {
+	b = append(b, "{\"sku\":"...)
+	b = acemqimpl.AppendJSONString(b, v.Sku)
+	b = append(b, ",\"unit_cents\":"...)
+	b = strconv.AppendInt(b, v.UnitCents, 10)
+	b = append(b, '}')
+	return b, true
+}
+
+// acemqAppendJSON appends v to b exactly as json.Marshal writes it; false when
+// json.Marshal would fail (the codec then calls it).
+func (v *StockAsked) acemqAppendJSON(b []byte) ([]byte, bool) {
+	b = append(b, "{\"sku\":"...)
+	b = acemqimpl.AppendJSONString(b, v.Sku)
+	b = append(b, '}')
+	return b, true
+}
+
+// acemqAppendJSON appends v to b exactly as json.Marshal writes it; false when
+// json.Marshal would fail (the codec then calls it).
+func (v *Stock) acemqAppendJSON(b []byte) ([]byte, bool) {
+	b = append(b, "{\"sku\":"...)
+	b = acemqimpl.AppendJSONString(b, v.Sku)
+	b = append(b, ",\"available\":"...)
+	b = strconv.AppendInt(b, v.Available, 10)
+	b = append(b, '}')
+	return b, true
+}
+
+// acemqEncodeQuoteRequested is the generated encoder of QuoteRequested
+// (acemqimpl.JSONEncoder): json.Marshal's bytes appended to b, false for a
+// value it does not take.
+func acemqEncodeQuoteRequested(v any, b []byte) ([]byte, bool) {
+	switch x := v.(type) {
+	case QuoteRequested:
+		return x.acemqAppendJSON(b)
+	case *QuoteRequested:
+		if x != nil {
+			return x.acemqAppendJSON(b)
+		}
+	}
+	return b, false
+}
+
+// acemqEncodeQuote is the generated encoder of Quote (acemqimpl.JSONEncoder):
+// json.Marshal's bytes appended to b, false for a value it does not take.
+func acemqEncodeQuote(v any, b []byte) ([]byte, bool) {
+	switch x := v.(type) {
+	case Quote:
+		return x.acemqAppendJSON(b)
+	case *Quote:
+		if x != nil {
+			return x.acemqAppendJSON(b)
+		}
+	}
+	return b, false
+}
+
+// acemqEncodePriceChanged is the generated encoder of PriceChanged
+// (acemqimpl.JSONEncoder): json.Marshal's bytes appended to b, false for a
+// value it does not take.
+func acemqEncodePriceChanged(v any, b []byte) ([]byte, bool) {
+	switch x := v.(type) {
+	case PriceChanged:
+		return x.acemqAppendJSON(b)
+	case *PriceChanged:
+		if x != nil {
+			return x.acemqAppendJSON(b)
+		}
+	}
+	return b, false
+}
+
+// acemqEncodeStockAsked is the generated encoder of StockAsked
+// (acemqimpl.JSONEncoder): json.Marshal's bytes appended to b, false for a
+// value it does not take.
+func acemqEncodeStockAsked(v any, b []byte) ([]byte, bool) {
+	switch x := v.(type) {
+	case StockAsked:
+		return x.acemqAppendJSON(b)
+	case *StockAsked:
+		if x != nil {
+			return x.acemqAppendJSON(b)
+		}
+	}
+	return b, false
+}
+
+// acemqEncodeStock is the generated encoder of Stock (acemqimpl.JSONEncoder):
+// json.Marshal's bytes appended to b, false for a value it does not take.
+func acemqEncodeStock(v any, b []byte) ([]byte, bool) {
+	switch x := v.(type) {
+	case Stock:
+		return x.acemqAppendJSON(b)
+	case *Stock:
+		if x != nil {
+			return x.acemqAppendJSON(b)
+		}
+	}
+	return b, false
 }

@@ -36,13 +36,15 @@ const quoteRequestedSchema = "" +
 // quoteRequestedType is the message type "pricing.quote.requested.v1", payload
 // QuoteRequested: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckQuoteRequested (the reference
-// validator decides only what it does not pass).
-var quoteRequestedType = acemqimpl.NewCheckedJSONType[QuoteRequested]("pricing.quote.requested.v1", quoteRequestedSchema, acemqCheckQuoteRequested, acemqShapeQuoteRequested)
+// validator decides only what it does not pass), encoded by
+// acemqEncodeQuoteRequested (json.Marshal's bytes, without reflection).
+var quoteRequestedType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[QuoteRequested]("pricing.quote.requested.v1", quoteRequestedSchema, acemqCheckQuoteRequested, acemqShapeQuoteRequested), acemqEncodeQuoteRequested)
 
 // TypeOfQuoteRequested returns the message type "pricing.quote.requested.v1",
 // payload QuoteRequested: JSON, validated against its JSON Schema on publish
 // and on consume, checked in plain Go by acemqCheckQuoteRequested (the
-// reference validator decides only what it does not pass).
+// reference validator decides only what it does not pass), encoded by
+// acemqEncodeQuoteRequested (json.Marshal's bytes, without reflection).
 func TypeOfQuoteRequested() *runtime.MessageType[QuoteRequested] {
 	return quoteRequestedType
 }
@@ -73,13 +75,15 @@ const quoteSchema = "" +
 // quoteType is the message type "pricing.quote.v1", payload Quote: JSON,
 // validated against its JSON Schema on publish and on consume, checked in
 // plain Go by acemqCheckQuote (the reference validator decides only what it
-// does not pass).
-var quoteType = acemqimpl.NewCheckedJSONType[Quote]("pricing.quote.v1", quoteSchema, acemqCheckQuote, acemqShapeQuote)
+// does not pass), encoded by acemqEncodeQuote (json.Marshal's bytes, without
+// reflection).
+var quoteType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[Quote]("pricing.quote.v1", quoteSchema, acemqCheckQuote, acemqShapeQuote), acemqEncodeQuote)
 
 // TypeOfQuote returns the message type "pricing.quote.v1", payload Quote:
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckQuote (the reference validator decides only what it
-// does not pass).
+// does not pass), encoded by acemqEncodeQuote (json.Marshal's bytes, without
+// reflection).
 func TypeOfQuote() *runtime.MessageType[Quote] {
 	return quoteType
 }
@@ -108,13 +112,15 @@ const priceChangedSchema = "" +
 // priceChangedType is the message type "pricing.price.changed.v1", payload
 // PriceChanged: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckPriceChanged (the reference
-// validator decides only what it does not pass).
-var priceChangedType = acemqimpl.NewCheckedJSONType[PriceChanged]("pricing.price.changed.v1", priceChangedSchema, acemqCheckPriceChanged, acemqShapePriceChanged)
+// validator decides only what it does not pass), encoded by
+// acemqEncodePriceChanged (json.Marshal's bytes, without reflection).
+var priceChangedType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[PriceChanged]("pricing.price.changed.v1", priceChangedSchema, acemqCheckPriceChanged, acemqShapePriceChanged), acemqEncodePriceChanged)
 
 // TypeOfPriceChanged returns the message type "pricing.price.changed.v1",
 // payload PriceChanged: JSON, validated against its JSON Schema on publish and
 // on consume, checked in plain Go by acemqCheckPriceChanged (the reference
-// validator decides only what it does not pass).
+// validator decides only what it does not pass), encoded by
+// acemqEncodePriceChanged (json.Marshal's bytes, without reflection).
 func TypeOfPriceChanged() *runtime.MessageType[PriceChanged] {
 	return priceChangedType
 }
@@ -144,13 +150,15 @@ const stockAskedSchema = "" +
 // stockAskedType is the message type "pricing.stock.asked.v1", payload
 // StockAsked: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckStockAsked (the reference
-// validator decides only what it does not pass).
-var stockAskedType = acemqimpl.NewCheckedJSONType[StockAsked]("pricing.stock.asked.v1", stockAskedSchema, acemqCheckStockAsked, acemqShapeStockAsked)
+// validator decides only what it does not pass), encoded by
+// acemqEncodeStockAsked (json.Marshal's bytes, without reflection).
+var stockAskedType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[StockAsked]("pricing.stock.asked.v1", stockAskedSchema, acemqCheckStockAsked, acemqShapeStockAsked), acemqEncodeStockAsked)
 
 // TypeOfStockAsked returns the message type "pricing.stock.asked.v1", payload
 // StockAsked: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckStockAsked (the reference
-// validator decides only what it does not pass).
+// validator decides only what it does not pass), encoded by
+// acemqEncodeStockAsked (json.Marshal's bytes, without reflection).
 func TypeOfStockAsked() *runtime.MessageType[StockAsked] {
 	return stockAskedType
 }
@@ -179,13 +187,15 @@ const stockSchema = "" +
 // stockType is the message type "pricing.stock.v1", payload Stock: JSON,
 // validated against its JSON Schema on publish and on consume, checked in
 // plain Go by acemqCheckStock (the reference validator decides only what it
-// does not pass).
-var stockType = acemqimpl.NewCheckedJSONType[Stock]("pricing.stock.v1", stockSchema, acemqCheckStock, acemqShapeStock)
+// does not pass), encoded by acemqEncodeStock (json.Marshal's bytes, without
+// reflection).
+var stockType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[Stock]("pricing.stock.v1", stockSchema, acemqCheckStock, acemqShapeStock), acemqEncodeStock)
 
 // TypeOfStock returns the message type "pricing.stock.v1", payload Stock:
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckStock (the reference validator decides only what it
-// does not pass).
+// does not pass), encoded by acemqEncodeStock (json.Marshal's bytes, without
+// reflection).
 func TypeOfStock() *runtime.MessageType[Stock] {
 	return stockType
 }

@@ -3,7 +3,11 @@
 
 package shipping
 
-import "github.com/acemq/acemq-go/runtime/acemqimpl"
+import (
+	"strconv"
+
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
+)
 
 // acemqCheckJSON reports to c what checking v against its JSON Schema finds;
 // at is where v is in the document encoding/json writes (nil: the root).
@@ -71,3 +75,57 @@ func acemqShapeShipmentRequested() *acemqimpl.JSONShape {
 var (
 	acemqFormatDateTime = acemqimpl.JSONFormat("date-time")
 )
+
+// acemqAppendJSON appends v to b exactly as json.Marshal writes it; false when
+// json.Marshal would fail (the codec then calls it).
+func (v *ShipmentRequested) acemqAppendJSON(b []byte) ([]byte, bool) {
+	var ok bool
+	b = append(b, "{\"order_id\":"...)
+	b = acemqimpl.AppendJSONString(b, v.OrderID)
+	b = append(b, ",\"address\":"...)
+	if b, ok = v.Address.acemqAppendJSON(b); !ok {
+		return b, false
+	}
+	b = append(b, ",\"requested_at\":"...)
+	if b, ok = acemqimpl.AppendJSONTime(b, v.RequestedAt); !ok {
+		return b, false
+	}
+	if v.Express != nil {
+		b = append(b, ",\"express\":"...)
+		b = strconv.AppendBool(b, (*v.Express))
+	}
+	if v.Parcels != nil {
+		b = append(b, ",\"parcels\":"...)
+		b = strconv.AppendInt(b, (*v.Parcels), 10)
+	}
+	b = append(b, '}')
+	return b, true
+}
+
+// acemqAppendJSON appends v to b exactly as json.Marshal writes it; false when
+// json.Marshal would fail (the codec then calls it).
+func (v *ShipmentRequestedAddress) acemqAppendJSON(b []byte) ([]byte, bool) {
+	b = append(b, "{\"street\":"...)
+	b = acemqimpl.AppendJSONString(b, v.Street)
+	b = append(b, ",\"city\":"...)
+	b = acemqimpl.AppendJSONString(b, v.City)
+	b = append(b, ",\"country\":"...)
+	b = acemqimpl.AppendJSONString(b, v.Country)
+	b = append(b, '}')
+	return b, true
+}
+
+// acemqEncodeShipmentRequested is the generated encoder of ShipmentRequested
+// (acemqimpl.JSONEncoder): json.Marshal's bytes appended to b, false for a
+// value it does not take.
+func acemqEncodeShipmentRequested(v any, b []byte) ([]byte, bool) {
+	switch x := v.(type) {
+	case ShipmentRequested:
+		return x.acemqAppendJSON(b)
+	case *ShipmentRequested:
+		if x != nil {
+			return x.acemqAppendJSON(b)
+		}
+	}
+	return b, false
+}

@@ -50,13 +50,15 @@ const shipmentRequestedSchema = "" +
 // shipmentRequestedType is the message type "shipment.requested.v1", payload
 // ShipmentRequested: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckShipmentRequested (the reference
-// validator decides only what it does not pass).
-var shipmentRequestedType = acemqimpl.NewCheckedJSONType[ShipmentRequested]("shipment.requested.v1", shipmentRequestedSchema, acemqCheckShipmentRequested, acemqShapeShipmentRequested)
+// validator decides only what it does not pass), encoded by
+// acemqEncodeShipmentRequested (json.Marshal's bytes, without reflection).
+var shipmentRequestedType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[ShipmentRequested]("shipment.requested.v1", shipmentRequestedSchema, acemqCheckShipmentRequested, acemqShapeShipmentRequested), acemqEncodeShipmentRequested)
 
 // TypeOfShipmentRequested returns the message type "shipment.requested.v1",
 // payload ShipmentRequested: JSON, validated against its JSON Schema on
 // publish and on consume, checked in plain Go by acemqCheckShipmentRequested
-// (the reference validator decides only what it does not pass).
+// (the reference validator decides only what it does not pass), encoded by
+// acemqEncodeShipmentRequested (json.Marshal's bytes, without reflection).
 func TypeOfShipmentRequested() *runtime.MessageType[ShipmentRequested] {
 	return shipmentRequestedType
 }

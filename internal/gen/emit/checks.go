@@ -19,6 +19,7 @@ import (
 // which reports to c every violation of its schema in the value as
 // encoding/json writes it; the message types of such structs are declared
 // with acemqimpl.NewCheckedJSONType and the payload gets a Validate method.
+// The file ends with the JSON encoders (encoders.go).
 func checksFile(m *model.Model, source string) *jen.File {
 	f := newFile(m, source)
 	if m.Types == nil {
@@ -42,6 +43,7 @@ func checksFile(m *model.Model, source string) *jen.File {
 		}
 	}
 	cv.emit(f)
+	encodersCode(f, m)
 	return f
 }
 

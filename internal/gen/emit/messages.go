@@ -26,6 +26,7 @@ func messagesFile(m *model.Model, source string) *jen.File {
 		f.Line()
 		registryVar(f, m.Registry)
 	}
+	enc := newJSONEncoders(m)
 	for _, msg := range m.Messages {
 		f.Line()
 		// const orderPlacedSchema = "{...}"
@@ -36,7 +37,7 @@ func messagesFile(m *model.Model, source string) *jen.File {
 		}
 		f.Const().Id(msg.SchemaConst).Op("=").Add(lines(msg.SchemaText))
 		f.Line()
-		messageTypeVar(f, msg, m.Registry)
+		messageTypeVar(f, msg, m.Registry, enc)
 	}
 	return f
 }
@@ -82,7 +83,7 @@ func registryVar(f *jen.File, r *model.Registry) {
 //	var orderPlacedType = runtime.NewAvroType[OrderPlaced]("order.placed.v2", "orders", orderPlacedSchema)
 //
 //	func TypeOfOrderPlaced() *runtime.MessageType[OrderPlaced] { return orderPlacedType }
-func messageTypeVar(f *jen.File, msg *model.Message, reg *model.Registry) {
+func messageTypeVar(f *jen.File, msg *model.Message, reg *model.Registry, enc *jsonEncoders) {
 	var ctor *jen.Statement
 	var what string
 	switch msg.Format {
@@ -100,6 +101,10 @@ func messageTypeVar(f *jen.File, msg *model.Message, reg *model.Registry) {
 			what += ", checked in plain Go by " + msg.CheckFunc + " (the reference validator decides only what it does not pass)"
 			ctor = impl("NewCheckedJSONType").Types(jen.Id(msg.GoName)).Call(jen.Lit(msg.Type), jen.Id(msg.SchemaConst), jen.Id(msg.CheckFunc),
 				jen.Id(msg.ShapeFunc))
+		}
+		if enc.encodes(msg) {
+			what += ", encoded by " + msg.EncodeFunc + " (json.Marshal's bytes, without reflection)"
+			ctor = impl("WithJSONEncoder").Call(ctor, jen.Id(msg.EncodeFunc))
 		}
 	}
 	doc(f.Comment, "%s is %s.", msg.VarName, what)

@@ -85,6 +85,11 @@ type Message struct {
 	// JSON Schema payload (acemqimpl.NewCheckedJSONType), e.g.
 	// acemqShapeOrderCancelled; "" for an Avro message.
 	ShapeFunc string
+	// EncodeFunc is the unexported func that encodes a JSON Schema
+	// payload as json.Marshal does, without reflection
+	// (acemqimpl.JSONEncoder), e.g. acemqEncodeOrderCancelled; "" for an
+	// Avro message.
+	EncodeFunc string
 	// HandlerMethod is the method of a queue's handler interface that
 	// takes this message, e.g. HandleOrderPlaced.
 	HandlerMethod string

@@ -3,7 +3,11 @@
 
 package inboxgen
 
-import "github.com/acemq/acemq-go/runtime/acemqimpl"
+import (
+	"strconv"
+
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
+)
 
 // acemqCheckJSON reports to c what checking v against its JSON Schema finds;
 // at is where v is in the document encoding/json writes (nil: the root).
@@ -48,4 +52,30 @@ func acemqShapePaymentReceived() *acemqimpl.JSONShape {
 		{Name: "amount_cents", Required: true, Shape: &acemqimpl.JSONShape{}},
 	}
 	return s0
+}
+
+// acemqAppendJSON appends v to b exactly as json.Marshal writes it; false when
+// json.Marshal would fail (the codec then calls it).
+func (v *PaymentReceived) acemqAppendJSON(b []byte) ([]byte, bool) {
+	b = append(b, "{\"payment_id\":"...)
+	b = acemqimpl.AppendJSONString(b, v.PaymentID)
+	b = append(b, ",\"amount_cents\":"...)
+	b = strconv.AppendInt(b, v.AmountCents, 10)
+	b = append(b, '}')
+	return b, true
+}
+
+// acemqEncodePaymentReceived is the generated encoder of PaymentReceived
+// (acemqimpl.JSONEncoder): json.Marshal's bytes appended to b, false for a
+// value it does not take.
+func acemqEncodePaymentReceived(v any, b []byte) ([]byte, bool) {
+	switch x := v.(type) {
+	case PaymentReceived:
+		return x.acemqAppendJSON(b)
+	case *PaymentReceived:
+		if x != nil {
+			return x.acemqAppendJSON(b)
+		}
+	}
+	return b, false
 }

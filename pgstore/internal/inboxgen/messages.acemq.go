@@ -36,13 +36,15 @@ const paymentReceivedSchema = "" +
 // paymentReceivedType is the message type "payment.received.v1", payload
 // PaymentReceived: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckPaymentReceived (the reference
-// validator decides only what it does not pass).
-var paymentReceivedType = acemqimpl.NewCheckedJSONType[PaymentReceived]("payment.received.v1", paymentReceivedSchema, acemqCheckPaymentReceived, acemqShapePaymentReceived)
+// validator decides only what it does not pass), encoded by
+// acemqEncodePaymentReceived (json.Marshal's bytes, without reflection).
+var paymentReceivedType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[PaymentReceived]("payment.received.v1", paymentReceivedSchema, acemqCheckPaymentReceived, acemqShapePaymentReceived), acemqEncodePaymentReceived)
 
 // TypeOfPaymentReceived returns the message type "payment.received.v1",
 // payload PaymentReceived: JSON, validated against its JSON Schema on publish
 // and on consume, checked in plain Go by acemqCheckPaymentReceived (the
-// reference validator decides only what it does not pass).
+// reference validator decides only what it does not pass), encoded by
+// acemqEncodePaymentReceived (json.Marshal's bytes, without reflection).
 func TypeOfPaymentReceived() *runtime.MessageType[PaymentReceived] {
 	return paymentReceivedType
 }

@@ -7,7 +7,8 @@ package diffall
 // bad format, a pattern miss, a null) are decoded into the payload type;
 // the generated check of the value and the reference validator on
 // json.Marshal(value) must agree on the verdict and on the location of the
-// first violation.
+// first violation. And the generated JSON encoder of each message type
+// must write json.Marshal's bytes (runEncode).
 
 import (
 	"context"
@@ -34,6 +35,7 @@ type tally struct {
 }
 
 func run[T any](t *testing.T, file string, mt *runtime.MessageType[T]) {
+	runEncode(t, file, mt)
 	var zero T
 	if _, ok := acemqimpl.GeneratedCheck(mt, zero); !ok {
 		report(t, tally{file: file, docs: -1})
@@ -45,6 +47,7 @@ func run[T any](t *testing.T, file string, mt *runtime.MessageType[T]) {
 		t.Fatalf("%s: %v", file, err)
 	}
 	docs := instances(sch)
+	encodeDocs(t, file, mt, docs)
 	tl := tally{file: file}
 	for _, doc := range docs {
 		tl.docs++
@@ -86,6 +89,34 @@ func run[T any](t *testing.T, file string, mt *runtime.MessageType[T]) {
 	}
 	report(t, tl)
 	runDecode(t, file, mt, ref, docs)
+}
+
+// runEncode compares the message type's generated encoder with
+// json.Marshal (encodetest_test.go, a copy of internal/encodetest) on 500
+// random values; a golden case's struct payload must have an encoder.
+func runEncode[T any](t *testing.T, file string, mt *runtime.MessageType[T]) {
+	wrote := RandomEncodes(t, mt, 500, 1)
+	var zero T
+	if k := reflect.TypeOf(zero); strings.HasPrefix(file, "golden/") && k != nil && k.Kind() == reflect.Struct && wrote < 100 {
+		t.Errorf("%s: the encoder wrote %d of 500 random values (-1: there is none); the comparison is too thin", file, wrote)
+	}
+}
+
+// encodeDocs compares the encoder with json.Marshal on the values the
+// generated instances and their mutations decode to.
+func encodeDocs[T any](t *testing.T, file string, mt *runtime.MessageType[T], docs [][]byte) {
+	took := 0
+	for _, doc := range docs {
+		var v T
+		if json.Unmarshal(doc, &v) == nil {
+			if ok, _ := EncodeIsMarshal(t, mt, v); ok {
+				took++
+			}
+		}
+	}
+	if strings.HasPrefix(file, "golden/") && took == 0 {
+		t.Errorf("%s: the encoder wrote none of %d instances", file, len(docs))
+	}
 }
 
 // runDecode compares, for each document the Go type can hold, the decode
