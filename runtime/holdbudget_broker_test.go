@@ -49,7 +49,10 @@ func consumerPrefetch(t *testing.T, q string) int {
 // are held in memory in the hold budget (qos 8 + 8), the other 12 spill to
 // the rung for their 4s wait, and all 200 healthy messages are handled
 // while the 20 wait. Every failing message comes back once, attempt 2,
-// with its id and reason; nothing is lost or dead-lettered.
+// with its id and reason; nothing is lost or dead-lettered. Without the
+// ack slack (WithAckSlack(0)): with one, a wait is held only while the
+// consumer's rate times the wait fits in the slack, and at 200 messages
+// in a burst it would spill.
 func TestHeldRetriesDoNotStarveHandlers(t *testing.T) {
 	t.Parallel()
 	const prefetch, failing, healthy = 8, 20, 200
@@ -79,9 +82,9 @@ func TestHeldRetriesDoNotStarveHandlers(t *testing.T) {
 			return runtime.Retry(errors.New("not yet"))
 		}
 		return runtime.Accept()
-	}, runtime.WithPrefetch(prefetch))
+	}, runtime.WithPrefetch(prefetch), runtime.WithAckSlack(0))
 	if got := consumerPrefetch(t, q); got != 2*prefetch {
-		t.Errorf("the consumer's prefetch on the broker is %d, want %d (prefetch + the default hold budget, as large)", got, 2*prefetch)
+		t.Errorf("the consumer's prefetch on the broker is %d, want %d (prefetch + the default hold budget, as large, + no slack)", got, 2*prefetch)
 	}
 
 	isRetry := func(c seen) bool { return c.Envelope.Attempt == 2 }
@@ -169,8 +172,8 @@ func TestSpillRoundsUpToTheRung(t *testing.T) {
 		}
 		return runtime.Accept()
 	}, runtime.WithHoldBudget(0), runtime.WithConcurrency(3))
-	if got := consumerPrefetch(t, q); got != 20 {
-		t.Errorf("the consumer's prefetch on the broker is %d, want 20 (the default prefetch, no budget)", got)
+	if got := consumerPrefetch(t, q); got != 40 {
+		t.Errorf("the consumer's prefetch on the broker is %d, want 40 (the default prefetch 20, no budget, the default ack slack: the prefetch)", got)
 	}
 	if err := runtime.PublishBatch(ctxFor(t, 10*time.Second), c, textType, "", []string{"a", "b", "c"}, runtime.WithRoutingKey(q)); err != nil {
 		t.Fatalf("PublishBatch: %v", err)
@@ -256,8 +259,8 @@ func TestHoldBudgetRefused(t *testing.T) {
 		want string
 	}{
 		{[]runtime.ConsumeOption{runtime.WithHoldBudget(-1)}, `consume "acemq.test.never.subscribed": hold budget -1 must be at least 0`},
-		{[]runtime.ConsumeOption{runtime.WithPrefetch(65530)}, `consume "acemq.test.never.subscribed": prefetch 65530 + hold budget 16 + ack slack 0 is above 65535, the most a basic.qos can say`},
-		{[]runtime.ConsumeOption{runtime.WithPrefetch(65000), runtime.WithHoldBudget(536)}, `consume "acemq.test.never.subscribed": prefetch 65000 + hold budget 536 + ack slack 0 is above 65535, the most a basic.qos can say`},
+		{[]runtime.ConsumeOption{runtime.WithPrefetch(65530)}, `consume "acemq.test.never.subscribed": prefetch 65530 + hold budget 16 + ack slack 256 is above 65535, the most a basic.qos can say`},
+		{[]runtime.ConsumeOption{runtime.WithPrefetch(65000), runtime.WithHoldBudget(536)}, `consume "acemq.test.never.subscribed": prefetch 65000 + hold budget 536 + ack slack 256 is above 65535, the most a basic.qos can say`},
 		{[]runtime.ConsumeOption{runtime.WithPrefetch(65000), runtime.WithHoldBudget(0), runtime.WithAckSlack(536)}, `consume "acemq.test.never.subscribed": prefetch 65000 + hold budget 0 + ack slack 536 is above 65535, the most a basic.qos can say`},
 		{[]runtime.ConsumeOption{runtime.WithAckSlack(-1)}, `consume "acemq.test.never.subscribed": ack slack -1 must be at least 0`},
 	} {
@@ -268,11 +271,11 @@ func TestHoldBudgetRefused(t *testing.T) {
 	}
 }
 
-// The default hold budget is the prefetch, except under a redelivery
-// limit: there every message sent ahead shares a poison message's crash
-// and its count, so the window stays at the prefetch (qos 1 with
-// WithPrefetch(1)), as the fault suite's poison test needs. A budget set
-// explicitly is kept.
+// The default hold budget and ack slack are the prefetch (each capped),
+// except under a redelivery limit: there every message sent ahead shares
+// a poison message's crash and its count, so the window stays at the
+// prefetch (qos 1 with WithPrefetch(1)), as the fault suite's poison test
+// needs. A budget or slack set explicitly is kept.
 func TestDefaultHoldBudgetUnderRedeliveryLimit(t *testing.T) {
 	t.Parallel()
 	c := dial(t)
@@ -281,9 +284,10 @@ func TestDefaultHoldBudgetUnderRedeliveryLimit(t *testing.T) {
 		opts []runtime.ConsumeOption
 		want int
 	}{
-		{"default", []runtime.ConsumeOption{runtime.WithPrefetch(1)}, 2},
+		{"default", []runtime.ConsumeOption{runtime.WithPrefetch(1)}, 3},
 		{"redelivery limit", []runtime.ConsumeOption{runtime.WithPrefetch(1), runtime.WithRedeliveryLimit(3)}, 1},
 		{"redelivery limit and a budget", []runtime.ConsumeOption{runtime.WithPrefetch(1), runtime.WithRedeliveryLimit(3), runtime.WithHoldBudget(4)}, 5},
+		{"redelivery limit and a slack", []runtime.ConsumeOption{runtime.WithPrefetch(1), runtime.WithRedeliveryLimit(3), runtime.WithAckSlack(2)}, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q := brokertest.Queue(t, "holdbudget.default")
@@ -302,9 +306,11 @@ func TestDefaultHoldBudgetUnderRedeliveryLimit(t *testing.T) {
 	}
 }
 
-// The default hold budget is the prefetch up to 16: a consumer with
-// WithPrefetch(100) subscribes with 116, one with WithHoldBudget(100) with
-// 200.
+// The default hold budget is the prefetch up to 16, the default ack slack
+// the prefetch up to 256: a consumer with WithPrefetch(100) subscribes
+// with 216 (100 + 16 + 100), one with WithHoldBudget(100) with 300, one
+// with WithPrefetch(300) with 572 (300 + 16 + 256), and WithAckSlack(0)
+// takes the slack away (116).
 func TestDefaultHoldBudgetIsAtMost16(t *testing.T) {
 	t.Parallel()
 	c := dial(t)
@@ -313,8 +319,10 @@ func TestDefaultHoldBudgetIsAtMost16(t *testing.T) {
 		opts []runtime.ConsumeOption
 		want int
 	}{
-		{"default", []runtime.ConsumeOption{runtime.WithPrefetch(100)}, 116},
-		{"set", []runtime.ConsumeOption{runtime.WithPrefetch(100), runtime.WithHoldBudget(100)}, 200},
+		{"default", []runtime.ConsumeOption{runtime.WithPrefetch(100)}, 216},
+		{"set", []runtime.ConsumeOption{runtime.WithPrefetch(100), runtime.WithHoldBudget(100)}, 300},
+		{"slackcapped", []runtime.ConsumeOption{runtime.WithPrefetch(300)}, 572},
+		{"noslack", []runtime.ConsumeOption{runtime.WithPrefetch(100), runtime.WithAckSlack(0)}, 116},
 	} {
 		q := brokertest.Queue(t, "budget"+tc.name)
 		declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
@@ -348,23 +356,29 @@ func (l *ackLog) all() []sentAck {
 	return slices.Clone(l.acks)
 }
 
-// consumeBehindACopy starts a consumer of q (prefetch 8, no hold budget,
-// the ack slack given) whose copies' confirms gate holds back, publishes
-// "dead" (dead-lettered: its copy waits at the gate) and then 40 healthy
-// messages, and waits until the 40 are accepted.
-func consumeBehindACopy(t *testing.T, q string, slack int, gate <-chan struct{}, log *ackLog) {
+// consumeBehindACopy starts a consumer of q (the prefetch given, no hold
+// budget, the ack slack given, or the default one for a slack below 0 and
+// then want as its slack) whose copies' confirms gate holds back,
+// publishes "dead" (dead-lettered: its copy waits at the gate) and then 40
+// healthy messages, and waits until the 40 are accepted.
+func consumeBehindACopy(t *testing.T, q string, prefetch, slack int, gate <-chan struct{}, log *ackLog) {
 	t.Helper()
 	c := dial(t)
 	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
+	opts := []runtime.ConsumeOption{runtime.WithPrefetch(prefetch), runtime.WithHoldBudget(0),
+		runtime.WithCopyGateForTest(gate), runtime.WithAckSlackWaitForTest(time.Minute, log.sent)}
+	want := prefetch // the default slack: the prefetch (at most 256)
+	if slack >= 0 {
+		opts, want = append(opts, runtime.WithAckSlack(slack)), slack
+	}
 	cs, rec := consume(t, c, q, nil, func(m seen) runtime.Ack {
 		if m.Body == "dead" {
 			return runtime.Reject(errors.New("no such order"))
 		}
 		return runtime.Accept()
-	}, runtime.WithPrefetch(8), runtime.WithHoldBudget(0), runtime.WithAckSlack(slack),
-		runtime.WithCopyGateForTest(gate), runtime.WithAckSlackWaitForTest(time.Minute, log.sent))
-	if got := consumerPrefetch(t, q); got != 8+slack {
-		t.Errorf("the consumer's prefetch on the broker is %d, want %d (prefetch 8 + budget 0 + slack %d)", got, 8+slack, slack)
+	}, opts...)
+	if got := consumerPrefetch(t, q); got != prefetch+want {
+		t.Errorf("the consumer's prefetch on the broker is %d, want %d (prefetch %d + budget 0 + slack %d)", got, prefetch+want, prefetch, want)
 	}
 	bodies := []string{"dead"}
 	for i := range 40 {
@@ -387,7 +401,7 @@ func TestAckSlackOneMultipleAckAfterTheConfirm(t *testing.T) {
 	q := brokertest.Queue(t, "ackslack")
 	gate := make(chan struct{})
 	log := &ackLog{}
-	consumeBehindACopy(t, q, 64, gate, log)
+	consumeBehindACopy(t, q, 8, 64, gate, log)
 	waitUnacked(t, q, 41)
 	time.Sleep(300 * time.Millisecond) // six times ackStuck: the acks would have gone one by one
 	if got := log.all(); len(got) != 0 {
@@ -413,7 +427,7 @@ func TestAckSlackIsBounded(t *testing.T) {
 	q := brokertest.Queue(t, "ackslackbound")
 	gate := make(chan struct{})
 	log := &ackLog{}
-	consumeBehindACopy(t, q, 4, gate, log)
+	consumeBehindACopy(t, q, 8, 4, gate, log)
 	deadline := time.Now().Add(wait)
 	for len(log.all()) < 40-3 {
 		if time.Now().After(deadline) {
@@ -437,5 +451,64 @@ func TestAckSlackIsBounded(t *testing.T) {
 	}
 	if got := log.all()[len(before):]; !slices.Equal(got, want) {
 		t.Errorf("acks after the confirm: %v, want %v (the original with the %d that waited in the slack)", got, want, 40-len(before))
+	}
+}
+
+// A consumer that does not set WithAckSlack has the default slack, its
+// prefetch: with WithPrefetch(64) the qos is 64 + 64 (no budget), and the
+// 40 deliveries settled behind a dead letter whose confirm is held back
+// wait in it, no ack sent for 300 ms, until the confirm sends exactly one
+// ack, multiple, on tag 41 (the original and the 40 together). Without
+// the slack (WithAckSlack(0), the behaviour before it was the default)
+// they would be acked one by one after 50 ms, the original last.
+func TestAckSlackIsTheDefault(t *testing.T) {
+	t.Parallel()
+	q := brokertest.Queue(t, "ackslackdefault")
+	gate := make(chan struct{})
+	log := &ackLog{}
+	consumeBehindACopy(t, q, 64, -1, gate, log)
+	waitUnacked(t, q, 41)
+	time.Sleep(300 * time.Millisecond) // six times ackStuck
+	if got := log.all(); len(got) != 0 {
+		t.Fatalf("acks sent while the copy's confirm was held back: %v, want none (the default slack holds them)", got)
+	}
+	close(gate)
+	waitUnacked(t, q, 0)
+	if got, want := log.all(), []sentAck{{41, true}}; !slices.Equal(got, want) {
+		t.Errorf("acks sent after the confirm: %v, want %v (one multiple ack covering the original and the 40 behind it)", got, want)
+	}
+	if d := depth(t, runtime.DeadLetterQueue(q)); d != 1 {
+		t.Errorf("%s holds %d, want the dead letter", runtime.DeadLetterQueue(q), d)
+	}
+}
+
+// With WithAckSlack(0) the default slack is gone: the qos is the prefetch
+// (no budget), and the 40 settled behind the held-back dead letter are
+// acked one by one while its copy is unconfirmed, never with a multiple
+// ack and never the original (tag 1), which is acked alone once the
+// confirm comes.
+func TestAckSlackZeroTurnsItOff(t *testing.T) {
+	t.Parallel()
+	q := brokertest.Queue(t, "ackslackoff")
+	gate := make(chan struct{})
+	log := &ackLog{}
+	consumeBehindACopy(t, q, 64, 0, gate, log)
+	deadline := time.Now().Add(wait)
+	for len(log.all()) < 40 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d acks after %s, want the 40 one by one: %v", len(log.all()), wait, log.all())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, a := range log.all() {
+		if a.multiple || a.tag == 1 {
+			t.Fatalf("ack %v sent while the copy of tag 1 was unconfirmed: %v", a, log.all())
+		}
+	}
+	waitUnacked(t, q, 1) // the original
+	close(gate)
+	waitUnacked(t, q, 0)
+	if got := log.all()[40:]; !slices.Equal(got, []sentAck{{1, false}}) {
+		t.Errorf("acks after the confirm: %v, want [{1 false}] (the original alone)", got)
 	}
 }

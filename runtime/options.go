@@ -231,14 +231,20 @@ func WithHoldBudget(n int) ConsumeOption {
 
 // WithAckSlack gives the deliveries settled behind a copy waiting for its
 // confirm (a retry to a rung, a spill, a dead letter, a park) n window
-// slots of their own (default 0): the channel's basic.qos is prefetch +
-// hold budget + n, and up to n such deliveries wait, at most 500 ms, for
-// the copy's confirm, so that one multiple ack covers them all with the
+// slots of their own (default: as many as the prefetch, at most 256; 0
+// under WithRedeliveryLimit): the channel's basic.qos is prefetch + hold
+// budget + n, and up to n such deliveries wait, at most 500 ms, for the
+// copy's confirm, so that one multiple ack covers them all with the
 // original instead of an ack each (the original is still acked only once
 // its copy is confirmed). With a slack, a retry is held in a budget slot
 // only while the deliveries the consumer takes during its wait fit in the
-// slack; otherwise it spills to its rung as past a full budget. What a
-// crash of the process redelivers grows by up to n settled deliveries.
+// slack; otherwise it spills to its rung as past a full budget. The cost
+// of the slack: the broker sends up to n more deliveries ahead (n more
+// bodies in the process's memory, n more messages taken from competing
+// consumers of the queue), and what a crash of the process redelivers
+// grows by up to n settled deliveries. WithAckSlack(0) turns it off: the
+// qos is prefetch + hold budget, and retries are held in memory up to the
+// budget whatever the rate.
 func WithAckSlack(n int) ConsumeOption {
 	return consumeOptionFunc(func(c *consumeConfig) { c.ackSlack, c.ackSlackSet = n, true })
 }
@@ -297,9 +303,9 @@ func WithRequeueOnFailure() ConsumeOption {
 // back of the queue and reaches the handler with Redelivered false. Off
 // (0) by default. Every message the broker has sent ahead (the basic.qos
 // window) comes back with the one that killed the process, so each counts
-// that crash: with it the default hold budget is 0, keeping the window at
-// the prefetch (WithPrefetch(1) isolates a poison message); set
-// WithHoldBudget to have both.
+// that crash: with it the default hold budget and ack slack are 0, keeping
+// the window at the prefetch (WithPrefetch(1) isolates a poison message);
+// set WithHoldBudget or WithAckSlack to have both.
 func WithRedeliveryLimit(n int) ConsumeOption {
 	return consumeOptionFunc(func(c *consumeConfig) { c.redeliveryLimit = n })
 }

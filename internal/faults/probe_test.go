@@ -300,6 +300,18 @@ func (p *probe) report(dlqSeen []int, maxDup int) tally {
 	return tl
 }
 
+// dupBound is how many duplicates one fault may make for a consumer of
+// the prefetch given with the default hold budget and ack slack, and
+// publishes in flight publishers: each delivery unacked at the consumer
+// and settled (the prefetch's, and the ack slack's, the prefetch up to
+// 256: deliveries settled behind a copy waiting for its confirm, acked
+// with it by one multiple ack), and each publish in flight, once more. A
+// retry held in a hold budget slot is unsettled: its redelivery is not a
+// duplicate.
+func dupBound(prefetch, inFlight int) int {
+	return prefetch + min(prefetch, 256) + inFlight
+}
+
 // consumerFor starts the probe's consumer on c.
 func (p *probe) consumer(c *runtime.Connection, reject bool, policy runtime.RetryPolicy, concurrency, prefetch int) *runtime.Consumer {
 	p.t.Helper()
@@ -397,12 +409,11 @@ func TestFaultConnectionsClosedEvery2s(t *testing.T) {
 		t.Errorf("only %d rounds of kills happened during the run", kills)
 	}
 	fmt.Printf("  %s: %d rounds of kills closed %d connections\n", p.name, kills, closed)
-	// At-least-once: a kill can return each unacked delivery (prefetch 50)
-	// and each publish in flight (8) once more. The second 50 is loose: it
-	// was the hold budget when the default budget was the prefetch; today's
-	// default is min(prefetch, 16), and a held retry is unsettled, so its
-	// redelivery is not a duplicate anyway.
-	p.report(nil, (kills+1)*(50+50+8))
+	// At-least-once: a kill can return each unacked delivery (prefetch 50,
+	// and the default ack slack's 50 settled behind a copy in flight) and
+	// each publish in flight (8) once more. The hold budget's slots add no
+	// duplicate: a held retry is unsettled, so its redelivery is not one.
+	p.report(nil, (kills+1)*dupBound(50, 8))
 	closeAll(t, cs, c, pub)
 }
 
@@ -429,7 +440,7 @@ func TestFaultBrokerStopStart(t *testing.T) {
 	p.publish(pub, 0, n, 4, 4*time.Millisecond, time.Now().Add(2*time.Minute))
 	<-done
 	p.settle(60*time.Second, nil)
-	p.report(nil, 20+4+n/10)
+	p.report(nil, dupBound(20, 4)+n/10)
 	closeAll(t, cs, c, pub)
 }
 
@@ -456,7 +467,7 @@ func TestFaultMemoryAlarmWhilePublishing(t *testing.T) {
 	p.publish(pub, 0, n, 4, 4*time.Millisecond, time.Now().Add(2*time.Minute))
 	<-done
 	p.settle(60*time.Second, nil)
-	p.report(nil, 2*(20+4))
+	p.report(nil, 2*dupBound(20, 4))
 	if p.blocked.Load() == 0 {
 		t.Error("no publish failed with ErrBlocked during the alarm")
 	}
@@ -509,7 +520,7 @@ func TestFaultDLQAndRungDeleted(t *testing.T) {
 	<-done
 	p.settle(90*time.Second, func(seq int) bool { return rejected(seq) && p.handled[seq] == 0 })
 	time.Sleep(2 * time.Second)
-	p.report(dlqSeen, 20+4)
+	p.report(dlqSeen, dupBound(20, 4))
 	closeAll(t, cs, c, pub)
 }
 
@@ -580,7 +591,7 @@ func testProxy(t *testing.T, name string, fault func(*Proxy) int, within time.Du
 	p.publish(pub, 0, n, 4, 4*time.Millisecond, time.Now().Add(2*time.Minute))
 	<-done
 	p.settle(60*time.Second, nil)
-	tl := p.report(nil, 3*(20+4))
+	tl := p.report(nil, 3*dupBound(20, 4))
 	if time.Duration(tl.recoverMS)*time.Millisecond > within {
 		t.Errorf("%s: recovery took %dms, want within %s", name, tl.recoverMS, within)
 	}

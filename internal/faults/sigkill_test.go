@@ -168,12 +168,13 @@ func TestFaultSIGKILLBetweenConfirmAndAck(t *testing.T) {
 		t.Errorf("%d kills, want %d", killed, kills)
 	}
 	// Each kill leaves at most one duplicate per delivery the child had
-	// unacked (prefetch 10 + the default hold budget 10): a copy
-	// confirmed in the rung and its original, unacked, redelivered. The
-	// worker does not wait for a copy's confirm, so when the first
-	// confirm's log line kills the child, the copies of the deliveries
-	// behind it may be in the rung too.
-	p.report(nil, kills*(10+10))
+	// unacked (prefetch 10 + the default hold budget 10 + the default ack
+	// slack 10): a copy confirmed in the rung and its original, unacked,
+	// redelivered, or a delivery settled behind a copy in flight and
+	// waiting in the slack for its confirm. The worker does not wait for a
+	// copy's confirm, so when the first confirm's log line kills the
+	// child, the copies of the deliveries behind it may be in the rung too.
+	p.report(nil, kills*(10+10+10))
 	closeAll(t, nil, pub)
 	waitEmpty(t, runtime.RungQueue(q, time.Second))
 }
