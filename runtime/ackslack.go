@@ -94,9 +94,10 @@ func (s *session) copyLanded(tag uint64) {
 // settled behind a copy in flight are those the consumer takes during the
 // copy's confirm; a consumer's prefetch is the scale of what it takes in
 // a round trip, so the default slack is its prefetch, up to this: at R1's
-// prefetch of 256 a slack of 256 paid as 512 did (docs/performance.md,
-// "R1: the ack slack as the default").
-const defaultAckSlackMax = 256
+// prefetch of 256 a slack of 64 paid as 256 and 512 did, for a quarter of
+// their window and memory (docs/performance.md, "R1: the ack slack as the
+// default").
+const defaultAckSlackMax = 64
 
 // defaultAckSlack is the ack slack of a consumer that did not set one: its
 // prefetch up to defaultAckSlackMax, but none under WithRedeliveryLimit,
@@ -104,7 +105,7 @@ const defaultAckSlackMax = 256
 // crash of the process holding it (as defaultHoldBudget). The broker sends
 // up to the whole qos ahead, so the default follows the prefetch: a
 // consumer of WithPrefetch(1) takes 3 deliveries ahead (1 + budget 1 +
-// slack 1), not 258.
+// slack 1), not 66.
 func defaultAckSlack(cfg consumeConfig) int {
 	if cfg.redeliveryLimit > 0 {
 		return 0

@@ -259,8 +259,8 @@ func TestHoldBudgetRefused(t *testing.T) {
 		want string
 	}{
 		{[]runtime.ConsumeOption{runtime.WithHoldBudget(-1)}, `consume "acemq.test.never.subscribed": hold budget -1 must be at least 0`},
-		{[]runtime.ConsumeOption{runtime.WithPrefetch(65530)}, `consume "acemq.test.never.subscribed": prefetch 65530 + hold budget 16 + ack slack 256 is above 65535, the most a basic.qos can say`},
-		{[]runtime.ConsumeOption{runtime.WithPrefetch(65000), runtime.WithHoldBudget(536)}, `consume "acemq.test.never.subscribed": prefetch 65000 + hold budget 536 + ack slack 256 is above 65535, the most a basic.qos can say`},
+		{[]runtime.ConsumeOption{runtime.WithPrefetch(65530)}, `consume "acemq.test.never.subscribed": prefetch 65530 + hold budget 16 + ack slack 64 is above 65535, the most a basic.qos can say`},
+		{[]runtime.ConsumeOption{runtime.WithPrefetch(65000), runtime.WithHoldBudget(536)}, `consume "acemq.test.never.subscribed": prefetch 65000 + hold budget 536 + ack slack 64 is above 65535, the most a basic.qos can say`},
 		{[]runtime.ConsumeOption{runtime.WithPrefetch(65000), runtime.WithHoldBudget(0), runtime.WithAckSlack(536)}, `consume "acemq.test.never.subscribed": prefetch 65000 + hold budget 0 + ack slack 536 is above 65535, the most a basic.qos can say`},
 		{[]runtime.ConsumeOption{runtime.WithAckSlack(-1)}, `consume "acemq.test.never.subscribed": ack slack -1 must be at least 0`},
 	} {
@@ -307,10 +307,10 @@ func TestDefaultHoldBudgetUnderRedeliveryLimit(t *testing.T) {
 }
 
 // The default hold budget is the prefetch up to 16, the default ack slack
-// the prefetch up to 256: a consumer with WithPrefetch(100) subscribes
-// with 216 (100 + 16 + 100), one with WithHoldBudget(100) with 300, one
-// with WithPrefetch(300) with 572 (300 + 16 + 256), and WithAckSlack(0)
-// takes the slack away (116).
+// the prefetch up to 64: a consumer with WithPrefetch(50) subscribes with
+// 116 (50 + 16 + 50), one with WithPrefetch(100) with 180 (100 + 16 + 64),
+// one with WithHoldBudget(100) as well with 264, and WithAckSlack(0) takes
+// the slack away (116).
 func TestDefaultHoldBudgetIsAtMost16(t *testing.T) {
 	t.Parallel()
 	c := dial(t)
@@ -319,9 +319,9 @@ func TestDefaultHoldBudgetIsAtMost16(t *testing.T) {
 		opts []runtime.ConsumeOption
 		want int
 	}{
-		{"default", []runtime.ConsumeOption{runtime.WithPrefetch(100)}, 216},
-		{"set", []runtime.ConsumeOption{runtime.WithPrefetch(100), runtime.WithHoldBudget(100)}, 300},
-		{"slackcapped", []runtime.ConsumeOption{runtime.WithPrefetch(300)}, 572},
+		{"default", []runtime.ConsumeOption{runtime.WithPrefetch(100)}, 180},
+		{"set", []runtime.ConsumeOption{runtime.WithPrefetch(100), runtime.WithHoldBudget(100)}, 264},
+		{"slackasprefetch", []runtime.ConsumeOption{runtime.WithPrefetch(50)}, 116},
 		{"noslack", []runtime.ConsumeOption{runtime.WithPrefetch(100), runtime.WithAckSlack(0)}, 116},
 	} {
 		q := brokertest.Queue(t, "budget"+tc.name)
@@ -367,7 +367,7 @@ func consumeBehindACopy(t *testing.T, q string, prefetch, slack int, gate <-chan
 	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
 	opts := []runtime.ConsumeOption{runtime.WithPrefetch(prefetch), runtime.WithHoldBudget(0),
 		runtime.WithCopyGateForTest(gate), runtime.WithAckSlackWaitForTest(time.Minute, log.sent)}
-	want := prefetch // the default slack: the prefetch (at most 256)
+	want := prefetch // the default slack: the prefetch (at most 64)
 	if slack >= 0 {
 		opts, want = append(opts, runtime.WithAckSlack(slack)), slack
 	}

@@ -231,7 +231,7 @@ func WithHoldBudget(n int) ConsumeOption {
 
 // WithAckSlack gives the deliveries settled behind a copy waiting for its
 // confirm (a retry to a rung, a spill, a dead letter, a park) n window
-// slots of their own (default: as many as the prefetch, at most 256; 0
+// slots of their own (default: as many as the prefetch, at most 64; 0
 // under WithRedeliveryLimit): the channel's basic.qos is prefetch + hold
 // budget + n, and up to n such deliveries wait, at most 500 ms, for the
 // copy's confirm, so that one multiple ack covers them all with the

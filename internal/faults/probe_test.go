@@ -304,12 +304,12 @@ func (p *probe) report(dlqSeen []int, maxDup int) tally {
 // the prefetch given with the default hold budget and ack slack, and
 // publishes in flight publishers: each delivery unacked at the consumer
 // and settled (the prefetch's, and the ack slack's, the prefetch up to
-// 256: deliveries settled behind a copy waiting for its confirm, acked
+// 64: deliveries settled behind a copy waiting for its confirm, acked
 // with it by one multiple ack), and each publish in flight, once more. A
 // retry held in a hold budget slot is unsettled: its redelivery is not a
 // duplicate.
 func dupBound(prefetch, inFlight int) int {
-	return prefetch + min(prefetch, 256) + inFlight
+	return prefetch + min(prefetch, 64) + inFlight
 }
 
 // consumerFor starts the probe's consumer on c.
