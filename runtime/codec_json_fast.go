@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"github.com/acemq/acemq-go/runtime/internal/jsoncheck"
 	segjson "github.com/segmentio/encoding/json"
 )
 
@@ -46,25 +47,4 @@ func jsonParseFast(body []byte) (any, bool) {
 // it). It parses nothing: a body it miscounts is not JSON, and the parser
 // refuses it before reaching a deeper level than the count, since both end
 // a string at the same quote.
-func jsonDepthAtMost(body []byte, limit int) bool {
-	depth := 0
-	for i := 0; i < len(body); i++ {
-		switch body[i] {
-		case '"':
-			for i++; i < len(body) && body[i] != '"'; i++ {
-				if body[i] == '\\' {
-					i++
-				}
-			}
-		case '[', '{':
-			if depth++; depth > limit {
-				return false
-			}
-		case ']', '}':
-			if depth--; depth < 0 {
-				return false
-			}
-		}
-	}
-	return true
-}
+func jsonDepthAtMost(body []byte, limit int) bool { return jsoncheck.DepthAtMost(body, limit) }

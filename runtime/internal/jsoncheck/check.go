@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	segjson "github.com/segmentio/encoding/json"
 )
 
 // Checker is a generated check of a typed value against the JSON Schema
@@ -119,7 +120,7 @@ func Checked(check Checker, v any) bool {
 }
 
 // DecodeChecked decodes body into v (a pointer to the checked type)
-// and checks it: json.Unmarshal into the zero value, the shape's scan of
+// and checks it: json.Unmarshal into the zero value (unmarshal), the shape's scan of
 // the body for what the struct cannot show, then the check. decoded says
 // json.Unmarshal succeeded (otherwise v is zeroed again); passed says the
 // scan and the check found nothing and were sure. A decoded value that did
@@ -132,8 +133,7 @@ func DecodeChecked(check Checker, shape *Shape, body []byte, v any) (decoded, pa
 		return false, false
 	}
 	rv.Elem().SetZero()
-	if json.Unmarshal(body, v) != nil {
-		rv.Elem().SetZero()
+	if !unmarshal(body, rv) {
 		return false, false
 	}
 	c := checkPool.Get().(*Check)
@@ -142,6 +142,57 @@ func DecodeChecked(check Checker, shape *Shape, body []byte, v any) (decoded, pa
 	c.reset()
 	checkPool.Put(c)
 	return true, ok
+}
+
+// unmarshal is json.Unmarshal of body into the zero value rv points to,
+// read by segmentio/encoding (about 4x faster on the bench's 1 KB order)
+// and, when segmentio refuses it, by encoding/json into the zero value
+// again: what segmentio takes, encoding/json takes to the same value
+// (FuzzDecodeCheckedUnmarshal, TestUnmarshalIsEncodingJSONs,
+// TestJSONCheckDifferential), and a body it refuses is encoding/json's to
+// refuse or take. It reports whether the body was unmarshalled; the value
+// is zero when not.
+func unmarshal(body []byte, rv reflect.Value) bool {
+	v := rv.Interface()
+	if DepthAtMost(body, fastMaxDepth) && segjson.Unmarshal(body, v) == nil {
+		return true
+	}
+	rv.Elem().SetZero()
+	if json.Unmarshal(body, v) != nil {
+		rv.Elem().SetZero()
+		return false
+	}
+	return true
+}
+
+// fastMaxDepth is the deepest nesting segmentio/encoding unmarshals: its
+// decode into an interface (an any field) re-scans each array and object
+// once per enclosing level, so deeper bodies are encoding/json's.
+const fastMaxDepth = 16
+
+// DepthAtMost reports whether the arrays and objects of body nest no
+// deeper than limit (strings skipped; a stray closing bracket is false).
+func DepthAtMost(body []byte, limit int) bool {
+	depth := 0
+	for i := 0; i < len(body); i++ {
+		switch body[i] {
+		case '"':
+			for i++; i < len(body) && body[i] != '"'; i++ {
+				if body[i] == '\\' {
+					i++
+				}
+			}
+		case '[', '{':
+			if depth++; depth > limit {
+				return false
+			}
+		case ']', '}':
+			if depth--; depth < 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Format is the reference validator's own check of a JSON Schema format
