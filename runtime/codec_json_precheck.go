@@ -373,6 +373,21 @@ func (p *jsonPrecheck) verdict(doc any) preVerdict {
 	return v
 }
 
+// preAny is the verdict on "at least one of xs": pass at the first that
+// passes, else unknown if any is unknown, else fail.
+func preAny[T any](xs []T, f func(T) preVerdict) preVerdict {
+	r := preFail
+	for _, x := range xs {
+		switch f(x) {
+		case prePass:
+			return prePass
+		case preUnknown:
+			r = preUnknown
+		}
+	}
+	return r
+}
+
 // preAnd folds verdicts of keywords that must all pass.
 type preAnd struct{ v preVerdict }
 
@@ -428,19 +443,7 @@ func (pc *prechecker) check1(n *preNode, v any, base int) preVerdict {
 		}
 	}
 	if n.enum != nil {
-		r := preFail
-		for _, e := range n.enum {
-			switch preEqual(v, e) {
-			case prePass:
-				r = prePass
-			case preUnknown:
-				r = preUnknown
-			}
-			if r == prePass {
-				break
-			}
-		}
-		if all.add(r) {
+		if all.add(preAny(n.enum, func(e any) preVerdict { return preEqual(v, e) })) {
 			return preFail
 		}
 	}
@@ -504,19 +507,7 @@ func (pc *prechecker) check1(n *preNode, v any, base int) preVerdict {
 		}
 	}
 	if len(n.anyOf) > 0 {
-		r := preFail
-		for _, s := range n.anyOf {
-			switch pc.check(s, v, base) {
-			case prePass:
-				r = prePass
-			case preUnknown:
-				r = preUnknown
-			}
-			if r == prePass {
-				break
-			}
-		}
-		if all.add(r) {
+		if all.add(preAny(n.anyOf, func(s *preNode) preVerdict { return pc.check(s, v, base) })) {
 			return preFail
 		}
 	}
