@@ -398,14 +398,24 @@ func consumeBehindACopy(t *testing.T, q string, prefetch, slack int, gate <-chan
 // on the last tag: the original and the 40 behind it together.
 func TestAckSlackOneMultipleAckAfterTheConfirm(t *testing.T) {
 	t.Parallel()
-	q := brokertest.Queue(t, "ackslack")
+	oneMultipleAckAfterTheConfirm(t, brokertest.Queue(t, "ackslack"), 8, 64)
+}
+
+// oneMultipleAckAfterTheConfirm consumes q with prefetch and slack
+// (consumeBehindACopy: -1 leaves the default) behind a dead letter whose
+// confirm is held back, and asserts the 40 settled behind it wait in the
+// slack: no ack for 300 ms (six times ackStuck: the acks would have gone
+// one by one), then exactly one, multiple, on tag 41, and the dead letter
+// in its queue.
+func oneMultipleAckAfterTheConfirm(t *testing.T, q string, prefetch, slack int) {
+	t.Helper()
 	gate := make(chan struct{})
 	log := &ackLog{}
-	consumeBehindACopy(t, q, 8, 64, gate, log)
+	consumeBehindACopy(t, q, prefetch, slack, gate, log)
 	waitUnacked(t, q, 41)
-	time.Sleep(300 * time.Millisecond) // six times ackStuck: the acks would have gone one by one
+	time.Sleep(300 * time.Millisecond)
 	if got := log.all(); len(got) != 0 {
-		t.Fatalf("acks sent while the copy's confirm was held back: %v, want none", got)
+		t.Fatalf("acks sent while the copy's confirm was held back: %v, want none (the slack holds them)", got)
 	}
 	close(gate)
 	waitUnacked(t, q, 0)
@@ -463,23 +473,7 @@ func TestAckSlackIsBounded(t *testing.T) {
 // they would be acked one by one after 50 ms, the original last.
 func TestAckSlackIsTheDefault(t *testing.T) {
 	t.Parallel()
-	q := brokertest.Queue(t, "ackslackdefault")
-	gate := make(chan struct{})
-	log := &ackLog{}
-	consumeBehindACopy(t, q, 64, -1, gate, log)
-	waitUnacked(t, q, 41)
-	time.Sleep(300 * time.Millisecond) // six times ackStuck
-	if got := log.all(); len(got) != 0 {
-		t.Fatalf("acks sent while the copy's confirm was held back: %v, want none (the default slack holds them)", got)
-	}
-	close(gate)
-	waitUnacked(t, q, 0)
-	if got, want := log.all(), []sentAck{{41, true}}; !slices.Equal(got, want) {
-		t.Errorf("acks sent after the confirm: %v, want %v (one multiple ack covering the original and the 40 behind it)", got, want)
-	}
-	if d := depth(t, runtime.DeadLetterQueue(q)); d != 1 {
-		t.Errorf("%s holds %d, want the dead letter", runtime.DeadLetterQueue(q), d)
-	}
+	oneMultipleAckAfterTheConfirm(t, brokertest.Queue(t, "ackslackdefault"), 64, -1)
 }
 
 // With WithAckSlack(0) the default slack is gone: the qos is the prefetch
