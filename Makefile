@@ -109,10 +109,8 @@ generated-check: ## fail when goldens, the examples' generated code or docs/corp
 	done
 
 FUZZTIME ?= 1m
-fuzz: ## run each fuzz target (JSON, Avro, Confluent header, envelope headers, hostile header tables, x-delivery-count, Dial's error redaction) for FUZZTIME (1m); their seeds run in make test
-	@for f in FuzzJSONDecode FuzzAvroDecode FuzzConfluentHeader FuzzEnvelopeHeaders FuzzHeaderFilter FuzzFitFrame FuzzDeliveryCount FuzzDialErrorRedaction; do \
-	  echo "== $$f"; $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) ./runtime/ || exit 1; \
-	done
+fuzz: ## run every fuzz target of the repository (each func Fuzz* found by scripts/fuzz.sh: codecs, headers, the precheck, the generated encoders and matchers, the manifest, schema and generator) for FUZZTIME (1m); their seeds run in make test
+	FUZZTIME=$(FUZZTIME) GO=$(GO) bash scripts/fuzz.sh
 
 bench-smoke: ## run every go test benchmark of every module once (-benchtime 1x), so none breaks unseen; acemqbench's cases are smoke-run by bench/'s TestEveryCaseRuns
 	$(GO) test -count=1 -run '^$$' -bench . -benchtime 1x $(PKGS) ./bench/...
