@@ -35,7 +35,7 @@ func jsonParseFast(body []byte) (any, bool) {
 		return nil, false
 	}
 	var doc any
-	rest, err := segjson.Parse(body, &doc, segjson.UseNumber)
+	rest, err := segjson.Parse(body, &doc, segjson.UseNumber|segjson.DontCopyString|segjson.DontCopyNumber)
 	if err != nil || len(rest) != 0 {
 		return nil, false
 	}

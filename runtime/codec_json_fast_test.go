@@ -1,7 +1,9 @@
 package runtime
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -273,5 +275,41 @@ func mapKeys(m map[string]any) func(func(string) bool) {
 				return
 			}
 		}
+	}
+}
+
+// The tree jsonParseFast reads shares the body's bytes (segmentio's
+// DontCopyString and DontCopyNumber): nothing of it may outlive the call
+// that validated it. A SchemaError that names the offending values keeps
+// its text when the body is overwritten afterwards (amqp091-go hands each
+// delivery's body over, a publisher's body is the caller's).
+func TestSchemaErrorOutlivesTheBody(t *testing.T) {
+	c := codecMustJSON(t, `{"type":"object","properties":{
+		"sku":{"type":"string","pattern":"^[A-Z]+$"},
+		"code":{"enum":["A","B"]},
+		"n":{"const":5},
+		"tags":{"type":"array","items":{"type":"string","maxLength":2}}}}`)
+	body := []byte(`{"sku":"lower-case","code":"zzz","n":7.25,"tags":["ok","toolong"]}`)
+	var v map[string]any
+	err := c.Decode(context.Background(), body, &v)
+	var se *SchemaError
+	if !errors.As(err, &se) {
+		t.Fatalf("Decode: %v, want a *SchemaError", err)
+	}
+	text := err.Error()
+	for _, want := range []string{"lower-case", "/sku", "/tags/1"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("the error %q does not name %q", text, want)
+		}
+	}
+	violations := slices.Clone(se.Violations)
+	for i := range body {
+		body[i] = 'X'
+	}
+	if got := err.Error(); got != text {
+		t.Fatalf("the error changed with the body:\n was %q\n now %q", text, got)
+	}
+	if !reflect.DeepEqual(se.Violations, violations) {
+		t.Fatalf("the violations changed with the body: %v, were %v", se.Violations, violations)
 	}
 }

@@ -6,6 +6,7 @@
 package jsoncheck
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -172,16 +173,16 @@ const fastMaxDepth = 16
 
 // DepthAtMost reports whether the arrays and objects of body nest no
 // deeper than limit (strings skipped; a stray closing bracket is false).
+// A string is skipped to its closing quote by bytes.IndexByte: a quote
+// ends the string unless an odd run of backslashes precedes it, which is
+// where a byte-by-byte scan that skips the byte after each backslash ends
+// it too (TestDepthAtMostIsTheByteScan, FuzzDepthAtMost).
 func DepthAtMost(body []byte, limit int) bool {
 	depth := 0
 	for i := 0; i < len(body); i++ {
 		switch body[i] {
 		case '"':
-			for i++; i < len(body) && body[i] != '"'; i++ {
-				if body[i] == '\\' {
-					i++
-				}
-			}
+			i = stringEnd(body, i)
 		case '[', '{':
 			if depth++; depth > limit {
 				return false
@@ -193,6 +194,26 @@ func DepthAtMost(body []byte, limit int) bool {
 		}
 	}
 	return true
+}
+
+// stringEnd is the index of the quote that closes the string opened at
+// body[open], or len(body) when none does.
+func stringEnd(body []byte, open int) int {
+	for i := open + 1; ; {
+		j := bytes.IndexByte(body[i:], '"')
+		if j < 0 {
+			return len(body)
+		}
+		i += j
+		k := i - 1
+		for k > open && body[k] == '\\' {
+			k--
+		}
+		if (i-1-k)%2 == 0 {
+			return i
+		}
+		i++
+	}
 }
 
 // Format is the reference validator's own check of a JSON Schema format
