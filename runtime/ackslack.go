@@ -36,8 +36,9 @@ type deliveryRate struct {
 	perSec float64
 }
 
-// took counts a delivery taken at now.
-func (r *deliveryRate) took(now time.Time) {
+// took counts a delivery taken at now, reporting whether that ended a
+// window (the rate was measured again).
+func (r *deliveryRate) took(now time.Time) bool {
 	if r.since.IsZero() {
 		r.since = now
 	}
@@ -45,13 +46,24 @@ func (r *deliveryRate) took(now time.Time) {
 	if d := now.Sub(r.since); d >= rateWindow {
 		r.perSec = float64(r.n) / d.Seconds()
 		r.n, r.since = 0, now
+		return true
 	}
+	return false
 }
 
 // fits reports whether the deliveries taken over wait at the session's
 // rate fit in slack.
 func (r *deliveryRate) fits(wait time.Duration, slack int) bool {
 	return r.perSec*wait.Seconds() <= float64(slack)
+}
+
+// holdGate is reserveHold's test of the ack slack at the session's rate
+// now: whether a retry held for a wait still fits in it.
+func (s *session) holdGate() func(wait time.Duration) bool {
+	s.mu.Lock()
+	r, slack := s.rate, s.acks.slack
+	s.mu.Unlock()
+	return func(wait time.Duration) bool { return slack == 0 || r.fits(wait, slack) }
 }
 
 // slackHolds reports whether rest, the settled tags waiting above low (the
@@ -61,6 +73,14 @@ func (r *deliveryRate) fits(wait time.Duration, slack int) bool {
 func (s *session) slackHolds(low uint64, rest int, mode flushMode) bool {
 	if s.acks.slack == 0 || mode == flushAll || rest >= s.acks.slack {
 		return false
+	}
+	if _, held := s.budgeted[low]; held {
+		// A retry held in a hold budget's slot: admitted only while the
+		// deliveries the session takes during its wait fit in the slack
+		// (reserveHold, respillHeld), so they wait for it. Its copy's
+		// confirm starts the per-copy bound below.
+		s.acks.slackLow = 0
+		return true
 	}
 	if _, ok := s.copying[low]; !ok {
 		return false

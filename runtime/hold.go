@@ -32,9 +32,15 @@ type heldRetry struct {
 	unroutable func()
 	trace      trace.SpanContext // the process span that decided the copy
 	failures   int               // publishes of the copy that failed so far
-	since      time.Time         // when the consumer took d, once a copy failed
-	timer      *time.Timer
-	once       sync.Once
+	// spill, when set, is the rung a retry held in a hold budget's slot
+	// goes to instead if its session's rate says, before the wait is
+	// over, that the wait does not fit in the ack slack (respillHeld);
+	// due is when the wait is over.
+	spill time.Duration
+	due   time.Time
+	since time.Time // when the consumer took d, once a copy failed
+	timer *time.Timer
+	once  sync.Once
 }
 
 // claim makes sure a held retry is settled once, by the timer, Close or
@@ -61,6 +67,7 @@ func (cs *Consumer) hold(h *heldRetry, delay time.Duration) {
 		return
 	}
 	cs.held[h] = struct{}{}
+	h.due = time.Now().Add(delay)
 	cs.releasing.Add(1)
 	h.timer = time.AfterFunc(delay, func() {
 		defer cs.releasing.Done()
@@ -120,6 +127,50 @@ func (cs *Consumer) flushHeld(ctx context.Context) {
 	select {
 	case <-done:
 	case <-ctx.Done():
+	}
+}
+
+// respillHeld sends to their rungs the retries of s held in a hold budget's
+// slot whose remaining wait no longer fits in the ack slack at s's rate, as
+// reserveHold would have decided with the rate known (the rate of a session
+// is measured over its first rateWindow, so the first retries of a busy
+// session are held before it is known). A held retry pins the low end of
+// the window for its whole wait: every delivery settled behind it is acked
+// one by one. The copy goes to the rung for the wait rounded up to whole
+// seconds (spillRung), so the message waits longer than asked, never
+// shorter; its original is acked once the copy is confirmed (rule 1), and
+// a missing rung holds it in memory again for the rest of its wait.
+func (cs *Consumer) respillHeld(s *session) {
+	now := time.Now()
+	fits := s.holdGate() // read before cs.mu: s.mu is never taken under it
+	spill := cs.takeHeld(func(h *heldRetry) bool {
+		return h.dv.s == s && h.spill > 0 && h.failures == 0 && !fits(h.due.Sub(now))
+	})
+	for _, h := range spill {
+		// Counted in releasing until its copy is written (sendCopy
+		// counts it from there), so that Close waits for it.
+		stopped := h.timer.Stop()
+		if !h.claim() {
+			if stopped {
+				cs.releasing.Done()
+			}
+			continue // its timer won: it is being published to its queue
+		}
+		rest := max(h.due.Sub(now), 0)
+		rung := RungQueue(cs.queue, h.spill)
+		r := &heldRetry{dv: h.dv, target: rung, msg: h.msg, trace: h.trace}
+		r.done = func() {
+			cs.c.metrics.add(cs.c.metrics.retrySpilled, cs.queue)
+			cs.rungFound(rung)
+		}
+		r.unroutable = func() {
+			cs.rungMissing(rung)
+			cs.hold(&heldRetry{dv: h.dv, target: h.target, msg: h.msg, done: h.done, trace: h.trace}, rest)
+		}
+		r.publish(context.Background())
+		if stopped {
+			cs.releasing.Done()
+		}
 	}
 }
 

@@ -35,9 +35,18 @@ func (dv *delivery) retry(why string) {
 		// than the cap: a delivery held past the broker's consumer
 		// timeout (30m) closes the channel.
 		dv.toRung(why, delay, false, min(delay, MaxWaitInBrokerFrom))
-	case dv.s.reserveHold(dv.d.DeliveryTag, cs.cfg.holdBudget, delay) || !p.spills(delay):
-		// Held in a budget slot; or past the budget under a policy
-		// that never uses the broker, in a handler's slot.
+	case dv.s.reserveHold(dv.d.DeliveryTag, cs.cfg.holdBudget, delay):
+		// Held in a budget slot, spilled to its rung later if the
+		// session's rate, once measured, says the wait does not fit in
+		// the ack slack (respillHeld).
+		h := dv.memoryWait(why)
+		if p.spills(delay) {
+			h.spill = spillRung(delay)
+		}
+		dv.holdFor(h, why, p.jittered(delay))
+	case !p.spills(delay):
+		// Past the budget under a policy that never uses the broker, in
+		// a handler's slot.
 		dv.waitInMemory(why, p.jittered(delay))
 	default:
 		// The hold budget is full: spill the wait to the broker rather
@@ -67,8 +76,18 @@ func (dv *delivery) requeue(why string) {
 // published to the queue when the timer fires, dv acked once it is
 // confirmed.
 func (dv *delivery) waitInMemory(why string, delay time.Duration) {
+	dv.holdFor(dv.memoryWait(why), why, delay)
+}
+
+// memoryWait is dv's next attempt as a copy to its queue, to be held.
+func (dv *delivery) memoryWait(why string) *heldRetry {
+	return dv.copyFor(dv.cs.queue, dv.env.Attempt+1, why, "")
+}
+
+// holdFor counts dv's retry as waiting in memory and holds h for delay.
+func (dv *delivery) holdFor(h *heldRetry, why string, delay time.Duration) {
 	dv.retried(why, "memory", delay)
-	dv.cs.hold(dv.copyFor(dv.cs.queue, dv.env.Attempt+1, why, ""), delay)
+	dv.cs.hold(h, delay)
 }
 
 // toRung sends dv's next attempt to the rung for delay, and acks dv once

@@ -83,8 +83,11 @@ func (s *session) lostErr() *amqp.Error {
 	return s.lost.Load()
 }
 
-// take records that the consumer took the delivery tag now.
-func (s *session) take(tag uint64) {
+// take records that the consumer took the delivery tag now. It reports
+// whether the session's rate was just measured again while retries are
+// held in its hold budget's slots with an ack slack: those whose wait no
+// longer fits are to be spilled (Consumer.respillHeld).
+func (s *session) take(tag uint64) (regate bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.taken == nil {
@@ -92,7 +95,9 @@ func (s *session) take(tag uint64) {
 	}
 	now := time.Now()
 	s.taken[tag] = now
-	s.rate.took(now)
+	measured := s.rate.took(now)
+	regate = measured && s.acks.slack > 0 && len(s.budgeted) > 0
+	return regate
 }
 
 // takenAt is when the consumer took the delivery tag (now if unknown).
@@ -271,7 +276,9 @@ func (cs *Consumer) serve(s *session) {
 	for d := range s.deliveries {
 		// Taken first, even when it is not handled: an unsettled tag
 		// bounds every multiple ack.
-		s.take(d.DeliveryTag)
+		if s.take(d.DeliveryTag) {
+			cs.respillHeld(s)
+		}
 		if cs.isClosing() || s.dead.Load() {
 			// Left unsettled: it returns to the queue when the channel closes.
 			continue
