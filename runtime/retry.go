@@ -36,14 +36,7 @@ func (dv *delivery) retry(why string) {
 		// timeout (30m) closes the channel.
 		dv.toRung(why, delay, false, min(delay, MaxWaitInBrokerFrom))
 	case dv.s.reserveHold(dv.d.DeliveryTag, cs.cfg.holdBudget, delay):
-		// Held in a budget slot, spilled to its rung later if the
-		// session's rate, once measured, says the wait does not fit in
-		// the ack slack (respillHeld).
-		h := dv.memoryWait(why)
-		if p.spills(delay) {
-			h.spill = spillRung(delay)
-		}
-		dv.holdFor(h, why, p.jittered(delay))
+		dv.holdInBudget(why, delay)
 	case !p.spills(delay):
 		// Past the budget under a policy that never uses the broker, in
 		// a handler's slot.
@@ -77,6 +70,18 @@ func (dv *delivery) requeue(why string) {
 // confirmed.
 func (dv *delivery) waitInMemory(why string, delay time.Duration) {
 	dv.holdFor(dv.memoryWait(why), why, delay)
+}
+
+// holdInBudget holds dv's next attempt in the budget slot reserveHold gave
+// it, to be spilled to its rung later if the session's rate, once
+// measured, says the wait does not fit in the ack slack (respillHeld).
+func (dv *delivery) holdInBudget(why string, delay time.Duration) {
+	p := dv.cs.policy
+	h := dv.memoryWait(why)
+	if p.spills(delay) {
+		h.spill = spillRung(delay)
+	}
+	dv.holdFor(h, why, p.jittered(delay))
 }
 
 // memoryWait is dv's next attempt as a copy to its queue, to be held.
