@@ -1,9 +1,5 @@
 package runtime
 
-import (
-	amqp "github.com/rabbitmq/amqp091-go"
-)
-
 // decodeAhead is how many deliveries a consumer of concurrency 1 decodes
 // at most ahead of its handler: decoded, waiting for the handler to be
 // done with the one before.
@@ -36,12 +32,6 @@ type decoded struct {
 	err  error
 }
 
-// job is a delivery handed to the workers.
-type job struct {
-	d     amqp.Delivery
-	ahead decoded
-}
-
 // decodesAhead reports whether the consumer decodes ahead of its handler.
 func (cs *Consumer) decodesAhead() bool { return cs.cfg.concurrency <= 1 }
 
@@ -54,10 +44,10 @@ func (cs *Consumer) workQueue() int {
 	return cs.cfg.prefetch
 }
 
-// decodeAheadOf decodes d ahead of its run, when it is one to decode
-// ahead. The codec gets the handlers' context (cancelled when Close gives
-// up waiting for them) with d's decode info: the process span has not
-// started yet, so a registry lookup it makes is not under it.
+// decodeAhead decodes dv ahead of its run, when it is one to decode
+// ahead, into dv.ahead. The codec gets the handlers' context (cancelled
+// when Close gives up waiting for them) with its decode info: the process
+// span has not started yet, so a registry lookup it makes is not under it.
 //
 // Not decoded ahead, but in the run as before:
 //   - a redelivery: it may be the message that kills the process, so what
@@ -66,17 +56,18 @@ func (cs *Consumer) workQueue() int {
 //   - one that cannot reach a codec (unreadable headers, no route, a body
 //     over the limit): the run says why at no cost;
 //   - one coming back from a registry hold (hold.go): a new run of its own.
-func (cs *Consumer) decodeAheadOf(d *amqp.Delivery) decoded {
+func (cs *Consumer) decodeAhead(dv *delivery) {
+	d := &dv.d
 	if d.Redelivered {
-		return decoded{}
+		return
 	}
 	route, err := cs.routeOf(d)
 	if err != nil || route.decode == nil {
-		return decoded{}
+		return
 	}
-	call, err := route.decode(withDecodeInfo(cs.handlerCtx, cs.decodeInfo(d)), cs.c, d)
+	call, err := route.decode(dv.aheadCtx.of(cs.handlerCtx, cs.decodeInfo(d)), cs.c, d)
 	if hook := cs.cfg.decodedAhead; hook != nil {
 		hook(d.MessageId)
 	}
-	return decoded{done: true, call: call, err: err}
+	dv.ahead = decoded{done: true, call: call, err: err}
 }

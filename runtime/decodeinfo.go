@@ -24,10 +24,42 @@ func withDecodeInfo(ctx context.Context, info decodeInfo) context.Context {
 	return context.WithValue(ctx, decodeInfoKey{}, info)
 }
 
+// infoCtx is a context carrying a delivery's decode info, as
+// withDecodeInfo's does; a consumer keeps it in the delivery's own struct
+// (delivery.go), so that it costs no allocation of its own: a
+// context.WithValue would cost two a delivery (the context and the boxed
+// info), and a consumer makes two of them, the decode's and the
+// handler's.
+type infoCtx struct {
+	context.Context
+	info decodeInfo
+}
+
+// Value is the info's address for decodeInfoKey (no boxing of it), else
+// the parent's value.
+func (c *infoCtx) Value(key any) any {
+	if _, ok := key.(decodeInfoKey); ok {
+		return &c.info
+	}
+	return c.Context.Value(key)
+}
+
+// of sets c to parent with info, and returns it.
+func (c *infoCtx) of(parent context.Context, info decodeInfo) context.Context {
+	c.Context, c.info = parent, info
+	return c
+}
+
 // decodeInfoOf returns the delivery's decode info; a plain Decode call (no
 // consumer) gets no fingerprint and the default limit.
 func decodeInfoOf(ctx context.Context) decodeInfo {
-	info, _ := ctx.Value(decodeInfoKey{}).(decodeInfo)
+	var info decodeInfo
+	switch v := ctx.Value(decodeInfoKey{}).(type) {
+	case decodeInfo:
+		info = v
+	case *decodeInfo:
+		info = *v
+	}
 	if info.maxBody <= 0 {
 		info.maxBody = DefaultMaxBodySize
 	}

@@ -28,10 +28,11 @@ type delivery struct {
 	// ahead is its decode, when it was decoded ahead of its run.
 	ahead decoded
 	// ctx is the handler's: the process span's, then with the decode
-	// info.
-	ctx   context.Context
-	span  processSpan
-	began time.Time
+	// info (runCtx). aheadCtx is the decode ahead's.
+	ctx              context.Context
+	runCtx, aheadCtx infoCtx
+	span             processSpan
+	began            time.Time
 	// requeueKey names the message across requeues, and requeues is its
 	// count when the run began (requeue_on_failure only).
 	requeueKey string
@@ -40,9 +41,7 @@ type delivery struct {
 
 // handle runs one delivery (decoded ahead or not) through its route and
 // settles it.
-func (cs *Consumer) handle(s *session, j job) {
-	(&delivery{cs: cs, s: s, d: j.d, ahead: j.ahead}).process()
-}
+func (cs *Consumer) handle(dv *delivery) { dv.process() }
 
 // process runs dv through its route and carries out the answer: the
 // handler's, or the consumer's for a delivery that cannot be handled
@@ -125,14 +124,14 @@ func (dv *delivery) run() (Ack, error) {
 		if a.err != nil {
 			return Ack{}, a.err
 		}
-		dv.ctx = withDecodeInfo(dv.ctx, cs.decodeInfo(d))
-		return a.call(dv.ctx, d, dv.env), nil
+		dv.ctx = dv.runCtx.of(dv.ctx, cs.decodeInfo(d))
+		return a.call.call(dv.ctx, d, dv.env), nil
 	}
 	route, err := cs.routeOf(d)
 	if err != nil {
 		return Ack{}, err
 	}
-	dv.ctx = withDecodeInfo(dv.ctx, cs.decodeInfo(d))
+	dv.ctx = dv.runCtx.of(dv.ctx, cs.decodeInfo(d))
 	return route.run(dv.ctx, cs.c, d, dv.env)
 }
 

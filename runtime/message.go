@@ -73,53 +73,62 @@ func route[T any](mt *MessageType[T], h Handler[T]) Route {
 			return decodeAndCall(ctx, c, mt, d, env, h)
 		},
 		decode: func(ctx context.Context, c *Connection, d *amqp.Delivery) (decodedCall, error) {
-			v, err := decodeAs(ctx, c, mt, d)
-			if err != nil {
+			// One allocation holds the value, its Message and the call:
+			// the body is decoded in place into the Payload the handler
+			// gets (docs/performance.md, "Consume path, per delivery").
+			dm := &decodedMessage[T]{h: h}
+			if err := decodeInto(ctx, c, mt, d, &dm.m.Payload); err != nil {
 				return nil, err
 			}
-			return func(ctx context.Context, d *amqp.Delivery, env Envelope) Ack { return callHandler(ctx, h, d, env, v) }, nil
+			return dm, nil
 		},
 	}
 }
 
 // decodedCall calls a route's handler on a delivery decoded ahead.
-type decodedCall func(ctx context.Context, d *amqp.Delivery, env Envelope) Ack
+type decodedCall interface {
+	call(ctx context.Context, d *amqp.Delivery, env Envelope) Ack
+}
+
+// decodedMessage is a delivery decoded ahead as T: its Message, the
+// Payload filled, and the handler it goes to.
+type decodedMessage[T any] struct {
+	m Message[T]
+	h Handler[T]
+}
+
+func (dm *decodedMessage[T]) call(ctx context.Context, d *amqp.Delivery, env Envelope) Ack {
+	return callHandler(ctx, dm.h, d, env, &dm.m)
+}
 
 // decodeAndCall decodes d as mt and calls h with it: the handler's answer,
 // or why d could not be decoded.
 func decodeAndCall[T any](ctx context.Context, c *Connection, mt *MessageType[T], d *amqp.Delivery, env Envelope, h Handler[T]) (Ack, error) {
-	v, err := decodeAs(ctx, c, mt, d)
-	if err != nil {
+	m := &Message[T]{}
+	if err := decodeInto(ctx, c, mt, d, &m.Payload); err != nil {
 		return Ack{}, err
 	}
-	return callHandler(ctx, h, d, env, v), nil
+	return callHandler(ctx, h, d, env, m), nil
 }
 
-// decodeAs decodes d's body as mt, checking its content type.
-func decodeAs[T any](ctx context.Context, c *Connection, mt *MessageType[T], d *amqp.Delivery) (T, error) {
-	var v T
+// decodeInto decodes d's body as mt into *v, checking its content type.
+func decodeInto[T any](ctx context.Context, c *Connection, mt *MessageType[T], d *amqp.Delivery, v *T) error {
 	codec, err := mt.codecFor(c)
 	if err != nil {
-		return v, err
+		return err
 	}
 	if mt.format != FormatText && d.ContentType != "" && d.ContentType != codec.ContentType() {
-		return v, fmt.Errorf("content type %q is not %q", d.ContentType, codec.ContentType())
+		return fmt.Errorf("content type %q is not %q", d.ContentType, codec.ContentType())
 	}
-	if err := codec.Decode(ctx, d.Body, &v); err != nil {
-		return v, err
-	}
-	return v, nil
+	return codec.Decode(ctx, d.Body, v)
 }
 
-// callHandler calls h with v, decoded from d.
-func callHandler[T any](ctx context.Context, h Handler[T], d *amqp.Delivery, env Envelope, v T) Ack {
-	m := &Message[T]{
-		Payload:     v,
-		Envelope:    env,
-		Headers:     appHeaders(d.Headers),
-		RoutingKey:  d.RoutingKey,
-		Redelivered: d.Redelivered,
-	}
+// callHandler calls h with m, its Payload decoded from d.
+func callHandler[T any](ctx context.Context, h Handler[T], d *amqp.Delivery, env Envelope, m *Message[T]) Ack {
+	m.Envelope = env
+	m.Headers = appHeaders(d.Headers)
+	m.RoutingKey = d.RoutingKey
+	m.Redelivered = d.Redelivered
 	return invoke(ctx, h, m)
 }
 

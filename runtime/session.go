@@ -262,7 +262,7 @@ func (cs *Consumer) serve(s *session) {
 	// worker takes the next delivery without this loop and the worker
 	// waking each other for every message. A consumer that decodes ahead
 	// of its one worker holds fewer, decoded (decodeahead.go).
-	work := make(chan job, cs.workQueue())
+	work := make(chan *delivery, cs.workQueue())
 	ahead := cs.decodesAhead()
 	for range cs.cfg.concurrency {
 		go cs.work(s, work)
@@ -284,12 +284,13 @@ func (cs *Consumer) serve(s *session) {
 			continue
 		}
 		cs.handlers.Add(1)
-		j := job{d: d}
+		// Its one allocation: what it is until settled (delivery.go).
+		dv := &delivery{cs: cs, s: s, d: d}
 		if ahead {
-			j.ahead = cs.decodeAheadOf(&j.d)
+			cs.decodeAhead(dv)
 		}
 		select {
-		case work <- j:
+		case work <- dv:
 		case <-s.gone:
 			cs.handlers.Done()
 			cs.sessionDied(s)
@@ -299,15 +300,15 @@ func (cs *Consumer) serve(s *session) {
 
 // work is a worker: it handles the session's deliveries from work, one at
 // a time in a handler's slot, until work is closed.
-func (cs *Consumer) work(s *session, work <-chan job) {
-	for j := range work {
+func (cs *Consumer) work(s *session, work <-chan *delivery) {
+	for dv := range work {
 		if cs.isClosing() || s.dead.Load() {
 			// Not started: it returns to the queue when the channel closes.
 			cs.handlers.Done()
 			continue
 		}
 		cs.slots <- struct{}{}
-		cs.handle(s, j)
+		cs.handle(dv)
 		<-cs.slots
 		cs.handlers.Done()
 	}

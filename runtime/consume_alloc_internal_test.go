@@ -1,0 +1,117 @@
+package runtime
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+	"go.opentelemetry.io/otel"
+)
+
+// allocTextType is the text type of the consume path's allocation tests.
+var allocTextType = NewTextType("acemq.alloc.consume")
+
+// allocConsumer is a consumer of one text route and a session of it, as
+// Consume makes them but without a broker: the session is marked dead, so
+// that its acks are dropped where they would be written (readyAcks) and
+// everything before that runs as on a live one.
+func allocConsumer(t *testing.T, h Handler[string]) (*Consumer, *session) {
+	t.Helper()
+	c := &Connection{metrics: newMetrics(otel.GetMeterProvider()), log: slog.New(slog.DiscardHandler)}
+	cfg := consumeConfig{prefetch: 256, concurrency: 1, maxBody: DefaultMaxBodySize}
+	cs, err := newConsumer(c, ConsumerSpec{Queue: "orders.new", Routes: []Route{Handle(allocTextType, h)}}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs.handlerCtx = context.Background()
+	s := &session{acks: newAckBatch(cfg), log: cs.log}
+	// Neither a full batch nor the timer flushes what the test settles.
+	s.acks.size, s.acks.delay = 1<<30, time.Hour
+	s.dead.Store(true)
+	return cs, s
+}
+
+// allocDelivery is a delivery as the runtime's publish leaves it: its
+// envelope headers, one application header, a correlation id.
+func allocDelivery(tag uint64) amqp.Delivery {
+	return amqp.Delivery{
+		Headers: amqp.Table{
+			HeaderID: "id-1", HeaderAttempt: int64(1), HeaderFirstSeen: "2026-12-03T06:00:00.123Z",
+			HeaderOrigin: "svc@host", "tenant": "t-1",
+		},
+		ContentType: ContentTypeText, MessageId: "id-1", CorrelationId: "conv-1", Type: allocTextType.Name(),
+		RoutingKey: "orders.new", DeliveryTag: tag, Body: []byte("order A-1 placed"),
+	}
+}
+
+// A delivery decoded ahead and handled costs five allocations on the
+// consumer's side (issue 23, the consume path; there were twelve): its
+// delivery struct (the decode's and the handler's contexts inside it),
+// the decoded value with its Message and the handler's call in one, the
+// text body's string, and the application headers' map (two: the map and
+// its group). What amqp091-go allocates to read it is not counted here.
+func TestConsumeDeliveryAllocations(t *testing.T) {
+	var got *Message[string]
+	var info decodeInfo
+	cs, s := allocConsumer(t, func(ctx context.Context, m *Message[string]) Ack {
+		got, info = m, decodeInfoOf(ctx)
+		return Accept()
+	})
+	const runs = 2000
+	ds := make([]amqp.Delivery, runs+2) // made before: not counted
+	for i := range ds {
+		ds[i] = allocDelivery(uint64(i + 1))
+	}
+	tag := uint64(0)
+	run := func() {
+		tag++
+		s.take(tag)
+		dv := &delivery{cs: cs, s: s, d: ds[tag-1]}
+		cs.decodeAhead(dv)
+		dv.process()
+	}
+	run()
+	if got == nil || got.Payload != "order A-1 placed" || got.Envelope.ID != "id-1" || got.Envelope.CorrelationID != "conv-1" ||
+		got.RoutingKey != "orders.new" || len(got.Headers) != 1 || got.Headers["tenant"] != "t-1" {
+		t.Fatalf("the handler got %+v", got)
+	}
+	if info.maxBody != DefaultMaxBodySize {
+		t.Errorf("the handler's context carries decode info %+v, want the consumer's body limit %d", info, DefaultMaxBodySize)
+	}
+	if n := testing.AllocsPerRun(runs, run); n > 5 {
+		t.Errorf("a delivery decoded ahead and handled: %v allocations, want at most 5", n)
+	}
+	s.mu.Lock()
+	ready := len(s.acks.ready)
+	s.mu.Unlock()
+	if ready != int(tag) {
+		t.Errorf("%d acks ready, want %d (every delivery accepted)", ready, tag)
+	}
+}
+
+// A delivery's decode contexts carry its decode info without boxing it,
+// and a context derived from the handler's (a middleware's WithValue)
+// still does.
+func TestInfoCtxCarriesTheDecodeInfo(t *testing.T) {
+	type key struct{}
+	var c infoCtx
+	want := decodeInfo{fingerprint: "fp", maxBody: 7, checkRequester: true}
+	ctx := c.of(context.WithValue(context.Background(), key{}, "parent's"), want)
+	if got := decodeInfoOf(ctx); got != want {
+		t.Errorf("decodeInfoOf(infoCtx) = %+v, want %+v", got, want)
+	}
+	if got := decodeInfoOf(context.WithValue(ctx, key{}, "child's")); got != want {
+		t.Errorf("through a child context: %+v, want %+v", got, want)
+	}
+	if got := ctx.Value(key{}); got != "parent's" {
+		t.Errorf("the parent's value: %v, want parent's", got)
+	}
+	if n := testing.AllocsPerRun(1000, func() { _ = decodeInfoOf(ctx) }); n != 0 {
+		t.Errorf("decodeInfoOf: %v allocations, want 0", n)
+	}
+	if got := decodeInfoOf(withDecodeInfo(context.Background(), want)); got != want {
+		t.Errorf("withDecodeInfo: %+v, want %+v", got, want)
+	}
+}
