@@ -17,7 +17,7 @@ var allocTextType = NewTextType("acemq.alloc.consume")
 // Consume makes them but without a broker: the session is marked dead, so
 // that its acks are dropped where they would be written (readyAcks) and
 // everything before that runs as on a live one.
-func allocConsumer(t *testing.T, h Handler[string]) (*Consumer, *session) {
+func allocConsumer(t testing.TB, h Handler[string]) (*Consumer, *session) {
 	t.Helper()
 	c := &Connection{metrics: newMetrics(otel.GetMeterProvider()), log: slog.New(slog.DiscardHandler)}
 	cfg := consumeConfig{prefetch: 256, concurrency: 1, maxBody: DefaultMaxBodySize}
@@ -113,5 +113,36 @@ func TestInfoCtxCarriesTheDecodeInfo(t *testing.T) {
 	}
 	if got := decodeInfoOf(withDecodeInfo(context.Background(), want)); got != want {
 		t.Errorf("withDecodeInfo: %+v, want %+v", got, want)
+	}
+}
+
+// BenchmarkConsumeDeliveryGlue: the consumer's own work for one delivery
+// decoded ahead and handled (taken, decoded, its envelope and span, the
+// handler, its ack batched), without the broker, amqp091-go's reading or
+// the hand-off between the goroutines: the part of the consume path that
+// is the runtime's alone, by CPU and allocations.
+//
+//	go test -run '^$' -bench ConsumeDeliveryGlue -benchmem ./runtime/
+func BenchmarkConsumeDeliveryGlue(b *testing.B) {
+	cs, s := allocConsumer(b, func(context.Context, *Message[string]) Ack { return Accept() })
+	ds := make([]amqp.Delivery, 4096)
+	for i := range ds {
+		ds[i] = allocDelivery(uint64(i + 1))
+	}
+	b.ReportAllocs()
+	tag := uint64(0)
+	for b.Loop() {
+		tag++
+		d := ds[tag%uint64(len(ds))]
+		d.DeliveryTag = tag
+		s.take(tag)
+		dv := &delivery{cs: cs, s: s, d: d}
+		cs.decodeAhead(dv)
+		dv.process()
+		if tag%64 == 0 {
+			s.mu.Lock()
+			s.acks.ready = s.acks.ready[:0]
+			s.mu.Unlock()
+		}
 	}
 }

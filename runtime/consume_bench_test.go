@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	goruntime "runtime"
+	"runtime/pprof"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -100,18 +101,24 @@ func BenchmarkConsumeDelivery(b *testing.B) {
 	drainRuntime := func() (m0, m1 mark) {
 		var n atomic.Int64
 		done := make(chan struct{})
-		cs, err := runtime.Consume(ctx, conn, runtime.ConsumerSpec{Queue: queues[1], Routes: []runtime.Route{
-			runtime.Handle(textType, func(context.Context, *runtime.Message[string]) runtime.Ack {
-				switch n.Add(1) {
-				case 1:
-					m0 = now()
-				case consumeBatch:
-					m1 = now()
-					close(done)
-				}
-				return runtime.Accept()
-			}),
-		}}, runtime.WithPrefetch(256))
+		var cs *runtime.Consumer
+		var err error
+		// The consumer's goroutines carry side=runtime: go tool pprof
+		// -tagfocus side=runtime splits them out of a -cpuprofile.
+		pprof.Do(ctx, pprof.Labels("side", "runtime"), func(ctx context.Context) {
+			cs, err = runtime.Consume(ctx, conn, runtime.ConsumerSpec{Queue: queues[1], Routes: []runtime.Route{
+				runtime.Handle(textType, func(context.Context, *runtime.Message[string]) runtime.Ack {
+					switch n.Add(1) {
+					case 1:
+						m0 = now()
+					case consumeBatch:
+						m1 = now()
+						close(done)
+					}
+					return runtime.Accept()
+				}),
+			}}, runtime.WithPrefetch(256))
+		})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -54,6 +54,9 @@ type Consumer struct {
 	sess    *session
 	own     *amqp.Connection
 	closing bool
+	// closingNow is closing for the loops that read it per delivery
+	// (isClosing): set with it, under mu, read without the lock.
+	closingNow atomic.Bool
 	held    map[*heldRetry]struct{}
 	// lookups are deliveries held until the schema registry answers.
 	lookups map[*heldLookup]struct{}
@@ -201,11 +204,7 @@ func (cs *Consumer) Queue() string { return cs.queue }
 // Policy is the retry policy the consumer applies.
 func (cs *Consumer) Policy() RetryPolicy { return cs.policy }
 
-func (cs *Consumer) isClosing() bool {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	return cs.closing
-}
+func (cs *Consumer) isClosing() bool { return cs.closingNow.Load() }
 
 // Close stops the consumer: no new deliveries are taken, in-flight handlers
 // finish, and retries held in memory are republished at once with their
@@ -275,6 +274,7 @@ func (cs *Consumer) startClosing() (*session, bool) {
 		return nil, false
 	}
 	cs.closing = true
+	cs.closingNow.Store(true)
 	close(cs.quit)
 	return cs.sess, true
 }

@@ -124,7 +124,7 @@ func (dv *delivery) run() (Ack, error) {
 		if a.err != nil {
 			return Ack{}, a.err
 		}
-		dv.ctx = dv.runCtx.of(dv.ctx, cs.decodeInfo(d))
+		dv.ctx = dv.runCtx.of(dv.ctx, dv.aheadCtx.info)
 		return a.call.call(dv.ctx, d, dv.env), nil
 	}
 	route, err := cs.routeOf(d)

@@ -222,9 +222,11 @@ func BrokerDeath(headers map[string]any) (d Death, ok bool) {
 			d = Death{Queue: headerString(t, "queue"), Reason: headerString(t, "reason"), Count: int(positiveInt(t["count"], 1))}
 		}
 	}
-	for _, prefix := range []string{"x-last-death-", "x-first-death-"} {
+	// The keys written out: no concatenation per delivery (every
+	// delivery without x-acemq-queue is read here).
+	for _, k := range [...][2]string{{"x-last-death-queue", "x-last-death-reason"}, {"x-first-death-queue", "x-first-death-reason"}} {
 		if d.Reason == "" {
-			d.Queue, d.Reason = headerString(headers, prefix+"queue"), headerString(headers, prefix+"reason")
+			d.Queue, d.Reason = headerString(headers, k[0]), headerString(headers, k[1])
 			d.Count = 1
 		}
 	}

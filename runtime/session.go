@@ -291,9 +291,14 @@ func (cs *Consumer) serve(s *session) {
 		}
 		select {
 		case work <- dv:
-		case <-s.gone:
-			cs.handlers.Done()
-			cs.sessionDied(s)
+			// Room in the queue (the usual case): no select over both.
+		default:
+			select {
+			case work <- dv:
+			case <-s.gone:
+				cs.handlers.Done()
+				cs.sessionDied(s)
+			}
 		}
 	}
 }
