@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,7 +52,9 @@ func allocDelivery(tag uint64) amqp.Delivery {
 // delivery struct (the decode's and the handler's contexts inside it),
 // the decoded value with its Message and the handler's call in one, the
 // text body's string, and the application headers' map (two: the map and
-// its group). What amqp091-go allocates to read it is not counted here.
+// its group). Without application headers (as the runtime publishes)
+// four: the map is empty. What amqp091-go allocates to read it is not
+// counted here.
 func TestConsumeDeliveryAllocations(t *testing.T) {
 	var got *Message[string]
 	var info decodeInfo
@@ -83,11 +86,27 @@ func TestConsumeDeliveryAllocations(t *testing.T) {
 	if n := testing.AllocsPerRun(runs, run); n > 5 {
 		t.Errorf("a delivery decoded ahead and handled: %v allocations, want at most 5", n)
 	}
+	// As the runtime publishes them: x-acemq-* headers only. The
+	// handler's map is empty: no storage for it.
+	for i := range ds {
+		for k := range ds[i].Headers {
+			if !strings.HasPrefix(k, internalPrefix) {
+				delete(ds[i].Headers, k)
+			}
+		}
+	}
+	tag = 0
+	if n := testing.AllocsPerRun(runs, run); n > 4 {
+		t.Errorf("a delivery without application headers: %v allocations, want at most 4", n)
+	}
+	if got.Headers == nil || len(got.Headers) != 0 {
+		t.Errorf("without application headers the handler got Headers %#v, want an empty map", got.Headers)
+	}
 	s.mu.Lock()
 	ready := len(s.acks.ready)
 	s.mu.Unlock()
-	if ready != int(tag) {
-		t.Errorf("%d acks ready, want %d (every delivery accepted)", ready, tag)
+	if ready != 2*runs+3 { // the first run, and each AllocsPerRun's runs+1
+		t.Errorf("%d acks ready, want %d (every delivery accepted)", ready, 2*runs+3)
 	}
 }
 
@@ -124,10 +143,25 @@ func TestInfoCtxCarriesTheDecodeInfo(t *testing.T) {
 //
 //	go test -run '^$' -bench ConsumeDeliveryGlue -benchmem ./runtime/
 func BenchmarkConsumeDeliveryGlue(b *testing.B) {
+	// headers=envelope: as the runtime publishes (x-acemq-* only);
+	// headers=app: one application header besides.
+	for _, app := range []bool{false, true} {
+		name := "headers=envelope"
+		if app {
+			name = "headers=app"
+		}
+		b.Run(name, func(b *testing.B) { benchDeliveryGlue(b, app) })
+	}
+}
+
+func benchDeliveryGlue(b *testing.B, app bool) {
 	cs, s := allocConsumer(b, func(context.Context, *Message[string]) Ack { return Accept() })
 	ds := make([]amqp.Delivery, 4096)
 	for i := range ds {
 		ds[i] = allocDelivery(uint64(i + 1))
+		if !app {
+			delete(ds[i].Headers, "tenant")
+		}
 	}
 	b.ReportAllocs()
 	tag := uint64(0)
@@ -144,5 +178,26 @@ func BenchmarkConsumeDeliveryGlue(b *testing.B) {
 			s.acks.ready = s.acks.ready[:0]
 			s.mu.Unlock()
 		}
+	}
+}
+
+// The handler's headers are a map of its own, without the x-acemq-
+// namespace, empty (not nil) when nothing else is there.
+func TestAppHeadersAreTheHandlersOwn(t *testing.T) {
+	h := amqp.Table{HeaderID: "id-1", HeaderAttempt: int64(2), HeaderReplayedFrom: "q.dlq", "tenant": "t-1", "x-death": []any{}}
+	got := appHeaders(h)
+	if len(got) != 3 || got["tenant"] != "t-1" || got[HeaderReplayedFrom] != "q.dlq" || got["x-death"] == nil {
+		t.Errorf("appHeaders = %#v, want tenant, %s and x-death", got, HeaderReplayedFrom)
+	}
+	got["added"] = 1
+	if _, ok := h["added"]; ok {
+		t.Error("a write into the handler's headers reached the delivery's")
+	}
+	for _, h := range []amqp.Table{nil, {}, {HeaderID: "id-1", HeaderAttempt: int64(1)}} {
+		got := appHeaders(h)
+		if got == nil || len(got) != 0 {
+			t.Errorf("appHeaders(%v) = %#v, want an empty map", h, got)
+		}
+		got["x"] = 1 // writable
 	}
 }

@@ -57,7 +57,7 @@ type Consumer struct {
 	// closingNow is closing for the loops that read it per delivery
 	// (isClosing): set with it, under mu, read without the lock.
 	closingNow atomic.Bool
-	held    map[*heldRetry]struct{}
+	held       map[*heldRetry]struct{}
 	// lookups are deliveries held until the schema registry answers.
 	lookups map[*heldLookup]struct{}
 	// slots bounds the handlers running at once (concurrency), the

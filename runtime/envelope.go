@@ -188,13 +188,26 @@ func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // appHeaders is headers without the x-acemq- namespace. The broker's own
 // headers (x-death after a rung) are left for the handler to see.
+//
+//
+// The map is the handler's own, fresh for each message (a handler may
+// write into it). A delivery the runtime published carries x-acemq-*
+// headers only: its map is made empty once none is found, without the
+// storage of a map sized for the headers it drops (issue 23, the consume
+// path).
 func appHeaders(h map[string]any) map[string]any {
-	out := make(map[string]any, len(h))
+	var out map[string]any
 	for k, v := range h {
 		if strings.HasPrefix(k, internalPrefix) {
 			continue
 		}
+		if out == nil {
+			out = make(map[string]any, len(h))
+		}
 		out[k] = v
+	}
+	if out == nil {
+		out = map[string]any{}
 	}
 	return out
 }
