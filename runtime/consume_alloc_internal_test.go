@@ -2,7 +2,10 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"maps"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -199,5 +202,45 @@ func TestAppHeadersAreTheHandlersOwn(t *testing.T) {
 			t.Errorf("appHeaders(%v) = %#v, want an empty map", h, got)
 		}
 		got["x"] = 1 // writable
+	}
+}
+
+// The envelope's headers read in one pass over a table are the values
+// its lookups read, for every header envelopeOf reads, present or not, of
+// any type, beside others (issue 23: one pass up to envelopeScanMax).
+func TestEnvelopeHeadersOnePassIsTheLookups(t *testing.T) {
+	keys := []string{HeaderID, HeaderOrigin, HeaderAttempt, HeaderError, HeaderQueue, HeaderReplayedFrom, HeaderReplayCount,
+		HeaderFirstSeen, HeaderReplayedAt, headerXDeath, headerLastDeathQueue, headerLastDeathReason, headerFirstDeathQueue,
+		headerFirstDeathReason, "tenant", "x-acemq-other", "traceparent"}
+	values := []any{"v", []byte("b"), int64(3), int32(-1), 2.5, nil, time.Unix(1, 0), amqp.Table{"reason": "expired"},
+		[]any{amqp.Table{"queue": "q", "reason": "delivery_limit", "count": int64(2)}}, "2026-12-03T06:00:00.123Z"}
+	for i := range 4000 {
+		h := amqp.Table{}
+		for j, k := range keys {
+			if (i>>(j%12)+j)%3 != 0 {
+				h[k] = values[(i+j*7)%len(values)]
+			}
+		}
+		one, each := readEnvelopeHeaders(h, true), readEnvelopeHeaders(h, false)
+		if !reflect.DeepEqual(one, each) {
+			t.Fatalf("headers %v: one pass read %+v, the lookups %+v", h, one, each)
+		}
+		env := envelopeOf(h, "mid", "cid", "t", "ct")
+		d, ok := BrokerDeath(h)
+		if h[HeaderQueue] == nil && ok && !(d.Reason == "expired" && rungName.MatchString(d.Queue)) && env.Queue != d.Queue {
+			t.Fatalf("headers %v: envelope queue %q, BrokerDeath %+v", h, env.Queue, d)
+		}
+	}
+	// Past envelopeScanMax the lookups read it: the same envelope.
+	wide := amqp.Table{HeaderID: "id-1", HeaderAttempt: int64(4), HeaderFirstSeen: "2026-12-03T06:00:00.123Z",
+		headerLastDeathQueue: "orders", headerLastDeathReason: "delivery_limit"}
+	narrow := maps.Clone(wide)
+	for i := range envelopeScanMax {
+		wide[fmt.Sprintf("app-%d", i)] = i
+	}
+	if a, b := envelopeOf(narrow, "m", "c", "t", "ct"), envelopeOf(wide, "m", "c", "t", "ct"); a != b {
+		t.Errorf("%d headers: %+v; %d: %+v", len(narrow), a, len(wide), b)
+	} else if a.ID != "id-1" || a.Attempt != 4 || a.Queue != "orders" || a.Error != "dead-lettered by the broker: delivery_limit" || a.FirstSeen.IsZero() {
+		t.Errorf("envelope %+v", a)
 	}
 }
