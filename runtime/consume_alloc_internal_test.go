@@ -222,6 +222,16 @@ func TestEnvelopeHeadersOnePassIsTheLookups(t *testing.T) {
 			}
 		}
 		one, each := readEnvelopeHeaders(h, true), readEnvelopeHeaders(h, false)
+		apps := 0
+		for k := range h {
+			if !strings.HasPrefix(k, internalPrefix) {
+				apps++
+			}
+		}
+		if one.apps != apps || each.apps != -1 {
+			t.Fatalf("headers %v: one pass counted %d application headers, want %d; the lookups %d, want -1", h, one.apps, apps, each.apps)
+		}
+		one.apps, each.apps = 0, 0
 		if !reflect.DeepEqual(one, each) {
 			t.Fatalf("headers %v: one pass read %+v, the lookups %+v", h, one, each)
 		}

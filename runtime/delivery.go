@@ -23,6 +23,9 @@ type delivery struct {
 	s   *session
 	d   amqp.Delivery
 	env Envelope
+	// apps is the handler's Headers when begin knew them (none: an
+	// empty map of its own), else nil (made from d's).
+	apps map[string]any
 	// lookup is the registry hold this run came back from, else nil.
 	lookup *heldLookup
 	// ahead is its decode, when it was decoded ahead of its run.
@@ -93,7 +96,14 @@ func (dv *delivery) begin() {
 		cs.stats.lastDelivery.Store(dv.began.UnixNano())
 		cs.consumedOne(d.Type)
 	}
-	dv.env = envelopeOf(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType)
+	var apps int
+	dv.env, apps = envelopeAndApps(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType)
+	if apps == 0 {
+		// No application headers (as the runtime publishes): the
+		// handler's map is empty, known from the envelope's pass over
+		// them without another (appHeaders).
+		dv.apps = map[string]any{}
+	}
 	dv.env.ReplyTo = d.ReplyTo
 	if cs.requeue {
 		dv.requeueKey = requeueKey(dv.d, dv.env)
@@ -125,14 +135,14 @@ func (dv *delivery) run() (Ack, error) {
 			return Ack{}, a.err
 		}
 		dv.ctx = dv.runCtx.of(dv.ctx, dv.aheadCtx.info)
-		return a.call.call(dv.ctx, d, dv.env), nil
+		return a.call.call(dv.ctx, d, dv.env, dv.apps), nil
 	}
 	route, err := cs.routeOf(d)
 	if err != nil {
 		return Ack{}, err
 	}
 	dv.ctx = dv.runCtx.of(dv.ctx, cs.decodeInfo(d))
-	return route.run(dv.ctx, cs.c, d, dv.env)
+	return route.run(dv.ctx, cs.c, d, dv.env, dv.apps)
 }
 
 // routeOf is d's route, or why d cannot be decoded without a codec

@@ -68,6 +68,14 @@ type Envelope struct {
 // envelopeOf reads an Envelope from AMQP properties and headers. Garbled
 // values never fail: a bad attempt is 1, a bad time is zero.
 func envelopeOf(headers map[string]any, messageID, correlationID, typ, contentType string) Envelope {
+	e, _ := envelopeAndApps(headers, messageID, correlationID, typ, contentType)
+	return e
+}
+
+// envelopeAndApps is envelopeOf, and how many application headers (not
+// x-acemq-*) the table holds, or -1 when that was not counted (a table
+// past envelopeScanMax).
+func envelopeAndApps(headers map[string]any, messageID, correlationID, typ, contentType string) (Envelope, int) {
 	h := readEnvelopeHeaders(headers, len(headers) <= envelopeScanMax)
 	e := Envelope{
 		ID:            stringValue(h.id),
@@ -89,7 +97,7 @@ func envelopeOf(headers map[string]any, messageID, correlationID, typ, contentTy
 	}
 	e.FirstSeen = timeValue(h.firstSeen)
 	e.ReplayedAt = timeValue(h.replayedAt)
-	return e
+	return e, h.apps
 }
 
 // envelopeHeaders are the values of the headers an Envelope is read
@@ -98,6 +106,9 @@ type envelopeHeaders struct {
 	id, origin, attempt, err, queue, replayedFrom, replayCount, firstSeen, replayedAt any
 	// the broker's dead-lettering (BrokerDeath)
 	xDeath, lastDeathQueue, lastDeathReason, firstDeathQueue, firstDeathReason any
+	// apps counts the application headers (not x-acemq-*); -1 when not
+	// counted (read by lookups).
+	apps int
 }
 
 // envelopeScanMax is the most headers whose envelope values are found in
@@ -117,9 +128,13 @@ func readEnvelopeHeaders(h map[string]any, scan bool) (e envelopeHeaders) {
 			firstSeen: h[HeaderFirstSeen], replayedAt: h[HeaderReplayedAt],
 			xDeath: h[headerXDeath], lastDeathQueue: h[headerLastDeathQueue], lastDeathReason: h[headerLastDeathReason],
 			firstDeathQueue: h[headerFirstDeathQueue], firstDeathReason: h[headerFirstDeathReason],
+			apps: -1,
 		}
 	}
 	for k, v := range h {
+		if !strings.HasPrefix(k, internalPrefix) {
+			e.apps++
+		}
 		switch k {
 		case HeaderID:
 			e.id = v

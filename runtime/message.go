@@ -31,7 +31,9 @@ type Handler[T any] func(ctx context.Context, m *Message[T]) Ack
 type Route struct {
 	typeName string
 	prepare  func(c *Connection) error
-	run      func(ctx context.Context, c *Connection, d *amqp.Delivery, env Envelope) (Ack, error)
+	// apps is the handler's Headers when the consumer has them already
+	// (none: an empty map), else nil: made from d's.
+	run func(ctx context.Context, c *Connection, d *amqp.Delivery, env Envelope, apps map[string]any) (Ack, error)
 	// decode, where set, is run's decode alone, done ahead of the handler
 	// (decodeahead.go): the decoded value's call of the handler, or why d
 	// could not be decoded. A route whose run does more before its decode
@@ -69,8 +71,8 @@ func route[T any](mt *MessageType[T], h Handler[T]) Route {
 			}
 			return nil
 		},
-		run: func(ctx context.Context, c *Connection, d *amqp.Delivery, env Envelope) (Ack, error) {
-			return decodeAndCall(ctx, c, mt, d, env, h)
+		run: func(ctx context.Context, c *Connection, d *amqp.Delivery, env Envelope, apps map[string]any) (Ack, error) {
+			return decodeAndCall(ctx, c, mt, d, env, apps, h)
 		},
 		decode: func(ctx context.Context, c *Connection, d *amqp.Delivery) (decodedCall, error) {
 			// One allocation holds the value, its Message and the call:
@@ -87,7 +89,7 @@ func route[T any](mt *MessageType[T], h Handler[T]) Route {
 
 // decodedCall calls a route's handler on a delivery decoded ahead.
 type decodedCall interface {
-	call(ctx context.Context, d *amqp.Delivery, env Envelope) Ack
+	call(ctx context.Context, d *amqp.Delivery, env Envelope, apps map[string]any) Ack
 }
 
 // decodedMessage is a delivery decoded ahead as T: its Message, the
@@ -97,18 +99,18 @@ type decodedMessage[T any] struct {
 	h Handler[T]
 }
 
-func (dm *decodedMessage[T]) call(ctx context.Context, d *amqp.Delivery, env Envelope) Ack {
-	return callHandler(ctx, dm.h, d, env, &dm.m)
+func (dm *decodedMessage[T]) call(ctx context.Context, d *amqp.Delivery, env Envelope, apps map[string]any) Ack {
+	return callHandler(ctx, dm.h, d, env, apps, &dm.m)
 }
 
 // decodeAndCall decodes d as mt and calls h with it: the handler's answer,
 // or why d could not be decoded.
-func decodeAndCall[T any](ctx context.Context, c *Connection, mt *MessageType[T], d *amqp.Delivery, env Envelope, h Handler[T]) (Ack, error) {
+func decodeAndCall[T any](ctx context.Context, c *Connection, mt *MessageType[T], d *amqp.Delivery, env Envelope, apps map[string]any, h Handler[T]) (Ack, error) {
 	m := &Message[T]{}
 	if err := decodeInto(ctx, c, mt, d, &m.Payload); err != nil {
 		return Ack{}, err
 	}
-	return callHandler(ctx, h, d, env, m), nil
+	return callHandler(ctx, h, d, env, apps, m), nil
 }
 
 // decodeInto decodes d's body as mt into *v, checking its content type.
@@ -123,10 +125,14 @@ func decodeInto[T any](ctx context.Context, c *Connection, mt *MessageType[T], d
 	return codec.Decode(ctx, d.Body, v)
 }
 
-// callHandler calls h with m, its Payload decoded from d.
-func callHandler[T any](ctx context.Context, h Handler[T], d *amqp.Delivery, env Envelope, m *Message[T]) Ack {
+// callHandler calls h with m, its Payload decoded from d, and apps, its
+// application headers (nil: made from d's).
+func callHandler[T any](ctx context.Context, h Handler[T], d *amqp.Delivery, env Envelope, apps map[string]any, m *Message[T]) Ack {
+	if apps == nil {
+		apps = appHeaders(d.Headers)
+	}
 	m.Envelope = env
-	m.Headers = appHeaders(d.Headers)
+	m.Headers = apps
 	m.RoutingKey = d.RoutingKey
 	m.Redelivered = d.Redelivered
 	return invoke(ctx, h, m)

@@ -84,13 +84,13 @@ func answerInto[Req, Rep any](h RequestHandler[Req, Rep]) Handler[Req] {
 func requestRoute[Req, Rep any](reqType *MessageType[Req], repType *MessageType[Rep], inner Handler[Req]) Route {
 	rt := route(reqType, inner)
 	rt.decode = nil // its prechecks come before the decode
-	rt.run = func(ctx context.Context, c *Connection, d *amqp.Delivery, env Envelope) (Ack, error) {
+	rt.run = func(ctx context.Context, c *Connection, d *amqp.Delivery, env Envelope, apps map[string]any) (Ack, error) {
 		r := responding{c: c, d: d, replyType: repType.name}
 		if ack, done := r.precheck(ctx); done {
 			return ack, nil
 		}
 		a := &answer[Rep]{}
-		ack, err := decodeAndCall(context.WithValue(ctx, answerKey{}, a), c, reqType, d, env, inner)
+		ack, err := decodeAndCall(context.WithValue(ctx, answerKey{}, a), c, reqType, d, env, apps, inner)
 		switch {
 		case err != nil:
 			if !transient(err) {
