@@ -289,16 +289,21 @@ func (cs *Consumer) serve(s *session) {
 		if ahead {
 			cs.decodeAhead(dv)
 		}
+		cs.handOff(s, work, dv)
+	}
+}
+
+// handOff queues dv for the workers, unless s's channel closes first.
+func (cs *Consumer) handOff(s *session, work chan<- *delivery, dv *delivery) {
+	select {
+	case work <- dv:
+		// Room in the queue (the usual case): no select over both.
+	default:
 		select {
 		case work <- dv:
-			// Room in the queue (the usual case): no select over both.
-		default:
-			select {
-			case work <- dv:
-			case <-s.gone:
-				cs.handlers.Done()
-				cs.sessionDied(s)
-			}
+		case <-s.gone:
+			cs.handlers.Done()
+			cs.sessionDied(s)
 		}
 	}
 }
