@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -51,6 +52,11 @@ type publisher struct {
 	// write, and each basic.return goes to onReturn.
 	unconfirmed bool
 	onReturn    func(amqp.Return)
+	// gather: once woken, the writer yields once before it takes what is
+	// queued, so that the callers woken with it (a Requester's, each
+	// woken by its reply) queue theirs too and the batch goes out in one
+	// corked write (docs/performance.md, "RR1 at 64 in flight").
+	gather bool
 
 	// One writer goroutine takes the tags and writes, in the order the
 	// messages were queued (queued, under mu; kick wakes it). space bounds
@@ -70,6 +76,9 @@ type publisher struct {
 	thenMu   sync.Mutex
 	thens    []thenOutcome
 	draining bool
+	// wrote are the outcomes of the unconfirmed writes of the writer's
+	// batch, settled after it (settleWritten); the writer's alone.
+	wrote []thenOutcome
 
 	mu      sync.Mutex
 	queued  []*inflight
@@ -155,20 +164,20 @@ func (p *publisher) drainThens() {
 // newPublisher puts ch in confirm mode, within ctx, and starts its
 // goroutines; cork, when set, is the connection's socket (corkconn.go).
 func newPublisher(ctx context.Context, c *Connection, ch *amqp.Channel, cork *corkConn) (*publisher, error) {
-	return startPublisher(ctx, c, ch, cork, nil)
+	return startPublisher(ctx, c, ch, cork, nil, false)
 }
 
-// newUnconfirmedPublisher is a publisher of ch without confirm mode: each
-// publish is settled once written, and the broker's returns go to
+// newRequestPublisher is a Requester's publisher of ch, gathering (see
+// publisher.gather): in confirm mode when onReturn is nil; else without:
+// each publish is settled once written, and the broker's returns go to
 // onReturn (called from the publisher's loop; it must not block).
-func newUnconfirmedPublisher(c *Connection, ch *amqp.Channel, onReturn func(amqp.Return)) *publisher {
-	p, _ := startPublisher(context.Background(), c, ch, nil, onReturn)
-	return p
+func newRequestPublisher(ctx context.Context, c *Connection, ch *amqp.Channel, cork *corkConn, onReturn func(amqp.Return)) (*publisher, error) {
+	return startPublisher(ctx, c, ch, cork, onReturn, true)
 }
 
-func startPublisher(ctx context.Context, c *Connection, ch *amqp.Channel, cork *corkConn, onReturn func(amqp.Return)) (*publisher, error) {
+func startPublisher(ctx context.Context, c *Connection, ch *amqp.Channel, cork *corkConn, onReturn func(amqp.Return), gather bool) (*publisher, error) {
 	if onReturn != nil {
-		p := &publisher{ch: ch, unconfirmed: true, onReturn: onReturn, space: make(chan struct{}, writeQueue), kick: make(chan struct{}, 1),
+		p := &publisher{ch: ch, cork: cork, gather: gather, unconfirmed: true, onReturn: onReturn, space: make(chan struct{}, writeQueue), kick: make(chan struct{}, 1),
 			freed: make(chan struct{}, 1), quit: make(chan struct{}), pending: map[uint64]*inflight{}, byKey: map[returnKey][]uint64{}}
 		returns := ch.NotifyReturn(make(chan amqp.Return))
 		closes := ch.NotifyClose(make(chan *amqp.Error, 1))
@@ -181,7 +190,7 @@ func startPublisher(ctx context.Context, c *Connection, ch *amqp.Channel, cork *
 		cc.close(ctx)
 		return nil, fmt.Errorf("confirm mode: %w", err)
 	}
-	p := &publisher{ch: ch, cork: cork, space: make(chan struct{}, writeQueue), kick: make(chan struct{}, 1), freed: make(chan struct{}, 1),
+	p := &publisher{ch: ch, cork: cork, gather: gather, space: make(chan struct{}, writeQueue), kick: make(chan struct{}, 1), freed: make(chan struct{}, 1),
 		quit: make(chan struct{}), pending: map[uint64]*inflight{}, byKey: map[returnKey][]uint64{}}
 	returns := ch.NotifyReturn(make(chan amqp.Return))
 	// The confirms are buffered so that amqp091-go's reader hands a
@@ -383,6 +392,13 @@ func (p *publisher) writer() {
 		case <-p.quit:
 			return
 		}
+		if p.gather {
+			// The callers woken with this one (by their replies) are
+			// runnable: let them queue theirs before the batch is taken.
+			// With none, Gosched returns at once. Yielding again while
+			// the queue grows gathered no more (docs/performance.md).
+			runtime.Gosched()
+		}
 		p.mu.Lock()
 		batch, p.queued = p.queued, batch[:0]
 		p.mu.Unlock()
@@ -398,7 +414,7 @@ func (p *publisher) writer() {
 func (p *publisher) writeBatch(batch []*inflight) {
 	corked := false
 	for i, f := range batch {
-		if p.keyBusy(f) {
+		if !p.unconfirmed && p.keyBusy(f) { // an unconfirmed publish is never in byKey
 			if corked {
 				p.cork.uncork()
 				corked = false
@@ -415,6 +431,37 @@ func (p *publisher) writeBatch(batch []*inflight) {
 	}
 	if corked {
 		p.cork.uncork()
+	}
+	p.settleWritten()
+}
+
+// settleWritten settles the unconfirmed publishes written by the batch
+// (writeUnconfirmed), after the batch's uncork: a write held by the cork
+// has not reached the socket before. When the socket's write failed, so
+// did theirs.
+func (p *publisher) settleWritten() {
+	if len(p.wrote) == 0 {
+		return
+	}
+	var failed error
+	if p.cork != nil {
+		failed = p.cork.failed()
+	}
+	p.thenMu.Lock()
+	for i, f := range p.wrote {
+		err := f.err
+		if err == nil && failed != nil {
+			err = failed
+		}
+		p.thens = append(p.thens, thenOutcome{then: f.then, err: err})
+		p.wrote[i] = thenOutcome{}
+	}
+	p.wrote = p.wrote[:0]
+	start := !p.draining
+	p.draining = true
+	p.thenMu.Unlock()
+	if start {
+		go p.drainThens()
 	}
 }
 
@@ -486,7 +533,8 @@ func (p *publisher) writeOne(f *inflight) {
 }
 
 // writeUnconfirmed writes f on a channel without confirm mode: its write
-// is its outcome.
+// is its outcome, settled with the batch's (settleWritten; a synchronous
+// publish's at once).
 func (p *publisher) writeUnconfirmed(f *inflight) {
 	p.mu.Lock()
 	err := p.dead
@@ -498,7 +546,11 @@ func (p *publisher) writeUnconfirmed(f *inflight) {
 	if err == nil {
 		f.written.Store(true)
 	}
-	p.settle(f, err)
+	if f.then == nil {
+		f.done <- err
+		return
+	}
+	p.wrote = append(p.wrote, thenOutcome{then: f.then, err: err})
 }
 
 // publisher returns the session's confirm channel of the given kind (the

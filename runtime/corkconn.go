@@ -52,6 +52,13 @@ func (c *corkConn) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// failed is the first failed write's error, nil while none failed.
+func (c *corkConn) failed() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
 // cork holds the connection's writes until the matching uncork.
 func (c *corkConn) cork() {
 	c.mu.Lock()

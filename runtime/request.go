@@ -477,13 +477,13 @@ func (r *Requester) open(ctx context.Context) (*replySession, error) {
 		cc.close(ctx)
 		return nil, fmt.Errorf("consume the replies from %q: %w", from, err)
 	}
-	var p *publisher
+	onReturn := r.returned // without confirms, a return fails its request
 	if r.confirm {
-		if p, err = newPublisher(ctx, r.c, ch, nil); err != nil {
-			return nil, err
-		}
-	} else {
-		p = newUnconfirmedPublisher(r.c, ch, r.returned)
+		onReturn = nil
+	}
+	p, err := newRequestPublisher(ctx, r.c, ch, r.c.corkOf(conn), onReturn)
+	if err != nil {
+		return nil, err
 	}
 	p.frameMax = frameMaxOf(conn)
 	s := &replySession{ch: ch, p: p}
