@@ -239,7 +239,8 @@ type replySession struct {
 // The request is published mandatory, not confirmed (its reply confirms
 // it; WithRequestConfirms asks the broker too), with the options in opts (WithRoutingKey, WithHeaders; WithCorrelationID sets
 // the request's correlation id, which must be unique among the Requester's
-// waiting requests; by default each request has a fresh one). A request no
+// waiting requests; by default it is the request's message id, a fresh
+// UUIDv7). A request no
 // queue takes fails at once with ErrUnroutable. When the connection is lost while
 // it waits, Request fails with an error matching ErrNoReply and
 // ErrUnavailable (direct reply-to: the reply cannot arrive; with
@@ -309,6 +310,11 @@ func (r *Requester) call(ctx context.Context, o outgoing) (amqp.Delivery, error)
 		return amqp.Delivery{}, err
 	}
 	id := o.msg.CorrelationId
+	if id == "" {
+		// The request's message id: a fresh UUIDv7 of its own, so a
+		// second one need not be drawn.
+		id = o.msg.MessageId
+	}
 	if id == "" {
 		id = newID()
 	}

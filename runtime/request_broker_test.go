@@ -85,7 +85,16 @@ func priced(_ context.Context, m *runtime.Message[string]) (string, error) {
 
 func TestRequestGetsItsReply(t *testing.T) {
 	c := dial(t)
-	q := responder(t, c, priced)
+	var ids sync.Map // the requests' correlation ids, as the responder saw them
+	q := responder(t, c, func(ctx context.Context, m *runtime.Message[string]) (string, error) {
+		if m.Envelope.CorrelationID == "" || m.Envelope.CorrelationID != m.Envelope.ID {
+			return "", fmt.Errorf("correlation id %q, want the request's x-acemq-id %q", m.Envelope.CorrelationID, m.Envelope.ID)
+		}
+		if _, dup := ids.LoadOrStore(m.Envelope.CorrelationID, true); dup {
+			return "", fmt.Errorf("correlation id %q came twice", m.Envelope.CorrelationID)
+		}
+		return priced(ctx, m)
+	})
 	r := requester(t, c)
 	for _, sku := range []string{"A-1", "B-2"} {
 		got, err := runtime.Request(ctxFor(t, wait), r, quoteReqType, quoteType, "", sku, runtime.WithRoutingKey(q))
