@@ -169,7 +169,8 @@ func (r *Requester) replyTo() string {
 }
 
 // call is one request waiting for its reply, and its publish: one
-// allocation with its done channel (docs/performance.md, issue 21).
+// allocation with its done channel, holding the request (o) and its
+// place in the writer's queue (f) (docs/performance.md, issue 21).
 type call struct {
 	s *replySession
 	// done is closed when the outcome is in: the reply (d) or the first
@@ -182,7 +183,8 @@ type call struct {
 
 	// The publish of the request, settled once (send).
 	c       *Connection
-	o       *outgoing
+	o       outgoing
+	f       inflight
 	span    trace.Span
 	start   time.Time
 	settled atomic.Bool
@@ -209,9 +211,9 @@ func (cl *call) settle(err error) bool {
 		return false
 	}
 	if err != nil {
-		err = cl.c.publishError(*cl.o, err)
+		err = cl.c.publishError(cl.o, err)
 	}
-	cl.c.endPublish(cl.span, cl.o, cl.start, err)
+	cl.c.endPublish(cl.span, &cl.o, cl.start, err)
 	if err != nil {
 		cl.failWith(err)
 	}
@@ -323,11 +325,13 @@ func (r *Requester) call(ctx context.Context, o outgoing) (amqp.Delivery, error)
 		return amqp.Delivery{}, err
 	}
 	defer r.forget(id)
-	o.msg.CorrelationId, o.msg.ReplyTo, o.msg.DeliveryMode = id, r.replyTo(), amqp.Transient
+	cl.o = o
+	m := &cl.o.msg
+	m.CorrelationId, m.ReplyTo, m.DeliveryMode = id, r.replyTo(), amqp.Transient
 	if dl, ok := ctx.Deadline(); ok {
-		o.msg.Expiration = strconv.FormatInt(max(time.Until(dl).Milliseconds(), 1), 10)
+		m.Expiration = strconv.FormatInt(max(time.Until(dl).Milliseconds(), 1), 10)
 	}
-	if err := r.send(ctx, s, &o, cl); err != nil {
+	if err := r.send(ctx, s, cl); err != nil {
 		return amqp.Delivery{}, err
 	}
 	select {
@@ -345,9 +349,9 @@ func (r *Requester) call(ctx context.Context, o outgoing) (amqp.Delivery, error)
 // channel lost), goes to cl.fail, so that the caller waits for one thing
 // only, its reply or the first failure, and no goroutine waits beside it.
 // Without confirms a return comes through returned.
-func (r *Requester) send(ctx context.Context, s *replySession, o *outgoing, cl *call) error {
-	c := r.c
-	cl.c, cl.o, cl.start = c, o, time.Now()
+func (r *Requester) send(ctx context.Context, s *replySession, cl *call) error {
+	c, o := r.c, &cl.o
+	cl.c, cl.start = c, time.Now()
 	cl.span = c.startPublish(ctx, o)
 	err := c.checkExchange(ctx, o.exchange)
 	if err == nil {
@@ -357,7 +361,8 @@ func (r *Requester) send(ctx context.Context, s *replySession, o *outgoing, cl *
 		err = s.p.fit(o)
 	}
 	if err == nil {
-		err = s.p.sendThen(ctx, o.exchange, o.key, o.mandatory, o.msg, cl.written)
+		cl.f = inflight{key: returnKey{o.msg.MessageId, o.exchange, o.key}, mandatory: o.mandatory, msg: o.msg, then: cl.written}
+		err = s.p.enqueue(ctx, &cl.f)
 	}
 	if err != nil && cl.settle(err) {
 		return c.publishError(*o, err)
