@@ -52,11 +52,13 @@ type publisher struct {
 	// write, and each basic.return goes to onReturn.
 	unconfirmed bool
 	onReturn    func(amqp.Return)
-	// gather: once woken, the writer yields once before it takes what is
-	// queued, so that the callers woken with it (a Requester's, each
-	// woken by its reply) queue theirs too and the batch goes out in one
-	// corked write (docs/performance.md, "RR1 at 64 in flight").
-	gather bool
+	// waiting, when set (a Requester's), counts its requests waiting for
+	// their replies. While more wait than are queued, the writer, once
+	// woken, yields once before it takes what is queued, so that the
+	// callers woken with it (each by its reply) queue theirs too and the
+	// batch goes out in one corked write (docs/performance.md, "RR1 at 64
+	// in flight"). A lone request is written without the yield.
+	waiting *atomic.Int64
 
 	// One writer goroutine takes the tags and writes, in the order the
 	// messages were queued (queued, under mu; kick wakes it). space bounds
@@ -164,20 +166,21 @@ func (p *publisher) drainThens() {
 // newPublisher puts ch in confirm mode, within ctx, and starts its
 // goroutines; cork, when set, is the connection's socket (corkconn.go).
 func newPublisher(ctx context.Context, c *Connection, ch *amqp.Channel, cork *corkConn) (*publisher, error) {
-	return startPublisher(ctx, c, ch, cork, nil, false)
+	return startPublisher(ctx, c, ch, cork, nil, nil)
 }
 
-// newRequestPublisher is a Requester's publisher of ch, gathering (see
-// publisher.gather): in confirm mode when onReturn is nil; else without:
-// each publish is settled once written, and the broker's returns go to
-// onReturn (called from the publisher's loop; it must not block).
-func newRequestPublisher(ctx context.Context, c *Connection, ch *amqp.Channel, cork *corkConn, onReturn func(amqp.Return)) (*publisher, error) {
-	return startPublisher(ctx, c, ch, cork, onReturn, true)
+// newRequestPublisher is a Requester's publisher of ch, gathering while
+// more than one of its requests wait (publisher.waiting): in confirm mode
+// when onReturn is nil; else without: each publish is settled once
+// written, and the broker's returns go to onReturn (called from the
+// publisher's loop; it must not block).
+func newRequestPublisher(ctx context.Context, c *Connection, ch *amqp.Channel, cork *corkConn, onReturn func(amqp.Return), waiting *atomic.Int64) (*publisher, error) {
+	return startPublisher(ctx, c, ch, cork, onReturn, waiting)
 }
 
-func startPublisher(ctx context.Context, c *Connection, ch *amqp.Channel, cork *corkConn, onReturn func(amqp.Return), gather bool) (*publisher, error) {
+func startPublisher(ctx context.Context, c *Connection, ch *amqp.Channel, cork *corkConn, onReturn func(amqp.Return), waiting *atomic.Int64) (*publisher, error) {
 	if onReturn != nil {
-		p := &publisher{ch: ch, cork: cork, gather: gather, unconfirmed: true, onReturn: onReturn, space: make(chan struct{}, writeQueue), kick: make(chan struct{}, 1),
+		p := &publisher{ch: ch, cork: cork, waiting: waiting, unconfirmed: true, onReturn: onReturn, space: make(chan struct{}, writeQueue), kick: make(chan struct{}, 1),
 			freed: make(chan struct{}, 1), quit: make(chan struct{}), pending: map[uint64]*inflight{}, byKey: map[returnKey][]uint64{}}
 		returns := ch.NotifyReturn(make(chan amqp.Return))
 		closes := ch.NotifyClose(make(chan *amqp.Error, 1))
@@ -190,7 +193,7 @@ func startPublisher(ctx context.Context, c *Connection, ch *amqp.Channel, cork *
 		cc.close(ctx)
 		return nil, fmt.Errorf("confirm mode: %w", err)
 	}
-	p := &publisher{ch: ch, cork: cork, gather: gather, space: make(chan struct{}, writeQueue), kick: make(chan struct{}, 1), freed: make(chan struct{}, 1),
+	p := &publisher{ch: ch, cork: cork, waiting: waiting, space: make(chan struct{}, writeQueue), kick: make(chan struct{}, 1), freed: make(chan struct{}, 1),
 		quit: make(chan struct{}), pending: map[uint64]*inflight{}, byKey: map[returnKey][]uint64{}}
 	returns := ch.NotifyReturn(make(chan amqp.Return))
 	// The confirms are buffered so that amqp091-go's reader hands a
@@ -392,17 +395,27 @@ func (p *publisher) writer() {
 		case <-p.quit:
 			return
 		}
-		if p.gather {
-			// The callers woken with this one (by their replies) are
-			// runnable: let them queue theirs before the batch is taken.
-			// With none, Gosched returns at once. Yielding again while
-			// the queue grows gathered no more (docs/performance.md).
-			runtime.Gosched()
+		if p.waiting != nil {
+			p.gather()
 		}
 		p.mu.Lock()
 		batch, p.queued = p.queued, batch[:0]
 		p.mu.Unlock()
 		p.writeBatch(batch)
+	}
+}
+
+// gather yields once while more requests wait for their replies than are
+// queued: the callers woken with the writer (by their replies) are
+// runnable and queue theirs before the batch is taken. With nothing else
+// runnable Gosched returns at once; yielding again while the queue grew
+// gathered no more (docs/performance.md, "RR1 at 64 in flight").
+func (p *publisher) gather() {
+	p.mu.Lock()
+	queued := len(p.queued)
+	p.mu.Unlock()
+	if p.waiting.Load() > int64(queued) {
+		runtime.Gosched()
 	}
 }
 

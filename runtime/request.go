@@ -96,6 +96,9 @@ type Requester struct {
 	wg      sync.WaitGroup
 
 	late atomic.Int64
+	// calls counts the requests registered (wait) and not yet forgotten:
+	// the writer gathers while more than one wait (publisher.waiting).
+	calls atomic.Int64
 }
 
 // RequesterOption configures a Requester.
@@ -382,10 +385,12 @@ func (r *Requester) wait(id string, s *replySession) (*call, error) {
 	}
 	cl := &call{s: s, done: make(chan struct{})}
 	r.waits[id] = cl
+	r.calls.Add(1)
 	return cl, nil
 }
 
 func (r *Requester) forget(id string) {
+	r.calls.Add(-1)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.waits, id)
@@ -492,7 +497,7 @@ func (r *Requester) open(ctx context.Context) (*replySession, error) {
 	if r.confirm {
 		onReturn = nil
 	}
-	p, err := newRequestPublisher(ctx, r.c, ch, r.c.corkOf(conn), onReturn)
+	p, err := newRequestPublisher(ctx, r.c, ch, r.c.corkOf(conn), onReturn, &r.calls)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,12 +44,13 @@ func TestRequestPublisherWritesItsBatchInOneWrite(t *testing.T) {
 	if _, err := ch.QueueDeclare(q, false, false, false, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	p, err := newRequestPublisher(ctx, nil, ch, cork, func(amqp.Return) {})
+	var waiting atomic.Int64
+	p, err := newRequestPublisher(ctx, nil, ch, cork, func(amqp.Return) {}, &waiting)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !p.gather || p.cork != cork {
-		t.Fatalf("a Requester's publisher: gather %v, corked %v; want both", p.gather, p.cork == cork)
+	if p.waiting != &waiting || p.cork != cork {
+		t.Fatalf("a Requester's publisher: gathering %v, corked %v; want both", p.waiting == &waiting, p.cork == cork)
 	}
 	const n = 16
 	outcomes := make(chan error, n)
