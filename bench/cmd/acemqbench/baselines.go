@@ -309,34 +309,47 @@ func watermillConsume(prefetch int) runFunc {
 // are acked before them, with multiple acks every 64: unsafe (a crash
 // loses the retry), so no safe library can do the same retries with less
 // broker work. It times the healthy deliveries as typedRetrying does.
+// The headers of R1's raw sides: a message that fails, and its attempt.
+const failHeader, attemptHeader = "x-bench-fail", "x-bench-attempt"
+
+// rawRetryFill puts n messages on R1's queue, every (100/failPct)th one
+// marked to fail (failPct 0: none), in confirmed windows of 256, and
+// returns how many are marked.
+func rawRetryFill(ctx context.Context, e *env, n, failPct int) (int, error) {
+	pub, err := e.rawChannel()
+	if err != nil {
+		return 0, err
+	}
+	defer pub.Close()
+	failing := 0
+	for i := 0; i < n; i += 256 {
+		var dcs []*amqp.DeferredConfirmation
+		for j := i; j < min(i+256, n); j++ {
+			m := e.rawMessage("avro")
+			if failPct > 0 && j%(100/failPct) == 0 {
+				m.Headers[failHeader] = true
+				failing++
+			}
+			dc, err := pub.PublishWithDeferredConfirmWithContext(ctx, "bench", "r1", true, false, m)
+			if err != nil {
+				return 0, fmt.Errorf("raw fill: %w", err)
+			}
+			dcs = append(dcs, dc)
+		}
+		for _, dc := range dcs {
+			if ok, err := dc.WaitContext(ctx); err != nil || !ok {
+				return 0, fmt.Errorf("raw fill: confirm %v, %v", ok, err)
+			}
+		}
+	}
+	return failing, nil
+}
+
 func rawRetrying(failPct int) runFunc {
 	return func(ctx context.Context, e *env, n int) (time.Duration, int, error) {
-		const failHeader, attemptHeader = "x-bench-fail", "x-bench-attempt"
-		pub, err := e.rawChannel()
+		failing, err := rawRetryFill(ctx, e, n, failPct)
 		if err != nil {
 			return 0, 0, err
-		}
-		defer pub.Close()
-		failing := 0
-		for i := 0; i < n; i += 256 {
-			var dcs []*amqp.DeferredConfirmation
-			for j := i; j < min(i+256, n); j++ {
-				m := e.rawMessage("avro")
-				if failPct > 0 && j%(100/failPct) == 0 {
-					m.Headers[failHeader] = true
-					failing++
-				}
-				dc, err := pub.PublishWithDeferredConfirmWithContext(ctx, "bench", "r1", true, false, m)
-				if err != nil {
-					return 0, 0, fmt.Errorf("raw fill: %w", err)
-				}
-				dcs = append(dcs, dc)
-			}
-			for _, dc := range dcs {
-				if ok, err := dc.WaitContext(ctx); err != nil || !ok {
-					return 0, 0, fmt.Errorf("raw fill: confirm %v, %v", ok, err)
-				}
-			}
 		}
 		out, err := e.raw.Channel() // the copies: no confirms
 		if err != nil {

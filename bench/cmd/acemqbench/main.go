@@ -254,7 +254,12 @@ func report(w io.Writer, o options, results []result) {
 				if o.body == "both" {
 					name += "/" + of.size
 				}
-				verdict(w, name, median(of.ratios)/median(over.ratios), rel.target)
+				m := median(of.ratios) / median(over.ratios)
+				if rel.target == 0 {
+					fmt.Fprintf(w, "%s: %.2f (no target yet)\n", name, m)
+					continue
+				}
+				verdict(w, name, m, rel.target)
 			}
 		}
 	}
