@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 	wamqp "github.com/ThreeDotsLabs/watermill-amqp/v3/pkg/amqp"
 	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/acemq/acemq-go/bench/orders"
 	"github.com/acemq/acemq-go/runtime"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -180,6 +182,22 @@ func rawConsume(format string) runFunc { return rawConsumeAcking(format, 64) }
 // rawConsumeAcking is rawConsume acking every ackEvery deliveries (1: each
 // on its own, as the runtime does).
 func rawConsumeAcking(format string, ackEvery int) runFunc {
+	return rawConsumeWith(format, ackEvery, nil)
+}
+
+// rawConsumeDecoding is rawConsume unmarshalling each JSON body into the
+// generated payload type with encoding/json, as a hand-written consumer
+// does (no schema check): what decoding costs a raw client.
+func rawConsumeDecoding() runFunc {
+	return rawConsumeWith("json", 64, func(body []byte) error {
+		var o orders.OrderJSON
+		return json.Unmarshal(body, &o)
+	})
+}
+
+// rawConsumeWith is rawConsumeAcking calling decode (when set) on each
+// body before it counts.
+func rawConsumeWith(format string, ackEvery int, decode func([]byte) error) runFunc {
 	return func(ctx context.Context, e *env, n int) (time.Duration, int, error) {
 		q := e.queueOf(format)
 		if err := e.fill(ctx, format, n); err != nil {
@@ -204,6 +222,11 @@ func rawConsumeAcking(format string, ackEvery int) runFunc {
 			case d, ok := <-ds:
 				if !ok {
 					return 0, 0, fmt.Errorf("raw consume %s: deliveries closed after %d", q, got)
+				}
+				if decode != nil {
+					if err := decode(d.Body); err != nil {
+						return 0, 0, fmt.Errorf("raw consume %s: decode: %w", q, err)
+					}
 				}
 				got++
 				if got%ackEvery == 0 || got == n {

@@ -147,6 +147,13 @@ func cases() []benchCase {
 		{name: "C1-json", format: "json", target: 0.90,
 			aName: consume, a: typedConsume("json"),
 			bName: rawConsume64, b: rawConsume("json")},
+		// C1-json-decoding-raw is what decoding costs a raw client: the
+		// raw consumer of C1-json unmarshalling each body (encoding/json,
+		// no check) against itself without; C1-json-of-decoding-raw
+		// (relatives) is the typed consumer against the decoding one.
+		{name: "C1-json-decoding-raw", format: "json",
+			aName: "raw, json.Unmarshal each, multiple acks", a: rawConsumeDecoding(),
+			bName: rawConsume64, b: rawConsume("json")},
 		{name: "C1-json-ackeach", format: "json", target: 0.90,
 			aName: consume, a: typedConsume("json"),
 			bName: rawAckEach, b: rawConsumeAcking("json", 1)},
@@ -245,6 +252,8 @@ func relatives() []relative {
 		// R1 against the same retries done by hand under rule 1: what is
 		// left is the runtime's own (no target yet: the figures set one).
 		{name: "R1-of-safe-raw", of: "R1", over: "R1-safe-raw"},
+		// C1-json against a raw consumer that decodes too.
+		{name: "C1-json-of-decoding-raw", of: "C1-json", over: "C1-json-decoding-raw"},
 		{name: "X1-publish-of-raw", of: "X1-publish", over: "X1-publish-raw", target: 0.90},
 		// X1-publish against its ceiling with 32 synchronous callers
 		// (X1-publish-raw32): the target proposed where 32 callers cannot
