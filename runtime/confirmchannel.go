@@ -114,6 +114,27 @@ type inflight struct {
 	// and then its confirm.
 	done chan error
 	then func(error)
+	// callerSettles (a Requester's unconfirmed request): a write that
+	// succeeded is settled by its caller when it stops waiting, not by a
+	// drainer goroutine, unless the caller stopped first. handover decides
+	// which, once: handedOver (the writer's, after the write reached the
+	// socket) or callerLeft (the caller's); a failure is the writer's, as
+	// for every publish.
+	callerSettles bool
+	handover      atomic.Int32
+}
+
+// The states of inflight.handover.
+const (
+	handedOver int32 = 1 + iota // written: its caller settles it
+	callerLeft                  // its caller stopped waiting first: the writer settles it
+)
+
+// callerSettled is the caller's side of f's handover: true when the writer
+// handed f's successful write over and the caller is to settle it; false
+// when the writer keeps it (not written yet, or failed).
+func (f *inflight) callerSettled() bool {
+	return f.callerSettles && !f.handover.CompareAndSwap(0, callerLeft)
 }
 
 // settle hands f's outcome over; it never blocks the confirm loop. A
@@ -142,6 +163,7 @@ func (p *publisher) settle(f *inflight, err error) {
 type thenOutcome struct {
 	then func(error)
 	err  error
+	f    *inflight // the publish, when written by writeUnconfirmed
 }
 
 // drainThens calls the queued thens in order until none is left.
@@ -461,17 +483,24 @@ func (p *publisher) settleWritten() {
 		failed = p.cork.failed()
 	}
 	p.thenMu.Lock()
-	for i, f := range p.wrote {
-		err := f.err
+	queued := false
+	for i, o := range p.wrote {
+		err := o.err
 		if err == nil && failed != nil {
 			err = failed
 		}
-		p.thens = append(p.thens, thenOutcome{then: f.then, err: err})
 		p.wrote[i] = thenOutcome{}
+		if err == nil && o.f != nil && o.f.callerSettles && o.f.handover.CompareAndSwap(0, handedOver) {
+			continue // its caller settles it (inflight.callerSettles)
+		}
+		p.thens = append(p.thens, thenOutcome{then: o.then, err: err})
+		queued = true
 	}
 	p.wrote = p.wrote[:0]
-	start := !p.draining
-	p.draining = true
+	start := queued && !p.draining
+	if start {
+		p.draining = true
+	}
 	p.thenMu.Unlock()
 	if start {
 		go p.drainThens()
@@ -563,7 +592,7 @@ func (p *publisher) writeUnconfirmed(f *inflight) {
 		f.done <- err
 		return
 	}
-	p.wrote = append(p.wrote, thenOutcome{then: f.then, err: err})
+	p.wrote = append(p.wrote, thenOutcome{then: f.then, err: err, f: f})
 }
 
 // publisher returns the session's confirm channel of the given kind (the

@@ -337,6 +337,13 @@ func (r *Requester) call(ctx context.Context, o outgoing) (amqp.Delivery, error)
 	if err := r.send(ctx, s, cl); err != nil {
 		return amqp.Delivery{}, err
 	}
+	// A written request is settled here, when its caller stops waiting,
+	// rather than by a goroutine of the writer's (inflight.callerSettles).
+	defer func() {
+		if cl.f.callerSettled() {
+			cl.settle(nil)
+		}
+	}()
 	select {
 	case <-cl.done:
 		return cl.d, cl.err
@@ -364,7 +371,8 @@ func (r *Requester) send(ctx context.Context, s *replySession, cl *call) error {
 		err = s.p.fit(o)
 	}
 	if err == nil {
-		cl.f = inflight{key: returnKey{o.msg.MessageId, o.exchange, o.key}, mandatory: o.mandatory, msg: o.msg, then: cl.written}
+		cl.f = inflight{key: returnKey{o.msg.MessageId, o.exchange, o.key}, mandatory: o.mandatory, msg: o.msg, then: cl.written,
+			callerSettles: !r.confirm}
 		err = s.p.enqueue(ctx, &cl.f)
 	}
 	if err != nil && cl.settle(err) {

@@ -13,7 +13,11 @@ import (
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/internal/brokertest"
 	amqp "github.com/rabbitmq/amqp091-go"
+	"go.opentelemetry.io/otel/codes"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // quoteReqType and quoteType are the request and reply types of these
@@ -647,4 +651,67 @@ func TestRequestHandlerRunsInsideMiddleware(t *testing.T) {
 	if p, _ := seen.Load().(string); p != "A-1" {
 		t.Fatalf("the middleware saw payload %v", seen.Load())
 	}
+}
+
+// TestRequestPublishEndsOnce: each request's publish span ends once, as a
+// success, whether its caller got the reply or gave up waiting (the caller
+// settles a written request itself, the writer one it did not write).
+func TestRequestPublishEndsOnce(t *testing.T) {
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	c := dial(t, runtime.WithTracerProvider(tp))
+	gate := make(chan struct{})
+	defer close(gate)
+	q := responder(t, c, func(_ context.Context, m *runtime.Message[string]) (string, error) {
+		if m.Payload == "slow" {
+			<-gate
+		}
+		return "reply to " + m.Payload, nil
+	}, runtime.WithConcurrency(2))
+	r := requester(t, c)
+	const answered = 5
+	for i := range answered {
+		if _, err := runtime.Request(ctxFor(t, wait), r, quoteReqType, quoteType, "", fmt.Sprint("q", i), runtime.WithRoutingKey(q)); err != nil {
+			t.Fatalf("Request %d: %v", i, err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := runtime.Request(ctx, r, quoteReqType, quoteType, "", "slow", runtime.WithRoutingKey(q)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("the slow request: %v, want context.DeadlineExceeded", err)
+	}
+	deadline := time.Now().Add(wait)
+	for len(publishSpans(spans.Ended(), q)) < answered+1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // a second End would be recorded by now
+	ended := publishSpans(spans.Ended(), q)
+	if len(ended) != answered+1 {
+		for _, s := range spans.Ended() {
+			t.Logf("span %s kind %v attrs %v", s.Name(), s.SpanKind(), s.Attributes())
+		}
+		t.Fatalf("%d publish spans ended, want %d (one a request)", len(ended), answered+1)
+	}
+	for _, s := range ended {
+		if s.Status().Code == codes.Error {
+			t.Errorf("publish span %s ended with an error: %s", s.Name(), s.Status().Description)
+		}
+	}
+}
+
+// publishSpans are the producer spans of publishes routed to key.
+func publishSpans(all []sdktrace.ReadOnlySpan, key string) []sdktrace.ReadOnlySpan {
+	var out []sdktrace.ReadOnlySpan
+	for _, s := range all {
+		if s.SpanKind() != trace.SpanKindProducer {
+			continue
+		}
+		for _, a := range s.Attributes() {
+			if a.Key == "messaging.rabbitmq.destination.routing_key" && a.Value.AsString() == key {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }

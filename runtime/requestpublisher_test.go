@@ -114,3 +114,42 @@ func TestSettleWrittenAfterAFailedFlush(t *testing.T) {
 		t.Errorf("%d outcomes left after settleWritten", len(p.wrote))
 	}
 }
+
+// A Requester's written request is its caller's to settle (no drainer
+// goroutine): settleWritten hands it over, unless its caller stopped
+// waiting first or the write failed; then the writer settles it as
+// before, once.
+func TestSettleWrittenHandsARequestToItsCaller(t *testing.T) {
+	outcomes := make(chan error, 4)
+	then := func(err error) { outcomes <- err }
+	p := &publisher{}
+	handed, left := &inflight{callerSettles: true, then: then}, &inflight{callerSettles: true, then: then}
+	if left.callerSettled() {
+		t.Fatal("callerSettled before the write: true, want false (the writer keeps it)")
+	}
+	p.wrote = []thenOutcome{{then: then, f: handed}, {then: then, f: left}}
+	p.settleWritten()
+	if err := <-outcomes; err != nil {
+		t.Fatalf("the request whose caller left: settled with %v, want nil", err)
+	}
+	select {
+	case err := <-outcomes:
+		t.Fatalf("the request handed to its caller was settled by the writer too (%v)", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	if !handed.callerSettled() {
+		t.Fatal("callerSettled after the hand-over: false, want true")
+	}
+
+	lost := errors.New("broken pipe")
+	failed := &inflight{callerSettles: true, then: then}
+	p = &publisher{cork: &corkConn{err: lost}}
+	p.wrote = []thenOutcome{{then: then, f: failed}}
+	p.settleWritten()
+	if err := <-outcomes; err != lost {
+		t.Fatalf("a request whose flush failed: settled with %v, want %v", err, lost)
+	}
+	if failed.callerSettled() {
+		t.Fatal("callerSettled after a failed flush: true, want false (the writer settled it)")
+	}
+}
