@@ -335,6 +335,30 @@ func watermillConsume(prefetch int) runFunc {
 // The headers of R1's raw sides: a message that fails, and its attempt.
 const failHeader, attemptHeader = "x-bench-fail", "x-bench-attempt"
 
+// r1Channels are R1's raw sides' two channels: out for the copies (in
+// confirm mode when confirmed) and ch, prefetch 256, to consume on.
+func (e *env) r1Channels(confirmed bool) (out, ch *amqp.Channel, err error) {
+	if confirmed {
+		out, err = e.rawChannel()
+	} else {
+		out, err = e.raw.Channel()
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if ch, err = e.raw.Channel(); err == nil {
+		err = ch.Qos(256, 0, false)
+	}
+	if err != nil {
+		if ch != nil {
+			_ = ch.Close()
+		}
+		_ = out.Close()
+		return nil, nil, err
+	}
+	return out, ch, nil
+}
+
 // rawRetryFill puts n messages on R1's queue, every (100/failPct)th one
 // marked to fail (failPct 0: none), in confirmed windows of 256, and
 // returns how many are marked.
@@ -374,19 +398,12 @@ func rawRetrying(failPct int) runFunc {
 		if err != nil {
 			return 0, 0, err
 		}
-		out, err := e.raw.Channel() // the copies: no confirms
+		out, ch, err := e.r1Channels(false) // the copies without confirms
 		if err != nil {
 			return 0, 0, err
 		}
 		defer out.Close()
-		ch, err := e.raw.Channel()
-		if err != nil {
-			return 0, 0, err
-		}
 		defer ch.Close()
-		if err := ch.Qos(256, 0, false); err != nil {
-			return 0, 0, err
-		}
 		healthy := n - failing
 		var timers sync.WaitGroup
 		defer timers.Wait()

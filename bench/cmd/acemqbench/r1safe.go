@@ -26,19 +26,12 @@ func rawRetryingSafe(failPct int) runFunc {
 		if err != nil {
 			return 0, 0, err
 		}
-		out, err := e.rawChannel() // the copies, confirmed
+		out, ch, err := e.r1Channels(true) // the copies confirmed
 		if err != nil {
 			return 0, 0, err
 		}
 		defer out.Close()
-		ch, err := e.raw.Channel()
-		if err != nil {
-			return 0, 0, err
-		}
 		defer ch.Close()
-		if err := ch.Qos(256, 0, false); err != nil {
-			return 0, 0, err
-		}
 		healthy := n - failing
 		a := &safeAcker{ch: ch}
 		start := e.clockStart()
