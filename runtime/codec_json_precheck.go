@@ -63,6 +63,9 @@ const (
 type preBound struct {
 	rat *big.Rat
 	f   float64
+	// exact: f is the bound itself, so an instance whose text is exactly
+	// f (preExactInteger) ties it without the big.Rats.
+	exact bool
 }
 
 // preNode is one compiled subschema.
@@ -343,8 +346,8 @@ func preBoundOf(r *big.Rat) *preBound {
 	if r == nil {
 		return nil
 	}
-	f, _ := r.Float64()
-	return &preBound{rat: r, f: f}
+	f, exact := r.Float64()
+	return &preBound{rat: r, f: f, exact: exact}
 }
 
 // prechecker walks one document; pooled for its chain.
@@ -741,8 +744,10 @@ func (n *preNode) str(s string) preVerdict {
 // number is the number keywords' verdict on v. A comparison is read from
 // the float64s when they differ (the nearest float64 of each side keeps
 // their order, so differing float64s order the numbers as the validator's
-// big.Rats do) and from the big.Rats when they are equal; a text past
-// float64's range is undecided.
+// big.Rats do) and from the big.Rats when they are equal, but for an
+// integer text of at most 15 digits against a bound its float64 holds
+// exactly, which equal float64s show equal; a text past float64's range
+// is undecided.
 func (n *preNode) number(v json.Number) preVerdict {
 	s := string(v)
 	f, err := strconv.ParseFloat(s, 64)
@@ -756,6 +761,9 @@ func (n *preNode) number(v json.Number) preVerdict {
 			return -1
 		case f > b.f:
 			return 1
+		}
+		if b.exact && preExactInteger(s) {
+			return 0
 		}
 		if rat == nil {
 			rat, _ = new(big.Rat).SetString(s)
@@ -800,6 +808,24 @@ func (n *preNode) number(v json.Number) preVerdict {
 		return preBoolVerdict(new(big.Rat).Quo(rat, n.multipleOf).IsInt())
 	}
 	return prePass
+}
+
+// preExactInteger reports whether s is an integer text of at most 15
+// digits, which its float64 holds exactly (|s| < 2^53): two such numbers
+// with equal float64s are equal as the validator's big.Rats.
+func preExactInteger(s string) bool {
+	if len(s) > 0 && s[0] == '-' {
+		s = s[1:]
+	}
+	if len(s) == 0 || len(s) > 15 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // object is the object keywords' verdict, in the validator's order; base

@@ -22,6 +22,8 @@ var precheckSchemas = []string{
 	`{"type":"number","exclusiveMinimum":0,"exclusiveMaximum":1}`,
 	`{"type":"number","minimum":0.1,"maximum":0.3}`,
 	`{"minimum":9007199254740993}`,
+	`{"maximum":9007199254740992}`,
+	`{"patternProperties":{"^a":{"type":"string"}}}`,
 	`{"maximum":-1e-400}`,
 	`{"type":"integer","multipleOf":3}`,
 	`{"multipleOf":0.01}`,
