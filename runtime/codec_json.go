@@ -107,7 +107,8 @@ type jsonCodec struct {
 // with a check built here from its compiled schema in front of it: a
 // document that check can show valid (the keywords it models, numbers
 // away from float64's limits) skips the validator, and every other one is
-// the validator's, so verdicts and error texts are the validator's
+// the validator's (for a schema whose keywords that check follows on the
+// bytes, a document it passes is read without building its tree), so verdicts and error texts are the validator's
 // (tested against it on the repository's schemas).
 func NewJSONCodec(schema string) (Codec, error) {
 	if strings.TrimSpace(schema) == "" {
@@ -189,6 +190,9 @@ func (c *jsonCodec) Encode(_ context.Context, v any) (body []byte, err error) {
 	if c.schema == nil || c.check != nil && jsoncheck.Checked(c.check, v) {
 		return body, nil
 	}
+	if c.pre != nil && c.pre.scanPasses(body) { // valid without the tree
+		return body, nil
+	}
 	doc, err := jsonParseDoc(body)
 	if err != nil { // json.Marshal wrote something it cannot read back
 		return nil, fmt.Errorf("JSON codec: encoding a %T: %w", v, err)
@@ -226,8 +230,13 @@ func (c *jsonCodec) Decode(_ context.Context, body []byte, v any) (err error) {
 	return jsonUnmarshal(body, v)
 }
 
-// validateBody parses body (jsonParseDoc) and validates the document.
+// validateBody validates body: passed by the precheck's scan of its bytes
+// (codec_json_prescan.go) when it can, else parsed (jsonParseDoc) and
+// validated as a document.
 func (c *jsonCodec) validateBody(body []byte) error {
+	if c.pre != nil && c.pre.scanPasses(body) {
+		return nil
+	}
 	doc, err := jsonParseDoc(body)
 	if err != nil {
 		return err

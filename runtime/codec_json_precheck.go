@@ -131,12 +131,16 @@ type preDepSchema struct {
 // jsonPrecheck is the precheck of one compiled schema.
 type jsonPrecheck struct {
 	root *preNode
+	// scan: the scan over the body's bytes follows every node
+	// (codec_json_prescan.go).
+	scan bool
 }
 
 // newJSONPrecheck builds the precheck of sch.
 func newJSONPrecheck(sch *jsonschema.Schema) *jsonPrecheck {
 	b := preBuilder{nodes: map[*jsonschema.Schema]*preNode{}}
-	return &jsonPrecheck{root: b.node(sch)}
+	root := b.node(sch)
+	return &jsonPrecheck{root: root, scan: preScannable(root)}
 }
 
 type preBuilder struct {
