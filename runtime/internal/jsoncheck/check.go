@@ -36,7 +36,11 @@ type Check struct {
 	violations []Violation
 	undecided  bool
 	decoding   bool
-	scanPath   []scanTok // the decode scan's path buffer, kept with the pooled check
+	// keyed: the scan met a key it could not match as encoding/json does
+	// (escaped, or matched only by its case folding), which
+	// segmentio/encoding may have read otherwise.
+	keyed    bool
+	scanPath []scanTok // the decode scan's path buffer, kept with the pooled check
 }
 
 // At is a location in the document a generated check walks: member
@@ -91,6 +95,7 @@ func (c *Check) reset() {
 	c.violations = c.violations[:0]
 	c.undecided = false
 	c.decoding = false
+	c.keyed = false
 }
 
 // pointer is the RFC 6901 pointer of at, "/" for the document.
@@ -139,10 +144,29 @@ func DecodeChecked(check Checker, shape *Shape, body []byte, v any) (decoded, pa
 	}
 	c := checkPool.Get().(*Check)
 	Scan(c, body, shape)
+	if c.keyed && !reunmarshal(body, rv) {
+		c.reset()
+		checkPool.Put(c)
+		return false, false
+	}
 	ok := c.Passed() && check(v, c) && c.Passed()
 	c.reset()
 	checkPool.Put(c)
 	return true, ok
+}
+
+// reunmarshal is json.Unmarshal of body into the zero value rv points to,
+// for a body with a key segmentio/encoding may have matched otherwise than
+// encoding/json ("Sucré" to a field "sucré", which only encoding/json's
+// case folding matches): false, the value zeroed, when encoding/json
+// refuses it.
+func reunmarshal(body []byte, rv reflect.Value) bool {
+	rv.Elem().SetZero()
+	if json.Unmarshal(body, rv.Interface()) != nil {
+		rv.Elem().SetZero()
+		return false
+	}
+	return true
 }
 
 // unmarshal is json.Unmarshal of body into the zero value rv points to,

@@ -218,6 +218,7 @@ func (s *scan) member(sh *Shape, seen []bool, key []byte) {
 	for i := range sh.Fields {
 		if strings.EqualFold(sh.Fields[i].Name, string(key)) {
 			s.c.Undecided() // encoding/json may have put it in the field
+			s.c.keyed = true
 		}
 	}
 	s.skip()
@@ -252,6 +253,7 @@ func (s *scan) next() (key []byte, ok bool) {
 		}
 		if j >= len(s.b) || s.b[j] == '\\' {
 			s.c.Undecided() // an escaped key: the reference decides
+			s.c.keyed = j < len(s.b)
 			return nil, false
 		}
 		key = s.b[start:j]
