@@ -85,6 +85,10 @@ type jsonCodec struct {
 	// enc is the generated encoder of the message type (nil: none):
 	// Encode's json.Marshal without reflection (marshal).
 	enc jsoncheck.Encoder
+	// dec is the generated decoder of the message type (nil: none), tried
+	// before DecodeChecked when there is a shape: json.Unmarshal's value
+	// and the shape's scan in one pass (jsoncheck.DecodeFast).
+	dec jsoncheck.DecodeFunc
 }
 
 // NewJSONCodec returns the application/json codec validating against
@@ -206,11 +210,15 @@ func (c *jsonCodec) Encode(_ context.Context, v any) (body []byte, err error) {
 // Decode checks body is JSON, validates it, and unmarshals it into v. The
 // body is unmarshalled into v once: with a generated check, the value the
 // check did not pass is kept when the reference validator passes the body
-// (v is zeroed when it does not).
+// (v is zeroed when it does not). With a generated decoder too, that
+// decoder reads the body first; what it does not take is DecodeChecked's.
 func (c *jsonCodec) Decode(_ context.Context, body []byte, v any) (err error) {
 	defer codecRecover(&err, "JSON codec: decoding into a %T", v)
 	if c.shape != nil {
-		decoded, passed := jsoncheck.DecodeChecked(c.check, c.shape, body, v)
+		decoded, passed := jsoncheck.DecodeFast(c.dec, c.check, c.shape, body, v)
+		if !decoded {
+			decoded, passed = jsoncheck.DecodeChecked(c.check, c.shape, body, v)
+		}
 		if passed {
 			return nil
 		}

@@ -48,6 +48,10 @@ type MessageType[T any] struct {
 	// enc is the generated encoder of a JSON type's payload
 	// (acemqimpl.WithJSONEncoder): json.Marshal's bytes without reflection.
 	enc jsoncheck.Encoder
+	// dec is the generated decoder of a JSON type's payload
+	// (acemqimpl.WithJSONDecoder): json.Unmarshal's value and the decode
+	// shape's scan in one pass, without reflection.
+	dec jsoncheck.DecodeFunc
 
 	// registry is the type's own registry (the manifest's registry:), used
 	// when the connection was dialled without WithSchemaRegistry.
@@ -110,12 +114,18 @@ func (mt *MessageType[T]) setJSONEncoder(enc jsoncheck.Encoder) { mt.enc = enc }
 
 func (mt *MessageType[T]) jsonEncoder() jsoncheck.Encoder { return mt.enc }
 
+func (mt *MessageType[T]) setJSONDecoder(dec jsoncheck.DecodeFunc) { mt.dec = dec }
+
+func (mt *MessageType[T]) jsonDecoder() jsoncheck.DecodeFunc { return mt.dec }
+
 // jsonCheckable is every *MessageType[T], for the facade's hooks.
 type jsonCheckable interface {
 	setJSONCheck(jsoncheck.Checker, func() *jsoncheck.Shape)
 	jsonCheck() (jsoncheck.Checker, func() *jsoncheck.Shape)
 	setJSONEncoder(jsoncheck.Encoder)
 	jsonEncoder() jsoncheck.Encoder
+	setJSONDecoder(jsoncheck.DecodeFunc)
+	jsonDecoder() jsoncheck.DecodeFunc
 }
 
 func init() {
@@ -127,6 +137,8 @@ func init() {
 	}
 	typeimpl.SetJSONEncoder = func(mt any, enc jsoncheck.Encoder) { mt.(jsonCheckable).setJSONEncoder(enc) }
 	typeimpl.JSONEncoderOf = func(mt any) jsoncheck.Encoder { return mt.(jsonCheckable).jsonEncoder() }
+	typeimpl.SetJSONDecoder = func(mt any, dec jsoncheck.DecodeFunc) { mt.(jsonCheckable).setJSONDecoder(dec) }
+	typeimpl.JSONDecoderOf = func(mt any) jsoncheck.DecodeFunc { return mt.(jsonCheckable).jsonDecoder() }
 	jsoncheck.NewSchemaError = func(vs []jsoncheck.Violation) error {
 		out := make([]Violation, len(vs))
 		for i, v := range vs {
@@ -242,7 +254,7 @@ func (mt *MessageType[T]) Codec(reg SchemaRegistry) (Codec, error) {
 				}
 				mt.shared, mt.sharedErr = newJSONCodecChecked(mt.schema, mt.check, shape)
 				if jc, ok := mt.shared.(*jsonCodec); ok {
-					jc.enc = mt.enc
+					jc.enc, jc.dec = mt.enc, mt.dec
 				}
 			default:
 				mt.sharedErr = fmt.Errorf("unknown format %v", mt.format)

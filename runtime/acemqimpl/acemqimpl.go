@@ -197,6 +197,88 @@ func AppendJSONValue(b []byte, v any) ([]byte, bool) { return jsoncheck.AppendVa
 // members (sorted by bytes).
 func JSONMapKeys[V any](m map[string]V) []string { return jsoncheck.MapKeys(m) }
 
+// JSONDecodeFunc is a generated one-pass decoder of a JSON body into a
+// typed value: true only when *v is then exactly json.Unmarshal's value
+// (in a zero value) and the decode shape's scan finds nothing in the body;
+// false, *v zeroed, for anything it does not read exactly as encoding/json
+// does (the codec then decodes as without it, so every error stays the
+// existing path's). acemq-gen emits one per JSON message type whose
+// payload's structs it can decode this way.
+type JSONDecodeFunc = jsoncheck.DecodeFunc
+
+// JSONDecoder is the strict lexer a generated decoder reads a body with
+// (Shape, BeginObject, NextMember, Field, EndObject, BeginArray,
+// NextElem, EndArray, Time, End; DecodeJSONString and the other
+// DecodeJSON functions read scalars).
+type JSONDecoder = jsoncheck.Decoder
+
+// JSONObjectState is what a generated decoder keeps of an object it reads.
+type JSONObjectState = jsoncheck.ObjectState
+
+// JSONArrayState is what a generated decoder keeps of an array it reads.
+type JSONArrayState = jsoncheck.ArrayState
+
+// WithJSONDecoder gives the JSON message type mt the one-pass decoder
+// acemq-gen generated for its payload and returns mt: a consumer's
+// Decode reads a body with dec first (the same value, the same verdict);
+// a body dec does not take is decoded as before (json.Unmarshal, the
+// decode shape's scan, the check, the reference validator). The reference
+// codec of runtime.WithReferenceValidation does without it. Generated
+// code calls it on the type it declares, before any use.
+func WithJSONDecoder[T any](mt *runtime.MessageType[T], dec JSONDecodeFunc) *runtime.MessageType[T] {
+	typeimpl.SetJSONDecoder(mt, dec)
+	return mt
+}
+
+// GeneratedDecode runs the generated decoder of a JSON type alone, with
+// the type's decode shape (none when it has no check): took says it
+// decoded body into v (v is then json.Unmarshal's value, and the shape's
+// scan finds nothing), passed that the generated check passes v too; has
+// is false when the type has no decoder. For the tests comparing the
+// decoders with json.Unmarshal and DecodeChecked.
+func GeneratedDecode[T any](mt *runtime.MessageType[T], body []byte) (v T, took, passed, has bool) {
+	dec := typeimpl.JSONDecoderOf(mt)
+	if dec == nil {
+		return v, false, false, false
+	}
+	check, shape := typeimpl.JSONCheckOf(mt)
+	var sh *jsoncheck.Shape
+	if shape != nil {
+		sh = shape()
+	}
+	if check == nil || sh == nil {
+		return v, jsoncheck.Decode(dec, nil, body, &v), false, true
+	}
+	took, passed = jsoncheck.DecodeFast(dec, check, sh, body, &v)
+	return v, took, passed, true
+}
+
+// DecodeJSONString reads a JSON string without escapes into *p (a string,
+// or a named string type), for generated decoders; false for anything
+// else, or a string the shape's format refuses.
+func DecodeJSONString[T ~string](d *JSONDecoder, p *T, sh *JSONShape) bool {
+	return jsoncheck.DecodeString(d, p, sh)
+}
+
+// DecodeJSONBool reads true or false into *p, for generated decoders.
+func DecodeJSONBool[T ~bool](d *JSONDecoder, p *T, sh *JSONShape) bool {
+	return jsoncheck.DecodeBool(d, p, sh)
+}
+
+// DecodeJSONInt reads an integer into *p as encoding/json does, for
+// generated decoders; false for a fraction, an exponent, one that does
+// not fit, or one out of the shape's bounds.
+func DecodeJSONInt[T ~int | ~int8 | ~int16 | ~int32 | ~int64](d *JSONDecoder, p *T, sh *JSONShape) bool {
+	return jsoncheck.DecodeInt(d, p, sh)
+}
+
+// DecodeJSONFloat reads a number into *p as encoding/json does
+// (strconv.ParseFloat with T's bits), for generated decoders; false when
+// that fails, or the number is out of the shape's bounds.
+func DecodeJSONFloat[T ~float32 | ~float64](d *JSONDecoder, p *T, sh *JSONShape) bool {
+	return jsoncheck.DecodeFloat(d, p, sh)
+}
+
 // ConvertAvroBranch turns the generic value v that hamba/avro decoded for
 // a branch of an Avro union into out, a pointer to the branch's Go type,
 // by encoding v with the branch's schema and decoding the bytes into out.

@@ -26,4 +26,13 @@ var (
 	// JSONEncoderOf returns what SetJSONEncoder gave the message type
 	// (nil when nothing).
 	JSONEncoderOf func(mt any) jsoncheck.Encoder
+
+	// SetJSONDecoder gives a JSON message type the one-pass decoder
+	// acemq-gen generated for its payload, called right after the type is
+	// made.
+	SetJSONDecoder func(mt any, dec jsoncheck.DecodeFunc)
+
+	// JSONDecoderOf returns what SetJSONDecoder gave the message type
+	// (nil when nothing).
+	JSONDecoderOf func(mt any) jsoncheck.DecodeFunc
 )
