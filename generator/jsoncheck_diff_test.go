@@ -24,7 +24,8 @@ import (
 // type generated instances and mutations of each; the generated check and
 // the reference must agree on every document and on the location of the
 // first violation; and that each message type's generated JSON encoder
-// writes json.Marshal's bytes (internal/encodetest, copied in). It also checks that the comparison is not vacuous: the
+// writes json.Marshal's bytes (internal/encodetest, copied in), and its one-pass decoder json.Unmarshal's value
+// with the decode check's verdict (internal/decodetest, copied in). It also checks that the comparison is not vacuous: the
 // golden cases' checks are generated, and see invalid documents.
 func TestJSONCheckDifferential(t *testing.T) {
 	if testing.Short() {
@@ -108,9 +109,14 @@ func TestJSONCheckDifferential(t *testing.T) {
 		t.Fatal(err)
 	}
 	encodetest = bytes.Replace(encodetest, []byte("\npackage encodetest\n"), []byte("\npackage diffall\n"), 1)
+	decodetest, err := os.ReadFile(filepath.Join(root, "internal/decodetest/decodetest.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	decodetest = bytes.Replace(decodetest, []byte("\npackage decodetest\n"), []byte("\npackage diffall\n"), 1)
 	cases := "package diffall\n\nimport (\n\t\"testing\"\n\n" + strings.Join(imports, "\n") + "\n)\n\nfunc TestDifferential(t *testing.T) {\n" + strings.Join(calls, "\n") + "\n}\n"
 	writeScratch(t, root, mod, map[string]string{"diffall/diff_test.go": string(harness), "diffall/cases_test.go": cases,
-		"diffall/encodetest_test.go": string(encodetest)})
+		"diffall/encodetest_test.go": string(encodetest), "diffall/decodetest_test.go": string(decodetest)})
 	out := filepath.Join(t.TempDir(), "tally.tsv")
 	vet := exec.Command("go", "vet", "./...")
 	vet.Dir = mod
@@ -134,7 +140,7 @@ func checkTally(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var checked, fallback, compared, invalid int
+	var checked, fallback, compared, invalid, decoders, took int
 	seen := ""
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
@@ -145,6 +151,14 @@ func checkTally(t *testing.T, path string) {
 		n := make([]int, len(cols))
 		for i := 1; i < len(cols); i++ {
 			n[i], _ = strconv.Atoi(cols[i])
+		}
+		if strings.HasSuffix(cols[0], " (one-pass decode)") {
+			if n[1] >= 0 {
+				decoders++
+				took += n[3]
+				t.Logf("%s: the decoder took %d of %d documents and mutations", cols[0], n[3], n[1])
+			}
+			continue
 		}
 		decode := strings.HasSuffix(cols[0], " (decode)")
 		if n[1] < 0 {
@@ -167,6 +181,10 @@ func checkTally(t *testing.T, path string) {
 	t.Logf("%d message types with a generated check, %d left to the reference; %d comparisons (encode and decode), %d of them of invalid documents", checked, fallback, compared, invalid)
 	if checked == 0 || invalid == 0 {
 		t.Errorf("nothing was compared")
+	}
+	t.Logf("%d message types with a one-pass decoder, which took %d documents", decoders, took)
+	if decoders == 0 || took == 0 {
+		t.Errorf("no one-pass decoder took a document")
 	}
 	for _, must := range []string{"golden/jsonschema-all Everything", "jsoncheck/edge Edge"} {
 		if !strings.Contains(seen, must+"\t") || !strings.Contains(seen, must+" (decode)\t") {

@@ -503,3 +503,347 @@ func acemqEncodeOrderPriced(v any, b []byte) ([]byte, bool) {
 	}
 	return b, false
 }
+
+// acemqDecodeJSON reads v, a zero value, from d as json.Unmarshal would and
+// checks what the decode shape sh says; false for anything it does not read
+// exactly (the codec then decodes as without it).
+func (v *OrderJSON) acemqDecodeJSON(d *acemqimpl.JSONDecoder, sh *acemqimpl.JSONShape) bool {
+	var o acemqimpl.JSONObjectState
+	if !d.BeginObject(sh, &o) {
+		return false
+	}
+	for d.NextMember(&o) {
+		switch string(o.Key()) {
+		case "order_id":
+			m, ok := d.Field(&o, 0)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONString(d, &v.OrderID, m) {
+				return false
+			}
+		case "customer_id":
+			m, ok := d.Field(&o, 1)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONString(d, &v.CustomerID, m) {
+				return false
+			}
+		case "email":
+			m, ok := d.Field(&o, 2)
+			if !ok {
+				return false
+			}
+			p1 := new(string)
+			if !acemqimpl.DecodeJSONString(d, p1, m) {
+				return false
+			}
+			v.Email = p1
+		case "placed_at":
+			m, ok := d.Field(&o, 3)
+			if !ok {
+				return false
+			}
+			if !d.Time(&v.PlacedAt, m) {
+				return false
+			}
+		case "status":
+			m, ok := d.Field(&o, 4)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONString(d, &v.Status, m) {
+				return false
+			}
+		case "currency":
+			m, ok := d.Field(&o, 5)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONString(d, &v.Currency, m) {
+				return false
+			}
+		case "note":
+			m, ok := d.Field(&o, 6)
+			if !ok {
+				return false
+			}
+			p1 := new(string)
+			if !acemqimpl.DecodeJSONString(d, p1, m) {
+				return false
+			}
+			v.Note = p1
+		case "total":
+			m, ok := d.Field(&o, 7)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONFloat(d, &v.Total, m) {
+				return false
+			}
+		case "items":
+			m, ok := d.Field(&o, 8)
+			if !ok {
+				return false
+			}
+			var a1 acemqimpl.JSONArrayState
+			e1, ok := d.BeginArray(m, &a1)
+			if !ok {
+				return false
+			}
+			for d.NextElem(&a1) {
+				v.Items = append(v.Items, OrderJSONItemsItem{})
+				if !v.Items[len(v.Items)-1].acemqDecodeJSON(d, e1) {
+					return false
+				}
+			}
+			if !d.EndArray(&a1) {
+				return false
+			}
+			if v.Items == nil {
+				v.Items = []OrderJSONItemsItem{}
+			}
+		default:
+			return false
+		}
+	}
+	return d.EndObject(&o)
+}
+
+// acemqDecodeJSON reads v, a zero value, from d as json.Unmarshal would and
+// checks what the decode shape sh says; false for anything it does not read
+// exactly (the codec then decodes as without it).
+func (v *OrderJSONItemsItem) acemqDecodeJSON(d *acemqimpl.JSONDecoder, sh *acemqimpl.JSONShape) bool {
+	var o acemqimpl.JSONObjectState
+	if !d.BeginObject(sh, &o) {
+		return false
+	}
+	for d.NextMember(&o) {
+		switch string(o.Key()) {
+		case "sku":
+			m, ok := d.Field(&o, 0)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONString(d, &v.Sku, m) {
+				return false
+			}
+		case "name":
+			m, ok := d.Field(&o, 1)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONString(d, &v.Name, m) {
+				return false
+			}
+		case "qty":
+			m, ok := d.Field(&o, 2)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONInt(d, &v.Qty, m) {
+				return false
+			}
+		case "price":
+			m, ok := d.Field(&o, 3)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONFloat(d, &v.Price, m) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return d.EndObject(&o)
+}
+
+// acemqDecodeJSON reads v, a zero value, from d as json.Unmarshal would and
+// checks what the decode shape sh says; false for anything it does not read
+// exactly (the codec then decodes as without it).
+func (v *PriceOrder) acemqDecodeJSON(d *acemqimpl.JSONDecoder, sh *acemqimpl.JSONShape) bool {
+	var o acemqimpl.JSONObjectState
+	if !d.BeginObject(sh, &o) {
+		return false
+	}
+	for d.NextMember(&o) {
+		switch string(o.Key()) {
+		case "order_id":
+			m, ok := d.Field(&o, 0)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONString(d, &v.OrderID, m) {
+				return false
+			}
+		case "customer_id":
+			m, ok := d.Field(&o, 1)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONString(d, &v.CustomerID, m) {
+				return false
+			}
+		case "email":
+			m, ok := d.Field(&o, 2)
+			if !ok {
+				return false
+			}
+			p1 := new(string)
+			if !acemqimpl.DecodeJSONString(d, p1, m) {
+				return false
+			}
+			v.Email = p1
+		case "placed_at":
+			m, ok := d.Field(&o, 3)
+			if !ok {
+				return false
+			}
+			if !d.Time(&v.PlacedAt, m) {
+				return false
+			}
+		case "status":
+			m, ok := d.Field(&o, 4)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONString(d, &v.Status, m) {
+				return false
+			}
+		case "currency":
+			m, ok := d.Field(&o, 5)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONString(d, &v.Currency, m) {
+				return false
+			}
+		case "note":
+			m, ok := d.Field(&o, 6)
+			if !ok {
+				return false
+			}
+			p1 := new(string)
+			if !acemqimpl.DecodeJSONString(d, p1, m) {
+				return false
+			}
+			v.Note = p1
+		case "total":
+			m, ok := d.Field(&o, 7)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONFloat(d, &v.Total, m) {
+				return false
+			}
+		case "items":
+			m, ok := d.Field(&o, 8)
+			if !ok {
+				return false
+			}
+			var a1 acemqimpl.JSONArrayState
+			e1, ok := d.BeginArray(m, &a1)
+			if !ok {
+				return false
+			}
+			for d.NextElem(&a1) {
+				v.Items = append(v.Items, OrderJSONItemsItem{})
+				if !v.Items[len(v.Items)-1].acemqDecodeJSON(d, e1) {
+					return false
+				}
+			}
+			if !d.EndArray(&a1) {
+				return false
+			}
+			if v.Items == nil {
+				v.Items = []OrderJSONItemsItem{}
+			}
+		default:
+			return false
+		}
+	}
+	return d.EndObject(&o)
+}
+
+// acemqDecodeJSON reads v, a zero value, from d as json.Unmarshal would and
+// checks what the decode shape sh says; false for anything it does not read
+// exactly (the codec then decodes as without it).
+func (v *OrderPriced) acemqDecodeJSON(d *acemqimpl.JSONDecoder, sh *acemqimpl.JSONShape) bool {
+	var o acemqimpl.JSONObjectState
+	if !d.BeginObject(sh, &o) {
+		return false
+	}
+	for d.NextMember(&o) {
+		switch string(o.Key()) {
+		case "order_id":
+			m, ok := d.Field(&o, 0)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONString(d, &v.OrderID, m) {
+				return false
+			}
+		case "total":
+			m, ok := d.Field(&o, 1)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONFloat(d, &v.Total, m) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return d.EndObject(&o)
+}
+
+// acemqDecodeOrderJSON is the generated decoder of OrderJSON
+// (acemqimpl.JSONDecodeFunc): true when *v is json.Unmarshal's value of the
+// body and the decode shape finds nothing; else false, *v zeroed.
+func acemqDecodeOrderJSON(d *acemqimpl.JSONDecoder, v any) bool {
+	x, ok := v.(*OrderJSON)
+	if !ok || x == nil {
+		return false
+	}
+	*x = OrderJSON{}
+	if x.acemqDecodeJSON(d, d.Shape()) && d.End() {
+		return true
+	}
+	*x = OrderJSON{}
+	return false
+}
+
+// acemqDecodePriceOrder is the generated decoder of PriceOrder
+// (acemqimpl.JSONDecodeFunc): true when *v is json.Unmarshal's value of the
+// body and the decode shape finds nothing; else false, *v zeroed.
+func acemqDecodePriceOrder(d *acemqimpl.JSONDecoder, v any) bool {
+	x, ok := v.(*PriceOrder)
+	if !ok || x == nil {
+		return false
+	}
+	*x = PriceOrder{}
+	if x.acemqDecodeJSON(d, d.Shape()) && d.End() {
+		return true
+	}
+	*x = PriceOrder{}
+	return false
+}
+
+// acemqDecodeOrderPriced is the generated decoder of OrderPriced
+// (acemqimpl.JSONDecodeFunc): true when *v is json.Unmarshal's value of the
+// body and the decode shape finds nothing; else false, *v zeroed.
+func acemqDecodeOrderPriced(d *acemqimpl.JSONDecoder, v any) bool {
+	x, ok := v.(*OrderPriced)
+	if !ok || x == nil {
+		return false
+	}
+	*x = OrderPriced{}
+	if x.acemqDecodeJSON(d, d.Shape()) && d.End() {
+		return true
+	}
+	*x = OrderPriced{}
+	return false
+}

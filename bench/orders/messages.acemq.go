@@ -52,14 +52,16 @@ const orderJSONSchema = "" +
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckOrderJSON (the reference validator decides only
 // what it does not pass), encoded by acemqEncodeOrderJSON (json.Marshal's
-// bytes, without reflection).
-var orderJSONType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[OrderJSON]("bench.order.json.v1", orderJSONSchema, acemqCheckOrderJSON, acemqShapeOrderJSON), acemqEncodeOrderJSON)
+// bytes, without reflection), decoded in one pass by acemqDecodeOrderJSON
+// (json.Unmarshal's value and the decode shape's scan).
+var orderJSONType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[OrderJSON]("bench.order.json.v1", orderJSONSchema, acemqCheckOrderJSON, acemqShapeOrderJSON), acemqEncodeOrderJSON), acemqDecodeOrderJSON)
 
 // TypeOfOrderJSON returns the message type "bench.order.json.v1", payload
 // OrderJSON: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckOrderJSON (the reference validator
 // decides only what it does not pass), encoded by acemqEncodeOrderJSON
-// (json.Marshal's bytes, without reflection).
+// (json.Marshal's bytes, without reflection), decoded in one pass by
+// acemqDecodeOrderJSON (json.Unmarshal's value and the decode shape's scan).
 func TypeOfOrderJSON() *runtime.MessageType[OrderJSON] {
 	return orderJSONType
 }
@@ -141,14 +143,18 @@ const priceOrderSchema = "" +
 // PriceOrder: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckPriceOrder (the reference
 // validator decides only what it does not pass), encoded by
-// acemqEncodePriceOrder (json.Marshal's bytes, without reflection).
-var priceOrderType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[PriceOrder]("bench.order.price.v1", priceOrderSchema, acemqCheckPriceOrder, acemqShapePriceOrder), acemqEncodePriceOrder)
+// acemqEncodePriceOrder (json.Marshal's bytes, without reflection), decoded in
+// one pass by acemqDecodePriceOrder (json.Unmarshal's value and the decode
+// shape's scan).
+var priceOrderType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[PriceOrder]("bench.order.price.v1", priceOrderSchema, acemqCheckPriceOrder, acemqShapePriceOrder), acemqEncodePriceOrder), acemqDecodePriceOrder)
 
 // TypeOfPriceOrder returns the message type "bench.order.price.v1", payload
 // PriceOrder: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckPriceOrder (the reference
 // validator decides only what it does not pass), encoded by
-// acemqEncodePriceOrder (json.Marshal's bytes, without reflection).
+// acemqEncodePriceOrder (json.Marshal's bytes, without reflection), decoded in
+// one pass by acemqDecodePriceOrder (json.Unmarshal's value and the decode
+// shape's scan).
 func TypeOfPriceOrder() *runtime.MessageType[PriceOrder] {
 	return priceOrderType
 }
@@ -179,14 +185,18 @@ const orderPricedSchema = "" +
 // OrderPriced: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckOrderPriced (the reference
 // validator decides only what it does not pass), encoded by
-// acemqEncodeOrderPriced (json.Marshal's bytes, without reflection).
-var orderPricedType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[OrderPriced]("bench.order.priced.v1", orderPricedSchema, acemqCheckOrderPriced, acemqShapeOrderPriced), acemqEncodeOrderPriced)
+// acemqEncodeOrderPriced (json.Marshal's bytes, without reflection), decoded
+// in one pass by acemqDecodeOrderPriced (json.Unmarshal's value and the decode
+// shape's scan).
+var orderPricedType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[OrderPriced]("bench.order.priced.v1", orderPricedSchema, acemqCheckOrderPriced, acemqShapeOrderPriced), acemqEncodeOrderPriced), acemqDecodeOrderPriced)
 
 // TypeOfOrderPriced returns the message type "bench.order.priced.v1", payload
 // OrderPriced: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckOrderPriced (the reference
 // validator decides only what it does not pass), encoded by
-// acemqEncodeOrderPriced (json.Marshal's bytes, without reflection).
+// acemqEncodeOrderPriced (json.Marshal's bytes, without reflection), decoded
+// in one pass by acemqDecodeOrderPriced (json.Unmarshal's value and the decode
+// shape's scan).
 func TypeOfOrderPriced() *runtime.MessageType[OrderPriced] {
 	return orderPricedType
 }

@@ -33,14 +33,17 @@ const orderPlacedSchema = "" +
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckOrderPlaced (the reference validator decides only
 // what it does not pass), encoded by acemqEncodeOrderPlaced (json.Marshal's
-// bytes, without reflection).
-var orderPlacedType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[OrderPlaced]("order.placed.v2", orderPlacedSchema, acemqCheckOrderPlaced, acemqShapeOrderPlaced), acemqEncodeOrderPlaced)
+// bytes, without reflection), decoded in one pass by acemqDecodeOrderPlaced
+// (json.Unmarshal's value and the decode shape's scan).
+var orderPlacedType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[OrderPlaced]("order.placed.v2", orderPlacedSchema, acemqCheckOrderPlaced, acemqShapeOrderPlaced), acemqEncodeOrderPlaced), acemqDecodeOrderPlaced)
 
 // TypeOfOrderPlaced returns the message type "order.placed.v2", payload
 // OrderPlaced: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckOrderPlaced (the reference
 // validator decides only what it does not pass), encoded by
-// acemqEncodeOrderPlaced (json.Marshal's bytes, without reflection).
+// acemqEncodeOrderPlaced (json.Marshal's bytes, without reflection), decoded
+// in one pass by acemqDecodeOrderPlaced (json.Unmarshal's value and the decode
+// shape's scan).
 func TypeOfOrderPlaced() *runtime.MessageType[OrderPlaced] {
 	return orderPlacedType
 }

@@ -156,3 +156,109 @@ func acemqEncodeQuote(v any, b []byte) ([]byte, bool) {
 	}
 	return b, false
 }
+
+// acemqDecodeJSON reads v, a zero value, from d as json.Unmarshal would and
+// checks what the decode shape sh says; false for anything it does not read
+// exactly (the codec then decodes as without it).
+func (v *QuoteRequested) acemqDecodeJSON(d *acemqimpl.JSONDecoder, sh *acemqimpl.JSONShape) bool {
+	var o acemqimpl.JSONObjectState
+	if !d.BeginObject(sh, &o) {
+		return false
+	}
+	for d.NextMember(&o) {
+		switch string(o.Key()) {
+		case "sku":
+			m, ok := d.Field(&o, 0)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONString(d, &v.Sku, m) {
+				return false
+			}
+		case "quantity":
+			m, ok := d.Field(&o, 1)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONInt(d, &v.Quantity, m) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return d.EndObject(&o)
+}
+
+// acemqDecodeJSON reads v, a zero value, from d as json.Unmarshal would and
+// checks what the decode shape sh says; false for anything it does not read
+// exactly (the codec then decodes as without it).
+func (v *Quote) acemqDecodeJSON(d *acemqimpl.JSONDecoder, sh *acemqimpl.JSONShape) bool {
+	var o acemqimpl.JSONObjectState
+	if !d.BeginObject(sh, &o) {
+		return false
+	}
+	for d.NextMember(&o) {
+		switch string(o.Key()) {
+		case "sku":
+			m, ok := d.Field(&o, 0)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONString(d, &v.Sku, m) {
+				return false
+			}
+		case "quantity":
+			m, ok := d.Field(&o, 1)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONInt(d, &v.Quantity, m) {
+				return false
+			}
+		case "total_cents":
+			m, ok := d.Field(&o, 2)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONInt(d, &v.TotalCents, m) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return d.EndObject(&o)
+}
+
+// acemqDecodeQuoteRequested is the generated decoder of QuoteRequested
+// (acemqimpl.JSONDecodeFunc): true when *v is json.Unmarshal's value of the
+// body and the decode shape finds nothing; else false, *v zeroed.
+func acemqDecodeQuoteRequested(d *acemqimpl.JSONDecoder, v any) bool {
+	x, ok := v.(*QuoteRequested)
+	if !ok || x == nil {
+		return false
+	}
+	*x = QuoteRequested{}
+	if x.acemqDecodeJSON(d, d.Shape()) && d.End() {
+		return true
+	}
+	*x = QuoteRequested{}
+	return false
+}
+
+// acemqDecodeQuote is the generated decoder of Quote
+// (acemqimpl.JSONDecodeFunc): true when *v is json.Unmarshal's value of the
+// body and the decode shape finds nothing; else false, *v zeroed.
+func acemqDecodeQuote(d *acemqimpl.JSONDecoder, v any) bool {
+	x, ok := v.(*Quote)
+	if !ok || x == nil {
+		return false
+	}
+	*x = Quote{}
+	if x.acemqDecodeJSON(d, d.Shape()) && d.End() {
+		return true
+	}
+	*x = Quote{}
+	return false
+}

@@ -33,14 +33,18 @@ const quoteRequestedSchema = "" +
 // QuoteRequested: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckQuoteRequested (the reference
 // validator decides only what it does not pass), encoded by
-// acemqEncodeQuoteRequested (json.Marshal's bytes, without reflection).
-var quoteRequestedType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[QuoteRequested]("pricing.quote.requested.v1", quoteRequestedSchema, acemqCheckQuoteRequested, acemqShapeQuoteRequested), acemqEncodeQuoteRequested)
+// acemqEncodeQuoteRequested (json.Marshal's bytes, without reflection),
+// decoded in one pass by acemqDecodeQuoteRequested (json.Unmarshal's value and
+// the decode shape's scan).
+var quoteRequestedType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[QuoteRequested]("pricing.quote.requested.v1", quoteRequestedSchema, acemqCheckQuoteRequested, acemqShapeQuoteRequested), acemqEncodeQuoteRequested), acemqDecodeQuoteRequested)
 
 // TypeOfQuoteRequested returns the message type "pricing.quote.requested.v1",
 // payload QuoteRequested: JSON, validated against its JSON Schema on publish
 // and on consume, checked in plain Go by acemqCheckQuoteRequested (the
 // reference validator decides only what it does not pass), encoded by
-// acemqEncodeQuoteRequested (json.Marshal's bytes, without reflection).
+// acemqEncodeQuoteRequested (json.Marshal's bytes, without reflection),
+// decoded in one pass by acemqDecodeQuoteRequested (json.Unmarshal's value and
+// the decode shape's scan).
 func TypeOfQuoteRequested() *runtime.MessageType[QuoteRequested] {
 	return quoteRequestedType
 }
@@ -72,14 +76,16 @@ const quoteSchema = "" +
 // validated against its JSON Schema on publish and on consume, checked in
 // plain Go by acemqCheckQuote (the reference validator decides only what it
 // does not pass), encoded by acemqEncodeQuote (json.Marshal's bytes, without
-// reflection).
-var quoteType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[Quote]("pricing.quote.v1", quoteSchema, acemqCheckQuote, acemqShapeQuote), acemqEncodeQuote)
+// reflection), decoded in one pass by acemqDecodeQuote (json.Unmarshal's value
+// and the decode shape's scan).
+var quoteType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[Quote]("pricing.quote.v1", quoteSchema, acemqCheckQuote, acemqShapeQuote), acemqEncodeQuote), acemqDecodeQuote)
 
 // TypeOfQuote returns the message type "pricing.quote.v1", payload Quote:
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckQuote (the reference validator decides only what it
 // does not pass), encoded by acemqEncodeQuote (json.Marshal's bytes, without
-// reflection).
+// reflection), decoded in one pass by acemqDecodeQuote (json.Unmarshal's value
+// and the decode shape's scan).
 func TypeOfQuote() *runtime.MessageType[Quote] {
 	return quoteType
 }

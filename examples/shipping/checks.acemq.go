@@ -140,3 +140,103 @@ func acemqEncodeOrderPlaced(v any, b []byte) ([]byte, bool) {
 	}
 	return b, false
 }
+
+// acemqDecodeJSON reads v, a zero value, from d as json.Unmarshal would and
+// checks what the decode shape sh says; false for anything it does not read
+// exactly (the codec then decodes as without it).
+func (v *ShipmentScheduled) acemqDecodeJSON(d *acemqimpl.JSONDecoder, sh *acemqimpl.JSONShape) bool {
+	var o acemqimpl.JSONObjectState
+	if !d.BeginObject(sh, &o) {
+		return false
+	}
+	for d.NextMember(&o) {
+		switch string(o.Key()) {
+		case "order_id":
+			m, ok := d.Field(&o, 0)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONString(d, &v.OrderID, m) {
+				return false
+			}
+		case "customer_id":
+			m, ok := d.Field(&o, 1)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONString(d, &v.CustomerID, m) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return d.EndObject(&o)
+}
+
+// acemqDecodeJSON reads v, a zero value, from d as json.Unmarshal would and
+// checks what the decode shape sh says; false for anything it does not read
+// exactly (the codec then decodes as without it).
+func (v *OrderPlaced) acemqDecodeJSON(d *acemqimpl.JSONDecoder, sh *acemqimpl.JSONShape) bool {
+	var o acemqimpl.JSONObjectState
+	if !d.BeginObject(sh, &o) {
+		return false
+	}
+	for d.NextMember(&o) {
+		switch string(o.Key()) {
+		case "order_id":
+			m, ok := d.Field(&o, 0)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONString(d, &v.OrderID, m) {
+				return false
+			}
+		case "customer_id":
+			m, ok := d.Field(&o, 1)
+			if !ok {
+				return false
+			}
+			p1 := new(string)
+			if !acemqimpl.DecodeJSONString(d, p1, m) {
+				return false
+			}
+			v.CustomerID = p1
+		default:
+			return false
+		}
+	}
+	return d.EndObject(&o)
+}
+
+// acemqDecodeShipmentScheduled is the generated decoder of ShipmentScheduled
+// (acemqimpl.JSONDecodeFunc): true when *v is json.Unmarshal's value of the
+// body and the decode shape finds nothing; else false, *v zeroed.
+func acemqDecodeShipmentScheduled(d *acemqimpl.JSONDecoder, v any) bool {
+	x, ok := v.(*ShipmentScheduled)
+	if !ok || x == nil {
+		return false
+	}
+	*x = ShipmentScheduled{}
+	if x.acemqDecodeJSON(d, d.Shape()) && d.End() {
+		return true
+	}
+	*x = ShipmentScheduled{}
+	return false
+}
+
+// acemqDecodeOrderPlaced is the generated decoder of OrderPlaced
+// (acemqimpl.JSONDecodeFunc): true when *v is json.Unmarshal's value of the
+// body and the decode shape finds nothing; else false, *v zeroed.
+func acemqDecodeOrderPlaced(d *acemqimpl.JSONDecoder, v any) bool {
+	x, ok := v.(*OrderPlaced)
+	if !ok || x == nil {
+		return false
+	}
+	*x = OrderPlaced{}
+	if x.acemqDecodeJSON(d, d.Shape()) && d.End() {
+		return true
+	}
+	*x = OrderPlaced{}
+	return false
+}

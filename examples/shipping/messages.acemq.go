@@ -37,15 +37,19 @@ const shipmentScheduledSchema = "" +
 // payload ShipmentScheduled: JSON, validated against its JSON Schema on
 // publish and on consume, checked in plain Go by acemqCheckShipmentScheduled
 // (the reference validator decides only what it does not pass), encoded by
-// acemqEncodeShipmentScheduled (json.Marshal's bytes, without reflection).
-var shipmentScheduledType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[ShipmentScheduled]("shipping.shipment.scheduled.v1", shipmentScheduledSchema, acemqCheckShipmentScheduled, acemqShapeShipmentScheduled), acemqEncodeShipmentScheduled)
+// acemqEncodeShipmentScheduled (json.Marshal's bytes, without reflection),
+// decoded in one pass by acemqDecodeShipmentScheduled (json.Unmarshal's value
+// and the decode shape's scan).
+var shipmentScheduledType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[ShipmentScheduled]("shipping.shipment.scheduled.v1", shipmentScheduledSchema, acemqCheckShipmentScheduled, acemqShapeShipmentScheduled), acemqEncodeShipmentScheduled), acemqDecodeShipmentScheduled)
 
 // TypeOfShipmentScheduled returns the message type
 // "shipping.shipment.scheduled.v1", payload ShipmentScheduled: JSON, validated
 // against its JSON Schema on publish and on consume, checked in plain Go by
 // acemqCheckShipmentScheduled (the reference validator decides only what it
 // does not pass), encoded by acemqEncodeShipmentScheduled (json.Marshal's
-// bytes, without reflection).
+// bytes, without reflection), decoded in one pass by
+// acemqDecodeShipmentScheduled (json.Unmarshal's value and the decode shape's
+// scan).
 func TypeOfShipmentScheduled() *runtime.MessageType[ShipmentScheduled] {
 	return shipmentScheduledType
 }
@@ -78,14 +82,17 @@ const orderPlacedSchema = "" +
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckOrderPlaced (the reference validator decides only
 // what it does not pass), encoded by acemqEncodeOrderPlaced (json.Marshal's
-// bytes, without reflection).
-var orderPlacedType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[OrderPlaced]("order.placed.v2", orderPlacedSchema, acemqCheckOrderPlaced, acemqShapeOrderPlaced), acemqEncodeOrderPlaced)
+// bytes, without reflection), decoded in one pass by acemqDecodeOrderPlaced
+// (json.Unmarshal's value and the decode shape's scan).
+var orderPlacedType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[OrderPlaced]("order.placed.v2", orderPlacedSchema, acemqCheckOrderPlaced, acemqShapeOrderPlaced), acemqEncodeOrderPlaced), acemqDecodeOrderPlaced)
 
 // TypeOfOrderPlaced returns the message type "order.placed.v2", payload
 // OrderPlaced: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckOrderPlaced (the reference
 // validator decides only what it does not pass), encoded by
-// acemqEncodeOrderPlaced (json.Marshal's bytes, without reflection).
+// acemqEncodeOrderPlaced (json.Marshal's bytes, without reflection), decoded
+// in one pass by acemqDecodeOrderPlaced (json.Unmarshal's value and the decode
+// shape's scan).
 func TypeOfOrderPlaced() *runtime.MessageType[OrderPlaced] {
 	return orderPlacedType
 }

@@ -86,14 +86,16 @@ const stockLowSchema = "" +
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckStockLow (the reference validator decides only what
 // it does not pass), encoded by acemqEncodeStockLow (json.Marshal's bytes,
-// without reflection).
-var stockLowType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[StockLow]("golden.stock.low.v1", stockLowSchema, acemqCheckStockLow, acemqShapeStockLow), acemqEncodeStockLow)
+// without reflection), decoded in one pass by acemqDecodeStockLow
+// (json.Unmarshal's value and the decode shape's scan).
+var stockLowType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[StockLow]("golden.stock.low.v1", stockLowSchema, acemqCheckStockLow, acemqShapeStockLow), acemqEncodeStockLow), acemqDecodeStockLow)
 
 // TypeOfStockLow returns the message type "golden.stock.low.v1", payload
 // StockLow: JSON, validated against its JSON Schema on publish and on consume,
 // checked in plain Go by acemqCheckStockLow (the reference validator decides
 // only what it does not pass), encoded by acemqEncodeStockLow (json.Marshal's
-// bytes, without reflection).
+// bytes, without reflection), decoded in one pass by acemqDecodeStockLow
+// (json.Unmarshal's value and the decode shape's scan).
 func TypeOfStockLow() *runtime.MessageType[StockLow] {
 	return stockLowType
 }

@@ -304,3 +304,233 @@ func acemqEncodeRangeEvent(v any, b []byte) ([]byte, bool) {
 	}
 	return b, false
 }
+
+// acemqDecodeJSON reads v, a zero value, from d as json.Unmarshal would and
+// checks what the decode shape sh says; false for anything it does not read
+// exactly (the codec then decodes as without it).
+func (v *Type) acemqDecodeJSON(d *acemqimpl.JSONDecoder, sh *acemqimpl.JSONShape) bool {
+	var o acemqimpl.JSONObjectState
+	if !d.BeginObject(sh, &o) {
+		return false
+	}
+	for d.NextMember(&o) {
+		switch string(o.Key()) {
+		case "func":
+			m, ok := d.Field(&o, 0)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONString(d, &v.Func, m) {
+				return false
+			}
+		case "type":
+			m, ok := d.Field(&o, 1)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONString(d, &v.Type, m) {
+				return false
+			}
+		case "range":
+			m, ok := d.Field(&o, 2)
+			if !ok {
+				return false
+			}
+			p1 := new(int64)
+			if !acemqimpl.DecodeJSONInt(d, p1, m) {
+				return false
+			}
+			v.Range = p1
+		case "2nd":
+			m, ok := d.Field(&o, 3)
+			if !ok {
+				return false
+			}
+			p1 := new(string)
+			if !acemqimpl.DecodeJSONString(d, p1, m) {
+				return false
+			}
+			v.X2nd = p1
+		case "with-dash":
+			m, ok := d.Field(&o, 4)
+			if !ok {
+				return false
+			}
+			p1 := new(string)
+			if !acemqimpl.DecodeJSONString(d, p1, m) {
+				return false
+			}
+			v.WithDash = p1
+		case "ünïcödé":
+			m, ok := d.Field(&o, 5)
+			if !ok {
+				return false
+			}
+			p1 := new(string)
+			if !acemqimpl.DecodeJSONString(d, p1, m) {
+				return false
+			}
+			v.Ünïcödé = p1
+		default:
+			return false
+		}
+	}
+	return d.EndObject(&o)
+}
+
+// acemqDecodeJSON reads v, a zero value, from d as json.Unmarshal would and
+// checks what the decode shape sh says; false for anything it does not read
+// exactly (the codec then decodes as without it).
+func (v *CaféCrème) acemqDecodeJSON(d *acemqimpl.JSONDecoder, sh *acemqimpl.JSONShape) bool {
+	var o acemqimpl.JSONObjectState
+	if !d.BeginObject(sh, &o) {
+		return false
+	}
+	for d.NextMember(&o) {
+		switch string(o.Key()) {
+		case "taille":
+			m, ok := d.Field(&o, 0)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONString(d, &v.Taille, m) {
+				return false
+			}
+		case "sucré":
+			m, ok := d.Field(&o, 1)
+			if !ok {
+				return false
+			}
+			p1 := new(bool)
+			if !acemqimpl.DecodeJSONBool(d, p1, m) {
+				return false
+			}
+			v.Sucré = p1
+		default:
+			return false
+		}
+	}
+	return d.EndObject(&o)
+}
+
+// acemqDecodeJSON reads v, a zero value, from d as json.Unmarshal would and
+// checks what the decode shape sh says; false for anything it does not read
+// exactly (the codec then decodes as without it).
+func (v *X订单) acemqDecodeJSON(d *acemqimpl.JSONDecoder, sh *acemqimpl.JSONShape) bool {
+	var o acemqimpl.JSONObjectState
+	if !d.BeginObject(sh, &o) {
+		return false
+	}
+	for d.NextMember(&o) {
+		switch string(o.Key()) {
+		case "编号":
+			m, ok := d.Field(&o, 0)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONString(d, &v.X编号, m) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return d.EndObject(&o)
+}
+
+// acemqDecodeJSON reads v, a zero value, from d as json.Unmarshal would and
+// checks what the decode shape sh says; false for anything it does not read
+// exactly (the codec then decodes as without it).
+func (v *RangeEvent) acemqDecodeJSON(d *acemqimpl.JSONDecoder, sh *acemqimpl.JSONShape) bool {
+	var o acemqimpl.JSONObjectState
+	if !d.BeginObject(sh, &o) {
+		return false
+	}
+	for d.NextMember(&o) {
+		switch string(o.Key()) {
+		case "from":
+			m, ok := d.Field(&o, 0)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONInt(d, &v.From, m) {
+				return false
+			}
+		case "to":
+			m, ok := d.Field(&o, 1)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONInt(d, &v.To, m) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return d.EndObject(&o)
+}
+
+// acemqDecodeType is the generated decoder of Type (acemqimpl.JSONDecodeFunc):
+// true when *v is json.Unmarshal's value of the body and the decode shape
+// finds nothing; else false, *v zeroed.
+func acemqDecodeType(d *acemqimpl.JSONDecoder, v any) bool {
+	x, ok := v.(*Type)
+	if !ok || x == nil {
+		return false
+	}
+	*x = Type{}
+	if x.acemqDecodeJSON(d, d.Shape()) && d.End() {
+		return true
+	}
+	*x = Type{}
+	return false
+}
+
+// acemqDecodeCaféCrème is the generated decoder of CaféCrème
+// (acemqimpl.JSONDecodeFunc): true when *v is json.Unmarshal's value of the
+// body and the decode shape finds nothing; else false, *v zeroed.
+func acemqDecodeCaféCrème(d *acemqimpl.JSONDecoder, v any) bool {
+	x, ok := v.(*CaféCrème)
+	if !ok || x == nil {
+		return false
+	}
+	*x = CaféCrème{}
+	if x.acemqDecodeJSON(d, d.Shape()) && d.End() {
+		return true
+	}
+	*x = CaféCrème{}
+	return false
+}
+
+// acemqDecodeX订单 is the generated decoder of X订单
+// (acemqimpl.JSONDecodeFunc): true when *v is json.Unmarshal's value of the
+// body and the decode shape finds nothing; else false, *v zeroed.
+func acemqDecodeX订单(d *acemqimpl.JSONDecoder, v any) bool {
+	x, ok := v.(*X订单)
+	if !ok || x == nil {
+		return false
+	}
+	*x = X订单{}
+	if x.acemqDecodeJSON(d, d.Shape()) && d.End() {
+		return true
+	}
+	*x = X订单{}
+	return false
+}
+
+// acemqDecodeRangeEvent is the generated decoder of RangeEvent
+// (acemqimpl.JSONDecodeFunc): true when *v is json.Unmarshal's value of the
+// body and the decode shape finds nothing; else false, *v zeroed.
+func acemqDecodeRangeEvent(d *acemqimpl.JSONDecoder, v any) bool {
+	x, ok := v.(*RangeEvent)
+	if !ok || x == nil {
+		return false
+	}
+	*x = RangeEvent{}
+	if x.acemqDecodeJSON(d, d.Shape()) && d.End() {
+		return true
+	}
+	*x = RangeEvent{}
+	return false
+}

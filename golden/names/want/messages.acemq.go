@@ -40,14 +40,16 @@ const typeSchema = "" +
 // payload Type: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckType (the reference validator
 // decides only what it does not pass), encoded by acemqEncodeType
-// (json.Marshal's bytes, without reflection).
-var typeType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[Type]("names.type.v1 */ //go:generate echo pwned", typeSchema, acemqCheckType, acemqShapeType), acemqEncodeType)
+// (json.Marshal's bytes, without reflection), decoded in one pass by
+// acemqDecodeType (json.Unmarshal's value and the decode shape's scan).
+var typeType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[Type]("names.type.v1 */ //go:generate echo pwned", typeSchema, acemqCheckType, acemqShapeType), acemqEncodeType), acemqDecodeType)
 
 // TypeOfType returns the message type "names.type.v1 */ //go:generate echo
 // pwned", payload Type: JSON, validated against its JSON Schema on publish and
 // on consume, checked in plain Go by acemqCheckType (the reference validator
 // decides only what it does not pass), encoded by acemqEncodeType
-// (json.Marshal's bytes, without reflection).
+// (json.Marshal's bytes, without reflection), decoded in one pass by
+// acemqDecodeType (json.Unmarshal's value and the decode shape's scan).
 func TypeOfType() *runtime.MessageType[Type] {
 	return typeType
 }
@@ -109,14 +111,17 @@ const caféCrèmeSchema = "" +
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckCaféCrème (the reference validator decides only
 // what it does not pass), encoded by acemqEncodeCaféCrème (json.Marshal's
-// bytes, without reflection).
-var caféCrèmeType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[CaféCrème]("names.café.v1", caféCrèmeSchema, acemqCheckCaféCrème, acemqShapeCaféCrème), acemqEncodeCaféCrème)
+// bytes, without reflection), decoded in one pass by acemqDecodeCaféCrème
+// (json.Unmarshal's value and the decode shape's scan).
+var caféCrèmeType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[CaféCrème]("names.café.v1", caféCrèmeSchema, acemqCheckCaféCrème, acemqShapeCaféCrème), acemqEncodeCaféCrème), acemqDecodeCaféCrème)
 
 // TypeOfCaféCrème returns the message type "names.café.v1", payload
 // CaféCrème: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckCaféCrème (the reference
 // validator decides only what it does not pass), encoded by
-// acemqEncodeCaféCrème (json.Marshal's bytes, without reflection).
+// acemqEncodeCaféCrème (json.Marshal's bytes, without reflection), decoded
+// in one pass by acemqDecodeCaféCrème (json.Unmarshal's value and the decode
+// shape's scan).
 func TypeOfCaféCrème() *runtime.MessageType[CaféCrème] {
 	return caféCrèmeType
 }
@@ -144,14 +149,16 @@ const x订单Schema = "" +
 // validated against its JSON Schema on publish and on consume, checked in
 // plain Go by acemqCheckX订单 (the reference validator decides only what it
 // does not pass), encoded by acemqEncodeX订单 (json.Marshal's bytes, without
-// reflection).
-var x订单Type = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[X订单]("names.订单.v1", x订单Schema, acemqCheckX订单, acemqShapeX订单), acemqEncodeX订单)
+// reflection), decoded in one pass by acemqDecodeX订单 (json.Unmarshal's
+// value and the decode shape's scan).
+var x订单Type = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[X订单]("names.订单.v1", x订单Schema, acemqCheckX订单, acemqShapeX订单), acemqEncodeX订单), acemqDecodeX订单)
 
 // TypeOfX订单 returns the message type "names.订单.v1", payload X订单:
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckX订单 (the reference validator decides only what
 // it does not pass), encoded by acemqEncodeX订单 (json.Marshal's bytes,
-// without reflection).
+// without reflection), decoded in one pass by acemqDecodeX订单
+// (json.Unmarshal's value and the decode shape's scan).
 func TypeOfX订单() *runtime.MessageType[X订单] {
 	return x订单Type
 }
@@ -179,14 +186,17 @@ const rangeEventSchema = "" +
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckRangeEvent (the reference validator decides only
 // what it does not pass), encoded by acemqEncodeRangeEvent (json.Marshal's
-// bytes, without reflection).
-var rangeEventType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[RangeEvent]("names.range.v1", rangeEventSchema, acemqCheckRangeEvent, acemqShapeRangeEvent), acemqEncodeRangeEvent)
+// bytes, without reflection), decoded in one pass by acemqDecodeRangeEvent
+// (json.Unmarshal's value and the decode shape's scan).
+var rangeEventType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[RangeEvent]("names.range.v1", rangeEventSchema, acemqCheckRangeEvent, acemqShapeRangeEvent), acemqEncodeRangeEvent), acemqDecodeRangeEvent)
 
 // TypeOfRangeEvent returns the message type "names.range.v1", payload
 // RangeEvent: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckRangeEvent (the reference
 // validator decides only what it does not pass), encoded by
-// acemqEncodeRangeEvent (json.Marshal's bytes, without reflection).
+// acemqEncodeRangeEvent (json.Marshal's bytes, without reflection), decoded in
+// one pass by acemqDecodeRangeEvent (json.Unmarshal's value and the decode
+// shape's scan).
 func TypeOfRangeEvent() *runtime.MessageType[RangeEvent] {
 	return rangeEventType
 }

@@ -79,14 +79,18 @@ const orderCancelledSchema = "" +
 // OrderCancelled: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckOrderCancelled (the reference
 // validator decides only what it does not pass), encoded by
-// acemqEncodeOrderCancelled (json.Marshal's bytes, without reflection).
-var orderCancelledType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[OrderCancelled]("order.cancelled.v1", orderCancelledSchema, acemqCheckOrderCancelled, acemqShapeOrderCancelled), acemqEncodeOrderCancelled)
+// acemqEncodeOrderCancelled (json.Marshal's bytes, without reflection),
+// decoded in one pass by acemqDecodeOrderCancelled (json.Unmarshal's value and
+// the decode shape's scan).
+var orderCancelledType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[OrderCancelled]("order.cancelled.v1", orderCancelledSchema, acemqCheckOrderCancelled, acemqShapeOrderCancelled), acemqEncodeOrderCancelled), acemqDecodeOrderCancelled)
 
 // TypeOfOrderCancelled returns the message type "order.cancelled.v1", payload
 // OrderCancelled: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckOrderCancelled (the reference
 // validator decides only what it does not pass), encoded by
-// acemqEncodeOrderCancelled (json.Marshal's bytes, without reflection).
+// acemqEncodeOrderCancelled (json.Marshal's bytes, without reflection),
+// decoded in one pass by acemqDecodeOrderCancelled (json.Unmarshal's value and
+// the decode shape's scan).
 func TypeOfOrderCancelled() *runtime.MessageType[OrderCancelled] {
 	return orderCancelledType
 }

@@ -365,3 +365,248 @@ func acemqEncodeStock(v any, b []byte) ([]byte, bool) {
 	}
 	return b, false
 }
+
+// acemqDecodeJSON reads v, a zero value, from d as json.Unmarshal would and
+// checks what the decode shape sh says; false for anything it does not read
+// exactly (the codec then decodes as without it).
+func (v *QuoteRequested) acemqDecodeJSON(d *acemqimpl.JSONDecoder, sh *acemqimpl.JSONShape) bool {
+	var o acemqimpl.JSONObjectState
+	if !d.BeginObject(sh, &o) {
+		return false
+	}
+	for d.NextMember(&o) {
+		switch string(o.Key()) {
+		case "sku":
+			m, ok := d.Field(&o, 0)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONString(d, &v.Sku, m) {
+				return false
+			}
+		case "quantity":
+			m, ok := d.Field(&o, 1)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONInt(d, &v.Quantity, m) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return d.EndObject(&o)
+}
+
+// acemqDecodeJSON reads v, a zero value, from d as json.Unmarshal would and
+// checks what the decode shape sh says; false for anything it does not read
+// exactly (the codec then decodes as without it).
+func (v *Quote) acemqDecodeJSON(d *acemqimpl.JSONDecoder, sh *acemqimpl.JSONShape) bool {
+	var o acemqimpl.JSONObjectState
+	if !d.BeginObject(sh, &o) {
+		return false
+	}
+	for d.NextMember(&o) {
+		switch string(o.Key()) {
+		case "sku":
+			m, ok := d.Field(&o, 0)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONString(d, &v.Sku, m) {
+				return false
+			}
+		case "quantity":
+			m, ok := d.Field(&o, 1)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONInt(d, &v.Quantity, m) {
+				return false
+			}
+		case "total_cents":
+			m, ok := d.Field(&o, 2)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONInt(d, &v.TotalCents, m) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return d.EndObject(&o)
+}
+
+// acemqDecodeJSON reads v, a zero value, from d as json.Unmarshal would and
+// checks what the decode shape sh says; false for anything it does not read
+// exactly (the codec then decodes as without it).
+func (v *PriceChanged) acemqDecodeJSON(d *acemqimpl.JSONDecoder, sh *acemqimpl.JSONShape) bool {
+	var o acemqimpl.JSONObjectState
+	if !d.BeginObject(sh, &o) {
+		return false
+	}
+	for d.NextMember(&o) {
+		switch string(o.Key()) {
+		case "sku":
+			m, ok := d.Field(&o, 0)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONString(d, &v.Sku, m) {
+				return false
+			}
+		case "unit_cents":
+			m, ok := d.Field(&o, 1)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONInt(d, &v.UnitCents, m) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return d.EndObject(&o)
+}
+
+// acemqDecodeJSON reads v, a zero value, from d as json.Unmarshal would and
+// checks what the decode shape sh says; false for anything it does not read
+// exactly (the codec then decodes as without it).
+func (v *StockAsked) acemqDecodeJSON(d *acemqimpl.JSONDecoder, sh *acemqimpl.JSONShape) bool {
+	var o acemqimpl.JSONObjectState
+	if !d.BeginObject(sh, &o) {
+		return false
+	}
+	for d.NextMember(&o) {
+		switch string(o.Key()) {
+		case "sku":
+			m, ok := d.Field(&o, 0)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONString(d, &v.Sku, m) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return d.EndObject(&o)
+}
+
+// acemqDecodeJSON reads v, a zero value, from d as json.Unmarshal would and
+// checks what the decode shape sh says; false for anything it does not read
+// exactly (the codec then decodes as without it).
+func (v *Stock) acemqDecodeJSON(d *acemqimpl.JSONDecoder, sh *acemqimpl.JSONShape) bool {
+	var o acemqimpl.JSONObjectState
+	if !d.BeginObject(sh, &o) {
+		return false
+	}
+	for d.NextMember(&o) {
+		switch string(o.Key()) {
+		case "sku":
+			m, ok := d.Field(&o, 0)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONString(d, &v.Sku, m) {
+				return false
+			}
+		case "available":
+			m, ok := d.Field(&o, 1)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONInt(d, &v.Available, m) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return d.EndObject(&o)
+}
+
+// acemqDecodeQuoteRequested is the generated decoder of QuoteRequested
+// (acemqimpl.JSONDecodeFunc): true when *v is json.Unmarshal's value of the
+// body and the decode shape finds nothing; else false, *v zeroed.
+func acemqDecodeQuoteRequested(d *acemqimpl.JSONDecoder, v any) bool {
+	x, ok := v.(*QuoteRequested)
+	if !ok || x == nil {
+		return false
+	}
+	*x = QuoteRequested{}
+	if x.acemqDecodeJSON(d, d.Shape()) && d.End() {
+		return true
+	}
+	*x = QuoteRequested{}
+	return false
+}
+
+// acemqDecodeQuote is the generated decoder of Quote
+// (acemqimpl.JSONDecodeFunc): true when *v is json.Unmarshal's value of the
+// body and the decode shape finds nothing; else false, *v zeroed.
+func acemqDecodeQuote(d *acemqimpl.JSONDecoder, v any) bool {
+	x, ok := v.(*Quote)
+	if !ok || x == nil {
+		return false
+	}
+	*x = Quote{}
+	if x.acemqDecodeJSON(d, d.Shape()) && d.End() {
+		return true
+	}
+	*x = Quote{}
+	return false
+}
+
+// acemqDecodePriceChanged is the generated decoder of PriceChanged
+// (acemqimpl.JSONDecodeFunc): true when *v is json.Unmarshal's value of the
+// body and the decode shape finds nothing; else false, *v zeroed.
+func acemqDecodePriceChanged(d *acemqimpl.JSONDecoder, v any) bool {
+	x, ok := v.(*PriceChanged)
+	if !ok || x == nil {
+		return false
+	}
+	*x = PriceChanged{}
+	if x.acemqDecodeJSON(d, d.Shape()) && d.End() {
+		return true
+	}
+	*x = PriceChanged{}
+	return false
+}
+
+// acemqDecodeStockAsked is the generated decoder of StockAsked
+// (acemqimpl.JSONDecodeFunc): true when *v is json.Unmarshal's value of the
+// body and the decode shape finds nothing; else false, *v zeroed.
+func acemqDecodeStockAsked(d *acemqimpl.JSONDecoder, v any) bool {
+	x, ok := v.(*StockAsked)
+	if !ok || x == nil {
+		return false
+	}
+	*x = StockAsked{}
+	if x.acemqDecodeJSON(d, d.Shape()) && d.End() {
+		return true
+	}
+	*x = StockAsked{}
+	return false
+}
+
+// acemqDecodeStock is the generated decoder of Stock
+// (acemqimpl.JSONDecodeFunc): true when *v is json.Unmarshal's value of the
+// body and the decode shape finds nothing; else false, *v zeroed.
+func acemqDecodeStock(d *acemqimpl.JSONDecoder, v any) bool {
+	x, ok := v.(*Stock)
+	if !ok || x == nil {
+		return false
+	}
+	*x = Stock{}
+	if x.acemqDecodeJSON(d, d.Shape()) && d.End() {
+		return true
+	}
+	*x = Stock{}
+	return false
+}

@@ -37,14 +37,18 @@ const quoteRequestedSchema = "" +
 // QuoteRequested: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckQuoteRequested (the reference
 // validator decides only what it does not pass), encoded by
-// acemqEncodeQuoteRequested (json.Marshal's bytes, without reflection).
-var quoteRequestedType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[QuoteRequested]("pricing.quote.requested.v1", quoteRequestedSchema, acemqCheckQuoteRequested, acemqShapeQuoteRequested), acemqEncodeQuoteRequested)
+// acemqEncodeQuoteRequested (json.Marshal's bytes, without reflection),
+// decoded in one pass by acemqDecodeQuoteRequested (json.Unmarshal's value and
+// the decode shape's scan).
+var quoteRequestedType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[QuoteRequested]("pricing.quote.requested.v1", quoteRequestedSchema, acemqCheckQuoteRequested, acemqShapeQuoteRequested), acemqEncodeQuoteRequested), acemqDecodeQuoteRequested)
 
 // TypeOfQuoteRequested returns the message type "pricing.quote.requested.v1",
 // payload QuoteRequested: JSON, validated against its JSON Schema on publish
 // and on consume, checked in plain Go by acemqCheckQuoteRequested (the
 // reference validator decides only what it does not pass), encoded by
-// acemqEncodeQuoteRequested (json.Marshal's bytes, without reflection).
+// acemqEncodeQuoteRequested (json.Marshal's bytes, without reflection),
+// decoded in one pass by acemqDecodeQuoteRequested (json.Unmarshal's value and
+// the decode shape's scan).
 func TypeOfQuoteRequested() *runtime.MessageType[QuoteRequested] {
 	return quoteRequestedType
 }
@@ -76,14 +80,16 @@ const quoteSchema = "" +
 // validated against its JSON Schema on publish and on consume, checked in
 // plain Go by acemqCheckQuote (the reference validator decides only what it
 // does not pass), encoded by acemqEncodeQuote (json.Marshal's bytes, without
-// reflection).
-var quoteType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[Quote]("pricing.quote.v1", quoteSchema, acemqCheckQuote, acemqShapeQuote), acemqEncodeQuote)
+// reflection), decoded in one pass by acemqDecodeQuote (json.Unmarshal's value
+// and the decode shape's scan).
+var quoteType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[Quote]("pricing.quote.v1", quoteSchema, acemqCheckQuote, acemqShapeQuote), acemqEncodeQuote), acemqDecodeQuote)
 
 // TypeOfQuote returns the message type "pricing.quote.v1", payload Quote:
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckQuote (the reference validator decides only what it
 // does not pass), encoded by acemqEncodeQuote (json.Marshal's bytes, without
-// reflection).
+// reflection), decoded in one pass by acemqDecodeQuote (json.Unmarshal's value
+// and the decode shape's scan).
 func TypeOfQuote() *runtime.MessageType[Quote] {
 	return quoteType
 }
@@ -113,14 +119,18 @@ const priceChangedSchema = "" +
 // PriceChanged: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckPriceChanged (the reference
 // validator decides only what it does not pass), encoded by
-// acemqEncodePriceChanged (json.Marshal's bytes, without reflection).
-var priceChangedType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[PriceChanged]("pricing.price.changed.v1", priceChangedSchema, acemqCheckPriceChanged, acemqShapePriceChanged), acemqEncodePriceChanged)
+// acemqEncodePriceChanged (json.Marshal's bytes, without reflection), decoded
+// in one pass by acemqDecodePriceChanged (json.Unmarshal's value and the
+// decode shape's scan).
+var priceChangedType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[PriceChanged]("pricing.price.changed.v1", priceChangedSchema, acemqCheckPriceChanged, acemqShapePriceChanged), acemqEncodePriceChanged), acemqDecodePriceChanged)
 
 // TypeOfPriceChanged returns the message type "pricing.price.changed.v1",
 // payload PriceChanged: JSON, validated against its JSON Schema on publish and
 // on consume, checked in plain Go by acemqCheckPriceChanged (the reference
 // validator decides only what it does not pass), encoded by
-// acemqEncodePriceChanged (json.Marshal's bytes, without reflection).
+// acemqEncodePriceChanged (json.Marshal's bytes, without reflection), decoded
+// in one pass by acemqDecodePriceChanged (json.Unmarshal's value and the
+// decode shape's scan).
 func TypeOfPriceChanged() *runtime.MessageType[PriceChanged] {
 	return priceChangedType
 }
@@ -151,14 +161,18 @@ const stockAskedSchema = "" +
 // StockAsked: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckStockAsked (the reference
 // validator decides only what it does not pass), encoded by
-// acemqEncodeStockAsked (json.Marshal's bytes, without reflection).
-var stockAskedType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[StockAsked]("pricing.stock.asked.v1", stockAskedSchema, acemqCheckStockAsked, acemqShapeStockAsked), acemqEncodeStockAsked)
+// acemqEncodeStockAsked (json.Marshal's bytes, without reflection), decoded in
+// one pass by acemqDecodeStockAsked (json.Unmarshal's value and the decode
+// shape's scan).
+var stockAskedType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[StockAsked]("pricing.stock.asked.v1", stockAskedSchema, acemqCheckStockAsked, acemqShapeStockAsked), acemqEncodeStockAsked), acemqDecodeStockAsked)
 
 // TypeOfStockAsked returns the message type "pricing.stock.asked.v1", payload
 // StockAsked: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckStockAsked (the reference
 // validator decides only what it does not pass), encoded by
-// acemqEncodeStockAsked (json.Marshal's bytes, without reflection).
+// acemqEncodeStockAsked (json.Marshal's bytes, without reflection), decoded in
+// one pass by acemqDecodeStockAsked (json.Unmarshal's value and the decode
+// shape's scan).
 func TypeOfStockAsked() *runtime.MessageType[StockAsked] {
 	return stockAskedType
 }
@@ -188,14 +202,16 @@ const stockSchema = "" +
 // validated against its JSON Schema on publish and on consume, checked in
 // plain Go by acemqCheckStock (the reference validator decides only what it
 // does not pass), encoded by acemqEncodeStock (json.Marshal's bytes, without
-// reflection).
-var stockType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[Stock]("pricing.stock.v1", stockSchema, acemqCheckStock, acemqShapeStock), acemqEncodeStock)
+// reflection), decoded in one pass by acemqDecodeStock (json.Unmarshal's value
+// and the decode shape's scan).
+var stockType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[Stock]("pricing.stock.v1", stockSchema, acemqCheckStock, acemqShapeStock), acemqEncodeStock), acemqDecodeStock)
 
 // TypeOfStock returns the message type "pricing.stock.v1", payload Stock:
 // JSON, validated against its JSON Schema on publish and on consume, checked
 // in plain Go by acemqCheckStock (the reference validator decides only what it
 // does not pass), encoded by acemqEncodeStock (json.Marshal's bytes, without
-// reflection).
+// reflection), decoded in one pass by acemqDecodeStock (json.Unmarshal's value
+// and the decode shape's scan).
 func TypeOfStock() *runtime.MessageType[Stock] {
 	return stockType
 }

@@ -129,3 +129,121 @@ func acemqEncodeShipmentRequested(v any, b []byte) ([]byte, bool) {
 	}
 	return b, false
 }
+
+// acemqDecodeJSON reads v, a zero value, from d as json.Unmarshal would and
+// checks what the decode shape sh says; false for anything it does not read
+// exactly (the codec then decodes as without it).
+func (v *ShipmentRequested) acemqDecodeJSON(d *acemqimpl.JSONDecoder, sh *acemqimpl.JSONShape) bool {
+	var o acemqimpl.JSONObjectState
+	if !d.BeginObject(sh, &o) {
+		return false
+	}
+	for d.NextMember(&o) {
+		switch string(o.Key()) {
+		case "order_id":
+			m, ok := d.Field(&o, 0)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONString(d, &v.OrderID, m) {
+				return false
+			}
+		case "address":
+			m, ok := d.Field(&o, 1)
+			if !ok {
+				return false
+			}
+			if !v.Address.acemqDecodeJSON(d, m) {
+				return false
+			}
+		case "requested_at":
+			m, ok := d.Field(&o, 2)
+			if !ok {
+				return false
+			}
+			if !d.Time(&v.RequestedAt, m) {
+				return false
+			}
+		case "express":
+			m, ok := d.Field(&o, 3)
+			if !ok {
+				return false
+			}
+			p1 := new(bool)
+			if !acemqimpl.DecodeJSONBool(d, p1, m) {
+				return false
+			}
+			v.Express = p1
+		case "parcels":
+			m, ok := d.Field(&o, 4)
+			if !ok {
+				return false
+			}
+			p1 := new(int64)
+			if !acemqimpl.DecodeJSONInt(d, p1, m) {
+				return false
+			}
+			v.Parcels = p1
+		default:
+			return false
+		}
+	}
+	return d.EndObject(&o)
+}
+
+// acemqDecodeJSON reads v, a zero value, from d as json.Unmarshal would and
+// checks what the decode shape sh says; false for anything it does not read
+// exactly (the codec then decodes as without it).
+func (v *ShipmentRequestedAddress) acemqDecodeJSON(d *acemqimpl.JSONDecoder, sh *acemqimpl.JSONShape) bool {
+	var o acemqimpl.JSONObjectState
+	if !d.BeginObject(sh, &o) {
+		return false
+	}
+	for d.NextMember(&o) {
+		switch string(o.Key()) {
+		case "street":
+			m, ok := d.Field(&o, 0)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONString(d, &v.Street, m) {
+				return false
+			}
+		case "city":
+			m, ok := d.Field(&o, 1)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONString(d, &v.City, m) {
+				return false
+			}
+		case "country":
+			m, ok := d.Field(&o, 2)
+			if !ok {
+				return false
+			}
+			if !acemqimpl.DecodeJSONString(d, &v.Country, m) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return d.EndObject(&o)
+}
+
+// acemqDecodeShipmentRequested is the generated decoder of ShipmentRequested
+// (acemqimpl.JSONDecodeFunc): true when *v is json.Unmarshal's value of the
+// body and the decode shape finds nothing; else false, *v zeroed.
+func acemqDecodeShipmentRequested(d *acemqimpl.JSONDecoder, v any) bool {
+	x, ok := v.(*ShipmentRequested)
+	if !ok || x == nil {
+		return false
+	}
+	*x = ShipmentRequested{}
+	if x.acemqDecodeJSON(d, d.Shape()) && d.End() {
+		return true
+	}
+	*x = ShipmentRequested{}
+	return false
+}

@@ -51,14 +51,18 @@ const shipmentRequestedSchema = "" +
 // ShipmentRequested: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckShipmentRequested (the reference
 // validator decides only what it does not pass), encoded by
-// acemqEncodeShipmentRequested (json.Marshal's bytes, without reflection).
-var shipmentRequestedType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[ShipmentRequested]("shipment.requested.v1", shipmentRequestedSchema, acemqCheckShipmentRequested, acemqShapeShipmentRequested), acemqEncodeShipmentRequested)
+// acemqEncodeShipmentRequested (json.Marshal's bytes, without reflection),
+// decoded in one pass by acemqDecodeShipmentRequested (json.Unmarshal's value
+// and the decode shape's scan).
+var shipmentRequestedType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[ShipmentRequested]("shipment.requested.v1", shipmentRequestedSchema, acemqCheckShipmentRequested, acemqShapeShipmentRequested), acemqEncodeShipmentRequested), acemqDecodeShipmentRequested)
 
 // TypeOfShipmentRequested returns the message type "shipment.requested.v1",
 // payload ShipmentRequested: JSON, validated against its JSON Schema on
 // publish and on consume, checked in plain Go by acemqCheckShipmentRequested
 // (the reference validator decides only what it does not pass), encoded by
-// acemqEncodeShipmentRequested (json.Marshal's bytes, without reflection).
+// acemqEncodeShipmentRequested (json.Marshal's bytes, without reflection),
+// decoded in one pass by acemqDecodeShipmentRequested (json.Unmarshal's value
+// and the decode shape's scan).
 func TypeOfShipmentRequested() *runtime.MessageType[ShipmentRequested] {
 	return shipmentRequestedType
 }

@@ -26,7 +26,7 @@ func messagesFile(m *model.Model, source string) *jen.File {
 		f.Line()
 		registryVar(f, m.Registry)
 	}
-	enc := newJSONEncoders(m)
+	enc, dec := newJSONEncoders(m), newJSONDecoders(m)
 	for _, msg := range m.Messages {
 		f.Line()
 		// const orderPlacedSchema = "{...}"
@@ -37,7 +37,7 @@ func messagesFile(m *model.Model, source string) *jen.File {
 		}
 		f.Const().Id(msg.SchemaConst).Op("=").Add(lines(msg.SchemaText))
 		f.Line()
-		messageTypeVar(f, msg, m.Registry, enc)
+		messageTypeVar(f, msg, m.Registry, enc, dec)
 	}
 	return f
 }
@@ -83,7 +83,7 @@ func registryVar(f *jen.File, r *model.Registry) {
 //	var orderPlacedType = runtime.NewAvroType[OrderPlaced]("order.placed.v2", "orders", orderPlacedSchema)
 //
 //	func TypeOfOrderPlaced() *runtime.MessageType[OrderPlaced] { return orderPlacedType }
-func messageTypeVar(f *jen.File, msg *model.Message, reg *model.Registry, enc *jsonEncoders) {
+func messageTypeVar(f *jen.File, msg *model.Message, reg *model.Registry, enc *jsonEncoders, dec *jsonDecoders) {
 	var ctor *jen.Statement
 	var what string
 	switch msg.Format {
@@ -105,6 +105,10 @@ func messageTypeVar(f *jen.File, msg *model.Message, reg *model.Registry, enc *j
 		if enc.encodes(msg) {
 			what += ", encoded by " + msg.EncodeFunc + " (json.Marshal's bytes, without reflection)"
 			ctor = impl("WithJSONEncoder").Call(ctor, jen.Id(msg.EncodeFunc))
+		}
+		if dec.decodes(msg) {
+			what += ", decoded in one pass by " + msg.JSONDecodeFunc + " (json.Unmarshal's value and the decode shape's scan)"
+			ctor = impl("WithJSONDecoder").Call(ctor, jen.Id(msg.JSONDecodeFunc))
 		}
 	}
 	doc(f.Comment, "%s is %s.", msg.VarName, what)

@@ -96,9 +96,11 @@ func (b *builder) message(mm *manifest.Message, from *importSite) {
 		m.CheckFunc = "acemqCheck" + m.GoName
 		m.ShapeFunc = "acemqShape" + m.GoName
 		m.EncodeFunc = "acemqEncode" + m.GoName
+		m.JSONDecodeFunc = "acemqDecode" + m.GoName
 		_ = b.ns.claim(m.CheckFunc, who+" (its check func)", claimAt) &&
 			b.ns.claim(m.ShapeFunc, who+" (its decode shape func)", claimAt) &&
-			b.ns.claim(m.EncodeFunc, who+" (its JSON encoder func)", claimAt)
+			b.ns.claim(m.EncodeFunc, who+" (its JSON encoder func)", claimAt) &&
+			b.ns.claim(m.JSONDecodeFunc, who+" (its JSON decoder func)", claimAt)
 	}
 	b.messageByName[m.Name] = m
 	b.messagePos[m] = site{file: src, schema: mm.Schema}

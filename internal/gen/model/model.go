@@ -90,6 +90,11 @@ type Message struct {
 	// (acemqimpl.JSONEncoder), e.g. acemqEncodeOrderCancelled; "" for an
 	// Avro message.
 	EncodeFunc string
+	// JSONDecodeFunc is the unexported func that decodes a JSON Schema
+	// payload in one pass, as json.Unmarshal does and checking its decode
+	// shape (acemqimpl.JSONDecodeFunc), e.g. acemqDecodeOrderCancelled;
+	// "" for an Avro message.
+	JSONDecodeFunc string
 	// HandlerMethod is the method of a queue's handler interface that
 	// takes this message, e.g. HandleOrderPlaced.
 	HandlerMethod string

@@ -37,14 +37,18 @@ const paymentReceivedSchema = "" +
 // PaymentReceived: JSON, validated against its JSON Schema on publish and on
 // consume, checked in plain Go by acemqCheckPaymentReceived (the reference
 // validator decides only what it does not pass), encoded by
-// acemqEncodePaymentReceived (json.Marshal's bytes, without reflection).
-var paymentReceivedType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[PaymentReceived]("payment.received.v1", paymentReceivedSchema, acemqCheckPaymentReceived, acemqShapePaymentReceived), acemqEncodePaymentReceived)
+// acemqEncodePaymentReceived (json.Marshal's bytes, without reflection),
+// decoded in one pass by acemqDecodePaymentReceived (json.Unmarshal's value
+// and the decode shape's scan).
+var paymentReceivedType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[PaymentReceived]("payment.received.v1", paymentReceivedSchema, acemqCheckPaymentReceived, acemqShapePaymentReceived), acemqEncodePaymentReceived), acemqDecodePaymentReceived)
 
 // TypeOfPaymentReceived returns the message type "payment.received.v1",
 // payload PaymentReceived: JSON, validated against its JSON Schema on publish
 // and on consume, checked in plain Go by acemqCheckPaymentReceived (the
 // reference validator decides only what it does not pass), encoded by
-// acemqEncodePaymentReceived (json.Marshal's bytes, without reflection).
+// acemqEncodePaymentReceived (json.Marshal's bytes, without reflection),
+// decoded in one pass by acemqDecodePaymentReceived (json.Unmarshal's value
+// and the decode shape's scan).
 func TypeOfPaymentReceived() *runtime.MessageType[PaymentReceived] {
 	return paymentReceivedType
 }

@@ -8,7 +8,8 @@ package diffall
 // the generated check of the value and the reference validator on
 // json.Marshal(value) must agree on the verdict and on the location of the
 // first violation. And the generated JSON encoder of each message type
-// must write json.Marshal's bytes (runEncode).
+// must write json.Marshal's bytes (runEncode), its one-pass decoder
+// read json.Unmarshal's value with DecodeChecked's verdict (runFastDecode).
 
 import (
 	"context"
@@ -89,6 +90,24 @@ func run[T any](t *testing.T, file string, mt *runtime.MessageType[T]) {
 	}
 	report(t, tl)
 	runDecode(t, file, mt, ref, docs)
+	runFastDecode(t, file, mt, docs)
+}
+
+// runFastDecode compares the message type's generated one-pass decoder
+// with json.Unmarshal and the decode check, and its codec with the
+// reference codec (decodetest_test.go, a copy of internal/decodetest), on
+// the generated instances and their mutations; a golden case's decoder
+// must take some of them.
+func runFastDecode[T any](t *testing.T, file string, mt *runtime.MessageType[T], docs [][]byte) {
+	if _, _, _, has := acemqimpl.GeneratedDecode(mt, nil); !has {
+		report(t, tally{file: file + " (one-pass decode)", docs: -1})
+		return
+	}
+	tookValid, tookMutated, mutated := Differential(t, mt, docs, 1)
+	report(t, tally{file: file + " (one-pass decode)", docs: len(docs) + mutated, compared: tookValid + tookMutated})
+	if strings.HasPrefix(file, "golden/") && tookValid+tookMutated == 0 {
+		t.Errorf("%s: the decoder took none of %d documents and %d mutations", file, len(docs), mutated)
+	}
 }
 
 // runEncode compares the message type's generated encoder with
