@@ -96,6 +96,14 @@ func Mutations(body []byte, r *rand.Rand) [][]byte {
 		add([]byte(strings.Replace(s, q, `"`+k+`":null,`+q, 1)))
 		add([]byte(strings.Replace(s, q, q+"null,"+q, 1)))
 		add([]byte(dropMember(s, k)))
+		// The decoder matches a key by its bytes up to the first quote:
+		// a backslash, a control character or a byte that is not UTF-8
+		// next to a name's bytes, or an escaped quote after them.
+		add([]byte(strings.Replace(s, q, `"`+k+`\":`, 1)))
+		add([]byte(strings.Replace(s, q, `"`+k+`\"x":`, 1)))
+		add([]byte(strings.Replace(s, q, `"`+k+"\x01\":", 1)))
+		add([]byte(strings.Replace(s, q, `"`+k+"\xff\":", 1)))
+		add([]byte(strings.Replace(s, q, `"\t`+k+`":`, 1)))
 	}
 	if len(s) > 2 && s[0] == '{' {
 		add([]byte(`{"zz_unknown":1,` + s[1:]))

@@ -149,7 +149,7 @@ func (d *Decoder) NextMember(o *ObjectState) bool {
 	} else if c == '}' {
 		return false
 	}
-	key, ok := d.plainString()
+	key, ok := d.rawKey()
 	if !ok || d.peek() != ':' {
 		d.i = len(d.b) + 1
 		return false
@@ -160,7 +160,13 @@ func (d *Decoder) NextMember(o *ObjectState) bool {
 	return true
 }
 
-// Key is the key of the member NextMember moved to.
+// Key is the key of the member NextMember moved to: the bytes up to
+// the first quote, not checked for escapes, control characters or UTF-8.
+// A caller takes a key only when it is byte-equal to one of its names, a
+// plain text (acemq-gen's decodeNames takes no name whose JSON form has a
+// backslash, which is how encoding/json writes a control character, a
+// quote or a byte that is not UTF-8), and bails on any other: a key equal
+// to a plain name ends at that quote and is that name.
 func (o *ObjectState) Key() []byte { return o.key }
 
 // Field marks field i of the struct (the one whose name is the current
@@ -270,6 +276,21 @@ func (d *Decoder) EndArray(a *ArrayState) bool {
 	d.i++
 	d.depth--
 	return true
+}
+
+// rawKey reads a member's key up to its first quote and returns its bytes
+// unchecked (see Key).
+func (d *Decoder) rawKey() ([]byte, bool) {
+	if d.i >= len(d.b) || d.b[d.i] != '"' {
+		return nil, false
+	}
+	start := d.i + 1
+	n := bytes.IndexByte(d.b[start:], '"')
+	if n < 0 {
+		return nil, false
+	}
+	d.i = start + n + 1
+	return d.b[start : start+n], true
 }
 
 // plainString reads a string without escapes, of UTF-8 and no control
