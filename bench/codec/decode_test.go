@@ -1,6 +1,7 @@
 package codec_test
 
 import (
+	"context"
 	"encoding/json"
 	"math/rand/v2"
 	"reflect"
@@ -138,4 +139,46 @@ func TestGeneratedDecodersAreUnmarshal(t *testing.T) {
 // fuzzer's bodies.
 func FuzzJSONDecoderIsUnmarshal(f *testing.F) {
 	decodetest.DecodeFuzz(f, orders.TypeOfOrderJSON(), decodeBodies(f, func(v orders.OrderJSON) orders.OrderJSON { return v }, 8, 4))
+}
+
+// The generated decoder's strings are a copy of the body (one for all of
+// them), not the body's bytes: a body overwritten after the decode leaves
+// the value as decoded. The 1 KB order decodes in 12 allocations (34 when
+// each string was its own).
+func TestJSONDecodedStringsOutliveTheBody(t *testing.T) {
+	c, err := orders.TypeOfOrderJSON().Codec(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, size := range []string{"1k", "100"} {
+		body := orderBody(t, size)
+		var want orders.OrderJSON
+		if err := json.Unmarshal(body, &want); err != nil {
+			t.Fatal(err)
+		}
+		if took, _ := decodetest.DecodeIsUnmarshal(t, orders.TypeOfOrderJSON(), body); !took {
+			t.Fatalf("%s: the generated decoder did not take the bench's order", size)
+		}
+		var got orders.OrderJSON
+		if err := c.Decode(ctx, body, &got); err != nil {
+			t.Fatal(err)
+		}
+		for i := range body {
+			body[i] = 'x'
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: after the body was overwritten the value is %+v, want %+v", size, got, want)
+		}
+	}
+	body := orderBody(t, "1k")
+	allocs := testing.AllocsPerRun(200, func() {
+		var v orders.OrderJSON
+		if err := c.Decode(ctx, body, &v); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 12 {
+		t.Errorf("the 1 KB order decodes in %.1f allocations, want at most 12", allocs)
+	}
 }

@@ -35,6 +35,10 @@ type Decoder struct {
 	i     int
 	depth int
 	root  *Shape
+	// s is b as a string, made by the first string value read: every
+	// string the decoder stores is a substring of it (one allocation a
+	// body, not one a string).
+	s string
 }
 
 // ObjectState is what a generated decoder keeps of the object it reads:
@@ -349,19 +353,28 @@ func plainText(s []byte) bool {
 }
 
 // text reads a string under sh (nil, Any, or a String with a format the
-// text must have) and returns its bytes.
-func (d *Decoder) text(sh *Shape) ([]byte, bool) {
+// text must have) and returns it, a substring of the body's string.
+func (d *Decoder) text(sh *Shape) (string, bool) {
 	if !kindIs(sh, String) || d.peek() != '"' {
-		return nil, false
+		return "", false
 	}
-	s, ok := d.plainString()
-	if !ok {
-		return nil, false
+	start := d.i + 1
+	if _, ok := d.plainString(); !ok {
+		return "", false
 	}
-	if sh != nil && sh.Format != nil && !sh.Format(string(s)) {
-		return nil, false
+	s := d.str(start, d.i-1)
+	if sh != nil && sh.Format != nil && !sh.Format(s) {
+		return "", false
 	}
 	return s, true
+}
+
+// str is the body's bytes [lo:hi] as a substring of the body's string.
+func (d *Decoder) str(lo, hi int) string {
+	if len(d.s) != len(d.b) {
+		d.s = string(d.b)
+	}
+	return d.s[lo:hi]
 }
 
 // DecodeString reads a string (a string field, or a named string type's) into
