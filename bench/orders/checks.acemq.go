@@ -13,7 +13,7 @@ import (
 // acemqCheckJSON reports to c what checking v against its JSON Schema finds;
 // at is where v is in the document encoding/json writes (nil: the root).
 func (v *OrderJSON) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt) {
-	if !utf8.ValidString(string(v.OrderID)) {
+	if !c.TextValid() && !utf8.ValidString(string(v.OrderID)) {
 		c.Undecided()
 	}
 	if !acemqFormatUUID(string(v.OrderID)) {
@@ -23,14 +23,14 @@ func (v *OrderJSON) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt)
 		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "customer_id"}, "minLength: want at least 1 characters")
 	}
 	if v.Email != nil {
-		if !utf8.ValidString(string((*v.Email))) {
+		if !c.TextValid() && !utf8.ValidString(string((*v.Email))) {
 			c.Undecided()
 		}
 		if !acemqFormatEmail(string((*v.Email))) {
 			c.Fail(&acemqimpl.JSONAt{Up: at, Key: "email"}, "is not valid email")
 		}
 	}
-	if !utf8.ValidString(string(v.Status)) {
+	if !c.TextValid() && !utf8.ValidString(string(v.Status)) {
 		c.Undecided()
 	}
 	switch string(v.Status) {
@@ -38,7 +38,7 @@ func (v *OrderJSON) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt)
 	default:
 		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "status"}, "value must be one of the enum's values")
 	}
-	if !utf8.ValidString(string(v.Currency)) {
+	if !c.TextValid() && !utf8.ValidString(string(v.Currency)) {
 		c.Undecided()
 	}
 	if !acemqPattern0(string(v.Currency)) {
@@ -60,7 +60,7 @@ func (v *OrderJSON) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt)
 // acemqCheckJSON reports to c what checking v against its JSON Schema finds;
 // at is where v is in the document encoding/json writes (nil: the root).
 func (v *OrderJSONItemsItem) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt) {
-	if !utf8.ValidString(string(v.Sku)) {
+	if !c.TextValid() && !utf8.ValidString(string(v.Sku)) {
 		c.Undecided()
 	}
 	if !acemqPattern1(string(v.Sku)) {
@@ -77,7 +77,7 @@ func (v *OrderJSONItemsItem) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimp
 // acemqCheckJSON reports to c what checking v against its JSON Schema finds;
 // at is where v is in the document encoding/json writes (nil: the root).
 func (v *PriceOrder) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt) {
-	if !utf8.ValidString(string(v.OrderID)) {
+	if !c.TextValid() && !utf8.ValidString(string(v.OrderID)) {
 		c.Undecided()
 	}
 	if !acemqFormatUUID(string(v.OrderID)) {
@@ -87,14 +87,14 @@ func (v *PriceOrder) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt
 		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "customer_id"}, "minLength: want at least 1 characters")
 	}
 	if v.Email != nil {
-		if !utf8.ValidString(string((*v.Email))) {
+		if !c.TextValid() && !utf8.ValidString(string((*v.Email))) {
 			c.Undecided()
 		}
 		if !acemqFormatEmail(string((*v.Email))) {
 			c.Fail(&acemqimpl.JSONAt{Up: at, Key: "email"}, "is not valid email")
 		}
 	}
-	if !utf8.ValidString(string(v.Status)) {
+	if !c.TextValid() && !utf8.ValidString(string(v.Status)) {
 		c.Undecided()
 	}
 	switch string(v.Status) {
@@ -102,7 +102,7 @@ func (v *PriceOrder) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt
 	default:
 		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "status"}, "value must be one of the enum's values")
 	}
-	if !utf8.ValidString(string(v.Currency)) {
+	if !c.TextValid() && !utf8.ValidString(string(v.Currency)) {
 		c.Undecided()
 	}
 	if !acemqPattern0(string(v.Currency)) {

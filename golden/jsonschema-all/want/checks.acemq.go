@@ -13,7 +13,7 @@ import (
 // acemqCheckJSON reports to c what checking v against its JSON Schema finds;
 // at is where v is in the document encoding/json writes (nil: the root).
 func (v *Everything) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt) {
-	if !utf8.ValidString(string(v.ID)) {
+	if !c.TextValid() && !utf8.ValidString(string(v.ID)) {
 		c.Undecided()
 	}
 	if !acemqFormatUUID(string(v.ID)) {
@@ -22,7 +22,7 @@ func (v *Everything) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt
 	if v.Count < 0 {
 		c.Fail(&acemqimpl.JSONAt{Up: at, Key: "count"}, "minimum: must not be < 0")
 	}
-	if !utf8.ValidString(string(v.Status)) {
+	if !c.TextValid() && !utf8.ValidString(string(v.Status)) {
 		c.Undecided()
 	}
 	switch string(v.Status) {
@@ -76,7 +76,7 @@ func (v *EverythingItemsItem) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqim
 // acemqCheckJSON reports to c what checking v against its JSON Schema finds;
 // at is where v is in the document encoding/json writes (nil: the root).
 func (v *Money) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt) {
-	if !utf8.ValidString(string(v.Currency)) {
+	if !c.TextValid() && !utf8.ValidString(string(v.Currency)) {
 		c.Undecided()
 	}
 	if !acemqPattern0(string(v.Currency)) {

@@ -17,7 +17,7 @@ func (v *Type) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt) {}
 // acemqCheckJSON reports to c what checking v against its JSON Schema finds;
 // at is where v is in the document encoding/json writes (nil: the root).
 func (v *CaféCrème) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt) {
-	if !utf8.ValidString(string(v.Taille)) {
+	if !c.TextValid() && !utf8.ValidString(string(v.Taille)) {
 		c.Undecided()
 	}
 	switch string(v.Taille) {

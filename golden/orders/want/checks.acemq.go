@@ -12,7 +12,7 @@ import (
 // acemqCheckJSON reports to c what checking v against its JSON Schema finds;
 // at is where v is in the document encoding/json writes (nil: the root).
 func (v *OrderCancelled) acemqCheckJSON(c *acemqimpl.JSONCheck, at *acemqimpl.JSONAt) {
-	if !utf8.ValidString(string(v.Reason)) {
+	if !c.TextValid() && !utf8.ValidString(string(v.Reason)) {
 		c.Undecided()
 	}
 	switch string(v.Reason) {

@@ -242,7 +242,8 @@ func checkString(x *jen.Statement, v *schema.JSONValueCheck, fail func(string) j
 	if v.Enum != nil || v.Pattern != "" || v.Format != "" {
 		// encoding/json writes a string that is not UTF-8 with U+FFFD
 		// for each bad byte: the reference decides such a value.
-		out = append(out, jen.If(jen.Op("!").Qual(utf8Pkg, "ValidString").Call(s.Clone())).Block(jen.Id("c").Dot("Undecided").Call()))
+		// After the generated decoder (TextValid) the text is UTF-8.
+		out = append(out, jen.If(jen.Op("!").Id("c").Dot("TextValid").Call().Op("&&").Op("!").Qual(utf8Pkg, "ValidString").Call(s.Clone())).Block(jen.Id("c").Dot("Undecided").Call()))
 	}
 	if v.Enum != nil {
 		var lits []jen.Code

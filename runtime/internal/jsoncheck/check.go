@@ -36,6 +36,9 @@ type Check struct {
 	violations []Violation
 	undecided  bool
 	decoding   bool
+	// textValid: the value's strings were read by a generated decoder,
+	// which takes only UTF-8 text (DecodeFast).
+	textValid bool
 	// keyed: the scan met a key it could not match as encoding/json does
 	// (escaped, or matched only by its case folding), which
 	// segmentio/encoding may have read otherwise.
@@ -73,6 +76,12 @@ func (c *Check) Undecided() { c.undecided = true }
 // number just beside it.
 func (c *Check) Decoded() bool { return c.decoding }
 
+// TextValid says the value's strings are known to be UTF-8: the
+// generated decoder read them from the body, and it takes no string with
+// a byte that is not (encoding/json's U+FFFD rewrite cannot have happened).
+// A generated check then need not test them again.
+func (c *Check) TextValid() bool { return c.textValid }
+
 // Passed says the check found nothing and was not undecided.
 func (c *Check) Passed() bool { return len(c.violations) == 0 && !c.undecided }
 
@@ -95,6 +104,7 @@ func (c *Check) reset() {
 	c.violations = c.violations[:0]
 	c.undecided = false
 	c.decoding = false
+	c.textValid = false
 	c.keyed = false
 }
 

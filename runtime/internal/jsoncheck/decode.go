@@ -75,6 +75,7 @@ func DecodeFast(dec DecodeFunc, check Checker, shape *Shape, body []byte, v any)
 	}
 	c := checkPool.Get().(*Check)
 	c.decoding = true
+	c.textValid = true
 	ok := check(v, c) && c.Passed()
 	c.reset()
 	checkPool.Put(c)
