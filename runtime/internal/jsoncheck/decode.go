@@ -46,10 +46,11 @@ type Decoder struct {
 // seen, the current key.
 type ObjectState struct {
 	sh      *Shape
-	n       int // members read
+	b       []byte // the body (set once an object: a key is two offsets into it, no pointer to write a member)
+	n       int    // members read
 	fields  uint64
 	members uint64
-	key     []byte
+	lo, hi  int // the current key: b[lo:hi]
 }
 
 var decoderPool = sync.Pool{New: func() any { return new(Decoder) }}
@@ -132,7 +133,7 @@ func (d *Decoder) BeginObject(sh *Shape, o *ObjectState) bool {
 		return false
 	}
 	d.i++
-	*o = ObjectState{sh: sh}
+	*o = ObjectState{sh: sh, b: d.b}
 	return true
 }
 
@@ -154,13 +155,13 @@ func (d *Decoder) NextMember(o *ObjectState) bool {
 	} else if c == '}' {
 		return false
 	}
-	key, ok := d.rawKey()
+	lo, hi, ok := d.rawKey()
 	if !ok || d.peek() != ':' {
 		d.i = len(d.b) + 1
 		return false
 	}
 	d.i++
-	o.key = key
+	o.lo, o.hi = lo, hi
 	o.n++
 	return true
 }
@@ -172,7 +173,7 @@ func (d *Decoder) NextMember(o *ObjectState) bool {
 // backslash, which is how encoding/json writes a control character, a
 // quote or a byte that is not UTF-8), and bails on any other: a key equal
 // to a plain name ends at that quote and is that name.
-func (o *ObjectState) Key() []byte { return o.key }
+func (o *ObjectState) Key() []byte { return o.b[o.lo:o.hi] }
 
 // Field marks field i of the struct (the one whose name is the current
 // key) seen and returns the shape of its value: false when the key was
@@ -189,11 +190,11 @@ func (d *Decoder) Field(o *ObjectState, i int) (*Shape, bool) {
 	}
 	fs := o.sh.Fields
 	j := -1
-	if i < len(fs) && fs[i].Name == string(o.key) {
+	if i < len(fs) && fs[i].Name == string(o.Key()) {
 		j = i
 	} else {
 		for k := range fs {
-			if fs[k].Name == string(o.key) {
+			if fs[k].Name == string(o.Key()) {
 				j = k
 				break
 			}
@@ -204,7 +205,7 @@ func (d *Decoder) Field(o *ObjectState, i int) (*Shape, bool) {
 			return nil, false
 		}
 		for k := range fs {
-			if strings.EqualFold(fs[k].Name, string(o.key)) {
+			if strings.EqualFold(fs[k].Name, string(o.Key())) {
 				return nil, false
 			}
 		}
@@ -283,19 +284,22 @@ func (d *Decoder) EndArray(a *ArrayState) bool {
 	return true
 }
 
-// rawKey reads a member's key up to its first quote and returns its bytes
-// unchecked (see Key).
-func (d *Decoder) rawKey() ([]byte, bool) {
-	if d.i >= len(d.b) || d.b[d.i] != '"' {
-		return nil, false
+// rawKey reads a member's key up to its first quote and returns where its
+// bytes are, unchecked (see Key). Keys are short: a loop finds the quote
+// for less than bytes.IndexByte's call.
+func (d *Decoder) rawKey() (lo, hi int, ok bool) {
+	b := d.b
+	if d.i >= len(b) || b[d.i] != '"' {
+		return 0, 0, false
 	}
-	start := d.i + 1
-	n := bytes.IndexByte(d.b[start:], '"')
-	if n < 0 {
-		return nil, false
+	lo = d.i + 1
+	for j := lo; j < len(b); j++ {
+		if b[j] == '"' {
+			d.i = j + 1
+			return lo, j, true
+		}
 	}
-	d.i = start + n + 1
-	return d.b[start : start+n], true
+	return 0, 0, false
 }
 
 // plainString reads a string without escapes, of UTF-8 and no control
