@@ -70,6 +70,8 @@ type Consumer struct {
 	releasing sync.WaitGroup
 	// copies counts copies written and not confirmed (or failed) yet.
 	copies copyCount
+	// bounds is the copies' shared deadline (copybound.go).
+	bounds copyBounds
 	// missing are the rungs found missing, tried again once per probe
 	// interval (rungs.go).
 	missing missingRungs

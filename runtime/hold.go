@@ -187,8 +187,8 @@ func (cs *Consumer) dropHeld(s *session) {
 
 // waitReleases waits, bounded by ctx, for held retries whose timer had
 // already fired and that are being republished, then for every copy
-// written and not settled yet (sendCopy). It returns an error wrapping
-// ctx's when ctx ended first.
+// written and not settled yet (sendCopy), and ends the copies' bound. It
+// returns an error wrapping ctx's when ctx ended first.
 func (cs *Consumer) waitReleases(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() { cs.releasing.Wait(); close(done) }()
@@ -200,6 +200,7 @@ func (cs *Consumer) waitReleases(ctx context.Context) error {
 	if n := cs.copies.wait(ctx); n > 0 {
 		return fmt.Errorf("copies still waiting for their confirm: %d: %w", n, ctx.Err())
 	}
+	cs.bounds.release() // no copy waits on it
 	return nil
 }
 

@@ -16,7 +16,6 @@ import (
 type Pending struct {
 	exchange, key string
 	done          chan struct{}
-	settled       atomic.Bool
 	err           error // set before done is closed
 }
 
@@ -76,12 +75,30 @@ func PublishAsync[T any](ctx context.Context, c *Connection, mt *MessageType[T],
 // Its span and its acemq.publish.duration end with the outcome, as a
 // synchronous publish's.
 func (c *Connection) publishAsync(ctx context.Context, side bool, o outgoing) (*Pending, error) {
+	pd := &Pending{exchange: o.exchange, key: o.key, done: make(chan struct{})}
+	err := c.publishThen(ctx, side, o, func(err error) {
+		pd.err = err
+		close(pd.done)
+	})
+	if err == nil {
+		return pd, nil
+	}
+	<-pd.done // settled with err, or with the channel's loss during the write
+	return nil, pd.err
+}
+
+// publishThen is publishAsync without a Pending: o's outcome, the error
+// Publish would have returned, goes to then once (from the confirm loop's
+// drainer), after its span and its acemq.publish.duration ended. An error
+// means o was not queued; then has had an outcome by the time it returns
+// (that error, or the channel's loss during the write).
+func (c *Connection) publishThen(ctx context.Context, side bool, o outgoing, then func(error)) error {
 	start := time.Now()
 	span := c.startPublish(ctx, &o)
-	pd := &Pending{exchange: o.exchange, key: o.key, done: make(chan struct{})}
-	settle := func(err error) bool {
-		if !pd.settled.CompareAndSwap(false, true) {
-			return false
+	var settled atomic.Bool
+	settle := func(err error) {
+		if !settled.CompareAndSwap(false, true) {
+			return
 		}
 		if err != nil {
 			err = c.publishError(o, err)
@@ -90,19 +107,13 @@ func (c *Connection) publishAsync(ctx context.Context, side bool, o outgoing) (*
 		if err != nil {
 			err = errors.Join(err) // the very form Publish returns
 		}
-		pd.err = err
-		close(pd.done)
-		return true
+		then(err)
 	}
-	err := c.sendAsync(ctx, side, o, func(err error) { settle(err) })
-	if err == nil {
-		return pd, nil
+	err := c.sendAsync(ctx, side, o, settle)
+	if err != nil {
+		settle(err)
 	}
-	if !settle(err) {
-		// The channel's loss settled it during the write.
-		<-pd.done
-	}
-	return nil, pd.err
+	return err
 }
 
 // sendAsync checks the exchange, takes the confirm channel (the side one

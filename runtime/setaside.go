@@ -81,24 +81,16 @@ func (cs *Consumer) publishCopy(ctx context.Context, queue string, msg amqp.Publ
 }
 
 // sendCopy is publishCopy without the wait: it writes the copy and
-// returns, and then gets the outcome (nil once the broker confirmed the
-// copy) on a goroutine of its own. cs.copies counts the copy until then
-// has returned, so that Close waits for it.
+// returns; then gets the outcome (nil once the broker confirmed the copy)
+// from the publisher's drainer, or the bound's end (copybound.go).
+// cs.copies counts the copy until then has returned, so that Close waits
+// for it.
 func (cs *Consumer) sendCopy(ctx context.Context, queue string, msg amqp.Publishing, then func(error)) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), setAsideTimeout)
+	bound := cs.bounds.bound(time.Now())
+	o := &copyOutcome{cs: cs, queue: queue, bound: bound, then: then}
 	cs.copies.add()
-	pd, err := cs.c.publishAsync(ctx, true, cs.copyOut(queue, msg))
-	go func() {
-		defer cs.copies.done()
-		defer cancel()
-		if err == nil {
-			err = pd.Wait(ctx)
-		}
-		if g := cs.cfg.copyGate; g != nil {
-			<-g
-		}
-		then(err)
-	}()
+	o.stop = context.AfterFunc(bound, o.timedOut)
+	_ = cs.c.publishThen(copyCtx{Context: bound, values: context.WithoutCancel(ctx)}, true, cs.copyOut(queue, msg), o.published)
 }
 
 // copyOut is the publish of a copy of one of cs's deliveries to queue.

@@ -1,0 +1,110 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// A copy (setaside.go) is published and waited for within setAsideTimeout,
+// without a goroutine or a timer of its own: its outcome comes from the
+// publisher's drainer (publishThen), and its bound is a deadline shared by
+// the copies a consumer sends within copyBoundRenew of each other (one
+// timer a second, not one a copy; docs/performance.md, "A retried
+// delivery's cost"). A copy's wait is therefore bounded by between
+// setAsideTimeout-copyBoundRenew and setAsideTimeout from its write.
+
+// copyBoundRenew is how long one shared deadline serves new copies.
+const copyBoundRenew = time.Second
+
+// copyBounds hands out the shared deadline of a consumer's copies.
+type copyBounds struct {
+	mu      sync.Mutex
+	ctx     context.Context // nil before the first copy
+	renewAt time.Time
+	// end ends ctx before its deadline (release); an earlier bound is ended
+	// by its deadline, its copies settled by then.
+	end context.CancelFunc
+}
+
+// bound is the deadline context for a copy sent now: at most
+// setAsideTimeout away.
+func (b *copyBounds) bound(now time.Time) context.Context {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ctx == nil || !now.Before(b.renewAt) {
+		b.ctx, b.end = context.WithDeadline(context.Background(), now.Add(setAsideTimeout))
+		b.renewAt = now.Add(copyBoundRenew)
+	}
+	return b.ctx
+}
+
+// release ends the bound now (its timer stopped) once no copy waits on it.
+func (b *copyBounds) release() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.end != nil {
+		b.end()
+		b.ctx, b.end = nil, nil
+	}
+}
+
+// copyCtx is the context a copy is published with: the values of the one
+// that decided it (its process span, the parent of the copy's producer
+// span), not its cancellation, and the deadline of a shared bound.
+type copyCtx struct {
+	context.Context                 // the bound: Deadline, Done, Err
+	values          context.Context // without its cancellation
+}
+
+func (c copyCtx) Value(key any) any { return c.values.Value(key) }
+
+// AfterFunc lets a context derived from c follow the bound without a
+// goroutine of its own (context.AfterFunc).
+func (c copyCtx) AfterFunc(f func()) func() bool { return context.AfterFunc(c.Context, f) }
+
+// copyOutcome is one copy's outcome, taken once: from the broker (its
+// confirm, its return, the channel's loss) or from the copy's bound.
+type copyOutcome struct {
+	cs    *Consumer
+	queue string // where the copy goes
+	bound context.Context
+	once  sync.Once
+	stop  func() bool // the bound's AfterFunc; set before the copy is written
+	then  func(error)
+}
+
+// published takes the broker's outcome, unless the bound ended first.
+func (o *copyOutcome) published(err error) {
+	o.once.Do(func() {
+		o.stop()
+		o.carryOut(err)
+	})
+}
+
+// timedOut takes the bound's end, unless the broker's outcome came first:
+// the error Pending.Wait returns when its ctx ends.
+func (o *copyOutcome) timedOut() {
+	o.once.Do(func() {
+		o.carryOut(errors.Join(&PublishError{RoutingKey: o.queue,
+			Err: fmt.Errorf("waiting for the broker's confirm: %w", o.bound.Err())}))
+	})
+}
+
+// carryOut calls then with the copy's outcome, behind the test's gate
+// when there is one (WithCopyGateForTest), and stops counting the copy.
+func (o *copyOutcome) carryOut(err error) {
+	cs := o.cs
+	if g := cs.cfg.copyGate; g != nil {
+		go func() {
+			defer cs.copies.done()
+			<-g
+			o.then(err)
+		}()
+		return
+	}
+	defer cs.copies.done()
+	o.then(err)
+}

@@ -1,0 +1,100 @@
+package runtime
+
+// BenchmarkRetryCopy is the runtime's own cost of one retried delivery, as
+// R1's failing side pays it (docs/performance.md, "A retried delivery's
+// cost"): the retry decided (policy, hold budget full, spill), its copy
+// built (headers rebuilt), written to the rung and confirmed by the broker,
+// the outcome counted and the original's ack queued. The decode and the
+// handler are not in it (the consume path's), nor the ack's write (the
+// session's batch is made never to flush). A broker is needed for the
+// confirm; the client's instructions and allocations do not depend on its
+// speed:
+//
+//	go test -run '^$' -bench RetryCopy -benchmem ./runtime/
+//	GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 valgrind --tool=callgrind ./runtime.test -test.run '^$' -test.bench RetryCopy -test.benchtime 2000x
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/acemq/acemq-go/runtime/internal/brokertest"
+)
+
+// retryCopyDelivery is a delivery back from q's 1 s rung on its second
+// attempt, with the headers the runtime and the broker gave it. Its
+// headers and body are shared (a copy only reads them); its message id is
+// its own, as R1's are (the publisher holds a copy behind one in flight
+// with the same id and key).
+func retryCopyDelivery(q string, n int) func(tag uint64) amqp.Delivery {
+	rung := q + ".retry.1s"
+	h := amqp.Table{
+		HeaderID: "id-1", HeaderAttempt: int64(2), HeaderFirstSeen: "2026-12-03T06:00:00.123Z",
+		HeaderOrigin: "svc@host", HeaderError: "bench: this message fails its first two attempts",
+		"x-death": []any{amqp.Table{
+			"count": int64(1), "exchange": "", "queue": rung, "reason": "expired",
+			"routing-keys": []any{rung}, "time": time.Now(),
+		}},
+		"x-first-death-exchange": "", "x-first-death-queue": rung, "x-first-death-reason": "expired",
+		"x-last-death-exchange": "", "x-last-death-queue": rung, "x-last-death-reason": "expired",
+	}
+	body := make([]byte, 716)
+	ids := make([]string, n+1)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("id-%08d", i)
+	}
+	return func(tag uint64) amqp.Delivery {
+		return amqp.Delivery{Headers: h, ContentType: ContentTypeText, MessageId: ids[tag], Type: "acemq.bench.retry",
+			RoutingKey: q, DeliveryTag: tag, Body: body}
+	}
+}
+
+func BenchmarkRetryCopy(b *testing.B) {
+	brokertest.Require(b)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := Dial(ctx, brokertest.URL(), WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	q := brokertest.Queue(b, "bench.retrycopy")
+	policy := Fixed(3, 500*time.Millisecond)
+	if err := c.Declare(ctx, NewTopology().Queue(Queue{Name: q, Retry: policy})); err != nil {
+		b.Fatal(err)
+	}
+	cfg := consumeConfig{prefetch: 256, concurrency: 1, maxBody: DefaultMaxBodySize}
+	cs, err := newConsumer(c, ConsumerSpec{Queue: q, Retry: &policy, Routes: []Route{Handle(NewTextType("acemq.bench.retry"), func(context.Context, *Message[string]) Ack { return Accept() })}}, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cs.handlerCtx = context.Background()
+	s := &session{acks: newAckBatch(cfg), log: cs.log}
+	s.acks.size, s.acks.delay = 1<<30, time.Hour // the acks are not written
+	next := retryCopyDelivery(q, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		d := next(uint64(i + 1))
+		s.take(d.DeliveryTag)
+		dv := &delivery{cs: cs, s: s, d: d, env: Envelope{ID: d.MessageId, Attempt: 2, FirstSeen: time.Now()}, ctx: context.Background()}
+		dv.retry("bench: this message fails its first two attempts")
+	}
+	for {
+		s.mu.Lock()
+		n := len(s.acks.ready)
+		s.mu.Unlock()
+		if n == b.N {
+			break
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	b.StopTimer()
+	if n := cs.copies.wait(ctx); n > 0 {
+		b.Fatalf("%d copies not settled", n)
+	}
+	_ = c.Close(ctx)
+}
