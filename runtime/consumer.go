@@ -75,6 +75,8 @@ type Consumer struct {
 	// missing are the rungs found missing, tried again once per probe
 	// interval (rungs.go).
 	missing missingRungs
+	// rungNames are the rungs' names, made once (rungs.go).
+	rungNames rungNames
 	// letGo is set once Close stopped waiting for copies (all settled, or
 	// its ctx ended): nothing is set aside any more, since what is still
 	// unsettled returns to its queue when the channel closes, and a copy

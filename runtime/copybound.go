@@ -71,10 +71,14 @@ type copyOutcome struct {
 	cs    *Consumer
 	queue string // where the copy goes
 	bound context.Context
+	ctx   copyCtx // what the copy is published with
 	once  sync.Once
 	stop  func() bool // the bound's AfterFunc; set before the copy is written
-	then  func(error)
+	to    copyTaker
 }
+
+// copyTaker carries out a copy's outcome (a heldRetry).
+type copyTaker interface{ copied(err error) }
 
 // published takes the broker's outcome, unless the bound ended first.
 func (o *copyOutcome) published(err error) {
@@ -93,7 +97,7 @@ func (o *copyOutcome) timedOut() {
 	})
 }
 
-// carryOut calls then with the copy's outcome, behind the test's gate
+// carryOut hands o.to the copy's outcome, behind the test's gate
 // when there is one (WithCopyGateForTest), and stops counting the copy.
 func (o *copyOutcome) carryOut(err error) {
 	cs := o.cs
@@ -101,10 +105,10 @@ func (o *copyOutcome) carryOut(err error) {
 		go func() {
 			defer cs.copies.done()
 			<-g
-			o.then(err)
+			o.to.copied(err)
 		}()
 		return
 	}
 	defer cs.copies.done()
-	o.then(err)
+	o.to.copied(err)
 }

@@ -53,7 +53,7 @@ func TestCopyOutcomeIsTakenOnce(t *testing.T) {
 			defer end()
 			var calls atomic.Int32
 			got := make(chan error, 2)
-			o := &copyOutcome{cs: cs, queue: "orders.retry.1s", bound: bound, then: func(err error) { calls.Add(1); got <- err }}
+			o := &copyOutcome{cs: cs, queue: "orders.retry.1s", bound: bound, to: copyFunc(func(err error) { calls.Add(1); got <- err })}
 			cs.copies.add()
 			o.stop = context.AfterFunc(bound, o.timedOut)
 			if tc.confirm {
@@ -81,3 +81,8 @@ func TestCopyOutcomeIsTakenOnce(t *testing.T) {
 		})
 	}
 }
+
+// copyFunc takes a copy's outcome with a func.
+type copyFunc func(error)
+
+func (f copyFunc) copied(err error) { f(err) }

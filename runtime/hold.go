@@ -41,6 +41,9 @@ type heldRetry struct {
 	since time.Time // when the consumer took d, once a copy failed
 	timer *time.Timer
 	once  sync.Once
+	// out is its copy's outcome once published (copybound.go): a
+	// heldRetry is published once (a copy tried again is a new one).
+	out copyOutcome
 }
 
 // claim makes sure a held retry is settled once, by the timer, Close or
@@ -157,7 +160,7 @@ func (cs *Consumer) respillHeld(s *session) {
 			continue // its timer won: it is being published to its queue
 		}
 		rest := max(h.due.Sub(now), 0)
-		rung := RungQueue(cs.queue, h.spill)
+		rung := cs.rungNames.of(cs.queue, h.spill)
 		r := &heldRetry{dv: h.dv, target: rung, msg: h.msg, trace: h.trace}
 		r.done = func() {
 			cs.c.metrics.add(cs.c.metrics.retrySpilled, cs.queue)

@@ -14,11 +14,17 @@ const (
 	RetryExchange = "acemq.retry"
 )
 
+// The suffixes of a queue's dead-letter and parked queues.
+const (
+	dlqSuffix    = ".dlq"
+	parkedSuffix = ".parked"
+)
+
 // DeadLetterQueue is the name of q's dead-letter queue, q.dlq.
-func DeadLetterQueue(q string) string { return q + ".dlq" }
+func DeadLetterQueue(q string) string { return q + dlqSuffix }
 
 // ParkedQueue is the name of q's parked queue, q.parked.
-func ParkedQueue(q string) string { return q + ".parked" }
+func ParkedQueue(q string) string { return q + parkedSuffix }
 
 // RungQueue is the name of q's rung for a broker wait of d, q.retry.<N>s
 // with N the whole seconds of d.

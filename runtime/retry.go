@@ -103,7 +103,7 @@ func (dv *delivery) holdFor(h *heldRetry, why string, delay time.Duration) {
 // broker because the hold budget is full.
 func (dv *delivery) toRung(why string, delay time.Duration, spilled bool, fallback time.Duration) {
 	cs := dv.cs
-	rung := RungQueue(cs.queue, delay)
+	rung := cs.rungNames.of(cs.queue, delay)
 	if cs.missing.skip(rung, time.Now(), cs.cfg.rungProbeOrDefault()) {
 		cs.c.metrics.add(cs.c.metrics.rungMissing, cs.queue)
 		dv.waitInMemory(why, fallback)

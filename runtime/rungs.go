@@ -85,3 +85,32 @@ func (m *missingRungs) found(rung string) int {
 	delete(m.rungs, rung)
 	return r.held
 }
+
+// rungNames are a consumer's rung names by whole seconds of wait, made
+// once each: a retry to a rung names its rung for every copy, and
+// RungQueue formats the name anew each time. A retry policy has a few
+// distinct waits; past maxRungNames the names are not kept.
+type rungNames struct {
+	mu    sync.Mutex
+	names map[int64]string
+}
+
+const maxRungNames = 64
+
+// of is RungQueue(q, d), q being the consumer's queue.
+func (r *rungNames) of(q string, d time.Duration) string {
+	secs := int64(d / time.Second)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if name, ok := r.names[secs]; ok {
+		return name
+	}
+	name := RungQueue(q, d)
+	if r.names == nil {
+		r.names = map[int64]string{}
+	}
+	if len(r.names) < maxRungNames {
+		r.names[secs] = name
+	}
+	return name
+}

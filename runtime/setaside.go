@@ -81,26 +81,31 @@ func (cs *Consumer) publishCopy(ctx context.Context, queue string, msg amqp.Publ
 }
 
 // sendCopy is publishCopy without the wait: it writes the copy and
-// returns; then gets the outcome (nil once the broker confirmed the copy)
+// returns; o.to gets the outcome (nil once the broker confirmed the copy)
 // from the publisher's drainer, or the bound's end (copybound.go).
 // cs.copies counts the copy until then has returned, so that Close waits
-// for it.
-func (cs *Consumer) sendCopy(ctx context.Context, queue string, msg amqp.Publishing, then func(error)) {
+// for it. o is the copy's own (a heldRetry's), used once.
+func (cs *Consumer) sendCopy(ctx context.Context, queue string, msg amqp.Publishing, o *copyOutcome) {
 	bound := cs.bounds.bound(time.Now())
-	o := &copyOutcome{cs: cs, queue: queue, bound: bound, then: then}
+	o.cs, o.queue, o.bound = cs, queue, bound
+	o.ctx = copyCtx{Context: bound, values: context.WithoutCancel(ctx)}
 	cs.copies.add()
 	o.stop = context.AfterFunc(bound, o.timedOut)
-	_ = cs.c.publishThen(copyCtx{Context: bound, values: context.WithoutCancel(ctx)}, true, cs.copyOut(queue, msg), o.published)
+	_ = cs.c.publishThen(&o.ctx, true, cs.copyOut(queue, msg), o.published)
 }
 
 // copyOut is the publish of a copy of one of cs's deliveries to queue.
+// Its origin is read off queue's name without making cs's dead-letter and
+// parked queues' names for every copy.
 func (cs *Consumer) copyOut(queue string, msg amqp.Publishing) outgoing {
 	origin := "retry"
-	switch queue {
-	case DeadLetterQueue(cs.queue):
-		origin = "dead_letter"
-	case ParkedQueue(cs.queue):
-		origin = "park"
+	if rest, ok := strings.CutPrefix(queue, cs.queue); ok {
+		switch rest {
+		case dlqSuffix:
+			origin = "dead_letter"
+		case parkedSuffix:
+			origin = "park"
+		}
 	}
 	return outgoing{key: queue, mandatory: true, msg: msg, origin: origin}
 }
@@ -193,18 +198,28 @@ func copyHeaders(d amqp.Delivery, attempt int, why, from string) (amqp.Table, st
 	if id == "" {
 		id = newID()
 	}
-	h[HeaderID] = id
+	setString(h, HeaderID, id)
 	if headerTime(h, HeaderFirstSeen).IsZero() {
 		h[HeaderFirstSeen] = formatTime(time.Now())
 	}
 	h[HeaderAttempt] = int64(attempt)
 	if why != "" {
-		h[HeaderError] = capReason(why)
+		setString(h, HeaderError, capReason(why))
 	}
 	if from != "" {
-		h[HeaderQueue] = from
+		setString(h, HeaderQueue, from)
 	}
 	return h, id
+}
+
+// setString sets h[k] to v, keeping the value h has when it is that string
+// already (a retry's id, the same failure's reason again): storing a
+// string in a table boxes it anew, one allocation a header a copy.
+func setString(h amqp.Table, k, v string) {
+	if old, ok := h[k].(string); ok && old == v {
+		return
+	}
+	h[k] = v
 }
 
 // publish sends h's copy and acks the original once the broker has
@@ -220,28 +235,34 @@ func (h *heldRetry) publish(ctx context.Context) {
 	if h.trace.IsValid() {
 		ctx = trace.ContextWithSpanContext(ctx, h.trace)
 	}
-	tag := h.dv.d.DeliveryTag
-	h.dv.s.copyInFlight(tag)
-	cs.sendCopy(ctx, h.target, h.msg, func(err error) {
-		if err != nil {
-			h.dv.s.copyLanded(tag)
+	h.dv.s.copyInFlight(h.dv.d.DeliveryTag)
+	h.out.to = h
+	cs.sendCopy(ctx, h.target, h.msg, &h.out)
+}
+
+// copied carries out the outcome of h's copy: the original settled once
+// the copy is confirmed (h.done counted first); a failure holds it again
+// (failed), or goes to h.unroutable.
+func (h *heldRetry) copied(err error) {
+	cs := h.dv.cs
+	if err != nil {
+		h.dv.s.copyLanded(h.dv.d.DeliveryTag)
+	}
+	switch {
+	case err != nil && cs.letGo.Load():
+		// Close has let go of it (its ctx ended): nothing is tried
+		// again for a delivery the broker puts back.
+		cs.log.Debug("acemq: a copy failed after the consumer was closed; the broker puts the message back", "err", err, "id", h.dv.d.MessageId, "to", h.target)
+	case err == nil:
+		if h.done != nil {
+			h.done()
 		}
-		switch {
-		case err != nil && cs.letGo.Load():
-			// Close has let go of it (its ctx ended): nothing is tried
-			// again for a delivery the broker puts back.
-			cs.log.Debug("acemq: a copy failed after the consumer was closed; the broker puts the message back", "err", err, "id", h.dv.d.MessageId, "to", h.target)
-		case err == nil:
-			if h.done != nil {
-				h.done()
-			}
-			h.dv.settle()
-		case h.unroutable != nil && errors.Is(err, ErrUnroutable):
-			h.unroutable()
-		default:
-			h.failed(err)
-		}
-	})
+		h.dv.settle()
+	case h.unroutable != nil && errors.Is(err, ErrUnroutable):
+		h.unroutable()
+	default:
+		h.failed(err)
+	}
 }
 
 // copyCount counts copies written whose outcome has not been carried out
