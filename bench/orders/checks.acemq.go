@@ -592,18 +592,17 @@ func (v *OrderJSON) acemqDecodeJSON(d *acemqimpl.JSONDecoder, sh *acemqimpl.JSON
 			if !ok {
 				return false
 			}
+			var b1 acemqimpl.JSONSliceBuf[OrderJSONItemsItem]
 			for d.NextElem(&a1) {
-				v.Items = append(v.Items, OrderJSONItemsItem{})
-				if !v.Items[len(v.Items)-1].acemqDecodeJSON(d, e1) {
+				q1 := b1.Next()
+				if !q1.acemqDecodeJSON(d, e1) {
 					return false
 				}
 			}
 			if !d.EndArray(&a1) {
 				return false
 			}
-			if v.Items == nil {
-				v.Items = []OrderJSONItemsItem{}
-			}
+			v.Items = b1.Slice()
 		default:
 			return false
 		}
@@ -748,18 +747,17 @@ func (v *PriceOrder) acemqDecodeJSON(d *acemqimpl.JSONDecoder, sh *acemqimpl.JSO
 			if !ok {
 				return false
 			}
+			var b1 acemqimpl.JSONSliceBuf[OrderJSONItemsItem]
 			for d.NextElem(&a1) {
-				v.Items = append(v.Items, OrderJSONItemsItem{})
-				if !v.Items[len(v.Items)-1].acemqDecodeJSON(d, e1) {
+				q1 := b1.Next()
+				if !q1.acemqDecodeJSON(d, e1) {
 					return false
 				}
 			}
 			if !d.EndArray(&a1) {
 				return false
 			}
-			if v.Items == nil {
-				v.Items = []OrderJSONItemsItem{}
-			}
+			v.Items = b1.Slice()
 		default:
 			return false
 		}

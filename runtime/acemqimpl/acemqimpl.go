@@ -218,6 +218,10 @@ type JSONObjectState = jsoncheck.ObjectState
 // JSONArrayState is what a generated decoder keeps of an array it reads.
 type JSONArrayState = jsoncheck.ArrayState
 
+// JSONSliceBuf is where a generated decoder reads an array's elements
+// (Next, then Slice): the first four on the stack.
+type JSONSliceBuf[T any] = jsoncheck.SliceBuf[T]
+
 // WithJSONDecoder gives the JSON message type mt the one-pass decoder
 // acemq-gen generated for its payload and returns mt: a consumer's
 // Decode reads a body with dec first (the same value, the same verdict);

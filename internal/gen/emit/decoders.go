@@ -248,30 +248,28 @@ func (d *jsonDecoders) read(x, p *jen.Statement, r *schema.TypeRef, sh jen.Code,
 }
 
 // readSlice reads an array into x, a slice (of type r) of elem: each
-// element appended as a zero value and read in place; [] is an empty
-// slice, not nil, as encoding/json makes it.
+// element a zero value read in place, in a JSONSliceBuf (the first four
+// on the stack, one allocation for up to eight); [] is an empty slice,
+// not nil, as encoding/json makes it.
 func (d *jsonDecoders) readSlice(x, _ *jen.Statement, r, elem *schema.TypeRef, sh jen.Code, depth int) []jen.Code {
 	a := jen.Id(fmt.Sprintf("a%d", depth))
 	e := jen.Id(fmt.Sprintf("e%d", depth))
-	last := x.Clone().Index(jen.Len(x.Clone()).Op("-").Lit(1))
-	var zero jen.Code
-	switch {
-	case elem.Kind == schema.Pointer || elem.Kind == schema.Slice:
-		zero = jen.Nil()
-	case elem.Kind == schema.Named && elem.Named.Kind == schema.Struct:
-		zero = typExpr(elem).(*jen.Statement).Clone().Values()
-	default:
-		zero = jen.Op("*").New(typExpr(elem))
+	buf := jen.Id(fmt.Sprintf("b%d", depth))
+	p := jen.Id(fmt.Sprintf("q%d", depth))
+	in := jen.Parens(jen.Op("*").Add(p.Clone()))
+	if elem.Kind == schema.Named && elem.Named.Kind == schema.Struct {
+		in = p.Clone() // the method takes the pointer
 	}
-	body := []jen.Code{x.Clone().Op("=").Append(x.Clone(), zero)}
-	body = append(body, d.read(last, jen.Op("&").Add(last.Clone()), elem, e, depth+1)...)
+	body := []jen.Code{p.Clone().Op(":=").Add(buf.Clone()).Dot("Next").Call()}
+	body = append(body, d.read(in, p.Clone(), elem, e, depth+1)...)
 	return []jen.Code{
 		jen.Var().Add(a.Clone()).Add(impl("JSONArrayState")),
 		jen.List(e.Clone(), jen.Id("ok")).Op(":=").Id("d").Dot("BeginArray").Call(sh, jen.Op("&").Add(a.Clone())),
 		failed(jen.Id("ok")),
+		jen.Var().Add(buf.Clone()).Add(impl("JSONSliceBuf")).Types(typExpr(elem)),
 		jen.For(jen.Id("d").Dot("NextElem").Call(jen.Op("&").Add(a.Clone()))).Block(body...),
 		failed(jen.Id("d").Dot("EndArray").Call(jen.Op("&").Add(a.Clone()))),
-		jen.If(x.Clone().Op("==").Nil()).Block(x.Clone().Op("=").Add(typExpr(r)).Values()),
+		x.Clone().Op("=").Add(buf.Clone()).Dot("Slice").Call(),
 	}
 }
 

@@ -553,3 +553,37 @@ func (d *Decoder) Time(p *time.Time, sh *Shape) bool {
 	}
 	return p.UnmarshalJSON(d.b[start:d.i]) == nil
 }
+
+// SliceBuf is where a generated decoder reads an array's elements, a
+// local of its own: the first four in the SliceBuf (on the stack), the
+// rest in a slice grown on the heap. Slice is then one allocation for up
+// to eight elements, not one a doubling of the slice from one.
+type SliceBuf[T any] struct {
+	b [4]T
+	n int
+	h []T
+}
+
+// Next appends a zero element and returns it.
+func (s *SliceBuf[T]) Next() *T {
+	if s.h == nil {
+		if s.n < len(s.b) {
+			s.n++
+			return &s.b[s.n-1]
+		}
+		s.h = make([]T, len(s.b), 2*len(s.b))
+		copy(s.h, s.b[:])
+	}
+	var zero T
+	s.h = append(s.h, zero)
+	return &s.h[len(s.h)-1]
+}
+
+// Slice is the elements read, not nil (encoding/json reads [] as an empty
+// slice).
+func (s *SliceBuf[T]) Slice() []T {
+	if s.h != nil {
+		return s.h
+	}
+	return append([]T{}, s.b[:s.n]...)
+}

@@ -1,6 +1,7 @@
 package jsoncheck
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -44,4 +45,26 @@ func FuzzPlainText(f *testing.F) {
 			t.Errorf("plainText(%q) = %v, want %v", s, got, want)
 		}
 	})
+}
+
+// A SliceBuf's Slice is the elements Next gave, in order, each written
+// through its pointer: none (an empty slice, not nil), those on the
+// stack, and those past them on the heap.
+func TestSliceBufIsAppend(t *testing.T) {
+	for n := range 20 {
+		var b SliceBuf[[2]int]
+		var want [][2]int
+		for i := range n {
+			p := b.Next()
+			if *p != [2]int{} {
+				t.Fatalf("n=%d: element %d is %v before it is written, want zero", n, i, *p)
+			}
+			*p = [2]int{i, -i}
+			want = append(want, [2]int{i, -i})
+		}
+		got := b.Slice()
+		if got == nil || len(got) != n || (n > 0 && !reflect.DeepEqual(got, want)) {
+			t.Errorf("n=%d: Slice is %v (nil %v), want %v", n, got, got == nil, want)
+		}
+	}
 }
