@@ -159,6 +159,66 @@ func BenchmarkPublishAll(b *testing.B) {
 		})
 }
 
+// BenchmarkPublishAsync: a window of 256, runtime.PublishAsync (the oldest
+// Pending waited for once 256 are pending) against amqp091's
+// DeferredConfirmation in the same window on one channel: the shape of
+// acemqbench's P1-*-async rows, with the text codec, so that what is timed
+// is the runtime's publish path and amqp091-go's frames.
+func BenchmarkPublishAsync(b *testing.B) {
+	const window = 256
+	q := benchQueue(b)
+	c := dial(b)
+	_, ch := brokertest.Raw(b)
+	if err := ch.Confirm(false); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	key := runtime.WithRoutingKey(q)
+	compare(b, 1,
+		func(b *testing.B) {
+			pending := make([]*runtime.Pending, 0, window)
+			for b.Loop() {
+				if len(pending) == window {
+					if err := pending[0].Wait(ctx); err != nil {
+						b.Fatal(err)
+					}
+					pending = pending[1:]
+				}
+				pd, err := runtime.PublishAsync(ctx, c, textType, "", benchBody, key)
+				if err != nil {
+					b.Fatal(err)
+				}
+				pending = append(pending, pd)
+			}
+			for _, pd := range pending {
+				if err := pd.Wait(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		},
+		func(b *testing.B) {
+			pending := make([]*amqp.DeferredConfirmation, 0, window)
+			for b.Loop() {
+				if len(pending) == window {
+					if !pending[0].Wait() {
+						b.Fatal("nacked")
+					}
+					pending = pending[1:]
+				}
+				dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, "", q, true, false, rawMessage())
+				if err != nil {
+					b.Fatal(err)
+				}
+				pending = append(pending, dc)
+			}
+			for _, dc := range pending {
+				if !dc.Wait() {
+					b.Fatal("nacked")
+				}
+			}
+		})
+}
+
 // BenchmarkReplay moves 1000 dead letters to their queue per op: the
 // runtime's Replay against a raw loop of basic.get, publish with a confirm,
 // ack, on one channel. Filling the source is outside the timer.

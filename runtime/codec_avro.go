@@ -73,7 +73,9 @@ type avroCodec struct {
 	readerFP [32]byte
 	// readerPrint is readerFP as written in x-acemq-schema-fingerprint.
 	readerPrint string
-	compat      *avro.SchemaCompatibility
+	// printValue is readerPrint boxed once, as each publish's header value.
+	printValue any
+	compat     *avro.SchemaCompatibility
 
 	mu sync.Mutex   // serialises registration
 	id atomic.Int64 // the reader schema's id once registered, else 0
@@ -144,19 +146,24 @@ func NewAvroCodec(reg SchemaRegistry, subject, schema string) (Codec, error) {
 		// Register's error to report, when this codec publishes.
 		_, _ = l.learn(reader, schema)
 	}
+	fpText := fingerprintText(reader)
 	return &avroCodec{
 		reg:         reg,
 		subject:     subject,
 		text:        schema,
 		reader:      reader,
 		readerFP:    reader.Fingerprint(),
-		readerPrint: fingerprintText(reader),
+		readerPrint: fpText,
+		printValue:  fpText,
 		compat:      avro.NewSchemaCompatibility(),
 	}, nil
 }
 
 // schemaFingerprint is what Publish writes in x-acemq-schema-fingerprint.
 func (c *avroCodec) schemaFingerprint() string { return c.readerPrint }
+
+// schemaFingerprintValue is schemaFingerprint as a header's value.
+func (c *avroCodec) schemaFingerprintValue() any { return c.printValue }
 
 // ContentType is application/vnd.apache.avro+binary.
 func (c *avroCodec) ContentType() string { return ContentTypeAvro }

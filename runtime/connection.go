@@ -27,6 +27,8 @@ type Connection struct {
 	addrs    []address
 	redacted string // every address, passwords redacted, comma-separated
 	cfg      dialConfig
+	// origin is cfg.origin boxed once, as each publish's x-acemq-origin.
+	origin   any
 	log      *slog.Logger
 	metrics  *metrics
 	registry SchemaRegistry
@@ -131,6 +133,7 @@ func Dial(ctx context.Context, rawURL string, opts ...DialOption) (*Connection, 
 	if c.cfg.origin == "" {
 		c.cfg.origin = defaultOrigin()
 	}
+	c.origin = c.cfg.origin
 	c.log = cfg.logger
 	if c.log == nil {
 		c.log = slog.Default()

@@ -253,7 +253,12 @@ func timeValue(v any) time.Time {
 	return time.Time{}
 }
 
-func formatTime(t time.Time) string { return t.UTC().Format(firstSeenLayout) }
+// formatTime is t as x-acemq-first-seen (and the replay stamps) write it:
+// firstSeenLayout in UTC.
+func formatTime(t time.Time) string {
+	var b [seenLen]byte
+	return string(appendFirstSeen(b[:0], t))
+}
 
 // capReason cuts an error text to maxErrorLen bytes on a rune boundary.
 func capReason(s string) string {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -75,7 +74,9 @@ func encodeOutgoing(ctx context.Context, c *Connection, typ string, codec Codec,
 		mandatory: !cfg.noMandatory,
 		msg:       c.newPublishing(typ, codec.ContentType(), body, cfg),
 	}
-	if fp != nil {
+	if fv, ok := fp.(interface{ schemaFingerprintValue() any }); ok {
+		o.msg.Headers[HeaderSchemaFingerprint] = fv.schemaFingerprintValue()
+	} else if fp != nil {
 		o.msg.Headers[HeaderSchemaFingerprint] = fp.schemaFingerprint()
 	}
 	return o, nil
@@ -84,16 +85,16 @@ func encodeOutgoing(ctx context.Context, c *Connection, typ string, codec Codec,
 // newPublishing builds a fresh message: a new x-acemq-id, attempt 1, first
 // seen now, persistent.
 func (c *Connection) newPublishing(typ, contentType string, body []byte, cfg publishConfig) amqp.Publishing {
-	id := newID()
 	now := time.Now()
-	h := amqp.Table{}
+	id, seen := newIDAndSeen(now)
+	h := make(amqp.Table, len(cfg.headers)+5) // room for a schema fingerprint
 	for k, v := range cfg.headers {
 		h[k] = v
 	}
 	h[HeaderID] = id
 	h[HeaderAttempt] = int64(1)
-	h[HeaderFirstSeen] = formatTime(now)
-	h[HeaderOrigin] = c.cfg.origin
+	h[HeaderFirstSeen] = seen
+	h[HeaderOrigin] = c.originValue()
 	return amqp.Publishing{
 		Headers:       h,
 		ContentType:   contentType,
@@ -106,9 +107,10 @@ func (c *Connection) newPublishing(typ, contentType string, body []byte, cfg pub
 	}
 }
 
-func newID() string {
-	if id, err := uuid.NewV7(); err == nil {
-		return id.String()
+// originValue is x-acemq-origin as a header's value, boxed once.
+func (c *Connection) originValue() any {
+	if c.origin != nil {
+		return c.origin
 	}
-	return uuid.NewString()
+	return c.cfg.origin
 }
