@@ -262,6 +262,14 @@ func Format(name string) func(s string) bool {
 	if f == nil {
 		return nil
 	}
+	if name == "date-time" {
+		return func(s string) bool {
+			if ok, sure := dateTimeFast(s); sure {
+				return ok
+			}
+			return f.Validate(s) == nil
+		}
+	}
 	return func(s string) bool { return f.Validate(s) == nil }
 }
 

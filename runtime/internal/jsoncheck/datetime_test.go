@@ -1,0 +1,89 @@
+package jsoncheck
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+func dateTimeReference(t testing.TB) func(string) bool {
+	formatsOnce.Do(loadFormats)
+	ref := formats["date-time"]
+	if ref == nil {
+		t.Fatal("the reference has no date-time format")
+	}
+	return func(s string) bool { return ref.Validate(s) == nil }
+}
+
+// dateTimeCases are producers' texts, every month and day of leap and
+// common years, and random changes of them.
+func dateTimeCases() []string {
+	cases := []string{
+		"", "2026-11-30T06:00:00Z", "2026-11-30t06:00:00z", "2026-11-30T06:00:00.123+01:00",
+		"2026-11-30T06:00:00.123456789Z", "2026-11-30T06:00:00.Z", "2026-11-30T06:00:00+24:00",
+		"2026-11-30T23:59:60Z", "2026-11-30T22:59:60-01:00", "2026-11-30T00:59:60+01:00", "2026-11-30T06:00:60Z",
+		"2026-11-30T24:00:00Z", "2026-11-30T06:60:00Z", "2026-11-30 06:00:00Z", "2026-02-29T00:00:00Z",
+		"2024-02-29T00:00:00Z", "2000-02-29T00:00:00Z", "1900-02-29T00:00:00Z", "0000-02-29T00:00:00Z",
+		"2026-00-10T00:00:00Z", "2026-13-10T00:00:00Z", "2026-01-00T00:00:00Z", "2026-01-32T00:00:00Z",
+		"+026-11-30T06:00:00Z", "2026-+1-30T06:00:00Z", "2026-11-+3T06:00:00Z", "2026-11-30T+6:00:00Z",
+		"2026-11-30T-0:00:00Z", "2026-11-30T06:00:00+-1:00", "2026-11-30T06:00:00+01:+0", "2026-11-30T06:00:00+0:100",
+		"2026-11-30T06:00:00+01:00x", "2026-11-30T06:00:00+0100", "2026-11-30T06:00:00 01:00", "2026-11-30T06:00:00ZZ",
+		"2026-11-30T06:00:00.1é", "2026-11-30T06:00:00.١Z", "２026-11-30T06:00:00Z", "2026-11-30T06:00:0",
+	}
+	for _, y := range []string{"2024", "2026", "2000", "1900", "0000", "9999"} {
+		for m := 0; m <= 13; m++ {
+			for d := 0; d <= 32; d++ {
+				cases = append(cases, y+"-"+two(m)+"-"+two(d)+"T12:00:00Z")
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	const chars = "0123456789-:.+tTzZ é\x00"
+	for range 40000 {
+		b := []byte(cases[1+r.IntN(5)])
+		for range r.IntN(3) + 1 {
+			b[r.IntN(len(b))] = chars[r.IntN(len(chars))]
+		}
+		if r.IntN(4) == 0 {
+			b = b[:r.IntN(len(b))]
+		}
+		cases = append(cases, string(b))
+	}
+	return cases
+}
+
+func two(n int) string { return string([]byte{byte('0' + n/10), byte('0' + n%10)}) }
+
+// dateTimeFast decides a text only as the reference does.
+func TestDateTimeFastIsTheReferences(t *testing.T) {
+	ref := dateTimeReference(t)
+	f := Format("date-time")
+	sure := 0
+	cases := dateTimeCases()
+	for _, s := range cases {
+		want := ref(s)
+		if got := f(s); got != want {
+			t.Errorf("date-time %q: Format %v, reference %v", s, got, want)
+		}
+		if ok, isSure := dateTimeFast(s); isSure {
+			sure++
+			if ok != want {
+				t.Errorf("date-time %q: the fast path says %v, the reference %v", s, ok, want)
+			}
+		}
+	}
+	if sure < len(cases)/2 {
+		t.Errorf("the fast path decided %d of %d texts, want most", sure, len(cases))
+	}
+}
+
+func FuzzDateTimeFast(f *testing.F) {
+	for _, s := range dateTimeCases()[:400] {
+		f.Add(s)
+	}
+	ref := dateTimeReference(f)
+	f.Fuzz(func(t *testing.T, s string) {
+		if ok, sure := dateTimeFast(s); sure && ok != ref(s) {
+			t.Errorf("date-time %q: the fast path says %v, the reference %v", s, ok, !ok)
+		}
+	})
+}
