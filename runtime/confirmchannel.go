@@ -370,18 +370,14 @@ func (f *inflight) awaitOutcome(ctx context.Context) error {
 	return fmt.Errorf("waiting for the broker's confirm: %w", ctx.Err())
 }
 
-// sendThen is send for an asynchronous publish: once written, the outcome
-// goes to then, called from the confirm loop (it must not block). then is
-// not called when sendThen returns an error, unless the channel closed
-// during the write (then it may be called with the channel's loss too).
-func (p *publisher) sendThen(ctx context.Context, exchange, key string, mandatory bool, msg amqp.Publishing, then func(error)) error {
-	return p.enqueue(ctx, &inflight{key: returnKey{msg.MessageId, exchange, key}, mandatory: mandatory, msg: msg, then: then})
-}
-
 // writeQueue is how many messages may wait for the writer.
 const writeQueue = 256
 
-// enqueue queues f for the writer, waiting for room within ctx.
+// enqueue queues f for the writer, waiting for room within ctx. An
+// asynchronous publish's outcome goes to f.then, called off the confirm
+// loop (settle); then is not called when enqueue returns an error, unless
+// the channel closed meanwhile (then it may be called with the channel's
+// loss too).
 func (p *publisher) enqueue(ctx context.Context, f *inflight) error {
 	if err := ctx.Err(); err != nil {
 		return err // the same error whether or not there is room

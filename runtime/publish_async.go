@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Pending is a message written to the broker whose confirm has not been
@@ -17,6 +20,9 @@ type Pending struct {
 	exchange, key string
 	done          chan struct{}
 	err           error // set before done is closed
+	// a is the publish, allocated with its Pending (docs/performance.md,
+	// "The publisher's CPU a message").
+	a asyncPublish
 }
 
 // Done is closed once the outcome is known: Wait then returns at once.
@@ -76,15 +82,12 @@ func PublishAsync[T any](ctx context.Context, c *Connection, mt *MessageType[T],
 // synchronous publish's.
 func (c *Connection) publishAsync(ctx context.Context, side bool, o outgoing) (*Pending, error) {
 	pd := &Pending{exchange: o.exchange, key: o.key, done: make(chan struct{})}
-	err := c.publishThen(ctx, side, o, func(err error) {
-		pd.err = err
-		close(pd.done)
-	})
-	if err == nil {
-		return pd, nil
+	pd.a.pd = pd
+	if err := c.sendAsync(ctx, side, &o, &pd.a); err != nil {
+		<-pd.done // settled with err, or with the channel's loss during the write
+		return nil, pd.err
 	}
-	<-pd.done // settled with err, or with the channel's loss during the write
-	return nil, pd.err
+	return pd, nil
 }
 
 // publishThen is publishAsync without a Pending: o's outcome, the error
@@ -93,32 +96,71 @@ func (c *Connection) publishAsync(ctx context.Context, side bool, o outgoing) (*
 // means o was not queued; then has had an outcome by the time it returns
 // (that error, or the channel's loss during the write).
 func (c *Connection) publishThen(ctx context.Context, side bool, o outgoing, then func(error)) error {
-	start := time.Now()
-	span := c.startPublish(ctx, &o)
-	var settled atomic.Bool
-	settle := func(err error) {
-		if !settled.CompareAndSwap(false, true) {
-			return
-		}
-		if err != nil {
-			err = c.publishError(o, err)
-		}
-		c.endPublish(span, &o, start, err)
-		if err != nil {
-			err = errors.Join(err) // the very form Publish returns
-		}
-		then(err)
+	return c.sendAsync(ctx, side, &o, &asyncPublish{then: then})
+}
+
+// asyncPublish is an asynchronous publish: its write's bookkeeping on the
+// confirm channel and what its outcome needs, in one allocation (with its
+// Pending's, for publishAsync).
+type asyncPublish struct {
+	c           *Connection
+	span        trace.Span
+	start       time.Time
+	exchange    string
+	key         string
+	typ, origin string
+	settled     atomic.Bool
+	// The outcome goes to pd (publishAsync's) or then (publishThen's).
+	pd   *Pending
+	then func(error)
+	f    inflight
+}
+
+// settle is a's outcome, from the confirm channel (its inflight's then).
+func (a *asyncPublish) settle(err error) { a.settleOnce(err) }
+
+// settleOnce settles a with err unless it is settled already: its span
+// and acemq.publish.duration end, then its outcome is the error Publish
+// returns.
+func (a *asyncPublish) settleOnce(err error) bool {
+	if !a.settled.CompareAndSwap(false, true) {
+		return false
 	}
-	err := c.sendAsync(ctx, side, o, settle)
+	o := outgoing{exchange: a.exchange, key: a.key, origin: a.origin, msg: amqp.Publishing{Type: a.typ}}
 	if err != nil {
-		settle(err)
+		err = a.c.publishError(o, err)
+	}
+	a.c.endPublish(a.span, &o, a.start, err)
+	if err != nil {
+		err = errors.Join(err) // the very form Publish returns
+	}
+	if a.pd == nil {
+		a.then(err)
+		return true
+	}
+	a.pd.err = err
+	close(a.pd.done)
+	return true
+}
+
+// sendAsync starts o's span, checks the exchange, takes the confirm
+// channel (the side one with side) and queues o for its writer as a, as
+// publishAll does for each message. When it returns an error, a has had
+// an outcome (that error, or the channel's loss during the write).
+func (c *Connection) sendAsync(ctx context.Context, side bool, o *outgoing, a *asyncPublish) error {
+	a.c, a.start, a.exchange, a.key, a.origin = c, time.Now(), o.exchange, o.key, o.origin
+	a.span = c.startPublish(ctx, o)
+	a.typ = o.msg.Type
+	a.f.then = a.settle
+	err := c.queueAsync(ctx, side, o, &a.f)
+	if err != nil {
+		a.settleOnce(err)
 	}
 	return err
 }
 
-// sendAsync checks the exchange, takes the confirm channel (the side one
-// with side) and writes o, as publishAll does for each message.
-func (c *Connection) sendAsync(ctx context.Context, side bool, o outgoing, then func(error)) error {
+// queueAsync is sendAsync's queueing of o as f.
+func (c *Connection) queueAsync(ctx context.Context, side bool, o *outgoing, f *inflight) error {
 	if err := c.checkExchange(ctx, o.exchange); err != nil {
 		return err
 	}
@@ -129,8 +171,9 @@ func (c *Connection) sendAsync(ctx context.Context, side bool, o outgoing, then 
 	if err := c.blockedErr(); err != nil {
 		return err
 	}
-	if err := p.fit(&o); err != nil {
+	if err := p.fit(o); err != nil {
 		return err
 	}
-	return p.sendThen(ctx, o.exchange, o.key, o.mandatory, o.msg, then)
+	f.key, f.mandatory, f.msg = returnKey{o.msg.MessageId, o.exchange, o.key}, o.mandatory, o.msg
+	return p.enqueue(ctx, f)
 }
