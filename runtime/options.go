@@ -326,6 +326,44 @@ type publishOptionFunc func(*publishConfig)
 
 func (f publishOptionFunc) applyPublish(c *publishConfig) { f(c) }
 
+// routingKeyOption and correlationIDOption are WithRoutingKey's and
+// WithCorrelationID's: plain values, so that one given a constant (as the
+// generated publishers give their routing keys) is not allocated, and
+// publishConfigOf sets them without a call through the interface.
+type (
+	routingKeyOption    string
+	correlationIDOption string
+)
+
+func (k routingKeyOption) applyPublish(c *publishConfig)     { c.routingKey = string(k) }
+func (id correlationIDOption) applyPublish(c *publishConfig) { c.correlationID = string(id) }
+
+// publishConfigOf applies opts in order. The configuration stays on the
+// caller's stack unless an option other than a routing key or a
+// correlation id is given (applyPublishOption).
+func publishConfigOf(opts []PublishOption) publishConfig {
+	var cfg publishConfig
+	for _, o := range opts {
+		switch o := o.(type) {
+		case routingKeyOption:
+			cfg.routingKey = string(o)
+		case correlationIDOption:
+			cfg.correlationID = string(o)
+		default:
+			cfg = applyPublishOption(o, cfg)
+		}
+	}
+	return cfg
+}
+
+// applyPublishOption is cfg with o applied, through a copy the call
+// through the interface may keep.
+func applyPublishOption(o PublishOption, cfg publishConfig) publishConfig {
+	c := cfg
+	o.applyPublish(&c)
+	return c
+}
+
 type publishConfig struct {
 	routingKey    string
 	headers       map[string]any
@@ -338,7 +376,7 @@ type publishConfig struct {
 
 // WithRoutingKey sets the routing key.
 func WithRoutingKey(key string) PublishOption {
-	return publishOptionFunc(func(c *publishConfig) { c.routingKey = key })
+	return routingKeyOption(key)
 }
 
 // WithHeaders adds application headers (merged; later calls win).
@@ -355,7 +393,7 @@ func WithHeaders(h map[string]any) PublishOption {
 
 // WithCorrelationID sets the correlation_id property.
 func WithCorrelationID(id string) PublishOption {
-	return publishOptionFunc(func(c *publishConfig) { c.correlationID = id })
+	return correlationIDOption(id)
 }
 
 // WithOrderingKey sets the ordering key of a message written to a

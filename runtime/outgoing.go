@@ -23,10 +23,7 @@ func (c *Connection) encodeOne(ctx context.Context, mt encodable, exchange strin
 		return outgoing{}, publishConfig{}, err
 	}
 	fp, _ := codec.(interface{ schemaFingerprint() string })
-	cfg := publishConfig{}
-	for _, o := range opts {
-		o.applyPublish(&cfg)
-	}
+	cfg := publishConfigOf(opts)
 	o, err := encodeOutgoing(ctx, c, mt.Name(), codec, fp, exchange, v, cfg)
 	if err != nil {
 		return outgoing{}, cfg, fmt.Errorf("publish %s to exchange %q: %w", mt.Name(), exchange, err)

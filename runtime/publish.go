@@ -36,10 +36,7 @@ func PublishBatch[T any](ctx context.Context, c *Connection, mt *MessageType[T],
 		return err
 	}
 	fp, _ := codec.(interface{ schemaFingerprint() string })
-	cfg := publishConfig{}
-	for _, o := range opts {
-		o.applyPublish(&cfg)
-	}
+	cfg := publishConfigOf(opts)
 	out := make([]outgoing, len(vs))
 	for i, v := range vs {
 		o, err := encodeOutgoing(ctx, c, mt.name, codec, fp, exchange, v, cfg)

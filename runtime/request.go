@@ -259,10 +259,7 @@ func Request[Req, Rep any](ctx context.Context, r *Requester, reqType *MessageTy
 		return zero, err
 	}
 	fp, _ := codec.(interface{ schemaFingerprint() string })
-	cfg := publishConfig{}
-	for _, o := range opts {
-		o.applyPublish(&cfg)
-	}
+	cfg := publishConfigOf(opts)
 	o, err := encodeOutgoing(ctx, r.c, reqType.name, codec, fp, exchange, v, cfg)
 	if err != nil {
 		return zero, fmt.Errorf("request %s to exchange %q: %w", reqType.name, exchange, err)
