@@ -358,20 +358,21 @@ func plainText(s []byte) bool {
 }
 
 // text reads a string under sh (nil, Any, or a String with a format the
-// text must have) and returns it, a substring of the body's string.
-func (d *Decoder) text(sh *Shape) (string, bool) {
+// text must have) and returns where its bytes are in the body; a format
+// checks it as a substring of the body's string.
+func (d *Decoder) text(sh *Shape) (lo, hi int, ok bool) {
 	if !kindIs(sh, String) || d.peek() != '"' {
-		return "", false
+		return 0, 0, false
 	}
-	start := d.i + 1
+	lo = d.i + 1
 	if _, ok := d.plainString(); !ok {
-		return "", false
+		return 0, 0, false
 	}
-	s := d.str(start, d.i-1)
-	if sh != nil && sh.Format != nil && !sh.Format(s) {
-		return "", false
+	hi = d.i - 1
+	if sh != nil && sh.Format != nil && !sh.Format(d.str(lo, hi)) {
+		return 0, 0, false
 	}
-	return s, true
+	return lo, hi, true
 }
 
 // str is the body's bytes [lo:hi] as a substring of the body's string.
@@ -385,11 +386,11 @@ func (d *Decoder) str(lo, hi int) string {
 // DecodeString reads a string (a string field, or a named string type's) into
 // *p.
 func DecodeString[T ~string](d *Decoder, p *T, sh *Shape) bool {
-	s, ok := d.text(sh)
+	lo, hi, ok := d.text(sh)
 	if !ok {
 		return false
 	}
-	*p = T(s)
+	*p = T(d.str(lo, hi))
 	return true
 }
 
@@ -548,7 +549,7 @@ func DecodeFloat[T ~float32 | ~float64](d *Decoder, p *T, sh *Shape) bool {
 func (d *Decoder) Time(p *time.Time, sh *Shape) bool {
 	d.ws()
 	start := d.i
-	if _, ok := d.text(sh); !ok {
+	if _, _, ok := d.text(sh); !ok {
 		return false
 	}
 	return p.UnmarshalJSON(d.b[start:d.i]) == nil
