@@ -16,7 +16,8 @@ import (
 // rung or back to its queue) and is acked only once the broker has
 // confirmed the copy (rule 1: never an ack before the copy is safe). The
 // worker does not wait for the confirm: the copy's outcome is carried out
-// on a goroutine of its own (sendCopy), and Close waits for it.
+// by the publisher's drainer, or at the end of the copy's bound
+// (sendCopy, copybound.go), and Close waits for it.
 
 // setAsidePause is how long a delivery that could not be decoded for now
 // (the consumer is being stopped) waits before it is nacked back to its
