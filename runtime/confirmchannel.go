@@ -114,6 +114,10 @@ type inflight struct {
 	// and then its confirm.
 	done chan error
 	then func(error)
+	// arrived, when set, is marked once the outcome is known, before then
+	// is queued for the drainer: a copy's bound no longer takes the copy
+	// (copybound.go), whose outcome may wait there behind another's.
+	arrived *atomic.Bool
 	// callerSettles (a Requester's unconfirmed request): a write that
 	// succeeded is settled by its caller when it stops waiting, not by a
 	// drainer goroutine, unless the caller stopped first. handover decides
@@ -148,6 +152,9 @@ func (p *publisher) settle(f *inflight, err error) {
 	if f.then == nil {
 		f.done <- err
 		return
+	}
+	if f.arrived != nil {
+		f.arrived.Store(true)
 	}
 	p.thenMu.Lock()
 	p.thens = append(p.thens, thenOutcome{then: f.then, err: err})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -13,8 +14,12 @@ import (
 // publisher's drainer (publishThen), and its bound is a deadline shared by
 // the copies a consumer sends within copyBoundRenew of each other (one
 // timer a second, not one a copy; docs/performance.md, "A retried
-// delivery's cost"). A copy's wait is therefore bounded by between
-// setAsideTimeout-copyBoundRenew and setAsideTimeout from its write.
+// delivery's cost"). A copy's wait for the broker's outcome is therefore
+// bounded by between setAsideTimeout-copyBoundRenew and setAsideTimeout
+// from its write. An outcome that has arrived is not timed out while it
+// waits for the drainer, behind others carried out there (acks, logs,
+// metrics): it is the broker's, and a confirmed copy taken as failed
+// would be published again, a duplicate.
 
 // copyBoundRenew is how long one shared deadline serves new copies.
 const copyBoundRenew = time.Second
@@ -75,6 +80,9 @@ type copyOutcome struct {
 	once  sync.Once
 	stop  func() bool // the bound's AfterFunc; set before the copy is written
 	to    copyTaker
+	// arrived is marked by the publisher once the broker's outcome is known
+	// (inflight.arrived): the bound's end no longer takes the copy.
+	arrived atomic.Bool
 }
 
 // copyTaker carries out a copy's outcome (a heldRetry).
@@ -91,6 +99,9 @@ func (o *copyOutcome) published(err error) {
 // timedOut takes the bound's end, unless the broker's outcome came first:
 // the error Pending.Wait returns when its ctx ends.
 func (o *copyOutcome) timedOut() {
+	if o.arrived.Load() {
+		return // the broker's outcome waits for the drainer: published takes it
+	}
 	o.once.Do(func() {
 		o.carryOut(errors.Join(&PublishError{RoutingKey: o.queue,
 			Err: fmt.Errorf("waiting for the broker's confirm: %w", o.bound.Err())}))

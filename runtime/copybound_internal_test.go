@@ -86,3 +86,46 @@ func TestCopyOutcomeIsTakenOnce(t *testing.T) {
 type copyFunc func(error)
 
 func (f copyFunc) copied(err error) { f(err) }
+
+// A copy whose broker outcome has arrived (its publisher queued it for its
+// drainer) is not taken by its bound's end: it waits for the drainer, and
+// is counted until then.
+func TestCopyOutcomeArrivedOutlivesTheBound(t *testing.T) {
+	cs := &Consumer{}
+	bound, end := context.WithCancel(context.Background())
+	defer end()
+	got := make(chan error, 2)
+	o := &copyOutcome{cs: cs, queue: "orders.retry.1s", bound: bound, to: copyFunc(func(err error) { got <- err })}
+	cs.copies.add()
+	o.stop = context.AfterFunc(bound, o.timedOut)
+	o.arrived.Store(true) // the publisher's settle
+	end()
+	time.Sleep(20 * time.Millisecond) // the AfterFunc's goroutine
+	select {
+	case err := <-got:
+		t.Fatalf("the bound took an outcome that had arrived: %v", err)
+	default:
+	}
+	if n := cs.copies.pending(); n != 1 {
+		t.Fatalf("%d copies counted before the drainer's outcome, want 1", n)
+	}
+	o.published(nil) // the drainer
+	if err := <-got; err != nil {
+		t.Fatalf("outcome %v, want the broker's confirm", err)
+	}
+	if n := cs.copies.pending(); n != 0 {
+		t.Fatalf("%d copies still counted", n)
+	}
+}
+
+// The publisher marks an asynchronous outcome arrived before its then is
+// queued for the drainer.
+func TestSettleMarksTheOutcomeArrived(t *testing.T) {
+	p := &publisher{}
+	var arrived atomic.Bool
+	seen := make(chan bool, 1)
+	p.settle(&inflight{arrived: &arrived, then: func(error) { seen <- arrived.Load() }}, nil)
+	if !<-seen {
+		t.Fatal("then ran with the outcome not marked arrived")
+	}
+}

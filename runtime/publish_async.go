@@ -94,9 +94,13 @@ func (c *Connection) publishAsync(ctx context.Context, side bool, o outgoing) (*
 // Publish would have returned, goes to then once (from the confirm loop's
 // drainer), after its span and its acemq.publish.duration ended. An error
 // means o was not queued; then has had an outcome by the time it returns
-// (that error, or the channel's loss during the write).
-func (c *Connection) publishThen(ctx context.Context, side bool, o outgoing, then func(error)) error {
-	return c.sendAsync(ctx, side, &o, &asyncPublish{then: then})
+// (that error, or the channel's loss during the write). arrived, when
+// set, is marked once the outcome is known, before it waits for the
+// drainer (inflight.arrived).
+func (c *Connection) publishThen(ctx context.Context, side bool, o outgoing, then func(error), arrived *atomic.Bool) error {
+	a := &asyncPublish{then: then}
+	a.f.arrived = arrived
+	return c.sendAsync(ctx, side, &o, a)
 }
 
 // asyncPublish is an asynchronous publish: its write's bookkeeping on the

@@ -92,7 +92,7 @@ func (cs *Consumer) sendCopy(ctx context.Context, queue string, msg amqp.Publish
 	o.ctx = copyCtx{Context: bound, values: context.WithoutCancel(ctx)}
 	cs.copies.add()
 	o.stop = context.AfterFunc(bound, o.timedOut)
-	_ = cs.c.publishThen(&o.ctx, true, cs.copyOut(queue, msg), o.published)
+	_ = cs.c.publishThen(&o.ctx, true, cs.copyOut(queue, msg), o.published, &o.arrived)
 }
 
 // copyOut is the publish of a copy of one of cs's deliveries to queue.
