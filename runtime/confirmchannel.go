@@ -692,6 +692,14 @@ type outgoing struct {
 // dead channel, a blocked connection, ctx's end).
 func (c *Connection) publishAll(ctx context.Context, side bool, out []outgoing) []error {
 	errs := make([]error, len(out))
+	c.publishInto(ctx, side, out, errs)
+	return errs
+}
+
+// publishInto is publishAll writing each message's outcome into errs
+// (one a message), so that a caller of one message keeps both on its
+// stack.
+func (c *Connection) publishInto(ctx context.Context, side bool, out []outgoing, errs []error) {
 	// One producer span per message, ended when its confirm arrives; its
 	// context is what the message's headers carry.
 	start := time.Now()
@@ -749,13 +757,14 @@ func (c *Connection) publishAll(ctx context.Context, side bool, out []outgoing) 
 			errs[i] = c.publishError(out[i], e)
 		}
 	}
-	return errs
 }
 
 // setAside sends a consumer's copy (retry, dead letter, park) on the side
 // channel and waits for its confirm.
 func (c *Connection) setAside(ctx context.Context, o outgoing) error {
-	return c.publishAll(ctx, true, []outgoing{o})[0]
+	var errs [1]error
+	c.publishInto(ctx, true, []outgoing{o}, errs[:])
+	return errs[0]
 }
 
 func (c *Connection) publishError(o outgoing, err error) error {

@@ -37,7 +37,12 @@ func PublishBatch[T any](ctx context.Context, c *Connection, mt *MessageType[T],
 	}
 	fp, _ := codec.(interface{ schemaFingerprint() string })
 	cfg := publishConfigOf(opts)
-	out := make([]outgoing, len(vs))
+	var one [1]outgoing // Publish's one message, and its outcome, on the stack
+	var oneErr [1]error
+	out, errs := one[:], oneErr[:]
+	if len(vs) != 1 {
+		out, errs = make([]outgoing, len(vs)), make([]error, len(vs))
+	}
 	for i, v := range vs {
 		o, err := encodeOutgoing(ctx, c, mt.name, codec, fp, exchange, v, cfg)
 		if err != nil {
@@ -48,7 +53,7 @@ func PublishBatch[T any](ctx context.Context, c *Connection, mt *MessageType[T],
 		}
 		out[i] = o
 	}
-	errs := c.publishAll(ctx, false, out)
+	c.publishInto(ctx, false, out, errs)
 	if len(errs) > 1 {
 		for i, err := range errs {
 			if err != nil {
