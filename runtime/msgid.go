@@ -10,8 +10,9 @@ import (
 
 // A fresh message's x-acemq-id and x-acemq-first-seen are made together,
 // in one string (docs/performance.md, "The publisher's CPU a message"):
-// the id is a UUIDv7 as google/uuid's NewV7 makes it, the first-seen the
-// same instant as formatTime writes it.
+// the id is google/uuid's UUIDv7 (NewV7FromReader, its random bits read
+// ahead from crypto/rand), the first-seen the publish's instant as
+// formatTime writes it.
 
 // idLen and seenLen are the lengths of an id's text and of a first-seen.
 const (
@@ -19,25 +20,11 @@ const (
 	seenLen = len(firstSeenLayout)
 )
 
-// idRandBlock is how many random bytes are read from crypto/rand at once:
-// eight an id.
-const idRandBlock = 512
-
-// ids is the process's UUIDv7 state: the last time and sequence handed
-// out (every id is greater than the one before it, as NewV7's are) and
-// random bytes read ahead.
-var ids struct {
-	mu   sync.Mutex
-	last int64 // milliseconds << 12 | sequence
-	rnd  [idRandBlock]byte
-	off  int
-}
-
-// newIDAndSeen returns a new x-acemq-id made at now and now as
-// x-acemq-first-seen, both cut from one allocation.
+// newIDAndSeen returns a new x-acemq-id and now as x-acemq-first-seen,
+// both cut from one allocation.
 func newIDAndSeen(now time.Time) (id, seen string) {
 	var buf [idLen + seenLen]byte
-	if !putV7((*[idLen]byte)(buf[:idLen]), now) {
+	if !putV7((*[idLen]byte)(buf[:idLen])) {
 		return uuid.NewString(), formatTime(now)
 	}
 	if b := appendFirstSeen(buf[idLen:idLen], now); len(b) != seenLen {
@@ -50,42 +37,54 @@ func newIDAndSeen(now time.Time) (id, seen string) {
 // newID is a new UUIDv7's text.
 func newID() string {
 	var b [idLen]byte
-	if !putV7(&b, time.Now()) {
+	if !putV7(&b) {
 		return uuid.NewString()
 	}
 	return string(b[:])
 }
 
-// putV7 writes a UUIDv7 of now into dst: NewV7's layout, its time and
-// sequence (milliseconds, then the nanoseconds within the millisecond over
-// 256, or one more than the last when that is not greater), random bytes
-// from crypto/rand, and its text as UUID.String writes it. False when
-// crypto/rand failed.
-func putV7(dst *[idLen]byte, now time.Time) bool {
-	var u uuid.UUID
-	nano := now.UnixNano()
-	milli := nano / int64(time.Millisecond)
-	t := milli<<12 + (nano-milli*int64(time.Millisecond))>>8
-	ids.mu.Lock()
-	if t <= ids.last {
-		t = ids.last + 1
-	}
-	ids.last = t
-	if ids.off == 0 || ids.off == len(ids.rnd) {
-		if _, err := rand.Read(ids.rnd[:]); err != nil {
-			ids.off = 0
-			ids.mu.Unlock()
-			return false
+// idRandBlock is how many random bytes are read from crypto/rand at once:
+// a UUID's random part takes 16 of them.
+const idRandBlock = 512
+
+// idRand is crypto/rand read ahead a block at a time, the reader the ids'
+// random bits come from (google/uuid's own pool, EnableRandPool, is a
+// process-wide switch that a library must not turn on for its user).
+var idRand blockReader
+
+// blockReader hands out crypto/rand's bytes from a block it refills.
+type blockReader struct {
+	mu   sync.Mutex
+	buf  [idRandBlock]byte
+	left int // bytes of buf not yet handed out, at its end
+}
+
+func (r *blockReader) Read(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for n < len(p) {
+		if r.left == 0 {
+			if _, err := rand.Read(r.buf[:]); err != nil {
+				return n, err
+			}
+			r.left = len(r.buf)
 		}
-		ids.off = 0
+		c := copy(p[n:], r.buf[len(r.buf)-r.left:])
+		r.left -= c
+		n += c
 	}
-	copy(u[8:], ids.rnd[ids.off:ids.off+8])
-	ids.off += 8
-	ids.mu.Unlock()
-	milli, seq := t>>12, t&0xfff
-	u[0], u[1], u[2], u[3], u[4], u[5] = byte(milli>>40), byte(milli>>32), byte(milli>>24), byte(milli>>16), byte(milli>>8), byte(milli)
-	u[6], u[7] = 0x70|byte(seq>>8)&0x0f, byte(seq)
-	u[8] = u[8]&0x3f | 0x80 // the variant, 10
+	return n, nil
+}
+
+// putV7 writes a new UUIDv7 into dst, made by google/uuid (its layout, its
+// clock and its sequence: every id greater than the one before it) from
+// idRand's bytes, as UUID.String writes it. False when crypto/rand failed.
+func putV7(dst *[idLen]byte) bool {
+	u, err := uuid.NewV7FromReader(&idRand)
+	if err != nil {
+		return false
+	}
 	hexUUID(dst, u)
 	return true
 }
