@@ -5,15 +5,6 @@ import (
 	"testing"
 )
 
-func dateTimeReference(t testing.TB) func(string) bool {
-	formatsOnce.Do(loadFormats)
-	ref := formats["date-time"]
-	if ref == nil {
-		t.Fatal("the reference has no date-time format")
-	}
-	return func(s string) bool { return ref.Validate(s) == nil }
-}
-
 // dateTimeCases are producers' texts, every month and day of leap and
 // common years, and random changes of them.
 func dateTimeCases() []string {
@@ -55,35 +46,9 @@ func two(n int) string { return string([]byte{byte('0' + n/10), byte('0' + n%10)
 
 // dateTimeFast decides a text only as the reference does.
 func TestDateTimeFastIsTheReferences(t *testing.T) {
-	ref := dateTimeReference(t)
-	f := Format("date-time")
-	sure := 0
-	cases := dateTimeCases()
-	for _, s := range cases {
-		want := ref(s)
-		if got := f(s); got != want {
-			t.Errorf("date-time %q: Format %v, reference %v", s, got, want)
-		}
-		if ok, isSure := dateTimeFast(s); isSure {
-			sure++
-			if ok != want {
-				t.Errorf("date-time %q: the fast path says %v, the reference %v", s, ok, want)
-			}
-		}
-	}
-	if sure < len(cases)/2 {
-		t.Errorf("the fast path decided %d of %d texts, want most", sure, len(cases))
-	}
+	fastIsReference(t, "date-time", dateTimeFast, dateTimeCases(), "texts")
 }
 
 func FuzzDateTimeFast(f *testing.F) {
-	for _, s := range dateTimeCases()[:400] {
-		f.Add(s)
-	}
-	ref := dateTimeReference(f)
-	f.Fuzz(func(t *testing.T, s string) {
-		if ok, sure := dateTimeFast(s); sure && ok != ref(s) {
-			t.Errorf("date-time %q: the fast path says %v, the reference %v", s, ok, !ok)
-		}
-	})
+	fuzzFastIsReference(f, "date-time", dateTimeFast, dateTimeCases())
 }

@@ -6,15 +6,6 @@ import (
 	"testing"
 )
 
-func formatReference(t testing.TB, name string) func(string) bool {
-	formatsOnce.Do(loadFormats)
-	ref := formats[name]
-	if ref == nil {
-		t.Fatalf("the reference has no %s format", name)
-	}
-	return func(s string) bool { return ref.Validate(s) == nil }
-}
-
 // emailCases are producers' addresses, the library's corners, and random
 // changes of them.
 func emailCases() []string {
@@ -46,35 +37,9 @@ func emailCases() []string {
 
 // emailFast decides an address only as the reference does.
 func TestEmailFastIsTheReferences(t *testing.T) {
-	ref := formatReference(t, "email")
-	f := Format("email")
-	sure := 0
-	cases := emailCases()
-	for _, s := range cases {
-		want := ref(s)
-		if got := f(s); got != want {
-			t.Errorf("email %q: Format %v, reference %v", s, got, want)
-		}
-		if ok, isSure := emailFast(s); isSure {
-			sure++
-			if ok != want {
-				t.Errorf("email %q: the fast path says %v, the reference %v", s, ok, want)
-			}
-		}
-	}
-	if sure < len(cases)/2 {
-		t.Errorf("the fast path decided %d of %d addresses, want most", sure, len(cases))
-	}
+	fastIsReference(t, "email", emailFast, emailCases(), "addresses")
 }
 
 func FuzzEmailFast(f *testing.F) {
-	for _, s := range emailCases()[:400] {
-		f.Add(s)
-	}
-	ref := formatReference(f, "email")
-	f.Fuzz(func(t *testing.T, s string) {
-		if ok, sure := emailFast(s); sure && ok != ref(s) {
-			t.Errorf("email %q: the fast path says %v, the reference %v", s, ok, !ok)
-		}
-	})
+	fuzzFastIsReference(f, "email", emailFast, emailCases())
 }
