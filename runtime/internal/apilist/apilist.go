@@ -107,8 +107,7 @@ func typeAPI(fset *token.FileSet, s *ast.TypeSpec) []string {
 	name := s.Name.Name
 	params := ""
 	if s.TypeParams != nil {
-		params = node(fset, s.TypeParams)
-		params = "[" + params[1:len(params)-1] + "]"
+		params = typeParams(fset, s.TypeParams)
 	}
 	assign := " "
 	if s.Assign.IsValid() {
@@ -173,6 +172,20 @@ func baseName(e ast.Expr) string {
 			return ""
 		}
 	}
+}
+
+// typeParams writes a type's parameter list as its declaration does,
+// [K comparable, V any]: go/printer prints no *ast.FieldList alone.
+func typeParams(fset *token.FileSet, l *ast.FieldList) string {
+	var ps []string
+	for _, f := range l.List {
+		names := make([]string, len(f.Names))
+		for i, n := range f.Names {
+			names[i] = n.Name
+		}
+		ps = append(ps, strings.Join(names, ", ")+" "+node(fset, f.Type))
+	}
+	return "[" + strings.Join(ps, ", ") + "]"
 }
 
 func node(fset *token.FileSet, n ast.Node) string {
