@@ -12,6 +12,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +61,42 @@ func rawMessage() amqp.Publishing {
 	}
 }
 
+// publishBench is a publish benchmark's queue, the runtime's connection
+// and a raw channel in confirm mode.
+func publishBench(b *testing.B) (string, *runtime.Connection, *amqp.Channel) {
+	q := benchQueue(b)
+	c := dial(b)
+	_, ch := brokertest.Raw(b)
+	if err := ch.Confirm(false); err != nil {
+		b.Fatal(err)
+	}
+	return q, c, ch
+}
+
+// inWindow publishes once an iteration with at most window outcomes
+// pending, waiting for the oldest before a new one, and for all at the end.
+func inWindow[P any](b *testing.B, window int, publish func() (P, error), wait func(P) error) {
+	pending := make([]P, 0, window)
+	for b.Loop() {
+		if len(pending) == window {
+			if err := wait(pending[0]); err != nil {
+				b.Fatal(err)
+			}
+			pending = pending[1:]
+		}
+		p, err := publish()
+		if err != nil {
+			b.Fatal(err)
+		}
+		pending = append(pending, p)
+	}
+	for _, p := range pending {
+		if err := wait(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // compare runs the baseline and then the runtime as sub-benchmarks of b, in
 // the same run, and reports on the runtime's line the baseline's ns/op and
 // the ratio. (testing.Benchmark cannot be called from inside a running
@@ -89,12 +126,7 @@ func compare(b *testing.B, perOp int, rt, raw func(b *testing.B)) {
 // BenchmarkPublish: one confirmed publish at a time, runtime.Publish
 // against amqp091 publish + wait for its confirm on one channel.
 func BenchmarkPublish(b *testing.B) {
-	q := benchQueue(b)
-	c := dial(b)
-	_, ch := brokertest.Raw(b)
-	if err := ch.Confirm(false); err != nil {
-		b.Fatal(err)
-	}
+	q, c, ch := publishBench(b)
 	ctx := context.Background()
 	compare(b, 1,
 		func(b *testing.B) {
@@ -121,12 +153,7 @@ func BenchmarkPublish(b *testing.B) {
 // amqp091 publishing all 100 and then waiting for every confirm.
 func BenchmarkPublishAll(b *testing.B) {
 	const batch = 100
-	q := benchQueue(b)
-	c := dial(b)
-	_, ch := brokertest.Raw(b)
-	if err := ch.Confirm(false); err != nil {
-		b.Fatal(err)
-	}
+	q, c, ch := publishBench(b)
 	ctx := context.Background()
 	bodies := make([]string, batch)
 	for i := range bodies {
@@ -166,56 +193,28 @@ func BenchmarkPublishAll(b *testing.B) {
 // is the runtime's publish path and amqp091-go's frames.
 func BenchmarkPublishAsync(b *testing.B) {
 	const window = 256
-	q := benchQueue(b)
-	c := dial(b)
-	_, ch := brokertest.Raw(b)
-	if err := ch.Confirm(false); err != nil {
-		b.Fatal(err)
-	}
+	q, c, ch := publishBench(b)
 	ctx := context.Background()
 	key := runtime.WithRoutingKey(q)
 	compare(b, 1,
 		func(b *testing.B) {
-			pending := make([]*runtime.Pending, 0, window)
-			for b.Loop() {
-				if len(pending) == window {
-					if err := pending[0].Wait(ctx); err != nil {
-						b.Fatal(err)
-					}
-					pending = pending[1:]
-				}
-				pd, err := runtime.PublishAsync(ctx, c, textType, "", benchBody, key)
-				if err != nil {
-					b.Fatal(err)
-				}
-				pending = append(pending, pd)
-			}
-			for _, pd := range pending {
-				if err := pd.Wait(ctx); err != nil {
-					b.Fatal(err)
-				}
-			}
+			inWindow(b, window,
+				func() (*runtime.Pending, error) {
+					return runtime.PublishAsync(ctx, c, textType, "", benchBody, key)
+				},
+				func(pd *runtime.Pending) error { return pd.Wait(ctx) })
 		},
 		func(b *testing.B) {
-			pending := make([]*amqp.DeferredConfirmation, 0, window)
-			for b.Loop() {
-				if len(pending) == window {
-					if !pending[0].Wait() {
-						b.Fatal("nacked")
+			inWindow(b, window,
+				func() (*amqp.DeferredConfirmation, error) {
+					return ch.PublishWithDeferredConfirmWithContext(ctx, "", q, true, false, rawMessage())
+				},
+				func(dc *amqp.DeferredConfirmation) error {
+					if !dc.Wait() {
+						return errors.New("nacked")
 					}
-					pending = pending[1:]
-				}
-				dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, "", q, true, false, rawMessage())
-				if err != nil {
-					b.Fatal(err)
-				}
-				pending = append(pending, dc)
-			}
-			for _, dc := range pending {
-				if !dc.Wait() {
-					b.Fatal("nacked")
-				}
-			}
+					return nil
+				})
 		})
 }
 
