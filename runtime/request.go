@@ -28,7 +28,21 @@ const (
 	// HeaderReplyErrorCode is the code of such an error: "error" unless the
 	// responder returned a *ReplyError with a code of its own.
 	HeaderReplyErrorCode = "x-acemq-reply-error-code"
+	// HeaderReplyToken is, on a request, its requester's own key for the
+	// reply, never reused (whatever correlation id the caller chose); a
+	// responder echoes it unchanged on the reply, by which the requester
+	// matches the reply to its request.
+	HeaderReplyToken = "x-acemq-reply-token"
 )
+
+// maxReplyToken is the longest x-acemq-reply-token a responder echoes: a
+// requester's is under 60 bytes; a longer one is not a requester's, and
+// echoing it could make the reply outgrow a frame.
+const maxReplyToken = 255
+
+// maxOwed is how many caller-chosen correlation ids a Requester remembers
+// as owed a reply (Requester.owed).
+const maxOwed = 4096
 
 // directReplyTo is RabbitMQ's pseudo-queue for direct reply-to.
 const directReplyTo = "amq.rabbitmq.reply-to"
@@ -73,7 +87,8 @@ func (e *ReplyError) Error() string {
 
 // Requester sends requests and waits for their replies: one channel per
 // Requester, on which it consumes its replies and publishes its requests;
-// concurrent requests share it, told apart by correlation id. By default
+// concurrent requests share it, told apart by a reply token of its own
+// (x-acemq-reply-token), whatever their correlation ids. By default
 // the replies come by RabbitMQ's direct reply-to (no queue: the broker
 // hands a reply straight to the channel that sent the request, at most
 // once); WithReplyQueue names a durable queue of the Requester's own
@@ -90,10 +105,22 @@ type Requester struct {
 	mu      sync.Mutex
 	s       *replySession
 	opening chan struct{}
-	waits   map[string]*call
-	closed  bool
-	done    chan struct{} // closed by Close
-	wg      sync.WaitGroup
+	// waits are the waiting requests by their token (x-acemq-reply-token);
+	// byCorr the same by correlation id, for a reply without a token (a
+	// responder that does not echo it) and for a basic.return.
+	waits  map[string]*call
+	byCorr map[string]*call
+	// owed counts, by correlation id, the requests with a correlation id
+	// their caller chose that stopped waiting before their reply came: a
+	// reply without a token to such an id may be theirs, and is dropped as
+	// late rather than handed to a later request of the same id.
+	owed map[string]int
+	// tokens are made of tokenPrefix, this Requester's own, and seq.
+	tokenPrefix string
+	seq         atomic.Uint64
+	closed      bool
+	done        chan struct{} // closed by Close
+	wg          sync.WaitGroup
 
 	late atomic.Int64
 	// calls counts the requests registered (wait) and not yet forgotten:
@@ -144,7 +171,8 @@ func WithRequestConfirms() RequesterOption {
 
 // NewRequester returns a Requester sending on c. Close it when done.
 func NewRequester(c *Connection, opts ...RequesterOption) *Requester {
-	r := &Requester{c: c, waits: map[string]*call{}, done: make(chan struct{})}
+	r := &Requester{c: c, waits: map[string]*call{}, byCorr: map[string]*call{}, owed: map[string]int{},
+		tokenPrefix: newID() + ".", done: make(chan struct{})}
 	for _, o := range opts {
 		o.applyRequester(r)
 	}
@@ -176,6 +204,8 @@ func (r *Requester) replyTo() string {
 // place in the writer's queue (f) (docs/performance.md, issue 21).
 type call struct {
 	s *replySession
+	// token is the request's x-acemq-reply-token, corr its correlation id.
+	token, corr string
 	// done is closed when the outcome is in: the reply (d) or the first
 	// failure (err): its publish's (returned, nacked, not written), its
 	// session's loss, the Requester's Close. The first of them is kept.
@@ -312,7 +342,8 @@ func (r *Requester) call(ctx context.Context, o outgoing) (amqp.Delivery, error)
 		return amqp.Delivery{}, err
 	}
 	id := o.msg.CorrelationId
-	if id == "" {
+	chosen := id != ""
+	if !chosen {
 		// The request's message id: a fresh UUIDv7 of its own, so a
 		// second one need not be drawn.
 		id = o.msg.MessageId
@@ -320,14 +351,16 @@ func (r *Requester) call(ctx context.Context, o outgoing) (amqp.Delivery, error)
 	if id == "" {
 		id = newID()
 	}
-	cl, err := r.wait(id, s)
+	token := r.token()
+	cl, err := r.wait(token, id, s)
 	if err != nil {
 		return amqp.Delivery{}, err
 	}
-	defer r.forget(id)
+	defer r.forget(cl, chosen)
 	cl.o = o
 	m := &cl.o.msg
 	m.CorrelationId, m.ReplyTo, m.DeliveryMode = id, r.replyTo(), amqp.Transient
+	m.Headers[HeaderReplyToken] = token
 	if dl, ok := ctx.Deadline(); ok {
 		m.Expiration = strconv.FormatInt(max(time.Until(dl).Milliseconds(), 1), 10)
 	}
@@ -378,34 +411,80 @@ func (r *Requester) send(ctx context.Context, s *replySession, cl *call) error {
 	return nil // a failure during the write settled it: cl has it
 }
 
-// wait registers a request waiting under id.
-func (r *Requester) wait(id string, s *replySession) (*call, error) {
+// token is a new request's x-acemq-reply-token: the Requester's prefix (a
+// UUIDv7 of its own) and its count of requests, in one allocation.
+func (r *Requester) token() string {
+	var b [64]byte
+	t := strconv.AppendUint(append(b[:0], r.tokenPrefix...), r.seq.Add(1), 36)
+	return string(t)
+}
+
+// wait registers a request waiting under its token, with correlation id
+// corr.
+func (r *Requester) wait(token, corr string, s *replySession) (*call, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return nil, fmt.Errorf("%w: %w", ErrNoReply, ErrClosed)
 	}
-	if _, dup := r.waits[id]; dup {
-		return nil, fmt.Errorf("correlation id %q is already waiting for a reply", id)
+	if _, dup := r.byCorr[corr]; dup {
+		return nil, fmt.Errorf("correlation id %q is already waiting for a reply", corr)
 	}
-	cl := &call{s: s, done: make(chan struct{})}
-	r.waits[id] = cl
+	cl := &call{s: s, token: token, corr: corr, done: make(chan struct{})}
+	r.waits[token] = cl
+	r.byCorr[corr] = cl
 	r.calls.Add(1)
 	return cl, nil
 }
 
-func (r *Requester) forget(id string) {
+// forget ends cl's wait. A request whose caller chose its correlation id
+// and stopped waiting before its reply came leaves that id owed a reply.
+func (r *Requester) forget(cl *call, chosen bool) {
 	r.calls.Add(-1)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.waits, id)
+	r.unwait(cl)
+	if chosen && !cl.decided.Load() && !r.closed {
+		if len(r.owed) >= maxOwed {
+			clear(r.owed) // a bound, not a guarantee: see owed
+		}
+		r.owed[cl.corr]++
+	}
 }
 
-// deliver hands a reply to the request waiting for it, or drops it.
+// unwait removes cl from the waiting requests, under r.mu.
+func (r *Requester) unwait(cl *call) {
+	if r.waits[cl.token] == cl {
+		delete(r.waits, cl.token)
+	}
+	if r.byCorr[cl.corr] == cl {
+		delete(r.byCorr, cl.corr)
+	}
+}
+
+// deliver hands a reply to the request waiting for it, or drops it: the
+// request of its x-acemq-reply-token; for a reply without one (from a
+// responder that does not echo it), the request of its correlation id,
+// unless an earlier request of that id is owed a reply (then it may be
+// that one's: dropped as late).
 func (r *Requester) deliver(d amqp.Delivery) {
+	token, tokened := d.Headers[HeaderReplyToken].(string)
 	r.mu.Lock()
-	cl := r.waits[d.CorrelationId]
-	delete(r.waits, d.CorrelationId)
+	var cl *call
+	switch {
+	case tokened:
+		cl = r.waits[token]
+		if cl == nil && r.owed[d.CorrelationId] > 0 {
+			r.payOwed(d.CorrelationId) // an earlier request's reply: no longer owed
+		}
+	case r.owed[d.CorrelationId] > 0:
+		r.payOwed(d.CorrelationId)
+	default:
+		cl = r.byCorr[d.CorrelationId]
+	}
+	if cl != nil {
+		r.unwait(cl)
+	}
 	r.mu.Unlock()
 	if cl == nil {
 		r.late.Add(1)
@@ -416,11 +495,19 @@ func (r *Requester) deliver(d amqp.Delivery) {
 	cl.decide(d, nil) // dropped when a failure came first
 }
 
+// payOwed counts one reply owed to corr as come, under r.mu.
+func (r *Requester) payOwed(corr string) {
+	if r.owed[corr]--; r.owed[corr] <= 0 {
+		delete(r.owed, corr)
+	}
+}
+
 // returned fails the request the broker returned (no queue took it), on a
 // session without confirms; with them the confirm says so.
 func (r *Requester) returned(ret amqp.Return) {
+	token, _ := ret.Headers[HeaderReplyToken].(string)
 	r.mu.Lock()
-	cl := r.waits[ret.CorrelationId]
+	cl := r.waits[token]
 	r.mu.Unlock()
 	if cl != nil {
 		cl.failWith(&PublishError{Exchange: ret.Exchange, RoutingKey: ret.RoutingKey, Err: ErrUnroutable})
@@ -547,10 +634,10 @@ func (r *Requester) lost(s *replySession, cause error) {
 		return
 	}
 	err := &unavailableError{err: fmt.Errorf("%w: the reply channel closed before the reply came (direct reply-to delivers it to that channel only): %w", ErrNoReply, cause)}
-	for id, cl := range r.waits {
+	for _, cl := range r.waits {
 		if cl.s == s {
 			cl.failWith(err)
-			delete(r.waits, id)
+			r.unwait(cl)
 		}
 	}
 }
@@ -597,9 +684,9 @@ func (r *Requester) Close(ctx context.Context) error {
 	s := r.s
 	r.s = nil
 	err := fmt.Errorf("%w: %w", ErrNoReply, ErrClosed)
-	for id, cl := range r.waits {
+	for _, cl := range r.waits {
 		cl.failWith(err)
-		delete(r.waits, id)
+		r.unwait(cl)
 	}
 	r.mu.Unlock()
 	if s != nil {

@@ -89,13 +89,14 @@ func TestCallKeepsItsFirstOutcome(t *testing.T) {
 // the call's done channel (there were five: two buffered channels of two
 // each).
 func TestRequesterWaitAllocatesTheCallAndItsChannel(t *testing.T) {
-	r := &Requester{waits: map[string]*call{}}
+	r := &Requester{waits: map[string]*call{}, byCorr: map[string]*call{}, owed: map[string]int{}}
 	s := &replySession{}
 	if n := testing.AllocsPerRun(1000, func() {
-		if _, err := r.wait("id-1", s); err != nil {
+		cl, err := r.wait("token-1", "id-1", s)
+		if err != nil {
 			t.Fatal(err)
 		}
-		r.forget("id-1")
+		r.forget(cl, false)
 	}); n != 2 {
 		t.Errorf("wait and forget: %v allocations, want 2", n)
 	}

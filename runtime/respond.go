@@ -203,6 +203,9 @@ func (r responding) send(ctx context.Context, o outgoing) Ack {
 	o.exchange, o.key, o.mandatory = "", r.d.ReplyTo, true
 	o.msg.CorrelationId = r.d.CorrelationId
 	o.msg.Headers[HeaderReplyType] = r.replyType
+	if tok, ok := r.d.Headers[HeaderReplyToken].(string); ok && tok != "" && len(tok) <= maxReplyToken {
+		o.msg.Headers[HeaderReplyToken] = tok // the requester's key for its reply, echoed
+	}
 	if strings.HasPrefix(r.d.ReplyTo, directReplyTo+".") {
 		o.msg.DeliveryMode = amqp.Transient // it lives no longer than its requester's channel
 		// Not mandatory: RabbitMQ 3.x returns a mandatory publish to a
