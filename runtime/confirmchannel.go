@@ -644,6 +644,9 @@ func (c *Connection) checkExchange(ctx context.Context, exchange string) error {
 	if exchange == "" {
 		return nil
 	}
+	if err := checkShort("exchange", exchange); err != nil {
+		return err // a passive declare of it would close the connection
+	}
 	c.mu.Lock()
 	known := c.exchanges[exchange]
 	c.mu.Unlock()

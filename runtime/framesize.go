@@ -197,12 +197,26 @@ func tooLarge(msg amqp.Publishing, frameMax int) error {
 }
 
 // fit makes o fit p's connection before it is written: a copy (o.origin
-// set) loses foreign headers (fitFrame), an application publish that does
-// not fit is refused.
+// set) loses foreign headers (fitFrame), an application publish (an
+// outbox's row is one) that does not fit is refused. A copy is checked
+// again as an application publish was (checkOutgoing): one the runtime
+// made with a short string it cannot write is refused, not written.
 func (p *publisher) fit(o *outgoing) error {
-	if o.origin == "" {
+	if o.origin == "" || o.origin == originOutbox {
 		return tooLarge(o.msg, p.frameMax)
 	}
 	fitFrame(&o.msg, p.frameMax)
-	return nil
+	return checkOutgoing(o.exchange, o.key, &o.msg, 0)
+}
+
+// originOutbox is the origin of a message relayed from an outbox.
+const originOutbox = "outbox"
+
+// frameMax is the frame_max of c's connection (defaultFrameMax while it
+// has none).
+func (c *Connection) frameMax() int {
+	c.mu.Lock()
+	conn := c.conn
+	c.mu.Unlock()
+	return frameMaxOf(conn)
 }

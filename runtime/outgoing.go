@@ -40,6 +40,11 @@ func (c *Connection) newOutgoing(ctx context.Context, mt encodable, exchange str
 		return outimpl.Outgoing{}, err
 	}
 	injectTrace(ctx, o.msg.Headers)
+	// What Publish would refuse when writing it: its header frame above
+	// the connection's frame_max.
+	if err := checkOutgoing(o.exchange, o.key, &o.msg, c.frameMax()); err != nil {
+		return outimpl.Outgoing{}, fmt.Errorf("publish %s to exchange %q: %w", mt.Name(), exchange, err)
+	}
 	key := cfg.correlationID
 	if cfg.orderingKeySet {
 		key = cfg.orderingKey
@@ -49,12 +54,19 @@ func (c *Connection) newOutgoing(ctx context.Context, mt encodable, exchange str
 
 // publishOutgoing sends a message newOutgoing built (read back from an
 // outbox) as PublishAsync sends one: its publish span continues the trace
-// its headers carry, and acemq.publish says "outbox".
+// its headers carry, and acemq.publish says "outbox". It is an
+// application's publish, checked as Publish checks one (a row written
+// into the table by other means than NewOutgoing included) and never
+// trimmed to fit: one that does not fit is refused (ErrInvalidMessage),
+// nothing written.
 func (c *Connection) publishOutgoing(ctx context.Context, out outimpl.Outgoing) (*Pending, error) {
+	if err := checkOutgoing(out.Exchange, out.RoutingKey, &out.Msg, 0); err != nil {
+		return nil, &PublishError{Exchange: out.Exchange, RoutingKey: out.RoutingKey, Err: err}
+	}
 	msg := out.Msg
 	msg.Headers = maps.Clone(msg.Headers) // the publish writes its own trace context
 	o := outgoing{exchange: out.Exchange, key: out.RoutingKey, mandatory: out.Mandatory, msg: msg,
-		parent: traceOf(msg.Headers), origin: "outbox"}
+		parent: traceOf(msg.Headers), origin: originOutbox}
 	return c.publishAsync(ctx, false, o)
 }
 

@@ -13,7 +13,12 @@ import (
 // waits for the broker's confirm. The message is mandatory unless
 // WithoutMandatory is given: one that no queue takes fails with an error
 // matching ErrUnroutable. A message that breaks its schema is an error
-// matching ErrInvalidMessage and is never sent.
+// matching ErrInvalidMessage and is never sent; so is one AMQP cannot
+// carry: an exchange, routing key, correlation id, type or header name
+// (at any depth) over 255 bytes (a short string), a header value of a type
+// AMQP has no field for, properties and headers over the broker's
+// frame_max. The error names the field and its length; nothing is written,
+// so the connection and everything sharing it go on.
 //
 // ctx bounds every wait: a dial, the write queue, the write and the confirm,
 // and any registry call of the codec. Cancelling it does not unsend a
@@ -80,6 +85,11 @@ func encodeOutgoing(ctx context.Context, c *Connection, typ string, codec Codec,
 		o.msg.Headers[HeaderSchemaFingerprint] = fv.schemaFingerprintValue()
 	} else if fp != nil {
 		o.msg.Headers[HeaderSchemaFingerprint] = fp.schemaFingerprint()
+	}
+	// The frame's size is checked when it is written, against the
+	// connection's frame_max (fit).
+	if err := checkOutgoing(exchange, o.key, &o.msg, 0); err != nil {
+		return outgoing{}, err
 	}
 	return o, nil
 }

@@ -307,13 +307,19 @@ type Outgoing = outimpl.Outgoing
 // NewOutgoing encodes v as mt on c with opts, exactly as runtime.Publish
 // would (an invalid value is an error matching runtime.ErrInvalidMessage,
 // worded as Publish words it), and returns the message without sending
-// anything: no broker is reached (an Avro type's registry may be).
+// anything: no broker is reached (an Avro type's registry may be). It
+// refuses what Publish refuses, by the same check: a short string over 255
+// bytes, a header of no AMQP type, a header frame over the connection's
+// frame_max (131072 while it has none).
 func NewOutgoing[T any](ctx context.Context, c *runtime.Connection, mt *runtime.MessageType[T], exchange string, v T, opts ...runtime.PublishOption) (Outgoing, error) {
 	return outimpl.New(ctx, c, mt, exchange, v, opts)
 }
 
 // PublishOutgoing sends o on c's confirm channel as runtime.PublishAsync
-// sends a message (same errors, same Pending), o's headers as they are:
+// sends a message (same errors, same Pending), o's headers as they are,
+// never trimmed: o is checked as Publish checks a message first (an error
+// matching runtime.ErrInvalidMessage, nothing written, when AMQP cannot
+// carry it):
 // its publish span continues the trace o carries, and its metrics count
 // it with acemq.publish "outbox".
 func PublishOutgoing(ctx context.Context, c *runtime.Connection, o Outgoing) (*runtime.Pending, error) {
