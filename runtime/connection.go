@@ -97,7 +97,9 @@ var sharedRegistry = NewFingerprintRegistry()
 // a reconnect starts with the address after the one that was lost.
 //
 // A broker that is not there yet (connection refused, DNS failure,
-// timeout) is tried again, round the list, with a backoff doubling from
+// timeout, a connection closed or reset before the AMQP handshake
+// completed: a broker starting up, a load balancer with no broker behind
+// it) is tried again, round the list, with a backoff doubling from
 // 100ms to 10s (WithReconnectBackoff), each failed attempt logged once at
 // Warn with the delay before the next, until ctx is done: a service that
 // starts before its broker needs no loop of its own. What retrying cannot
@@ -106,10 +108,10 @@ var sharedRegistry = NewFingerprintRegistry()
 //
 // ctx bounds this first connection only; the Connection lives until Close.
 // Errors are *DialError: they show the URL with its password redacted,
-// match ErrAuth, ErrUnreachable or ErrInvalidURL with errors.Is, and keep
-// their cause (errors.As(err, **amqp.Error), errors.Is(err,
-// syscall.ECONNREFUSED), context.DeadlineExceeded). Logs never show a
-// password either.
+// match ErrAuth, ErrUnreachable (and so ErrUnavailable) or ErrInvalidURL
+// with errors.Is, and keep their cause (errors.As(err, **amqp.Error),
+// errors.Is(err, syscall.ECONNREFUSED), context.DeadlineExceeded). Logs
+// never show a password either.
 func Dial(ctx context.Context, rawURL string, opts ...DialOption) (*Connection, error) {
 	cfg := dialConfig{reconnectMin: 100 * time.Millisecond, reconnectMax: 2 * time.Second, heartbeat: 10 * time.Second}
 	for _, o := range opts {

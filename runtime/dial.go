@@ -12,6 +12,7 @@ import (
 	"net"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -239,8 +240,9 @@ func (c *Connection) dialOne(ctx context.Context, a address) (*amqp.Connection, 
 	// A plain socket is corked by the publishers' writers (corkconn.go);
 	// a TLS one is not (not measured yet).
 	var cork *corkConn
+	var watch atomic.Pointer[handshakeWatch]
 	plain := !strings.HasPrefix(strings.ToLower(a.raw), "amqps:")
-	dial := contextDialer(ctx, plain, !c.cfg.noHeaderFilter, func(nc net.Conn) { sock = nc })
+	dial := contextDialer(ctx, plain, !c.cfg.noHeaderFilter, func(nc net.Conn, w *handshakeWatch) { sock = nc; watch.Store(w) })
 	cfg.Dial = dial
 	if plain {
 		cfg.Dial = func(network, addr string) (net.Conn, error) {
@@ -259,7 +261,11 @@ func (c *Connection) dialOne(ctx context.Context, a address) (*amqp.Connection, 
 	ch := make(chan result, 1)
 	go func() {
 		conn, err := amqp.DialConfig(a.raw, cfg)
-		ch <- result{conn, certificateRequired(err, askedForCert)}
+		err = certificateRequired(err, askedForCert)
+		if w := watch.Load(); w != nil {
+			err = handshakeCutIn(err, w.cut(), plain)
+		}
+		ch <- result{conn, err}
 	}()
 	select {
 	case r := <-ch:
@@ -302,16 +308,19 @@ func (c *Connection) corkOf(conn *amqp.Connection) *corkConn {
 const handshakeTimeout = 30 * time.Second
 
 // contextDialer is amqp091-go's DefaultDial made to stop when ctx does;
-// got receives the socket. On a plain connection the broker's frames pass
-// through headerFilter (unless filter is false).
-func contextDialer(ctx context.Context, plain, filter bool, got func(net.Conn)) func(network, addr string) (net.Conn, error) {
+// got receives the socket and the watch on its reads (handshakeWatch). On
+// a plain connection the broker's frames pass through headerFilter (unless
+// filter is false).
+func contextDialer(ctx context.Context, plain, filter bool, got func(net.Conn, *handshakeWatch)) func(network, addr string) (net.Conn, error) {
 	return func(network, addr string) (net.Conn, error) {
 		d := net.Dialer{Timeout: handshakeTimeout}
-		conn, err := d.DialContext(ctx, network, addr)
+		sock, err := d.DialContext(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
-		got(conn)
+		w := &handshakeWatch{Conn: sock}
+		got(sock, w)
+		var conn net.Conn = w
 		deadline := time.Now().Add(handshakeTimeout)
 		if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
 			deadline = dl
@@ -333,14 +342,101 @@ func contextDialer(ctx context.Context, plain, filter bool, got func(net.Conn)) 
 	}
 }
 
+// handshakeWatch is an attempt's socket that remembers the first error
+// reading it gave. amqp091-go reports a connection the other end closed
+// or reset during the handshake as its own error, with the socket's error
+// as text only (501 FRAME_ERROR "EOF", "connection reset by peer"; a close
+// after start-ok as 403 "username or password not allowed", a guess):
+// the watch keeps the cause, for handshakeCutIn.
+type handshakeWatch struct {
+	net.Conn
+	mu    sync.Mutex
+	first error
+}
+
+func (w *handshakeWatch) Read(p []byte) (int, error) {
+	n, err := w.Conn.Read(p)
+	if err != nil {
+		w.mu.Lock()
+		if w.first == nil {
+			w.first = err
+		}
+		w.mu.Unlock()
+	}
+	return n, err
+}
+
+// cut is the first error reading the socket gave, when it says the other
+// end closed or reset the connection, or went silent (a timeout); nil
+// otherwise.
+func (w *handshakeWatch) cut() error {
+	w.mu.Lock()
+	err := w.first
+	w.mu.Unlock()
+	var ne net.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNABORTED),
+		errors.As(err, &ne):
+		return err
+	}
+	return nil
+}
+
+// errHandshakeCut is a connection closed or reset by the other end before
+// the AMQP handshake completed: nothing that speaks AMQP answered there
+// (yet). It is retried like a refused port.
+type errHandshakeCut struct {
+	err error // what reading the socket gave: io.EOF, ECONNRESET, ...
+}
+
+func (e *errHandshakeCut) Error() string {
+	return "the connection was closed before the AMQP handshake completed (a broker starting up, or no broker behind the address): " + e.err.Error()
+}
+
+func (e *errHandshakeCut) Unwrap() error { return e.err }
+
+// handshakeCutIn is err, amqp091-go's error of a failed handshake, as
+// errHandshakeCut when the socket was closed or reset under it (cut): a
+// frame error or a closed connection of amqp091-go's own making, not the
+// broker's word. On a plain connection the 403 amqp091-go makes up for a
+// socket closed after start-ok is one too: the runtime asks for
+// authentication_failure_close there (capabilityConn), so a broker that
+// refuses the login says so itself (a server 403, kept final). Under TLS
+// the capability is not sent and RabbitMQ refuses a login by closing the
+// socket: that 403 is kept (ErrAuth), as is everything the broker said.
+func handshakeCutIn(err, cut error, plain bool) error {
+	var ae *amqp.Error
+	if err == nil || cut == nil || !errors.As(err, &ae) || ae.Server {
+		return err
+	}
+	var nocert *errNoClientCertificate
+	if errors.As(err, &nocert) {
+		return err
+	}
+	switch {
+	case ae.Code == amqp.FrameError, ae.Code == amqp.ChannelError,
+		plain && ae.Code == amqp.AccessRefused:
+		return &errHandshakeCut{err: cut}
+	}
+	return err
+}
+
 // classifyDial says what a failed attempt means: the sentinel it matches,
 // and whether trying again may help. Trying again helps when the broker is
-// not there yet (refused, reset, DNS, timeout, a broker shutting down);
-// it cannot fix a refused login, an unknown vhost or a TLS mismatch.
+// not there yet (refused, reset, DNS, timeout, a broker shutting down, a
+// connection closed or reset during the handshake); it cannot fix a
+// refused login, an unknown vhost or a TLS mismatch.
 func classifyDial(err error) (kind error, again bool) {
 	var nocert *errNoClientCertificate
 	if errors.As(err, &nocert) {
 		return nil, false
+	}
+	var cut *errHandshakeCut
+	if errors.As(err, &cut) {
+		return ErrUnreachable, true
 	}
 	var ae *amqp.Error
 	if errors.As(err, &ae) {

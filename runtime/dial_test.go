@@ -114,12 +114,51 @@ func TestClassifyDial(t *testing.T) {
 		{&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, ErrUnreachable, true},
 		{&net.DNSError{Err: "no such host", Name: "x", IsNotFound: true}, ErrUnreachable, true},
 		{io.EOF, ErrUnreachable, true},
+		{&errHandshakeCut{err: syscall.ECONNRESET}, ErrUnreachable, true},
 		{errors.New("something else"), nil, false},
 	}
 	for _, tc := range cases {
 		kind, again := classifyDial(fmt.Errorf("wrapped: %w", tc.err))
 		if kind != tc.kind || again != tc.again {
 			t.Errorf("classifyDial(%v) = %v, %v; want %v, %v", tc.err, kind, again, tc.kind, tc.again)
+		}
+	}
+}
+
+// What amqp091-go makes of a socket closed under the handshake is a cut
+// when the socket says so; the broker's own word, and a 403 under TLS
+// (where RabbitMQ refuses a login by closing the socket), are kept.
+func TestHandshakeCutIn(t *testing.T) {
+	eof := io.EOF
+	reset := &net.OpError{Op: "read", Err: syscall.ECONNRESET}
+	cases := []struct {
+		name  string
+		err   error
+		cut   error
+		plain bool
+		want  bool // an errHandshakeCut
+	}{
+		{"frame error, reset", &amqp.Error{Code: amqp.FrameError, Reason: reset.Error()}, reset, true, true},
+		{"frame error, EOF, TLS", &amqp.Error{Code: amqp.FrameError, Reason: "EOF"}, eof, false, true},
+		{"closed, EOF", amqp.ErrClosed, eof, true, true},
+		{"made-up 403, plain", amqp.ErrCredentials, eof, true, true},
+		{"made-up 403, TLS", amqp.ErrCredentials, eof, false, false},
+		{"the broker's 403", &amqp.Error{Code: amqp.AccessRefused, Reason: "ACCESS_REFUSED", Server: true}, eof, true, false},
+		{"the broker's 530", &amqp.Error{Code: amqp.NotAllowed, Reason: "vhost", Server: true}, eof, true, false},
+		{"frame error, socket fine", &amqp.Error{Code: amqp.FrameError, Reason: "frame could not be parsed"}, nil, true, false},
+		{"no certificate", &errNoClientCertificate{err: amqp.ErrClosed}, eof, false, false},
+	}
+	for _, tc := range cases {
+		got := handshakeCutIn(tc.err, tc.cut, tc.plain)
+		var cut *errHandshakeCut
+		if errors.As(got, &cut) != tc.want {
+			t.Errorf("%s: handshakeCutIn = %v, want a cut: %v", tc.name, got, tc.want)
+		}
+		if tc.want && !errors.Is(got, tc.cut) {
+			t.Errorf("%s: %v does not keep its cause %v", tc.name, got, tc.cut)
+		}
+		if kind, again := classifyDial(got); tc.want && (kind != ErrUnreachable || !again) {
+			t.Errorf("%s: classifyDial = %v, %v; want ErrUnreachable, again", tc.name, kind, again)
 		}
 	}
 }

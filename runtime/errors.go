@@ -56,7 +56,10 @@ var (
 	ErrAuth = errors.New("acemq: the broker refused the login")
 	// ErrUnreachable is matched by a Dial error for a broker that is not
 	// there: connection refused, DNS failure, timeout, a broker shutting
-	// down. Dial keeps trying such errors until its ctx is done.
+	// down, a connection closed or reset before the AMQP handshake
+	// completed (a broker starting up, a load balancer with no broker
+	// behind it). Dial keeps trying such errors until its ctx is done.
+	// Such an error also matches ErrUnavailable.
 	ErrUnreachable = errors.New("acemq: broker unreachable")
 	// ErrInvalidURL is matched by a Dial error for a URL that does not
 	// parse or whose scheme is not amqp:// or amqps://.
@@ -78,8 +81,8 @@ var (
 
 // DialError is a connection that could not be made. Its Error() names the
 // address with the password redacted; errors.Is matches Kind (ErrAuth,
-// ErrUnreachable, ErrInvalidURL; nil when none applies) and errors.Is and
-// errors.As reach the cause (an *amqp.Error, a *net.OpError,
+// ErrUnreachable, ErrInvalidURL; nil when none applies), ErrUnavailable
+// with ErrUnreachable, and errors.Is and errors.As reach the cause (an *amqp.Error, a *net.OpError,
 // syscall.ECONNREFUSED, context.DeadlineExceeded, ...).
 type DialError struct {
 	// Address is the broker URL tried, password redacted (a comma-separated
@@ -210,11 +213,15 @@ func overlapsPassword(rawURL, frag string) bool {
 }
 
 // Unwrap returns the kind and the cause, so that errors.Is and errors.As
-// see both.
+// see both; a broker that is not there (ErrUnreachable) is also a window
+// of unavailability (ErrUnavailable).
 func (e *DialError) Unwrap() []error {
-	out := make([]error, 0, 2)
+	out := make([]error, 0, 3)
 	if e.Kind != nil {
 		out = append(out, e.Kind)
+	}
+	if e.Kind == ErrUnreachable {
+		out = append(out, ErrUnavailable)
 	}
 	if e.Err != nil {
 		out = append(out, e.Err)

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -47,6 +48,10 @@ type probe struct {
 	// taken out: what the fault looked like to the application.
 	errs map[string]int
 }
+
+// localPort is a socket's local address in an error's text ("read tcp
+// 127.0.0.1:39130->…"): one error counted once whatever the port.
+var localPort = regexp.MustCompile(`[0-9.]+:[0-9]+->`)
 
 func newProbe(t *testing.T, name, q string) *probe {
 	p := &probe{t: t, name: name, q: q, handled: map[int]int{}, confirmed: map[int]bool{}, errs: map[string]int{}}
@@ -122,7 +127,7 @@ func (p *probe) publish(c *runtime.Connection, from, to, workers int, pace time.
 						break
 					}
 					p.mu.Lock()
-					p.errs[strings.ReplaceAll(err.Error(), p.q, "<q>")]++
+					p.errs[localPort.ReplaceAllString(strings.ReplaceAll(err.Error(), p.q, "<q>"), "<local>->")]++
 					p.mu.Unlock()
 					if errors.Is(err, runtime.ErrBlocked) {
 						p.blocked.Add(1)

@@ -23,7 +23,12 @@ type Proxy struct {
 	// at, when set, stops every pair's client→broker bytes at the
 	// Nth frame carrying that method (StallToBrokerAt).
 	at *methodTrigger
-	wg sync.WaitGroup
+	// resetUntil: a connection accepted before it is reset at once (an
+	// endpoint with no broker behind it, a broker starting up); resets
+	// counts them.
+	resetUntil time.Time
+	resets     int
+	wg         sync.WaitGroup
 }
 
 type pair struct {
@@ -115,6 +120,19 @@ func (p *Proxy) accept() {
 		c, err := p.ln.Accept()
 		if err != nil {
 			return
+		}
+		p.mu.Lock()
+		reset := time.Now().Before(p.resetUntil)
+		if reset {
+			p.resets++
+		}
+		p.mu.Unlock()
+		if reset {
+			if tc, ok := c.(*net.TCPConn); ok {
+				_ = tc.SetLinger(0) // RST, not FIN
+			}
+			c.Close()
+			continue
 		}
 		s, err := net.DialTimeout("tcp", p.target, 5*time.Second)
 		if err != nil {
@@ -367,6 +385,23 @@ func (p *Proxy) Cut() int {
 		p.drop(pr)
 	}
 	return len(prs)
+}
+
+// ResetFor makes the proxy accept and reset (RST) every new connection
+// for d, as an endpoint with no broker behind it does, then forward again;
+// it cuts the connections open now and returns how many.
+func (p *Proxy) ResetFor(d time.Duration) int {
+	p.mu.Lock()
+	p.resetUntil = time.Now().Add(d)
+	p.mu.Unlock()
+	return p.Cut()
+}
+
+// Resets is how many connections ResetFor reset.
+func (p *Proxy) Resets() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.resets
 }
 
 // Close stops the proxy and every connection through it.
