@@ -15,11 +15,18 @@ import (
 
 // claimHeld is claim, tried again while the database does not answer:
 // the delivery is held (unsettled, its worker waiting) with a backoff from
-// waitMin doubling to waitMax, for at most holdMax, as the runtime holds a
-// delivery through a schema registry's outage. Past holdMax, or when ctx
-// ends, the error wraps ErrUnavailable and the delivery is retried.
+// waitMin doubling to waitMax, as the runtime holds a delivery through a
+// schema registry's outage, until holdMax after the consumer received it
+// (runtime.ReceivedAt; from the first try when ctx is no handler's). The
+// hold is counted from receipt, not from the delivery's turn: the
+// deliveries behind it in the prefetch were unacknowledged all along, and
+// counted from each one's turn the last of a full prefetch would stay
+// unacknowledged for a hold per delivery ahead of it. A delivery whose
+// turn comes past its hold is tried once. Past holdMax, or when ctx ends,
+// the error wraps ErrUnavailable and the delivery is retried.
 func (in *Inbox) claimHeld(ctx context.Context, consumer, id string, retention time.Duration) (pgx.Tx, bool, error) {
 	c := in.cfg.inbox
+	from, received := runtime.ReceivedAt(ctx)
 	wait, since := c.waitMin, time.Time{}
 	for {
 		tx, fresh, err := in.claim(ctx, consumer, id, retention)
@@ -29,18 +36,22 @@ func (in *Inbox) claimHeld(ctx context.Context, consumer, id string, retention t
 		}
 		if since.IsZero() {
 			since = time.Now()
+			if !received {
+				from = since
+			}
 			in.holding(ctx, consumer, err)
 		}
 		in.unavailable.Add(ctx, 1, metric.WithAttributes(attribute.String("acemq.inbox.consumer", consumer)))
-		if time.Since(since) >= c.holdMax {
+		left := c.holdMax - time.Since(from)
+		if left <= 0 {
 			in.released(ctx, consumer)
-			return nil, false, fmt.Errorf("%w: held %v: %w", ErrUnavailable, time.Since(since).Round(time.Second), err)
+			return nil, false, fmt.Errorf("%w: held %v: %w", ErrUnavailable, time.Since(from).Round(time.Second), err)
 		}
 		select {
 		case <-ctx.Done():
 			in.released(ctx, consumer)
 			return nil, false, fmt.Errorf("%w: %w (%w)", ErrUnavailable, ctx.Err(), err)
-		case <-time.After(wait):
+		case <-time.After(min(wait, left)): // the last try at the hold's end
 		}
 		wait = min(wait*2, c.waitMax)
 	}

@@ -80,7 +80,11 @@ func WithConsumerName(name string) Option {
 
 // WithUnavailableHold sets how long a delivery is held while the database
 // does not answer (default 10 minutes, below the broker's 30-minute
-// consumer timeout); past it the delivery is retried through the
+// consumer timeout), counted from when the consumer received it
+// (runtime.ReceivedAt; Process called outside a handler counts from its
+// first try), so that every delivery of a full prefetch stays
+// unacknowledged for about the hold, not the last of them for a hold per
+// delivery ahead of it; past it the delivery is retried through the
 // consumer's retry policy with an error wrapping ErrUnavailable.
 func WithUnavailableHold(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.inbox.holdMax = d })

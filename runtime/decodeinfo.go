@@ -1,6 +1,9 @@
 package runtime
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // DefaultMaxBodySize is the largest body a consumer decodes unless
 // WithMaxBodySize says otherwise: 1 MiB. A larger body is parked unread.
@@ -16,6 +19,9 @@ type decodeInfo struct {
 	// checkRequester is the consumer's WithRequesterCheck, for its
 	// request routes (HandleRequest).
 	checkRequester bool
+	// received is when the consumer took the delivery from its channel
+	// (ReceivedAt).
+	received time.Time
 }
 
 type decodeInfoKey struct{}
@@ -64,4 +70,23 @@ func decodeInfoOf(ctx context.Context) decodeInfo {
 		info.maxBody = DefaultMaxBodySize
 	}
 	return info
+}
+
+// ReceivedAt is when the consumer received from the broker the delivery
+// whose handler (or middleware) ctx is, and true; outside a consumer's
+// handler it is the zero time and false. From then on the delivery is
+// unacknowledged, whatever waits before its handler runs (the deliveries
+// ahead of it in the prefetch): a middleware that holds a delivery (for a
+// store that does not answer, as pgstore's inbox and redisstore's dedup
+// do) bounds the hold from here, so that the last delivery of a full
+// prefetch stays under the broker's consumer timeout as the first does.
+func ReceivedAt(ctx context.Context) (time.Time, bool) {
+	var at time.Time
+	switch v := ctx.Value(decodeInfoKey{}).(type) {
+	case decodeInfo:
+		at = v.received
+	case *decodeInfo:
+		at = v.received
+	}
+	return at, !at.IsZero()
 }

@@ -28,6 +28,8 @@ type delivery struct {
 	apps map[string]any
 	// lookup is the registry hold this run came back from, else nil.
 	lookup *heldLookup
+	// received is when serve took it from the session's channel.
+	received time.Time
 	// ahead is its decode, when it was decoded ahead of its run.
 	ahead decoded
 	// ctx is the handler's: the process span's, then with the decode
@@ -141,7 +143,7 @@ func (dv *delivery) run() (Ack, error) {
 	if err != nil {
 		return Ack{}, err
 	}
-	dv.ctx = dv.runCtx.of(dv.ctx, cs.decodeInfo(d))
+	dv.ctx = dv.runCtx.of(dv.ctx, cs.decodeInfo(dv))
 	return route.run(dv.ctx, cs.c, d, dv.env, dv.apps)
 }
 
@@ -164,9 +166,11 @@ func (cs *Consumer) routeOf(d *amqp.Delivery) (Route, error) {
 	return route, nil
 }
 
-// decodeInfo is what the consumer tells its codec about d.
-func (cs *Consumer) decodeInfo(d *amqp.Delivery) decodeInfo {
-	return decodeInfo{fingerprint: headerString(d.Headers, HeaderSchemaFingerprint), maxBody: cs.cfg.maxBody, checkRequester: cs.cfg.requesterCheck}
+// decodeInfo is what the consumer tells its codec (and the handler's ctx)
+// about dv.
+func (cs *Consumer) decodeInfo(dv *delivery) decodeInfo {
+	return decodeInfo{fingerprint: headerString(dv.d.Headers, HeaderSchemaFingerprint), maxBody: cs.cfg.maxBody,
+		checkRequester: cs.cfg.requesterCheck, received: dv.received}
 }
 
 // carryOut does what the handler answered, once it is recorded.

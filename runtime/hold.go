@@ -253,7 +253,7 @@ func (dv *delivery) holdForRegistry(err error) {
 	dv.heldForRegistry()
 	cs := dv.cs
 	waits := cs.cfg.registryWaits.orDefaults()
-	next := &delivery{cs: cs, s: dv.s, d: dv.d}
+	next := &delivery{cs: cs, s: dv.s, d: dv.d, received: dv.received}
 	h := &heldLookup{dv: next, since: time.Now(), wait: waits.min}
 	next.lookup = h
 	if prev := dv.lookup; prev != nil {

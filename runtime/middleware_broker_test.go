@@ -280,3 +280,80 @@ func TestMiddlewarePanicAndRetryAreRecorded(t *testing.T) {
 		t.Errorf("no process span of %s with the middleware's panic as an exception event", q)
 	}
 }
+
+// ReceivedAt is when the consumer took the delivery from the broker, not
+// when its turn came: a full prefetch (20, beyond the 16 a consumer of
+// one worker decodes ahead) delivered together to one worker whose first
+// handler call takes 1s is received at once, the twentieth run 1s later;
+// the middleware and the handler see the same time. Outside a handler
+// there is none.
+func TestReceivedAtIsWhenTheConsumerTookTheDelivery(t *testing.T) {
+	t.Parallel()
+	const n = 20
+	if at, ok := runtime.ReceivedAt(context.Background()); ok || !at.IsZero() {
+		t.Errorf("ReceivedAt outside a handler = %v, %v; want zero, false", at, ok)
+	}
+	c := dial(t)
+	q := brokertest.Queue(t, "received-at")
+	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
+	bodies := make([]string, n)
+	for i := range bodies {
+		bodies[i] = fmt.Sprintf("m%02d", i+1)
+	}
+	if err := runtime.PublishBatch(ctxFor(t, 10*time.Second), c, textType, "", bodies, runtime.WithRoutingKey(q)); err != nil {
+		t.Fatal(err)
+	}
+	type run struct{ received, mwReceived, began time.Time }
+	var mu sync.Mutex
+	runs := map[string]run{}
+	mw := func(next runtime.HandlerFunc) runtime.HandlerFunc {
+		return func(ctx context.Context, m *runtime.Incoming) runtime.Ack {
+			at, ok := runtime.ReceivedAt(ctx)
+			if !ok {
+				t.Error("ReceivedAt in a middleware: none")
+			}
+			mu.Lock()
+			runs[m.Payload().(string)] = run{mwReceived: at}
+			mu.Unlock()
+			return next(ctx, m)
+		}
+	}
+	start := time.Now()
+	h := func(ctx context.Context, m *runtime.Message[string]) runtime.Ack {
+		at, _ := runtime.ReceivedAt(ctx)
+		mu.Lock()
+		r := runs[m.Payload]
+		r.received, r.began = at, time.Now()
+		runs[m.Payload] = r
+		mu.Unlock()
+		if m.Payload == "m01" {
+			time.Sleep(time.Second)
+		}
+		return runtime.Accept()
+	}
+	cs, err := runtime.Consume(ctxFor(t, 10*time.Second), c, runtime.ConsumerSpec{Queue: q, Routes: []runtime.Route{runtime.Handle(textType, h)}},
+		runtime.WithPrefetch(n), runtime.WithConcurrency(1), runtime.WithMiddleware(mw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close(context.Background()) })
+	deadline := time.Now().Add(10 * time.Second)
+	for cs.Stats().Handled["accepted"] < n && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, name := range bodies {
+		r := runs[name]
+		if r.received.IsZero() || !r.received.Equal(r.mwReceived) || r.received.Before(start) || r.received.After(r.began) {
+			t.Errorf("%s: received %v (the middleware saw %v), began %v; want one time between Consume and the run", name, r.received, r.mwReceived, r.began)
+		}
+	}
+	first, last := runs[bodies[0]], runs[bodies[n-1]]
+	if spread := last.received.Sub(first.received); spread > 250*time.Millisecond {
+		t.Errorf("%s received %v after %s; want the %d received together (within 250ms)", bodies[n-1], spread, bodies[0], n)
+	}
+	if waited := last.began.Sub(last.received); waited < 900*time.Millisecond {
+		t.Errorf("%s ran %v after it was received; want ≥ 900ms (a 1s handler ahead of it)", bodies[n-1], waited)
+	}
+}

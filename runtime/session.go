@@ -83,21 +83,21 @@ func (s *session) lostErr() *amqp.Error {
 	return s.lost.Load()
 }
 
-// take records that the consumer took the delivery tag now. It reports
-// whether the session's rate was just measured again while retries are
-// held in its hold budget's slots with an ack slack: those whose wait no
-// longer fits are to be spilled (Consumer.respillHeld).
-func (s *session) take(tag uint64) (regate bool) {
+// take records that the consumer took the delivery tag now, and returns
+// when. It reports whether the session's rate was just measured again
+// while retries are held in its hold budget's slots with an ack slack:
+// those whose wait no longer fits are to be spilled (Consumer.respillHeld).
+func (s *session) take(tag uint64) (now time.Time, regate bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.taken == nil {
 		s.taken = map[uint64]time.Time{}
 	}
-	now := time.Now()
+	now = time.Now()
 	s.taken[tag] = now
 	measured := s.rate.took(now)
 	regate = measured && s.acks.slack > 0 && len(s.budgeted) > 0
-	return regate
+	return now, regate
 }
 
 // takenAt is when the consumer took the delivery tag (now if unknown).
@@ -273,24 +273,83 @@ func (cs *Consumer) serve(s *session) {
 	watched := make(chan struct{})
 	defer close(watched)
 	go cs.watch(s, watched)
-	for d := range s.deliveries {
-		// Taken first, even when it is not handled: an unsettled tag
-		// bounds every multiple ack.
-		if s.take(d.DeliveryTag) {
-			cs.respillHeld(s)
-		}
-		if cs.isClosing() || s.dead.Load() {
-			// Left unsettled: it returns to the queue when the channel closes.
+	// backlog is what was taken while the work queue was full, in order,
+	// waiting for room (the head decoded ahead, the others not yet). The
+	// loop goes on taking deliveries meanwhile, so that each is taken, and
+	// its time recorded (ReceivedAt, the copies' bound), when the broker
+	// sends it, not when the deliveries ahead of it are done: it is
+	// unacknowledged from then on. The broker sends no more than the
+	// prefetch unacknowledged, so it is bounded by that.
+	var backlog []*delivery
+	for {
+		if len(backlog) == 0 {
+			d, ok := <-s.deliveries
+			if !ok {
+				return
+			}
+			dv := cs.taken(s, d)
+			if dv == nil {
+				continue
+			}
+			if ahead {
+				cs.decodeAhead(dv)
+			}
+			select {
+			case work <- dv:
+				// Room in the queue (the usual case): no select over both.
+			default:
+				backlog = append(backlog, dv)
+			}
 			continue
 		}
-		cs.handlers.Add(1)
-		// Its one allocation: what it is until settled (delivery.go).
-		dv := &delivery{cs: cs, s: s, d: d}
-		if ahead {
-			cs.decodeAhead(dv)
+		select {
+		case work <- backlog[0]:
+			backlog[0] = nil
+			backlog = backlog[1:]
+			if len(backlog) == 0 {
+				backlog = backlog[:0:0]
+			} else if ahead {
+				cs.decodeAhead(backlog[0])
+			}
+		case d, ok := <-s.deliveries:
+			if !ok {
+				// The channel closed: what is left goes to the workers,
+				// which leave it unsettled, unless the session is gone
+				// first (handOff).
+				for _, dv := range backlog {
+					cs.handOff(s, work, dv)
+				}
+				return
+			}
+			if dv := cs.taken(s, d); dv != nil {
+				backlog = append(backlog, dv)
+			}
+		case <-s.gone:
+			for range backlog {
+				cs.handlers.Done()
+			}
+			cs.sessionDied(s)
+			backlog = nil
 		}
-		cs.handOff(s, work, dv)
 	}
+}
+
+// taken records d as taken from s's channel: its delivery to handle, or
+// nil when it is not handled (the consumer is closing, the session died:
+// left unsettled, it returns to the queue when the channel closes).
+func (cs *Consumer) taken(s *session, d amqp.Delivery) *delivery {
+	// Taken first, even when it is not handled: an unsettled tag bounds
+	// every multiple ack.
+	at, regate := s.take(d.DeliveryTag)
+	if regate {
+		cs.respillHeld(s)
+	}
+	if cs.isClosing() || s.dead.Load() {
+		return nil
+	}
+	cs.handlers.Add(1)
+	// Its one allocation: what it is until settled (delivery.go).
+	return &delivery{cs: cs, s: s, d: d, received: at}
 }
 
 // handOff queues dv for the workers, unless s's channel closes first.
