@@ -189,3 +189,31 @@ func TestInboxOnTheBrokerPanicRollsBack(t *testing.T) {
 		t.Errorf("payments rows %d, handler calls %d; want 1 (the panicked attempt's rolled back), 2", n, ic.calls.Load())
 	}
 }
+
+// A producer that re-publishes after an ambiguous failure (no confirm
+// heard) gives the copy the first publish's id with runtime.WithMessageID:
+// the inbox handles the id once, and acks the copy as a duplicate. So does
+// a copy written through the outbox with the same id.
+func TestInboxOnTheBrokerHandlesARepublishWithTheSameIDOnce(t *testing.T) {
+	pool, in := newInbox(t)
+	conn := acemqtest.Dial(t)
+	q := acemqtest.Queue(t, "inbox-republish")
+	ic := consumeWithInbox(t, conn, q, in, nil)
+	ctx := context.Background()
+	const id = "payment-P-7"
+	for range 2 { // the publish, then the producer's re-publish
+		if err := runtime.Publish(ctx, conn, paymentType, "", payment{ID: "P-7"}, runtime.WithRoutingKey(q), runtime.WithMessageID(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "two deliveries settled", func() bool { s := in.Stats(); return s.Handled+s.Duplicates == 2 })
+	if s := in.Stats(); s.Handled != 1 || s.Duplicates != 1 || ic.calls.Load() != 1 {
+		t.Errorf("Stats %+v, handler calls %d; want Handled 1, Duplicates 1, 1 call", s, ic.calls.Load())
+	}
+	if n := count(t, pool, `SELECT count(*) FROM payments WHERE id = 'P-7'`); n != 1 {
+		t.Errorf("payments rows of P-7: %d; want 1", n)
+	}
+	if n := count(t, pool, `SELECT count(*) FROM acemq_inbox WHERE consumer = $1 AND message_id = $2`, q, id); n != 1 {
+		t.Errorf("inbox rows of %s for %s: %d; want 1", q, id, n)
+	}
+}

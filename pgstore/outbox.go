@@ -76,6 +76,11 @@ func quoteLiteral(s string) string {
 // context of ctx), and a relay publishes it once tx has committed. Nothing
 // is sent now; rolling tx back leaves nothing to send.
 //
+// runtime.WithMessageID gives the row the producer's own x-acemq-id (a
+// write retried after an ambiguous failure keeps its identity, and the
+// consumer's inbox absorbs the copy); x-acemq-id among runtime.WithHeaders
+// is refused, as Publish refuses it.
+//
 // v is encoded and validated at once: a value that breaks its schema
 // returns the error Publish would (matching runtime.ErrInvalidMessage),
 // and nothing is written, so the caller's transaction decides what to do

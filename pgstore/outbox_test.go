@@ -179,3 +179,28 @@ func TestRelayDeletesOnlyAfterTheConfirm(t *testing.T) {
 		t.Errorf("messages in %s: %d, want %d (each once)", e.queue, got, n)
 	}
 }
+
+// PublishTx takes the producer's id (runtime.WithMessageID) and refuses
+// x-acemq-id among the headers, in the caller's transaction, as Publish
+// does; the relayed message carries the id in x-acemq-id and message_id.
+func TestPublishTxTakesTheProducersID(t *testing.T) {
+	e := newOutboxEnv(t, "outbox_msgid")
+	ctx := ctxFor(t, 60*time.Second)
+	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+		return pgstore.PublishTx(ctx, tx, e.ob, eventType, "", event{Key: "k", Seq: 1},
+			runtime.WithRoutingKey(e.queue), runtime.WithHeaders(map[string]any{runtime.HeaderID: "forged"}))
+	})
+	if !errors.Is(err, runtime.ErrInvalidMessage) || !strings.Contains(err.Error(), runtime.HeaderID) {
+		t.Fatalf("PublishTx with x-acemq-id among the headers: %v; want an error matching ErrInvalidMessage naming %s", err, runtime.HeaderID)
+	}
+	if n := e.rows(ctx); n != 0 {
+		t.Fatalf("rows after the refused write: %d, want 0", n)
+	}
+	e.write(ctx, event{Key: "k", Seq: 1}, runtime.WithMessageID("order-k:1"))
+	e.relay()
+	d := e.receive(1, 20*time.Second)[0]
+	if d.MessageId != "order-k:1" || d.Headers[runtime.HeaderID] != "order-k:1" {
+		t.Errorf("relayed message_id %q, x-acemq-id %v; want both order-k:1", d.MessageId, d.Headers[runtime.HeaderID])
+	}
+	e.waitRows(ctx, 0, 20*time.Second)
+}

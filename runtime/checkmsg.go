@@ -149,3 +149,30 @@ func shortQuote(s string) string {
 	}
 	return strconv.Quote(s[:40]) + "…"
 }
+
+// maxMessageID is the longest id WithMessageID takes: message_id is an
+// AMQP short string.
+const maxMessageID = maxShortstr
+
+// checkIdentity refuses what would give a message an identity other than
+// the one asked for: x-acemq-id among WithHeaders (Publish would replace
+// it), an empty WithMessageID, or one message_id cannot carry. It looks at
+// the options, not at the built message (whose x-acemq-id is the
+// runtime's, as a copy's is), so it is made where every application
+// publish and every outbox row is built from them (encodeOutgoing), just
+// before checkOutgoing.
+func checkIdentity(cfg publishConfig) error {
+	if _, ok := cfg.headers[HeaderID]; ok {
+		return fmt.Errorf("%w: the header %s is the runtime's, not an application header: set the message's identity with WithMessageID", ErrInvalidMessage, HeaderID)
+	}
+	if !cfg.messageIDSet {
+		return nil
+	}
+	if cfg.messageID == "" {
+		return fmt.Errorf("%w: WithMessageID: an empty id", ErrInvalidMessage)
+	}
+	if len(cfg.messageID) > maxMessageID {
+		return fmt.Errorf("%w: WithMessageID: an id of %d bytes, above the %d of an AMQP message_id", ErrInvalidMessage, len(cfg.messageID), maxMessageID)
+	}
+	return nil
+}

@@ -333,10 +333,14 @@ func (f publishOptionFunc) applyPublish(c *publishConfig) { f(c) }
 type (
 	routingKeyOption    string
 	correlationIDOption string
+	messageIDOption     string
 )
 
 func (k routingKeyOption) applyPublish(c *publishConfig)     { c.routingKey = string(k) }
 func (id correlationIDOption) applyPublish(c *publishConfig) { c.correlationID = string(id) }
+func (id messageIDOption) applyPublish(c *publishConfig) {
+	c.messageID, c.messageIDSet = string(id), true
+}
 
 // publishConfigOf applies opts in order. The configuration stays on the
 // caller's stack unless an option other than a routing key or a
@@ -349,6 +353,8 @@ func publishConfigOf(opts []PublishOption) publishConfig {
 			cfg.routingKey = string(o)
 		case correlationIDOption:
 			cfg.correlationID = string(o)
+		case messageIDOption:
+			cfg.messageID, cfg.messageIDSet = string(o), true
 		default:
 			cfg = applyPublishOption(o, cfg)
 		}
@@ -372,6 +378,9 @@ type publishConfig struct {
 	// orderingKey is WithOrderingKey's (set when given).
 	orderingKey    string
 	orderingKeySet bool
+	// messageID is WithMessageID's (set when given).
+	messageID    string
+	messageIDSet bool
 }
 
 // WithRoutingKey sets the routing key.
@@ -379,7 +388,10 @@ func WithRoutingKey(key string) PublishOption {
 	return routingKeyOption(key)
 }
 
-// WithHeaders adds application headers (merged; later calls win).
+// WithHeaders adds application headers (merged; later calls win). The
+// x-acemq- headers are the runtime's to write; x-acemq-id among h is
+// refused (an error matching ErrInvalidMessage, nothing sent) rather than
+// replaced: a message's identity is WithMessageID's.
 func WithHeaders(h map[string]any) PublishOption {
 	return publishOptionFunc(func(c *publishConfig) {
 		if c.headers == nil {
@@ -394,6 +406,22 @@ func WithHeaders(h map[string]any) PublishOption {
 // WithCorrelationID sets the correlation_id property.
 func WithCorrelationID(id string) PublishOption {
 	return correlationIDOption(id)
+}
+
+// WithMessageID sets the message's identity, its x-acemq-id and AMQP
+// message_id, instead of a fresh UUIDv7: the key a consumer's inbox
+// (pgstore) or dedup (redisstore) absorbs a duplicate by. Give a
+// re-publish the id of the publish it repeats — after a publish whose
+// confirm never came (a timeout, a lost connection), or a retry of the
+// code that publishes — and the consumer handles the message once; an id
+// made from a business key (an order id and what happened to it) does
+// the same for a producer that restarts. The id must be 1 to 255 bytes
+// (message_id is an AMQP short string), and names one message: a
+// PublishBatch of several refuses it. Either is an error matching
+// ErrInvalidMessage, nothing sent. Retries, dead letters and replays keep
+// the id, as they keep any.
+func WithMessageID(id string) PublishOption {
+	return messageIDOption(id)
 }
 
 // WithOrderingKey sets the ordering key of a message written to a

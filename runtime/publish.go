@@ -42,6 +42,9 @@ func PublishBatch[T any](ctx context.Context, c *Connection, mt *MessageType[T],
 	}
 	fp, _ := codec.(interface{ schemaFingerprint() string })
 	cfg := publishConfigOf(opts)
+	if cfg.messageIDSet && len(vs) > 1 {
+		return fmt.Errorf("publish %s to exchange %q: %w: WithMessageID names one message, not a batch of %d", mt.name, exchange, ErrInvalidMessage, len(vs))
+	}
 	var one [1]outgoing // Publish's one message, and its outcome, on the stack
 	var oneErr [1]error
 	out, errs := one[:], oneErr[:]
@@ -71,6 +74,9 @@ func PublishBatch[T any](ctx context.Context, c *Connection, mt *MessageType[T],
 
 // encodeOutgoing encodes v and builds the message that publishes it.
 func encodeOutgoing(ctx context.Context, c *Connection, typ string, codec Codec, fp interface{ schemaFingerprint() string }, exchange string, v any, cfg publishConfig) (outgoing, error) {
+	if err := checkIdentity(cfg); err != nil {
+		return outgoing{}, err
+	}
 	body, err := codec.Encode(ctx, v)
 	if err != nil {
 		return outgoing{}, err
@@ -99,6 +105,9 @@ func encodeOutgoing(ctx context.Context, c *Connection, typ string, codec Codec,
 func (c *Connection) newPublishing(typ, contentType string, body []byte, cfg publishConfig) amqp.Publishing {
 	now := time.Now()
 	id, seen := newIDAndSeen(now)
+	if cfg.messageIDSet {
+		id = cfg.messageID
+	}
 	h := make(amqp.Table, len(cfg.headers)+5) // room for a schema fingerprint
 	for k, v := range cfg.headers {
 		h[k] = v

@@ -29,7 +29,10 @@ func NewBenchOutbox(ob *pgstore.Outbox) *BenchOutbox {
 // validated now (an invalid m is an error matching runtime.ErrInvalidMessage,
 // and nothing is written), published by the relay once tx commits. The options
 // in opts apply after that routing key, so a runtime.WithRoutingKey among them
-// wins. See pgstore.PublishTx for the ordering key and its lock.
+// wins. A runtime.WithMessageID among opts gives m the producer's own identity
+// (x-acemq-id) instead of a fresh one: give a re-publish the id of the publish
+// it repeats, and a consumer's inbox handles it once. See pgstore.PublishTx
+// for the ordering key and its lock.
 func (p *BenchOutbox) PublishOrderJSONTx(ctx context.Context, tx pgx.Tx, m OrderJSON, opts ...runtime.PublishOption) error {
 	return pgstore.PublishTx(ctx, tx, p.ob, orderJSONType, "bench", m, append([]runtime.PublishOption{runtime.WithRoutingKey("json")}, opts...)...)
 }
@@ -39,7 +42,10 @@ func (p *BenchOutbox) PublishOrderJSONTx(ctx context.Context, tx pgx.Tx, m Order
 // validated now (an invalid m is an error matching runtime.ErrInvalidMessage,
 // and nothing is written), published by the relay once tx commits. The options
 // in opts apply after that routing key, so a runtime.WithRoutingKey among them
-// wins. See pgstore.PublishTx for the ordering key and its lock.
+// wins. A runtime.WithMessageID among opts gives m the producer's own identity
+// (x-acemq-id) instead of a fresh one: give a re-publish the id of the publish
+// it repeats, and a consumer's inbox handles it once. See pgstore.PublishTx
+// for the ordering key and its lock.
 func (p *BenchOutbox) PublishOrderAvroTx(ctx context.Context, tx pgx.Tx, m OrderAvro, opts ...runtime.PublishOption) error {
 	return pgstore.PublishTx(ctx, tx, p.ob, orderAvroType, "bench", m, append([]runtime.PublishOption{runtime.WithRoutingKey("avro")}, opts...)...)
 }

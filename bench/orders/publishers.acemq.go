@@ -22,8 +22,10 @@ func NewBenchPublisher(c *runtime.Connection) *BenchPublisher {
 // PublishOrderJSON publishes m as "bench.order.json.v1" to the exchange
 // "bench" with the routing key "json", and waits for the broker's confirm. The
 // options in opts apply after that routing key, so a runtime.WithRoutingKey
-// among them wins. See runtime.Publish for its errors and for what cancelling
-// ctx does.
+// among them wins. A runtime.WithMessageID among opts gives m the producer's
+// own identity (x-acemq-id) instead of a fresh one: give a re-publish the id
+// of the publish it repeats, and a consumer's inbox handles it once. See
+// runtime.Publish for its errors and for what cancelling ctx does.
 func (p *BenchPublisher) PublishOrderJSON(ctx context.Context, m OrderJSON, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, orderJSONType, "bench", m, append([]runtime.PublishOption{runtime.WithRoutingKey("json")}, opts...)...)
 }
@@ -41,8 +43,11 @@ func (p *BenchPublisher) PublishOrderJSONBatch(ctx context.Context, ms []OrderJS
 // "bench" with the routing key "json", and returns once it is written, without
 // waiting for the broker's confirm: the runtime.Pending's Wait gives the error
 // PublishOrderJSON would have returned. The options in opts apply after that
-// routing key, so a runtime.WithRoutingKey among them wins. See
-// runtime.PublishAsync for its errors and for what cancelling ctx does.
+// routing key, so a runtime.WithRoutingKey among them wins. A
+// runtime.WithMessageID among opts gives m the producer's own identity
+// (x-acemq-id) instead of a fresh one: give a re-publish the id of the publish
+// it repeats, and a consumer's inbox handles it once. See runtime.PublishAsync
+// for its errors and for what cancelling ctx does.
 func (p *BenchPublisher) PublishOrderJSONAsync(ctx context.Context, m OrderJSON, opts ...runtime.PublishOption) (*runtime.Pending, error) {
 	return runtime.PublishAsync(ctx, p.c, orderJSONType, "bench", m, append([]runtime.PublishOption{runtime.WithRoutingKey("json")}, opts...)...)
 }
@@ -50,8 +55,10 @@ func (p *BenchPublisher) PublishOrderJSONAsync(ctx context.Context, m OrderJSON,
 // PublishOrderAvro publishes m as "bench.order.avro.v1" to the exchange
 // "bench" with the routing key "avro", and waits for the broker's confirm. The
 // options in opts apply after that routing key, so a runtime.WithRoutingKey
-// among them wins. See runtime.Publish for its errors and for what cancelling
-// ctx does.
+// among them wins. A runtime.WithMessageID among opts gives m the producer's
+// own identity (x-acemq-id) instead of a fresh one: give a re-publish the id
+// of the publish it repeats, and a consumer's inbox handles it once. See
+// runtime.Publish for its errors and for what cancelling ctx does.
 func (p *BenchPublisher) PublishOrderAvro(ctx context.Context, m OrderAvro, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, orderAvroType, "bench", m, append([]runtime.PublishOption{runtime.WithRoutingKey("avro")}, opts...)...)
 }
@@ -69,8 +76,11 @@ func (p *BenchPublisher) PublishOrderAvroBatch(ctx context.Context, ms []OrderAv
 // "bench" with the routing key "avro", and returns once it is written, without
 // waiting for the broker's confirm: the runtime.Pending's Wait gives the error
 // PublishOrderAvro would have returned. The options in opts apply after that
-// routing key, so a runtime.WithRoutingKey among them wins. See
-// runtime.PublishAsync for its errors and for what cancelling ctx does.
+// routing key, so a runtime.WithRoutingKey among them wins. A
+// runtime.WithMessageID among opts gives m the producer's own identity
+// (x-acemq-id) instead of a fresh one: give a re-publish the id of the publish
+// it repeats, and a consumer's inbox handles it once. See runtime.PublishAsync
+// for its errors and for what cancelling ctx does.
 func (p *BenchPublisher) PublishOrderAvroAsync(ctx context.Context, m OrderAvro, opts ...runtime.PublishOption) (*runtime.Pending, error) {
 	return runtime.PublishAsync(ctx, p.c, orderAvroType, "bench", m, append([]runtime.PublishOption{runtime.WithRoutingKey("avro")}, opts...)...)
 }

@@ -22,8 +22,10 @@ func NewOrdersPublisher(c *runtime.Connection) *OrdersPublisher {
 // PublishOrderPlaced publishes m as "order.placed.v2" to the exchange "orders"
 // with the routing key "order.placed", and waits for the broker's confirm. The
 // options in opts apply after that routing key, so a runtime.WithRoutingKey
-// among them wins. See runtime.Publish for its errors and for what cancelling
-// ctx does.
+// among them wins. A runtime.WithMessageID among opts gives m the producer's
+// own identity (x-acemq-id) instead of a fresh one: give a re-publish the id
+// of the publish it repeats, and a consumer's inbox handles it once. See
+// runtime.Publish for its errors and for what cancelling ctx does.
 func (p *OrdersPublisher) PublishOrderPlaced(ctx context.Context, m OrderPlaced, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, orderPlacedType, "orders", m, append([]runtime.PublishOption{runtime.WithRoutingKey("order.placed")}, opts...)...)
 }
@@ -42,8 +44,10 @@ func (p *OrdersPublisher) PublishOrderPlacedBatch(ctx context.Context, ms []Orde
 // written, without waiting for the broker's confirm: the runtime.Pending's
 // Wait gives the error PublishOrderPlaced would have returned. The options in
 // opts apply after that routing key, so a runtime.WithRoutingKey among them
-// wins. See runtime.PublishAsync for its errors and for what cancelling ctx
-// does.
+// wins. A runtime.WithMessageID among opts gives m the producer's own identity
+// (x-acemq-id) instead of a fresh one: give a re-publish the id of the publish
+// it repeats, and a consumer's inbox handles it once. See runtime.PublishAsync
+// for its errors and for what cancelling ctx does.
 func (p *OrdersPublisher) PublishOrderPlacedAsync(ctx context.Context, m OrderPlaced, opts ...runtime.PublishOption) (*runtime.Pending, error) {
 	return runtime.PublishAsync(ctx, p.c, orderPlacedType, "orders", m, append([]runtime.PublishOption{runtime.WithRoutingKey("order.placed")}, opts...)...)
 }

@@ -22,8 +22,11 @@ func NewShipmentsPublisher(c *runtime.Connection) *ShipmentsPublisher {
 // PublishShipmentScheduled publishes m as "shipping.shipment.scheduled.v1" to
 // the exchange "shipping" with the routing key "shipment.scheduled", and waits
 // for the broker's confirm. The options in opts apply after that routing key,
-// so a runtime.WithRoutingKey among them wins. See runtime.Publish for its
-// errors and for what cancelling ctx does.
+// so a runtime.WithRoutingKey among them wins. A runtime.WithMessageID among
+// opts gives m the producer's own identity (x-acemq-id) instead of a fresh
+// one: give a re-publish the id of the publish it repeats, and a consumer's
+// inbox handles it once. See runtime.Publish for its errors and for what
+// cancelling ctx does.
 func (p *ShipmentsPublisher) PublishShipmentScheduled(ctx context.Context, m ShipmentScheduled, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, shipmentScheduledType, "shipping", m, append([]runtime.PublishOption{runtime.WithRoutingKey("shipment.scheduled")}, opts...)...)
 }
@@ -43,8 +46,11 @@ func (p *ShipmentsPublisher) PublishShipmentScheduledBatch(ctx context.Context, 
 // key "shipment.scheduled", and returns once it is written, without waiting
 // for the broker's confirm: the runtime.Pending's Wait gives the error
 // PublishShipmentScheduled would have returned. The options in opts apply
-// after that routing key, so a runtime.WithRoutingKey among them wins. See
-// runtime.PublishAsync for its errors and for what cancelling ctx does.
+// after that routing key, so a runtime.WithRoutingKey among them wins. A
+// runtime.WithMessageID among opts gives m the producer's own identity
+// (x-acemq-id) instead of a fresh one: give a re-publish the id of the publish
+// it repeats, and a consumer's inbox handles it once. See runtime.PublishAsync
+// for its errors and for what cancelling ctx does.
 func (p *ShipmentsPublisher) PublishShipmentScheduledAsync(ctx context.Context, m ShipmentScheduled, opts ...runtime.PublishOption) (*runtime.Pending, error) {
 	return runtime.PublishAsync(ctx, p.c, shipmentScheduledType, "shipping", m, append([]runtime.PublishOption{runtime.WithRoutingKey("shipment.scheduled")}, opts...)...)
 }

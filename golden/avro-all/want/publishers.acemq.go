@@ -22,8 +22,11 @@ func NewDirectPublisher(c *runtime.Connection) *DirectPublisher {
 // PublishEverything publishes m as "golden.avro.everything.v1" to the queue
 // "golden.avro-all" through the default exchange, and waits for the broker's
 // confirm. The options in opts apply after that routing key, so a
-// runtime.WithRoutingKey among them wins. See runtime.Publish for its errors
-// and for what cancelling ctx does.
+// runtime.WithRoutingKey among them wins. A runtime.WithMessageID among opts
+// gives m the producer's own identity (x-acemq-id) instead of a fresh one:
+// give a re-publish the id of the publish it repeats, and a consumer's inbox
+// handles it once. See runtime.Publish for its errors and for what cancelling
+// ctx does.
 func (p *DirectPublisher) PublishEverything(ctx context.Context, m Everything, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, everythingType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.avro-all")}, opts...)...)
 }
@@ -42,8 +45,10 @@ func (p *DirectPublisher) PublishEverythingBatch(ctx context.Context, ms []Every
 // written, without waiting for the broker's confirm: the runtime.Pending's
 // Wait gives the error PublishEverything would have returned. The options in
 // opts apply after that routing key, so a runtime.WithRoutingKey among them
-// wins. See runtime.PublishAsync for its errors and for what cancelling ctx
-// does.
+// wins. A runtime.WithMessageID among opts gives m the producer's own identity
+// (x-acemq-id) instead of a fresh one: give a re-publish the id of the publish
+// it repeats, and a consumer's inbox handles it once. See runtime.PublishAsync
+// for its errors and for what cancelling ctx does.
 func (p *DirectPublisher) PublishEverythingAsync(ctx context.Context, m Everything, opts ...runtime.PublishOption) (*runtime.Pending, error) {
 	return runtime.PublishAsync(ctx, p.c, everythingType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.avro-all")}, opts...)...)
 }

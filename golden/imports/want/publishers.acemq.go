@@ -22,8 +22,11 @@ func NewRelayPublisher(c *runtime.Connection) *RelayPublisher {
 // PublishPriceChanged publishes m as "golden.price.changed.v1" to the exchange
 // "golden.imports.events" with the routing key "price.changed", and waits for
 // the broker's confirm. The options in opts apply after that routing key, so a
-// runtime.WithRoutingKey among them wins. See runtime.Publish for its errors
-// and for what cancelling ctx does.
+// runtime.WithRoutingKey among them wins. A runtime.WithMessageID among opts
+// gives m the producer's own identity (x-acemq-id) instead of a fresh one:
+// give a re-publish the id of the publish it repeats, and a consumer's inbox
+// handles it once. See runtime.Publish for its errors and for what cancelling
+// ctx does.
 func (p *RelayPublisher) PublishPriceChanged(ctx context.Context, m PriceChanged, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, priceChangedType, "golden.imports.events", m, append([]runtime.PublishOption{runtime.WithRoutingKey("price.changed")}, opts...)...)
 }
@@ -42,8 +45,11 @@ func (p *RelayPublisher) PublishPriceChangedBatch(ctx context.Context, ms []Pric
 // returns once it is written, without waiting for the broker's confirm: the
 // runtime.Pending's Wait gives the error PublishPriceChanged would have
 // returned. The options in opts apply after that routing key, so a
-// runtime.WithRoutingKey among them wins. See runtime.PublishAsync for its
-// errors and for what cancelling ctx does.
+// runtime.WithRoutingKey among them wins. A runtime.WithMessageID among opts
+// gives m the producer's own identity (x-acemq-id) instead of a fresh one:
+// give a re-publish the id of the publish it repeats, and a consumer's inbox
+// handles it once. See runtime.PublishAsync for its errors and for what
+// cancelling ctx does.
 func (p *RelayPublisher) PublishPriceChangedAsync(ctx context.Context, m PriceChanged, opts ...runtime.PublishOption) (*runtime.Pending, error) {
 	return runtime.PublishAsync(ctx, p.c, priceChangedType, "golden.imports.events", m, append([]runtime.PublishOption{runtime.WithRoutingKey("price.changed")}, opts...)...)
 }
@@ -51,8 +57,11 @@ func (p *RelayPublisher) PublishPriceChangedAsync(ctx context.Context, m PriceCh
 // PublishStockLow publishes m as "golden.stock.low.v1" to the exchange
 // "golden.imports.events" with the routing key "price.stock", and waits for
 // the broker's confirm. The options in opts apply after that routing key, so a
-// runtime.WithRoutingKey among them wins. See runtime.Publish for its errors
-// and for what cancelling ctx does.
+// runtime.WithRoutingKey among them wins. A runtime.WithMessageID among opts
+// gives m the producer's own identity (x-acemq-id) instead of a fresh one:
+// give a re-publish the id of the publish it repeats, and a consumer's inbox
+// handles it once. See runtime.Publish for its errors and for what cancelling
+// ctx does.
 func (p *RelayPublisher) PublishStockLow(ctx context.Context, m StockLow, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, stockLowType, "golden.imports.events", m, append([]runtime.PublishOption{runtime.WithRoutingKey("price.stock")}, opts...)...)
 }
@@ -71,8 +80,11 @@ func (p *RelayPublisher) PublishStockLowBatch(ctx context.Context, ms []StockLow
 // it is written, without waiting for the broker's confirm: the
 // runtime.Pending's Wait gives the error PublishStockLow would have returned.
 // The options in opts apply after that routing key, so a
-// runtime.WithRoutingKey among them wins. See runtime.PublishAsync for its
-// errors and for what cancelling ctx does.
+// runtime.WithRoutingKey among them wins. A runtime.WithMessageID among opts
+// gives m the producer's own identity (x-acemq-id) instead of a fresh one:
+// give a re-publish the id of the publish it repeats, and a consumer's inbox
+// handles it once. See runtime.PublishAsync for its errors and for what
+// cancelling ctx does.
 func (p *RelayPublisher) PublishStockLowAsync(ctx context.Context, m StockLow, opts ...runtime.PublishOption) (*runtime.Pending, error) {
 	return runtime.PublishAsync(ctx, p.c, stockLowType, "golden.imports.events", m, append([]runtime.PublishOption{runtime.WithRoutingKey("price.stock")}, opts...)...)
 }

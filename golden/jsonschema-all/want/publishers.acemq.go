@@ -21,8 +21,11 @@ func NewFanoutPublisher(c *runtime.Connection) *FanoutPublisher {
 
 // PublishEverything publishes m as "golden.jsonschema.everything.v1" to the
 // exchange "golden.jsonschema-all" with an empty routing key, and waits for
-// the broker's confirm. See runtime.Publish for its errors and for what
-// cancelling ctx does.
+// the broker's confirm. A runtime.WithMessageID among opts gives m the
+// producer's own identity (x-acemq-id) instead of a fresh one: give a
+// re-publish the id of the publish it repeats, and a consumer's inbox handles
+// it once. See runtime.Publish for its errors and for what cancelling ctx
+// does.
 func (p *FanoutPublisher) PublishEverything(ctx context.Context, m Everything, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, everythingType, "golden.jsonschema-all", m, opts...)
 }
@@ -39,8 +42,10 @@ func (p *FanoutPublisher) PublishEverythingBatch(ctx context.Context, ms []Every
 // the exchange "golden.jsonschema-all" with an empty routing key, and returns
 // once it is written, without waiting for the broker's confirm: the
 // runtime.Pending's Wait gives the error PublishEverything would have
-// returned. See runtime.PublishAsync for its errors and for what cancelling
-// ctx does.
+// returned. A runtime.WithMessageID among opts gives m the producer's own
+// identity (x-acemq-id) instead of a fresh one: give a re-publish the id of
+// the publish it repeats, and a consumer's inbox handles it once. See
+// runtime.PublishAsync for its errors and for what cancelling ctx does.
 func (p *FanoutPublisher) PublishEverythingAsync(ctx context.Context, m Everything, opts ...runtime.PublishOption) (*runtime.Pending, error) {
 	return runtime.PublishAsync(ctx, p.c, everythingType, "golden.jsonschema-all", m, opts...)
 }

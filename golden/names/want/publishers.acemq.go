@@ -22,8 +22,11 @@ func NewFuncPublisher(c *runtime.Connection) *FuncPublisher {
 // PublishType publishes m as "names.type.v1 */ //go:generate echo pwned" to
 // the exchange "golden.names" with the routing key "key */ with\nnewline //go:generate
 // echo pwned", and waits for the broker's confirm. The options in opts apply
-// after that routing key, so a runtime.WithRoutingKey among them wins. See
-// runtime.Publish for its errors and for what cancelling ctx does.
+// after that routing key, so a runtime.WithRoutingKey among them wins. A
+// runtime.WithMessageID among opts gives m the producer's own identity
+// (x-acemq-id) instead of a fresh one: give a re-publish the id of the publish
+// it repeats, and a consumer's inbox handles it once. See runtime.Publish for
+// its errors and for what cancelling ctx does.
 func (p *FuncPublisher) PublishType(ctx context.Context, m Type, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, typeType, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
@@ -43,8 +46,11 @@ func (p *FuncPublisher) PublishTypeBatch(ctx context.Context, ms []Type, opts ..
 // echo pwned", and returns once it is written, without waiting for the
 // broker's confirm: the runtime.Pending's Wait gives the error PublishType
 // would have returned. The options in opts apply after that routing key, so a
-// runtime.WithRoutingKey among them wins. See runtime.PublishAsync for its
-// errors and for what cancelling ctx does.
+// runtime.WithRoutingKey among them wins. A runtime.WithMessageID among opts
+// gives m the producer's own identity (x-acemq-id) instead of a fresh one:
+// give a re-publish the id of the publish it repeats, and a consumer's inbox
+// handles it once. See runtime.PublishAsync for its errors and for what
+// cancelling ctx does.
 func (p *FuncPublisher) PublishTypeAsync(ctx context.Context, m Type, opts ...runtime.PublishOption) (*runtime.Pending, error) {
 	return runtime.PublishAsync(ctx, p.c, typeType, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
@@ -52,8 +58,11 @@ func (p *FuncPublisher) PublishTypeAsync(ctx context.Context, m Type, opts ...ru
 // PublishX2faCode publishes m as "names.2fa-code.v1" to the exchange
 // "golden.names" with the routing key "key */ with\nnewline //go:generate echo
 // pwned", and waits for the broker's confirm. The options in opts apply after
-// that routing key, so a runtime.WithRoutingKey among them wins. See
-// runtime.Publish for its errors and for what cancelling ctx does.
+// that routing key, so a runtime.WithRoutingKey among them wins. A
+// runtime.WithMessageID among opts gives m the producer's own identity
+// (x-acemq-id) instead of a fresh one: give a re-publish the id of the publish
+// it repeats, and a consumer's inbox handles it once. See runtime.Publish for
+// its errors and for what cancelling ctx does.
 func (p *FuncPublisher) PublishX2faCode(ctx context.Context, m X2faCode, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, x2faCodeType, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
@@ -73,8 +82,11 @@ func (p *FuncPublisher) PublishX2faCodeBatch(ctx context.Context, ms []X2faCode,
 // pwned", and returns once it is written, without waiting for the broker's
 // confirm: the runtime.Pending's Wait gives the error PublishX2faCode would
 // have returned. The options in opts apply after that routing key, so a
-// runtime.WithRoutingKey among them wins. See runtime.PublishAsync for its
-// errors and for what cancelling ctx does.
+// runtime.WithRoutingKey among them wins. A runtime.WithMessageID among opts
+// gives m the producer's own identity (x-acemq-id) instead of a fresh one:
+// give a re-publish the id of the publish it repeats, and a consumer's inbox
+// handles it once. See runtime.PublishAsync for its errors and for what
+// cancelling ctx does.
 func (p *FuncPublisher) PublishX2faCodeAsync(ctx context.Context, m X2faCode, opts ...runtime.PublishOption) (*runtime.Pending, error) {
 	return runtime.PublishAsync(ctx, p.c, x2faCodeType, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
@@ -82,8 +94,11 @@ func (p *FuncPublisher) PublishX2faCodeAsync(ctx context.Context, m X2faCode, op
 // PublishCaféCrème publishes m as "names.café.v1" to the exchange
 // "golden.names" with the routing key "key */ with\nnewline //go:generate echo
 // pwned", and waits for the broker's confirm. The options in opts apply after
-// that routing key, so a runtime.WithRoutingKey among them wins. See
-// runtime.Publish for its errors and for what cancelling ctx does.
+// that routing key, so a runtime.WithRoutingKey among them wins. A
+// runtime.WithMessageID among opts gives m the producer's own identity
+// (x-acemq-id) instead of a fresh one: give a re-publish the id of the publish
+// it repeats, and a consumer's inbox handles it once. See runtime.Publish for
+// its errors and for what cancelling ctx does.
 func (p *FuncPublisher) PublishCaféCrème(ctx context.Context, m CaféCrème, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, caféCrèmeType, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
@@ -103,8 +118,11 @@ func (p *FuncPublisher) PublishCaféCrèmeBatch(ctx context.Context, ms []CaféC
 // pwned", and returns once it is written, without waiting for the broker's
 // confirm: the runtime.Pending's Wait gives the error PublishCaféCrème would
 // have returned. The options in opts apply after that routing key, so a
-// runtime.WithRoutingKey among them wins. See runtime.PublishAsync for its
-// errors and for what cancelling ctx does.
+// runtime.WithRoutingKey among them wins. A runtime.WithMessageID among opts
+// gives m the producer's own identity (x-acemq-id) instead of a fresh one:
+// give a re-publish the id of the publish it repeats, and a consumer's inbox
+// handles it once. See runtime.PublishAsync for its errors and for what
+// cancelling ctx does.
 func (p *FuncPublisher) PublishCaféCrèmeAsync(ctx context.Context, m CaféCrème, opts ...runtime.PublishOption) (*runtime.Pending, error) {
 	return runtime.PublishAsync(ctx, p.c, caféCrèmeType, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
@@ -112,8 +130,11 @@ func (p *FuncPublisher) PublishCaféCrèmeAsync(ctx context.Context, m CaféCrè
 // PublishX订单 publishes m as "names.订单.v1" to the exchange
 // "golden.names" with the routing key "key */ with\nnewline //go:generate echo
 // pwned", and waits for the broker's confirm. The options in opts apply after
-// that routing key, so a runtime.WithRoutingKey among them wins. See
-// runtime.Publish for its errors and for what cancelling ctx does.
+// that routing key, so a runtime.WithRoutingKey among them wins. A
+// runtime.WithMessageID among opts gives m the producer's own identity
+// (x-acemq-id) instead of a fresh one: give a re-publish the id of the publish
+// it repeats, and a consumer's inbox handles it once. See runtime.Publish for
+// its errors and for what cancelling ctx does.
 func (p *FuncPublisher) PublishX订单(ctx context.Context, m X订单, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, x订单Type, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
@@ -133,8 +154,11 @@ func (p *FuncPublisher) PublishX订单Batch(ctx context.Context, ms []X订单, o
 // pwned", and returns once it is written, without waiting for the broker's
 // confirm: the runtime.Pending's Wait gives the error PublishX订单 would
 // have returned. The options in opts apply after that routing key, so a
-// runtime.WithRoutingKey among them wins. See runtime.PublishAsync for its
-// errors and for what cancelling ctx does.
+// runtime.WithRoutingKey among them wins. A runtime.WithMessageID among opts
+// gives m the producer's own identity (x-acemq-id) instead of a fresh one:
+// give a re-publish the id of the publish it repeats, and a consumer's inbox
+// handles it once. See runtime.PublishAsync for its errors and for what
+// cancelling ctx does.
 func (p *FuncPublisher) PublishX订单Async(ctx context.Context, m X订单, opts ...runtime.PublishOption) (*runtime.Pending, error) {
 	return runtime.PublishAsync(ctx, p.c, x订单Type, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
 }
@@ -152,8 +176,11 @@ func NewDirectPublisher(c *runtime.Connection) *DirectPublisher {
 // PublishRangeEvent publishes m as "names.range.v1" to the queue
 // "golden.names.other" through the default exchange, and waits for the
 // broker's confirm. The options in opts apply after that routing key, so a
-// runtime.WithRoutingKey among them wins. See runtime.Publish for its errors
-// and for what cancelling ctx does.
+// runtime.WithRoutingKey among them wins. A runtime.WithMessageID among opts
+// gives m the producer's own identity (x-acemq-id) instead of a fresh one:
+// give a re-publish the id of the publish it repeats, and a consumer's inbox
+// handles it once. See runtime.Publish for its errors and for what cancelling
+// ctx does.
 func (p *DirectPublisher) PublishRangeEvent(ctx context.Context, m RangeEvent, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, rangeEventType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.names.other")}, opts...)...)
 }
@@ -172,8 +199,10 @@ func (p *DirectPublisher) PublishRangeEventBatch(ctx context.Context, ms []Range
 // written, without waiting for the broker's confirm: the runtime.Pending's
 // Wait gives the error PublishRangeEvent would have returned. The options in
 // opts apply after that routing key, so a runtime.WithRoutingKey among them
-// wins. See runtime.PublishAsync for its errors and for what cancelling ctx
-// does.
+// wins. A runtime.WithMessageID among opts gives m the producer's own identity
+// (x-acemq-id) instead of a fresh one: give a re-publish the id of the publish
+// it repeats, and a consumer's inbox handles it once. See runtime.PublishAsync
+// for its errors and for what cancelling ctx does.
 func (p *DirectPublisher) PublishRangeEventAsync(ctx context.Context, m RangeEvent, opts ...runtime.PublishOption) (*runtime.Pending, error) {
 	return runtime.PublishAsync(ctx, p.c, rangeEventType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.names.other")}, opts...)...)
 }

@@ -22,8 +22,11 @@ func NewOrdersPublisher(c *runtime.Connection) *OrdersPublisher {
 // PublishOrderPlaced publishes m as "order.placed.v2" to the exchange
 // "golden.orders" with the routing key "order.created", and waits for the
 // broker's confirm. The options in opts apply after that routing key, so a
-// runtime.WithRoutingKey among them wins. See runtime.Publish for its errors
-// and for what cancelling ctx does.
+// runtime.WithRoutingKey among them wins. A runtime.WithMessageID among opts
+// gives m the producer's own identity (x-acemq-id) instead of a fresh one:
+// give a re-publish the id of the publish it repeats, and a consumer's inbox
+// handles it once. See runtime.Publish for its errors and for what cancelling
+// ctx does.
 func (p *OrdersPublisher) PublishOrderPlaced(ctx context.Context, m OrderPlaced, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, orderPlacedType, "golden.orders", m, append([]runtime.PublishOption{runtime.WithRoutingKey("order.created")}, opts...)...)
 }
@@ -42,8 +45,10 @@ func (p *OrdersPublisher) PublishOrderPlacedBatch(ctx context.Context, ms []Orde
 // written, without waiting for the broker's confirm: the runtime.Pending's
 // Wait gives the error PublishOrderPlaced would have returned. The options in
 // opts apply after that routing key, so a runtime.WithRoutingKey among them
-// wins. See runtime.PublishAsync for its errors and for what cancelling ctx
-// does.
+// wins. A runtime.WithMessageID among opts gives m the producer's own identity
+// (x-acemq-id) instead of a fresh one: give a re-publish the id of the publish
+// it repeats, and a consumer's inbox handles it once. See runtime.PublishAsync
+// for its errors and for what cancelling ctx does.
 func (p *OrdersPublisher) PublishOrderPlacedAsync(ctx context.Context, m OrderPlaced, opts ...runtime.PublishOption) (*runtime.Pending, error) {
 	return runtime.PublishAsync(ctx, p.c, orderPlacedType, "golden.orders", m, append([]runtime.PublishOption{runtime.WithRoutingKey("order.created")}, opts...)...)
 }
@@ -51,8 +56,11 @@ func (p *OrdersPublisher) PublishOrderPlacedAsync(ctx context.Context, m OrderPl
 // PublishOrderCancelled publishes m as "order.cancelled.v1" to the exchange
 // "golden.orders" with the routing key "order.cancelled", and waits for the
 // broker's confirm. The options in opts apply after that routing key, so a
-// runtime.WithRoutingKey among them wins. See runtime.Publish for its errors
-// and for what cancelling ctx does.
+// runtime.WithRoutingKey among them wins. A runtime.WithMessageID among opts
+// gives m the producer's own identity (x-acemq-id) instead of a fresh one:
+// give a re-publish the id of the publish it repeats, and a consumer's inbox
+// handles it once. See runtime.Publish for its errors and for what cancelling
+// ctx does.
 func (p *OrdersPublisher) PublishOrderCancelled(ctx context.Context, m OrderCancelled, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, orderCancelledType, "golden.orders", m, append([]runtime.PublishOption{runtime.WithRoutingKey("order.cancelled")}, opts...)...)
 }
@@ -71,8 +79,11 @@ func (p *OrdersPublisher) PublishOrderCancelledBatch(ctx context.Context, ms []O
 // once it is written, without waiting for the broker's confirm: the
 // runtime.Pending's Wait gives the error PublishOrderCancelled would have
 // returned. The options in opts apply after that routing key, so a
-// runtime.WithRoutingKey among them wins. See runtime.PublishAsync for its
-// errors and for what cancelling ctx does.
+// runtime.WithRoutingKey among them wins. A runtime.WithMessageID among opts
+// gives m the producer's own identity (x-acemq-id) instead of a fresh one:
+// give a re-publish the id of the publish it repeats, and a consumer's inbox
+// handles it once. See runtime.PublishAsync for its errors and for what
+// cancelling ctx does.
 func (p *OrdersPublisher) PublishOrderCancelledAsync(ctx context.Context, m OrderCancelled, opts ...runtime.PublishOption) (*runtime.Pending, error) {
 	return runtime.PublishAsync(ctx, p.c, orderCancelledType, "golden.orders", m, append([]runtime.PublishOption{runtime.WithRoutingKey("order.cancelled")}, opts...)...)
 }

@@ -46,8 +46,11 @@ func (p *PricingPublisher) RequestQuoteRequested(ctx context.Context, m QuoteReq
 // PublishPriceChanged publishes m as "pricing.price.changed.v1" to the queue
 // "golden.pricing.changes" through the default exchange, and waits for the
 // broker's confirm. The options in opts apply after that routing key, so a
-// runtime.WithRoutingKey among them wins. See runtime.Publish for its errors
-// and for what cancelling ctx does.
+// runtime.WithRoutingKey among them wins. A runtime.WithMessageID among opts
+// gives m the producer's own identity (x-acemq-id) instead of a fresh one:
+// give a re-publish the id of the publish it repeats, and a consumer's inbox
+// handles it once. See runtime.Publish for its errors and for what cancelling
+// ctx does.
 func (p *PricingPublisher) PublishPriceChanged(ctx context.Context, m PriceChanged, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, priceChangedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.pricing.changes")}, opts...)...)
 }
@@ -66,8 +69,11 @@ func (p *PricingPublisher) PublishPriceChangedBatch(ctx context.Context, ms []Pr
 // once it is written, without waiting for the broker's confirm: the
 // runtime.Pending's Wait gives the error PublishPriceChanged would have
 // returned. The options in opts apply after that routing key, so a
-// runtime.WithRoutingKey among them wins. See runtime.PublishAsync for its
-// errors and for what cancelling ctx does.
+// runtime.WithRoutingKey among them wins. A runtime.WithMessageID among opts
+// gives m the producer's own identity (x-acemq-id) instead of a fresh one:
+// give a re-publish the id of the publish it repeats, and a consumer's inbox
+// handles it once. See runtime.PublishAsync for its errors and for what
+// cancelling ctx does.
 func (p *PricingPublisher) PublishPriceChangedAsync(ctx context.Context, m PriceChanged, opts ...runtime.PublishOption) (*runtime.Pending, error) {
 	return runtime.PublishAsync(ctx, p.c, priceChangedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.pricing.changes")}, opts...)...)
 }

@@ -22,8 +22,11 @@ func NewDirectPublisher(c *runtime.Connection) *DirectPublisher {
 // PublishOrderPlaced publishes m as "golden.registry.order.v1" to the queue
 // "golden.registry" through the default exchange, and waits for the broker's
 // confirm. The options in opts apply after that routing key, so a
-// runtime.WithRoutingKey among them wins. See runtime.Publish for its errors
-// and for what cancelling ctx does.
+// runtime.WithRoutingKey among them wins. A runtime.WithMessageID among opts
+// gives m the producer's own identity (x-acemq-id) instead of a fresh one:
+// give a re-publish the id of the publish it repeats, and a consumer's inbox
+// handles it once. See runtime.Publish for its errors and for what cancelling
+// ctx does.
 func (p *DirectPublisher) PublishOrderPlaced(ctx context.Context, m OrderPlaced, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, orderPlacedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.registry")}, opts...)...)
 }
@@ -42,8 +45,10 @@ func (p *DirectPublisher) PublishOrderPlacedBatch(ctx context.Context, ms []Orde
 // written, without waiting for the broker's confirm: the runtime.Pending's
 // Wait gives the error PublishOrderPlaced would have returned. The options in
 // opts apply after that routing key, so a runtime.WithRoutingKey among them
-// wins. See runtime.PublishAsync for its errors and for what cancelling ctx
-// does.
+// wins. A runtime.WithMessageID among opts gives m the producer's own identity
+// (x-acemq-id) instead of a fresh one: give a re-publish the id of the publish
+// it repeats, and a consumer's inbox handles it once. See runtime.PublishAsync
+// for its errors and for what cancelling ctx does.
 func (p *DirectPublisher) PublishOrderPlacedAsync(ctx context.Context, m OrderPlaced, opts ...runtime.PublishOption) (*runtime.Pending, error) {
 	return runtime.PublishAsync(ctx, p.c, orderPlacedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.registry")}, opts...)...)
 }

@@ -23,8 +23,11 @@ func NewShippingPublisher(c *runtime.Connection) *ShippingPublisher {
 // PublishShipmentRequested publishes m as "shipment.requested.v1" to the queue
 // "golden.shipping.requests" through the default exchange, and waits for the
 // broker's confirm. The options in opts apply after that routing key, so a
-// runtime.WithRoutingKey among them wins. See runtime.Publish for its errors
-// and for what cancelling ctx does.
+// runtime.WithRoutingKey among them wins. A runtime.WithMessageID among opts
+// gives m the producer's own identity (x-acemq-id) instead of a fresh one:
+// give a re-publish the id of the publish it repeats, and a consumer's inbox
+// handles it once. See runtime.Publish for its errors and for what cancelling
+// ctx does.
 func (p *ShippingPublisher) PublishShipmentRequested(ctx context.Context, m ShipmentRequested, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, shipmentRequestedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.shipping.requests")}, opts...)...)
 }
@@ -43,8 +46,11 @@ func (p *ShippingPublisher) PublishShipmentRequestedBatch(ctx context.Context, m
 // once it is written, without waiting for the broker's confirm: the
 // runtime.Pending's Wait gives the error PublishShipmentRequested would have
 // returned. The options in opts apply after that routing key, so a
-// runtime.WithRoutingKey among them wins. See runtime.PublishAsync for its
-// errors and for what cancelling ctx does.
+// runtime.WithRoutingKey among them wins. A runtime.WithMessageID among opts
+// gives m the producer's own identity (x-acemq-id) instead of a fresh one:
+// give a re-publish the id of the publish it repeats, and a consumer's inbox
+// handles it once. See runtime.PublishAsync for its errors and for what
+// cancelling ctx does.
 func (p *ShippingPublisher) PublishShipmentRequestedAsync(ctx context.Context, m ShipmentRequested, opts ...runtime.PublishOption) (*runtime.Pending, error) {
 	return runtime.PublishAsync(ctx, p.c, shipmentRequestedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.shipping.requests")}, opts...)...)
 }

@@ -50,8 +50,8 @@ func outboxFile(m *model.Model, source string) *jen.File {
 //	}
 func publishTxMethod(f *jen.File, m *model.Model, p *model.Publisher, pm *model.Published) {
 	msg := pm.Message
-	doc(f.Comment, "%s writes m, as %q %s, to the outbox in tx: encoded and validated now (an invalid m is an error matching runtime.ErrInvalidMessage, and nothing is written), published by the relay once tx commits.%s See pgstore.PublishTx for the ordering key and its lock.",
-		pm.TxName, msg.Type, route(p, pm), optionsNote(pm))
+	doc(f.Comment, "%s writes m, as %q %s, to the outbox in tx: encoded and validated now (an invalid m is an error matching runtime.ErrInvalidMessage, and nothing is written), published by the relay once tx commits.%s%s See pgstore.PublishTx for the ordering key and its lock.",
+		pm.TxName, msg.Type, route(p, pm), optionsNote(pm), idNote)
 	f.Func().Params(jen.Id("p").Op("*").Id(p.OutboxName)).Id(pm.TxName).Params(
 		jen.Id("ctx").Qual(contextPkg, "Context"),
 		jen.Id("tx").Qual(pgxPkg, "Tx"),

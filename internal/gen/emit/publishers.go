@@ -66,6 +66,9 @@ func optionsNote(pm *model.Published) string {
 	return " The options in opts apply after that routing key, so a runtime.WithRoutingKey among them wins."
 }
 
+// idNote is what a publish method of one message says of its identity.
+const idNote = " A runtime.WithMessageID among opts gives m the producer's own identity (x-acemq-id) instead of a fresh one: give a re-publish the id of the publish it repeats, and a consumer's inbox handles it once."
+
 // publishMethod emits
 //
 //	func (p *OrdersPublisher) PublishOrderPlaced(ctx context.Context, m OrderPlaced, opts ...runtime.PublishOption) error {
@@ -73,8 +76,8 @@ func optionsNote(pm *model.Published) string {
 //	}
 func publishMethod(f *jen.File, p *model.Publisher, pm *model.Published) {
 	msg := pm.Message
-	doc(f.Comment, "%s publishes m as %q %s, and waits for the broker's confirm.%s See runtime.Publish for its errors and for what cancelling ctx does.",
-		pm.Method, msg.Type, route(p, pm), optionsNote(pm))
+	doc(f.Comment, "%s publishes m as %q %s, and waits for the broker's confirm.%s%s See runtime.Publish for its errors and for what cancelling ctx does.",
+		pm.Method, msg.Type, route(p, pm), optionsNote(pm), idNote)
 	f.Func().Params(jen.Id("p").Op("*").Id(p.GoName)).Id(pm.Method).Params(
 		jen.Id("ctx").Qual(contextPkg, "Context"),
 		jen.Id("m").Id(msg.GoName),
@@ -103,8 +106,8 @@ func publishBatchMethod(f *jen.File, p *model.Publisher, pm *model.Published) {
 // publishAsyncMethod emits PublishOrderPlacedAsync over runtime.PublishAsync.
 func publishAsyncMethod(f *jen.File, p *model.Publisher, pm *model.Published) {
 	msg := pm.Message
-	doc(f.Comment, "%s publishes m as %q %s, and returns once it is written, without waiting for the broker's confirm: the runtime.Pending's Wait gives the error %s would have returned.%s See runtime.PublishAsync for its errors and for what cancelling ctx does.",
-		pm.AsyncName, msg.Type, route(p, pm), pm.Method, optionsNote(pm))
+	doc(f.Comment, "%s publishes m as %q %s, and returns once it is written, without waiting for the broker's confirm: the runtime.Pending's Wait gives the error %s would have returned.%s%s See runtime.PublishAsync for its errors and for what cancelling ctx does.",
+		pm.AsyncName, msg.Type, route(p, pm), pm.Method, optionsNote(pm), idNote)
 	f.Func().Params(jen.Id("p").Op("*").Id(p.GoName)).Id(pm.AsyncName).Params(
 		jen.Id("ctx").Qual(contextPkg, "Context"),
 		jen.Id("m").Id(msg.GoName),

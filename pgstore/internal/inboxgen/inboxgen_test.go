@@ -94,6 +94,65 @@ func TestGeneratedInbox(t *testing.T) {
 	}
 }
 
+// The producer's side: the generated publisher given the same
+// runtime.WithMessageID twice (a re-publish after a confirm that never
+// came) delivers one id twice, and the inbox's handler runs once.
+func TestGeneratedRepublishWithTheSameIDIsHandledOnce(t *testing.T) {
+	pool, _ := pgtest.Schema(t, "inboxgen_republish")
+	ctx := context.Background()
+	if err := pgstore.Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `CREATE TABLE ledger (payment_id text NOT NULL, amount_cents bigint NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	inbox, err := pgstore.NewInbox(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := runtime.Dial(ctx, acemqtest.VHost(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if err := conn.Declare(ctx, Topology()); err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	cs, err := ConsumePaymentsReceived(ctx, conn, inbox, PaymentsReceivedHandlerFunc(
+		func(ctx context.Context, tx pgx.Tx, m *runtime.Message[PaymentReceived]) runtime.Ack {
+			calls.Add(1)
+			if _, err := tx.Exec(ctx, `INSERT INTO ledger VALUES ($1, $2)`, m.Payload.PaymentID, m.Payload.AmountCents); err != nil {
+				return runtime.Retry(err)
+			}
+			return runtime.Accept()
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close(ctx)
+	m := PaymentReceived{PaymentID: "P-9", AmountCents: 700}
+	for range 2 { // the publish, then the producer's re-publish
+		if err := NewPaymentsPublisher(conn).PublishPaymentReceived(ctx, m, runtime.WithMessageID("payment-received:"+m.PaymentID)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for s := inbox.Stats(); s.Handled+s.Duplicates < 2; s = inbox.Stats() {
+		if time.Now().After(deadline) {
+			t.Fatalf("settled %+v of 2 deliveries in 30s", s)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var rows int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM ledger WHERE payment_id = 'P-9'`).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 1 || calls.Load() != 1 || inbox.Stats().Duplicates != 1 {
+		t.Errorf("ledger rows %d, handler calls %d, Stats %+v; want 1, 1, one duplicate", rows, calls.Load(), inbox.Stats())
+	}
+}
+
 // Only the consumers of a queue with an inbox import pgstore and pgx: the
 // other generated files do not.
 func TestOnlyTheInboxConsumersImportPgx(t *testing.T) {

@@ -23,8 +23,11 @@ func NewPaymentsPublisher(c *runtime.Connection) *PaymentsPublisher {
 // PublishPaymentReceived publishes m as "payment.received.v1" to the queue
 // "payments.received" through the default exchange, and waits for the broker's
 // confirm. The options in opts apply after that routing key, so a
-// runtime.WithRoutingKey among them wins. See runtime.Publish for its errors
-// and for what cancelling ctx does.
+// runtime.WithRoutingKey among them wins. A runtime.WithMessageID among opts
+// gives m the producer's own identity (x-acemq-id) instead of a fresh one:
+// give a re-publish the id of the publish it repeats, and a consumer's inbox
+// handles it once. See runtime.Publish for its errors and for what cancelling
+// ctx does.
 func (p *PaymentsPublisher) PublishPaymentReceived(ctx context.Context, m PaymentReceived, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, paymentReceivedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("payments.received")}, opts...)...)
 }
@@ -43,8 +46,10 @@ func (p *PaymentsPublisher) PublishPaymentReceivedBatch(ctx context.Context, ms 
 // is written, without waiting for the broker's confirm: the runtime.Pending's
 // Wait gives the error PublishPaymentReceived would have returned. The options
 // in opts apply after that routing key, so a runtime.WithRoutingKey among them
-// wins. See runtime.PublishAsync for its errors and for what cancelling ctx
-// does.
+// wins. A runtime.WithMessageID among opts gives m the producer's own identity
+// (x-acemq-id) instead of a fresh one: give a re-publish the id of the publish
+// it repeats, and a consumer's inbox handles it once. See runtime.PublishAsync
+// for its errors and for what cancelling ctx does.
 func (p *PaymentsPublisher) PublishPaymentReceivedAsync(ctx context.Context, m PaymentReceived, opts ...runtime.PublishOption) (*runtime.Pending, error) {
 	return runtime.PublishAsync(ctx, p.c, paymentReceivedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("payments.received")}, opts...)...)
 }

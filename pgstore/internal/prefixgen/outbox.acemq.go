@@ -31,8 +31,10 @@ func NewBillingOutbox(ob *pgstore.Outbox) *BillingOutbox {
 // encoded and validated now (an invalid m is an error matching
 // runtime.ErrInvalidMessage, and nothing is written), published by the relay
 // once tx commits. The options in opts apply after that routing key, so a
-// runtime.WithRoutingKey among them wins. See pgstore.PublishTx for the
-// ordering key and its lock.
+// runtime.WithRoutingKey among them wins. A runtime.WithMessageID among opts
+// gives m the producer's own identity (x-acemq-id) instead of a fresh one:
+// give a re-publish the id of the publish it repeats, and a consumer's inbox
+// handles it once. See pgstore.PublishTx for the ordering key and its lock.
 func (p *BillingOutbox) PublishPaymentReceivedTx(ctx context.Context, tx pgx.Tx, m PaymentReceived, opts ...runtime.PublishOption) error {
 	if p.ob.Prefix() != TablePrefix {
 		return errors.New("PublishPaymentReceivedTx: the outbox is not on the manifest's table billing_outbox: make it with pgstore.WithPrefix(TablePrefix)")

@@ -22,8 +22,11 @@ func NewBillingPublisher(c *runtime.Connection) *BillingPublisher {
 // PublishPaymentReceived publishes m as "payment.received.v1" to the queue
 // "billing.payments" through the default exchange, and waits for the broker's
 // confirm. The options in opts apply after that routing key, so a
-// runtime.WithRoutingKey among them wins. See runtime.Publish for its errors
-// and for what cancelling ctx does.
+// runtime.WithRoutingKey among them wins. A runtime.WithMessageID among opts
+// gives m the producer's own identity (x-acemq-id) instead of a fresh one:
+// give a re-publish the id of the publish it repeats, and a consumer's inbox
+// handles it once. See runtime.Publish for its errors and for what cancelling
+// ctx does.
 func (p *BillingPublisher) PublishPaymentReceived(ctx context.Context, m PaymentReceived, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p.c, paymentReceivedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("billing.payments")}, opts...)...)
 }
@@ -42,8 +45,10 @@ func (p *BillingPublisher) PublishPaymentReceivedBatch(ctx context.Context, ms [
 // is written, without waiting for the broker's confirm: the runtime.Pending's
 // Wait gives the error PublishPaymentReceived would have returned. The options
 // in opts apply after that routing key, so a runtime.WithRoutingKey among them
-// wins. See runtime.PublishAsync for its errors and for what cancelling ctx
-// does.
+// wins. A runtime.WithMessageID among opts gives m the producer's own identity
+// (x-acemq-id) instead of a fresh one: give a re-publish the id of the publish
+// it repeats, and a consumer's inbox handles it once. See runtime.PublishAsync
+// for its errors and for what cancelling ctx does.
 func (p *BillingPublisher) PublishPaymentReceivedAsync(ctx context.Context, m PaymentReceived, opts ...runtime.PublishOption) (*runtime.Pending, error) {
 	return runtime.PublishAsync(ctx, p.c, paymentReceivedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("billing.payments")}, opts...)...)
 }
