@@ -22,6 +22,9 @@ type decodeInfo struct {
 	// received is when the consumer took the delivery from its channel
 	// (ReceivedAt).
 	received time.Time
+	// replyTo is the consumer's WithReplyToAllowed (nil: the default
+	// rule), for its request routes.
+	replyTo *replyToRule
 }
 
 type decodeInfoKey struct{}

@@ -170,7 +170,8 @@ type consumeConfig struct {
 	requeueOnFailure bool
 	bodyInLogs       int
 	maxBody          int
-	requesterCheck   bool // WithRequesterCheck
+	requesterCheck   bool         // WithRequesterCheck
+	replyToAllowed   *replyToRule // WithReplyToAllowed; nil: the default
 	setAside         setAsideTiming
 	registryWaits    registryWaits // zero: the defaults (hold.go); tests set it (export_test.go)
 	redeliveryLimit  int

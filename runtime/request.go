@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,12 +41,22 @@ const (
 // echoing it could make the reply outgrow a frame.
 const maxReplyToken = 255
 
+// maxReplyQueueName is the longest queue name AMQP carries (a short
+// string): a longer reply queue is refused before it is declared.
+const maxReplyQueueName = 255
+
 // maxOwed is how many caller-chosen correlation ids a Requester remembers
 // as owed a reply (Requester.owed).
 const maxOwed = 4096
 
 // directReplyTo is RabbitMQ's pseudo-queue for direct reply-to.
 const directReplyTo = "amq.rabbitmq.reply-to"
+
+// ReplyQueuePrefix begins the name of every reply queue a Requester
+// declares (WithReplyQueue): a responder replies to a queue of that shape,
+// and to direct reply-to addresses, and parks a request whose reply_to is
+// anything else unless WithReplyToAllowed names it.
+const ReplyQueuePrefix = "acemq.reply."
 
 // ErrNoReply is matched by the error of a request whose reply can no longer
 // arrive: its reply channel closed (the connection was lost; direct
@@ -140,15 +151,20 @@ func (f requesterOptionFunc) applyRequester(r *Requester) { f(r) }
 const DefaultReplyQueueTTL = 30 * time.Minute
 
 // WithReplyQueue makes the Requester take its replies from a durable queue
-// of its own, name, instead of direct reply-to: a reply that arrives while
-// the Requester reconnects waits there and reaches its caller, if the
-// caller still waits. The queue is declared durable with x-expires ttl
-// (DefaultReplyQueueTTL when ttl is 0): the broker deletes it once no
-// requester has used it for that long (RabbitMQ 4.3 refuses transient
-// queues that are not exclusive). name must be one client's alone: two
-// requesters on one queue take each other's replies.
+// of its own instead of direct reply-to: a reply that arrives while the
+// Requester reconnects waits there and reaches its caller, if the caller
+// still waits. The queue is named ReplyQueuePrefix + name (name as it is
+// when it begins with ReplyQueuePrefix already), the shape a responder
+// replies to (Requester.ReplyTo says the name). It is declared durable
+// with x-expires ttl (DefaultReplyQueueTTL when ttl is 0): the broker
+// deletes it once no requester has used it for that long (RabbitMQ 4.3
+// refuses transient queues that are not exclusive). name must be one
+// client's alone: two requesters on one queue take each other's replies.
 func WithReplyQueue(name string, ttl time.Duration) RequesterOption {
 	return requesterOptionFunc(func(r *Requester) {
+		if !strings.HasPrefix(name, ReplyQueuePrefix) {
+			name = ReplyQueuePrefix + name
+		}
 		r.queue, r.ttl = name, ttl
 		if r.ttl <= 0 {
 			r.ttl = DefaultReplyQueueTTL
@@ -191,6 +207,10 @@ func (r *Requester) Waiting() int {
 	defer r.mu.Unlock()
 	return len(r.waits)
 }
+
+// ReplyTo is the reply_to its requests carry: amq.rabbitmq.reply-to, or
+// its reply queue's name (WithReplyQueue).
+func (r *Requester) ReplyTo() string { return r.replyTo() }
 
 func (r *Requester) replyTo() string {
 	if r.queue != "" {
@@ -568,6 +588,10 @@ func (r *Requester) open(ctx context.Context) (*replySession, error) {
 	from := directReplyTo
 	if r.queue != "" {
 		from = r.queue
+		if len(from) > maxReplyQueueName {
+			cc.close(ctx)
+			return nil, fmt.Errorf("the reply queue %q: %w: its name is %d bytes, over AMQP's 255", from, ErrInvalidMessage, len(from))
+		}
 		args := amqp.Table{"x-expires": r.ttl.Milliseconds()}
 		if err := cc.do(ctx, "queue.declare", func(ch *amqp.Channel) error {
 			_, err := ch.QueueDeclare(r.queue, true, false, false, false, args)

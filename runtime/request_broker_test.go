@@ -368,8 +368,9 @@ func TestThousandConcurrentRequests(t *testing.T) {
 func TestReplyQueue(t *testing.T) {
 	c := dial(t)
 	q := responder(t, c, priced)
-	replies := brokertest.Queue(t, "rr-replies")
-	r := requester(t, c, runtime.WithReplyQueue(replies, time.Minute))
+	r := requester(t, c, runtime.WithReplyQueue(brokertest.Name("rr-replies"), time.Minute))
+	replies := r.ReplyTo() // acemq.reply.<name>: the shape a responder replies to
+	t.Cleanup(func() { brokertest.DeleteQueues(t, replies) })
 	got, err := runtime.Request(ctxFor(t, wait), r, quoteReqType, quoteType, "", "A-1", runtime.WithRoutingKey(q))
 	if err != nil || got != "price of A-1" {
 		t.Fatalf("Request = %q, %v", got, err)

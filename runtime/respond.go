@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -41,8 +42,10 @@ func RetryRequest(err error) error { return &retryRequestError{err: err} }
 // the reply. With WithRequesterCheck on the consumer, a request whose
 // caller has gone is settled before h is called.
 //
-// A request without reply_to is parked (nowhere to reply); one that does
-// not decode is answered with a *ReplyError "bad_request" and parked; one
+// A request without reply_to is parked (nowhere to reply), and so is one
+// whose reply_to is not a requester's address (a direct reply-to address
+// or a queue of ReplyQueuePrefix's shape, unless WithReplyToAllowed says
+// more) without calling h; one that does not decode is answered with a *ReplyError "bad_request" and parked; one
 // that expects another reply type than repType is answered
 // "wrong_reply_type"; a handler that panics answers "panic" with the
 // panic's reason. A reply the broker cannot deliver (its requester has
@@ -142,17 +145,23 @@ type responding struct {
 }
 
 // precheck settles, before any decode, a request that cannot be answered:
-// no reply_to (parked), another reply type expected (answered), its caller
-// gone (with WithRequesterCheck).
+// no reply_to, or one that is not a requester's reply address (parked),
+// another reply type expected (answered), its caller gone (with
+// WithRequesterCheck).
 func (r responding) precheck(ctx context.Context) (Ack, bool) {
 	if r.d.ReplyTo == "" {
 		return Park(errors.New("a request without reply_to: there is nowhere to send its reply")), true
+	}
+	info := decodeInfoOf(ctx)
+	if !info.replyTo.allows(r.d.ReplyTo) {
+		return Park(fmt.Errorf("a request whose reply_to %q is not a requester's reply address (%s*, %s*%s): its reply was not sent",
+			r.d.ReplyTo, directReplyTo+".", ReplyQueuePrefix, info.replyTo.String())), true
 	}
 	if want := headerString(r.d.Headers, HeaderReplyType); want != "" && want != r.replyType {
 		err := &ReplyError{Code: "wrong_reply_type", Reason: fmt.Sprintf("the responder replies %q, not %q", r.replyType, want)}
 		return r.replyError(ctx, err), true
 	}
-	if decodeInfoOf(ctx).checkRequester && !r.requesterThere(ctx) {
+	if info.checkRequester && !r.requesterThere(ctx) {
 		return Accept(), true
 	}
 	return Ack{}, false
@@ -263,4 +272,77 @@ func (c *Connection) RequesterWaiting(ctx context.Context, replyTo string) (bool
 // for handlers whose work is expensive.
 func WithRequesterCheck() ConsumeOption {
 	return consumeOptionFunc(func(c *consumeConfig) { c.requesterCheck = true })
+}
+
+// WithReplyToAllowed widens the reply addresses a consumer's request
+// routes reply to. By default a responder replies only to a direct
+// reply-to address (amq.rabbitmq.reply-to.*, as the broker rewrites a
+// requester's) and to a queue of ReplyQueuePrefix's shape (a Requester's
+// WithReplyQueue); a request whose reply_to is anything else, another
+// service's queue say, is parked with the reason and its handler is not
+// called, so that no request makes the responder publish, with its
+// identity and permissions, into a queue it names. Each of names allows
+// that queue, or, ending in "*", every queue whose name begins with what
+// comes before the "*" (a requester of another library that replies
+// through a queue of its own naming). Given more than once, the names add
+// up.
+func WithReplyToAllowed(names ...string) ConsumeOption {
+	return consumeOptionFunc(func(c *consumeConfig) {
+		rule := &replyToRule{}
+		if c.replyToAllowed != nil {
+			*rule = *c.replyToAllowed
+			rule.names = slices.Clone(rule.names)
+			rule.prefixes = slices.Clone(rule.prefixes)
+		}
+		for _, n := range names {
+			if p, ok := strings.CutSuffix(n, "*"); ok {
+				rule.prefixes = append(rule.prefixes, p)
+			} else if n != "" {
+				rule.names = append(rule.names, n)
+			}
+		}
+		c.replyToAllowed = rule
+	})
+}
+
+// replyToRule is what a responder replies to besides direct reply-to
+// addresses and ReplyQueuePrefix's queues: WithReplyToAllowed's names and
+// prefixes. A nil rule allows those two alone.
+type replyToRule struct {
+	names, prefixes []string
+}
+
+// allows reports whether a reply may go to replyTo.
+func (r *replyToRule) allows(replyTo string) bool {
+	if strings.HasPrefix(replyTo, directReplyTo+".") || strings.HasPrefix(replyTo, ReplyQueuePrefix) {
+		return true
+	}
+	if r == nil {
+		return false
+	}
+	if slices.Contains(r.names, replyTo) {
+		return true
+	}
+	for _, p := range r.prefixes {
+		if strings.HasPrefix(replyTo, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// String is the rule's names and prefixes, as a reason lists them: ""
+// for none.
+func (r *replyToRule) String() string {
+	if r == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, n := range r.names {
+		b.WriteString(", " + n)
+	}
+	for _, p := range r.prefixes {
+		b.WriteString(", " + p + "*")
+	}
+	return b.String()
 }

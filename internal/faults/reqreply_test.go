@@ -266,6 +266,7 @@ func TestReplyQueueSurvivesTheRequestersReconnect(t *testing.T) {
 	defer px.Close()
 	c := dialQuiet(t, "amqp://guest:guest@"+px.Addr()+"/", runtime.WithReconnectBackoff(50*time.Millisecond, 500*time.Millisecond))
 	r := runtime.NewRequester(c, runtime.WithReplyQueue(replies, time.Minute))
+	replies = r.ReplyTo() // acemq.reply.<name>
 	const timeout = 30 * time.Second
 	type result struct {
 		reply string
