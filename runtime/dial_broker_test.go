@@ -186,6 +186,28 @@ func TestDialWaitsForABrokerThatComesUp(t *testing.T) {
 	}
 }
 
+// Why capabilityConn (dial.go) is still there: amqp091-go (v1.17 too)
+// does not advertise authentication_failure_close, so the broker answers
+// its wrong password by dropping the socket after a delay, never with 403
+// ACCESS_REFUSED; amqp091-go can only guess ErrCredentials. When this
+// test fails, amqp091-go advertises the capability itself: drop
+// capabilityConn and the paragraph of docs/runtime.md on it.
+func TestAMQP091AloneGetsNoRefusedLoginReply(t *testing.T) {
+	t.Parallel()
+	u := withPassword(t, brokertest.Require(t), "not-the-password")
+	start := time.Now()
+	conn, err := amqp.DialConfig(u, amqp.Config{})
+	if err == nil {
+		_ = conn.Close()
+		t.Fatal("DialConfig with a wrong password succeeded")
+	}
+	t.Logf("raw amqp091-go: %v after %s", err, time.Since(start).Round(time.Millisecond))
+	var ae *amqp.Error
+	if errors.As(err, &ae) && ae.Server && ae.Code == amqp.AccessRefused {
+		t.Errorf("raw amqp091-go got the broker's 403 (%v): it advertises authentication_failure_close now, capabilityConn is no longer needed", ae)
+	}
+}
+
 // A wrong password is not retried: Dial fails in under a second with
 // ErrAuth, and the broker's own reply is reachable with errors.As.
 func TestDialWrongPasswordFailsAtOnce(t *testing.T) {

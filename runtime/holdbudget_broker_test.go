@@ -271,6 +271,22 @@ func TestHoldBudgetRefused(t *testing.T) {
 	}
 }
 
+// A qos at the edge of what basic.qos carries (65535, which amqp091-go
+// v1.17's Qos checks too) subscribes, and the broker applies it whole; one
+// past it is refused by Consume before amqp091-go is asked
+// (TestHoldBudgetRefused).
+func TestQosAtTheEdgeSubscribes(t *testing.T) {
+	t.Parallel()
+	c := dial(t)
+	q := brokertest.Queue(t, "holdbudget.edge")
+	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
+	// 65455 + the default hold budget (16) + ack slack (64) = 65535.
+	consume(t, c, q, nil, accept, runtime.WithPrefetch(65455))
+	if got := consumerPrefetch(t, q); got != 65535 {
+		t.Errorf("the broker applies prefetch %d, want 65535", got)
+	}
+}
+
 // The default hold budget and ack slack are the prefetch (each capped),
 // except under a redelivery limit: there every message sent ahead shares
 // a poison message's crash and its count, so the window stays at the
