@@ -63,7 +63,11 @@ func WithTTL(d time.Duration) Option { return func(c *config) { c.ttl = d } }
 func WithLease(d time.Duration) Option { return func(c *config) { c.lease = d } }
 
 // WithUnavailableHold sets how long a delivery waits for Redis that does
-// not answer before it is retried (default 10 minutes).
+// not answer before it is retried (default 10 minutes, under the broker's
+// 30-minute consumer timeout), counted from when the consumer received it
+// (runtime.ReceivedAt; Process called outside a handler counts from its
+// first failure): every delivery of a full prefetch is held about this
+// long, not the last of them a hold per delivery ahead of it.
 func WithUnavailableHold(d time.Duration) Option { return func(c *config) { c.holdMax = d } }
 
 // WithMeterProvider sets where the metrics go (default otel's global).
@@ -158,10 +162,15 @@ func (d *Dedup) free(ctx context.Context, key, token string) {
 
 // claim takes key's lease: the new token, or "" when the id was handled.
 // A lease another delivery holds is waited for; Redis that does not answer
-// is waited for up to the hold.
+// is waited for until the hold is over, counted from when the consumer
+// received the delivery (runtime.ReceivedAt; from the first failure when
+// ctx is no handler's), so that the deliveries behind it in the prefetch,
+// unacknowledged all along, are held as long as it is and not a hold each
+// after it; one whose turn comes past its hold is tried once.
 func (d *Dedup) claim(ctx context.Context, key string) (string, error) {
 	token := newToken()
-	wait, since := 20*time.Millisecond, time.Time{}
+	from, received := runtime.ReceivedAt(ctx)
+	wait, failing := 20*time.Millisecond, false
 	for {
 		ok, err := d.rdb.SetNX(ctx, key, token, d.cfg.lease).Result()
 		if err == nil && ok {
@@ -182,24 +191,30 @@ func (d *Dedup) claim(ctx context.Context, key string) (string, error) {
 				err = nil
 			}
 		}
+		next := wait
 		if err != nil {
 			if ctx.Err() != nil {
 				return "", fmt.Errorf("redisstore: dedup: %w", ctx.Err())
 			}
-			if since.IsZero() {
-				since = time.Now()
+			if !failing {
+				failing = true
+				if !received {
+					from = time.Now()
+				}
 			}
 			if d.down.CompareAndSwap(false, true) {
 				d.cfg.logger.WarnContext(ctx, "acemq: dedup: Redis does not answer; holding deliveries until it does", "err", err)
 			}
-			if time.Since(since) >= d.cfg.holdMax {
-				return "", fmt.Errorf("%w: %w", ErrUnavailable, err)
+			left := d.cfg.holdMax - time.Since(from)
+			if left <= 0 {
+				return "", fmt.Errorf("%w: held %v: %w", ErrUnavailable, time.Since(from).Round(time.Second), err)
 			}
+			next = min(wait, left) // the last try at the hold's end
 		}
 		select {
 		case <-ctx.Done():
 			return "", fmt.Errorf("redisstore: dedup: %w", ctx.Err())
-		case <-time.After(wait):
+		case <-time.After(next):
 		}
 		wait = min(wait*2, time.Second)
 	}
