@@ -3,6 +3,7 @@ package installtest
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -45,4 +46,59 @@ func TestInstallSteps(t *testing.T) {
 			return nil
 		},
 	})
+}
+
+// TestReadmeStepsAreTheScripts: every command of README.md's "Install"
+// block is a step of each script in testdata, word for word, so that the
+// README cannot drift from what TestInstallSteps runs.
+func TestReadmeStepsAreTheScripts(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := installBlock(t, string(readme))
+	scripts, err := filepath.Glob("testdata/*.txtar")
+	if err != nil || len(scripts) == 0 {
+		t.Fatalf("no scripts in testdata (%v)", err)
+	}
+	for _, script := range scripts {
+		b, err := os.ReadFile(script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := map[string]bool{}
+		for _, l := range strings.Split(string(b), "\n") {
+			lines[strings.TrimSpace(l)] = true
+		}
+		for _, step := range steps {
+			if !lines["exec "+step] {
+				t.Errorf("%s: no step `exec %s` (README.md's Install says it)", script, step)
+			}
+		}
+	}
+}
+
+// installBlock is the commands of the first sh block under README.md's
+// "## Install".
+func installBlock(t *testing.T, readme string) []string {
+	t.Helper()
+	_, after, ok := strings.Cut(readme, "\n## Install\n")
+	if !ok {
+		t.Fatal(`README.md has no "## Install" section`)
+	}
+	_, after, ok = strings.Cut(after, "```sh\n")
+	if !ok {
+		t.Fatal(`README.md's Install has no sh block`)
+	}
+	block, _, _ := strings.Cut(after, "```")
+	var steps []string
+	for _, l := range strings.Split(block, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			steps = append(steps, l)
+		}
+	}
+	if len(steps) == 0 {
+		t.Fatal("README.md's Install block is empty")
+	}
+	return steps
 }
