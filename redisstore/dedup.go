@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -52,7 +53,7 @@ type config struct {
 }
 
 // WithPrefix starts every key (default "acemq:dedup:"); the key of an id is
-// <prefix><consumer>:<id>.
+// <prefix><consumer>:<id> (see Key).
 func WithPrefix(p string) Option { return func(c *config) { c.prefix = p } }
 
 // WithTTL sets how long a handled id is remembered (default 24 hours).
@@ -104,8 +105,19 @@ func NewDedup(rdb redis.UniversalClient, opts ...Option) (*Dedup, error) {
 	return d, err
 }
 
-// Key is the Redis key of consumer's id.
-func (d *Dedup) Key(consumer, id string) string { return d.cfg.prefix + consumer + ":" + id }
+// Key is the Redis key of consumer's id: <prefix><consumer>:<id>, with
+// any '%' and ':' of the consumer written %25 and %3A, so that the first
+// ':' after the prefix ends the consumer and no two (consumer, id) pairs
+// share a key (a queue named "orders:eu" and its id "42" are not the
+// queue "orders" and its id "eu:42"). A consumer with neither keeps the
+// key it always had.
+func (d *Dedup) Key(consumer, id string) string {
+	return d.cfg.prefix + consumerKey.Replace(consumer) + ":" + id
+}
+
+// consumerKey escapes a consumer's name in a key (a Replacer does not
+// rewrite what it wrote: the %25 of a '%' stays).
+var consumerKey = strings.NewReplacer("%", "%25", ":", "%3A")
 
 // Process handles consumer's message id once (as the package says): it
 // takes the id's lease, calls handle, and on Accept marks the id handled

@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -168,5 +169,35 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met in 30s")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Queue names may hold ':' (AMQP allows any), and the key joins the
+// consumer and the id with one: (a:b, c) and (a, b:c) are two ids of two
+// consumers, each handled once, under two keys; a consumer without ':'
+// or '%' keeps the key it had (<prefix><consumer>:<id>).
+func TestDedupKeysOfConsumersWithAColonDoNotCollide(t *testing.T) {
+	_, d := newDedup(t)
+	ctx := context.Background()
+	pairs := [][2]string{{"orders:eu", "42"}, {"orders", "eu:42"}, {"orders:eu:42", ""}, {"orders%3Aeu", "42"}, {"orders%", "3Aeu:42"}}
+	keys := map[string][2]string{}
+	for _, p := range pairs {
+		k := d.Key(p[0], p[1])
+		if other, ok := keys[k]; ok {
+			t.Errorf("Key(%q, %q) = Key(%q, %q) = %q", p[0], p[1], other[0], other[1], k)
+		}
+		keys[k] = p
+	}
+	for _, p := range pairs[:2] {
+		var calls atomic.Int32
+		if ack := d.Process(ctx, p[0], p[1], accept(&calls)); ack.Kind() != runtime.AckAccept || calls.Load() != 1 {
+			t.Errorf("Process(%q, %q): %v, handler calls %d; want Accept, 1 (another consumer's id)", p[0], p[1], ack, calls.Load())
+		}
+	}
+	if s := d.Stats(); s.Handled != 2 || s.Duplicates != 0 {
+		t.Errorf("Stats %+v; want 2 handled, no duplicate", s)
+	}
+	if got, want := d.Key("payments", "id-1"), strings.TrimSuffix(d.Key("x", "y"), "x:y")+"payments:id-1"; got != want {
+		t.Errorf("Key(payments, id-1) = %q; want %q, as before", got, want)
 	}
 }
