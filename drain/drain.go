@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -51,6 +52,47 @@ type Options struct {
 	MaxAge time.Duration
 }
 
+// ErrNoManagement matches the error of a call to the management API that
+// got no answer at all: nothing listens on its port, which is what a
+// RabbitMQ without its management plugin looks like. acemq topology diff,
+// acemq drain, Check and acemqtest.DialVHost need the plugin; the error
+// (a *NoManagementError) names it and the command that enables it.
+var ErrNoManagement = errors.New("drain: the management API does not answer")
+
+// NoManagementError is a call to the management API at Endpoint that could
+// not connect (Err: refused, unreachable, timed out connecting). It matches
+// ErrNoManagement and keeps its cause (errors.Is(err,
+// syscall.ECONNREFUSED)).
+type NoManagementError struct {
+	Endpoint string
+	Err      error
+}
+
+func (e *NoManagementError) Error() string {
+	cause := e.Err.Error()
+	var op *net.OpError
+	if errors.As(e.Err, &op) {
+		cause = op.Error()
+	}
+	return "management API at " + e.Endpoint + ": nothing answers (" + cause + "): RabbitMQ's management plugin (rabbitmq_management) is needed; enable it with `rabbitmq-plugins enable rabbitmq_management`"
+}
+
+func (e *NoManagementError) Unwrap() error { return e.Err }
+
+// Is makes a NoManagementError match ErrNoManagement.
+func (e *NoManagementError) Is(target error) bool { return target == ErrNoManagement }
+
+// ManagementError is err, from a call to the management API at endpoint,
+// as a *NoManagementError when the call could not connect; any other err
+// as it is.
+func ManagementError(endpoint string, err error) error {
+	var op *net.OpError
+	if err == nil || errors.Is(err, ErrNoManagement) || !errors.As(err, &op) || op.Op != "dial" {
+		return err
+	}
+	return &NoManagementError{Endpoint: strings.TrimSuffix(endpoint, "/"), Err: err}
+}
+
 // ErrQueueNotFound is the error of Check on a queue that does not exist.
 var ErrQueueNotFound = errors.New("drain: queue not found")
 
@@ -70,7 +112,7 @@ func Check(ctx context.Context, c *rabbithole.Client, vhost, queue string, opts 
 		if errors.As(err, &er) && er.StatusCode == http.StatusNotFound {
 			return r, fmt.Errorf("%w: %q in vhost %q", ErrQueueNotFound, queue, vhost)
 		}
-		return r, fmt.Errorf("drain: queue %q: %w", queue, err)
+		return r, fmt.Errorf("drain: queue %q: %w", queue, ManagementError(c.Endpoint, err))
 	}
 	r.Depth, r.Ready, r.Unacked, r.Consumers = q.Messages, q.MessagesReady, q.MessagesUnacknowledged, q.Consumers
 	if s := q.MessageStats; s != nil {
@@ -132,7 +174,7 @@ func headTimestamp(ctx context.Context, c *rabbithole.Client, vhost, queue strin
 	req.SetBasicAuth(c.Username, c.Password)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return time.Time{}, false, fmt.Errorf("drain: queue %q: %w", queue, err)
+		return time.Time{}, false, fmt.Errorf("drain: queue %q: %w", queue, ManagementError(c.Endpoint, err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

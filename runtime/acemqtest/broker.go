@@ -23,6 +23,12 @@ func URL() string { return brokertest.URL() }
 // info when it has one, else with URL's.
 func MgmtURL() string { return brokertest.MgmtURL() }
 
+// ErrNoManagement matches the error of Management (and so the failure of
+// VHost and DialVHost) when nothing answers on the management API's port:
+// a RabbitMQ without its management plugin. The error names the plugin and
+// the command that enables it, `rabbitmq-plugins enable rabbitmq_management`.
+var ErrNoManagement = brokertest.ErrNoManagement
+
 // Management calls the broker's management API (see MgmtURL): method on
 // path, relative to /api/ ({vhost} stands for URL's virtual host,
 // path-escaped: "queues/{vhost}/orders.new"), body (when not nil) sent as

@@ -16,6 +16,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -126,7 +127,11 @@ func ManagementCall(method, path string, body, out any) error {
 	}
 	resp, err := mgmtClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("management API at %s (enable rabbitmq_management, or set ACEMQ_TEST_MGMT_URL): %w", MgmtURL(), err)
+		var op *net.OpError
+		if errors.As(err, &op) && op.Op == "dial" {
+			return fmt.Errorf("management API at %s: nothing answers (%s): %w, or set ACEMQ_TEST_MGMT_URL to where it answers: %w", MgmtURL(), op, ErrNoManagement, err)
+		}
+		return fmt.Errorf("management API at %s: %w", MgmtURL(), err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
@@ -138,6 +143,11 @@ func ManagementCall(method, path string, body, out any) error {
 	}
 	return nil
 }
+
+// ErrNoManagement matches the error of a call to the management API that
+// could not connect: what a RabbitMQ without its management plugin looks
+// like.
+var ErrNoManagement = errors.New("RabbitMQ's management plugin (rabbitmq_management) is needed; enable it with `rabbitmq-plugins enable rabbitmq_management`")
 
 // Management GETs the management API path (relative to /api/; {vhost}
 // stands for the test vhost, path-escaped) and decodes its JSON into v.

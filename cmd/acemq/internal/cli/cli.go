@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/acemq/acemq-go/drain"
 	"github.com/acemq/acemq-go/runtime"
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 	"github.com/spf13/cobra"
@@ -59,6 +60,7 @@ type env struct {
 	stdout, stderr io.Writer
 	outTTY, errTTY bool
 	url, mgmtURL   string
+	mgmtEndpoint   string // the management API in use, without credentials
 	connect        time.Duration
 }
 
@@ -200,11 +202,24 @@ func (e *env) management() (*rabbithole.Client, string, error) {
 		}
 		endpoint = strings.TrimSuffix(m.String(), "/")
 	}
+	e.mgmtEndpoint = endpoint
 	c, err := rabbithole.NewClient(endpoint, user, pass)
 	if err != nil {
 		return nil, "", failed(fmt.Errorf("management API %s: %w", endpoint, err))
 	}
 	return c, vhost, nil
+}
+
+// managementFailed is the command's failure on err, from a call to the
+// management API: when nothing answered on its port, the error names the
+// plugin, the command that enables it and the flag that points elsewhere
+// (errors.Is(err, drain.ErrNoManagement)).
+func (e *env) managementFailed(err error) error {
+	var nm *drain.NoManagementError
+	if errors.As(drain.ManagementError(e.mgmtEndpoint, err), &nm) {
+		return failed(fmt.Errorf("%w, or give its URL with --mgmt-url or $ACEMQ_MGMT_URL", nm))
+	}
+	return failed(fmt.Errorf("management API: %w", err))
 }
 
 // derivedManagement is the management API beside the broker at u: the

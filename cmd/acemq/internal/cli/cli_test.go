@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"net"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -66,6 +69,38 @@ func TestAge(t *testing.T) {
 	} {
 		if got := age(d); got != want {
 			t.Errorf("age(%s) = %s, want %s", d, got, want)
+		}
+	}
+}
+
+// With the management plugin off, `acemq topology diff` and `acemq drain`
+// name the plugin and the command that enables it (exit 1), not only
+// "connection refused" on its port.
+func TestManagementPluginOff(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgmt := "http://" + ln.Addr().String()
+	ln.Close()
+	manifest := filepath.Join(t.TempDir(), "acemq.yaml")
+	if err := os.WriteFile(manifest, []byte("version: 1\npackage: orders\nqueues:\n  orders.new: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"topology", "diff", "-f", manifest},
+		{"drain", "orders.new"},
+	} {
+		var stdout, stderr strings.Builder
+		args = append(args, "--mgmt-url", mgmt, "--url", "amqp://guest:guest@127.0.0.1:5672/")
+		code := Main(args, &stdout, &stderr)
+		if code != ExitFail {
+			t.Errorf("acemq %s: exit %d, want %d (stderr %s)", strings.Join(args, " "), code, ExitFail, stderr.String())
+		}
+		for _, want := range []string{"rabbitmq_management", "rabbitmq-plugins enable rabbitmq_management", "--mgmt-url", "connection refused"} {
+			if !strings.Contains(stderr.String(), want) {
+				t.Errorf("acemq %s: stderr %q, want it to name %q", args[0], stderr.String(), want)
+			}
 		}
 	}
 }

@@ -107,7 +107,7 @@ func (e *env) drain(queues []string, opts drain.Options, asJSON bool) error {
 			row.Error = "not found"
 			notDraining = append(notDraining, q)
 		case err != nil:
-			return failed(fmt.Errorf("management API: %w", err))
+			return e.managementFailed(err)
 		case !r.Draining:
 			notDraining = append(notDraining, q)
 		}

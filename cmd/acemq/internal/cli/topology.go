@@ -121,7 +121,7 @@ func (e *env) diff(file string, extra bool) ([]topo.Difference, *runtime.Topolog
 	}
 	diffs, err := topo.Diff(client, vhost, t)
 	if err != nil {
-		return nil, nil, failed(fmt.Errorf("management API: %w", err))
+		return nil, nil, e.managementFailed(err)
 	}
 	if extra {
 		own := make([]string, 0, len(m.Exchanges))
@@ -130,7 +130,7 @@ func (e *env) diff(file string, extra bool) ([]topo.Difference, *runtime.Topolog
 		}
 		extras, err := topo.Extras(client, vhost, t, topo.Roots(m), own)
 		if err != nil {
-			return nil, nil, failed(fmt.Errorf("management API: %w", err))
+			return nil, nil, e.managementFailed(err)
 		}
 		e.countExtras(extras)
 		diffs = append(diffs, extras...)
