@@ -71,3 +71,26 @@ func (c *commitFS) read(name string) *Files {
 	c.later[name] = f
 	return f
 }
+
+// Stat describes the file name without opening a file outside the commit
+// (a named pipe would wait for a writer).
+func (c *commitFS) Stat(name string) (fs.FileInfo, error) {
+	if !c.inCommit(name) {
+		return osFS{}.Stat(name)
+	}
+	f, err := c.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Stat()
+}
+
+// realName follows the symlinks of a name outside the commit; a name in
+// it is a file of the commit, where nothing is followed.
+func (c *commitFS) realName(name string) (string, error) {
+	if !c.inCommit(name) {
+		return osFS{}.realName(name)
+	}
+	return name, nil
+}

@@ -47,6 +47,11 @@ type Imported struct {
 	// Module is the module path of a module: import ("" for path:), and
 	// Version the version read.
 	Module, Version string
+	// Root is a module: import's directory in FS ("" for path:): every
+	// file read for the other manifest (the manifest, its schema files,
+	// the files their $refs name) is under it, also once symlinks are
+	// followed; one outside is not read (ErrOutsideModule).
+	Root string
 }
 
 // Modules finds the directory of a Go module for a module: import: the
@@ -62,6 +67,7 @@ func (l *Loader) imports(s *Set, shown string, mods Modules) {
 		im := &Imported{Entry: e}
 		s.Imports = append(s.Imports, im)
 		var file string
+		var sc scope
 		switch {
 		case e.Path != nil && e.Module == nil:
 			p := e.Path.Value
@@ -93,6 +99,8 @@ func (l *Loader) imports(s *Set, shown string, mods Modules) {
 				rel = e.Manifest.Value
 			}
 			file = Join(dir, rel)
+			sc = scope{module: e.Module.Value, root: dir}
+			im.Root = dir
 			im.Prefix = e.Module.Value
 			if found != "" {
 				im.Prefix += "@" + found
@@ -107,7 +115,7 @@ func (l *Loader) imports(s *Set, shown string, mods Modules) {
 			im.Err = fmt.Errorf("%s is this manifest: a manifest does not import itself", im.Shown)
 			continue
 		}
-		data, err := l.File(file)
+		data, err := l.fileIn(sc, file)
 		if err != nil {
 			im.Err = renamed(err, im.Shown)
 			continue
@@ -120,7 +128,7 @@ func (l *Loader) imports(s *Set, shown string, mods Modules) {
 		for _, mm := range im.Manifest.Messages {
 			p := mm.Schema.Value
 			name := Resolve(im.Dir, p)
-			l.Schema(name, strings.EqualFold(path.Ext(p), ".json"))
+			l.schemaIn(sc, name, strings.EqualFold(path.Ext(p), ".json"))
 			l.display(name, filepath.FromSlash(im.SchemaPath(p)))
 		}
 	}

@@ -21,14 +21,38 @@ func NewLoader(src fs.FS) *Loader {
 // Files is what was read so far.
 func (l *Loader) Files() *Files { return l.files }
 
-// File reads the file name.
+// File reads the file name: a regular file of at most MaxFileSize bytes
+// (ErrNotRegular, ErrTooLarge otherwise).
 func (l *Loader) File(name string) ([]byte, error) {
 	r, ok := l.files.files[name]
 	if !ok {
-		r.data, r.err = fs.ReadFile(l.src, name)
+		r.data, r.err = readFile(l.src, name)
 		l.files.files[name] = r
 	}
 	return r.data, r.err
+}
+
+// scope is whose files a read is for: a manifest imported from a Go
+// module reads only under the module's directory; the zero scope (the
+// service's own manifest, a path: import) anywhere.
+type scope struct {
+	module string // the module path, for errors
+	root   string // the module's directory, a name; "" for no bound
+}
+
+// fileIn reads the file name for sc: File, unless name is outside sc's
+// module, which is then not read (the refusal is what Files answers for
+// it, unless it was read for the service itself).
+func (l *Loader) fileIn(sc scope, name string) ([]byte, error) {
+	if sc.root != "" {
+		if err := confined(l.src, sc.module, sc.root, name); err != nil {
+			if _, ok := l.files.files[name]; !ok {
+				l.files.files[name] = read{err: err}
+			}
+			return nil, err
+		}
+	}
+	return l.File(name)
 }
 
 // Dir lists the directory name (each entry's name and type only: its
@@ -54,25 +78,33 @@ func (l *Loader) Dir(name string) {
 // Schema file), the files its $refs name, transitively. When the file
 // does not exist, its directory is listed instead (for a did-you-mean).
 func (l *Loader) Schema(name string, json bool) {
-	_, err := l.File(name)
+	l.schemaIn(scope{}, name, json)
+}
+
+// schemaIn is Schema for sc: nothing outside sc's module is read or
+// listed.
+func (l *Loader) schemaIn(sc scope, name string, json bool) {
+	_, err := l.fileIn(sc, name)
 	if errors.Is(err, fs.ErrNotExist) {
-		l.Dir(path.Dir(name))
+		if dir := path.Dir(name); sc.root == "" || Within(sc.root, dir) {
+			l.Dir(dir)
+		}
 		return
 	}
 	if json {
-		l.closure(name)
+		l.closure(sc, name)
 	}
 }
 
 // closure reads the files that the $refs of the JSON file name name, and
-// theirs.
-func (l *Loader) closure(name string) {
+// theirs, for sc.
+func (l *Loader) closure(sc scope, name string) {
 	queue := []string{name}
 	seen := map[string]bool{name: true}
 	for len(queue) > 0 {
 		from := queue[0]
 		queue = queue[1:]
-		data, err := l.File(from)
+		data, err := l.fileIn(sc, from)
 		if err != nil {
 			continue
 		}

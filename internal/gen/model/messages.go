@@ -131,7 +131,14 @@ func (b *builder) messageFormat(who string, mm *manifest.Message, m *Message) {
 // loadSchema reads the schema file (from fsys) and keeps its text as
 // written (see asWritten); false when the file cannot be read.
 func (b *builder) loadSchema(who string, mm *manifest.Message, m *Message) bool {
-	data, err := fs.ReadFile(b.fsys, input.Resolve(m.dir, mm.Schema.Value))
+	name := input.Resolve(m.dir, mm.Schema.Value)
+	if imp := m.imported; imp != nil && imp.imp.Root != "" && !input.Within(imp.imp.Root, name) {
+		// Refused by input, which did not read it; said here too for a
+		// file the service itself read.
+		b.errorIn(m.src, mm.Schema.Pos, "%s: schema file %q: outside the module %s (a module's manifest reads only the module's own files)", who, mm.Schema.Value, imp.imp.Module)
+		return false
+	}
+	data, err := fs.ReadFile(b.fsys, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		b.errorIn(m.src, mm.Schema.Pos, "%s: schema file %q does not exist%s", who, mm.Schema.Value, b.nearFile(m.dir, mm.Schema.Value))
 		return false

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -67,8 +68,17 @@ func (l *jsonLoader) document(uri string, from *jsonDoc) (*jsonDoc, error) {
 		return d, nil
 	}
 	data, err := fs.ReadFile(l.b.fsys, file)
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no schema file of the manifest has that $id and %s does not exist", filepath.ToSlash(relTo(from, ru.Path)))
+	}
+	if err != nil {
+		// Refused when read (outside an imported module, not a regular
+		// file, too large): the reason, as input gave it.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("%s: %w", filepath.ToSlash(relTo(from, ru.Path)), err)
 	}
 	d, err := l.b.addJSONDoc(relTo(from, ru.Path), file, data)
 	if err != nil {
