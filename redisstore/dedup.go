@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -59,8 +60,9 @@ func WithPrefix(p string) Option { return func(c *config) { c.prefix = p } }
 // WithTTL sets how long a handled id is remembered (default 24 hours).
 func WithTTL(d time.Duration) Option { return func(c *config) { c.ttl = d } }
 
-// WithLease sets how long a delivery holds its id while its handler runs
-// (default 5 minutes): longer than a handler takes.
+// WithLease sets how long a delivery's hold on its id lasts (default 5
+// minutes): it is renewed every third of it while the handler runs, and
+// expires this long after a process that died holding it.
 func WithLease(d time.Duration) Option { return func(c *config) { c.lease = d } }
 
 // WithUnavailableHold sets how long a delivery waits for Redis that does
@@ -143,13 +145,16 @@ func (d *Dedup) Process(ctx context.Context, consumer, id string, handle func(ct
 
 func (d *Dedup) run(ctx context.Context, key, token string, handle func(context.Context) runtime.Ack) runtime.Ack {
 	ended := false
+	stop := d.renew(context.WithoutCancel(ctx), key, token)
 	defer func() {
 		if !ended {
+			stop()
 			d.free(context.WithoutCancel(ctx), key, token)
 		}
 	}()
 	ack := handle(ctx)
 	ended = true
+	stop()
 	if ack.Kind() != runtime.AckAccept {
 		d.free(context.WithoutCancel(ctx), key, token)
 		return ack
@@ -161,6 +166,45 @@ func (d *Dedup) run(ctx context.Context, key, token string, handle func(context.
 	}
 	d.stats.handled.Add(1)
 	return ack
+}
+
+// renewScript extends a lease only when it is still the caller's.
+var renewScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) end return 0`)
+
+// renew keeps key's lease while the handler runs: every third of the
+// lease it is extended to a whole lease again, if it is still token's, so
+// that a handler that outlives one lease is not run beside a duplicate; a
+// process that dies stops renewing, and its lease expires as before. A
+// lease found lost (it expired while Redis did not answer, and another
+// delivery took it) is logged once and no longer renewed. stop ends the
+// renewals (one under way is cancelled), and returns once none is.
+func (d *Dedup) renew(ctx context.Context, key, token string) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx) // a renewal under way ends with stop
+	quit, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		every := max(d.cfg.lease/3, time.Millisecond)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+			}
+			n, err := renewScript.Run(ctx, d.rdb, []string{key}, token, d.cfg.lease.Milliseconds()).Int()
+			switch {
+			case err != nil && ctx.Err() != nil:
+				return
+			case err != nil:
+				d.cfg.logger.WarnContext(ctx, "acemq: dedup: the lease was not renewed; trying again", "key", key, "err", err)
+			case n == 0:
+				d.cfg.logger.WarnContext(ctx, "acemq: dedup: the lease was lost while the handler ran: a duplicate may run beside it", "key", key)
+				return
+			}
+		}
+	}()
+	return sync.OnceFunc(func() { close(quit); cancel(); <-exited })
 }
 
 // freeScript deletes a lease only when it is still the caller's.

@@ -201,3 +201,41 @@ func TestDedupKeysOfConsumersWithAColonDoNotCollide(t *testing.T) {
 		t.Errorf("Key(payments, id-1) = %q; want %q, as before", got, want)
 	}
 }
+
+// A handler that outlives its lease keeps it: the lease is renewed while
+// the handler runs, so a second delivery of the id (a redelivery after a
+// lost channel, a copy) that comes after the lease's first term waits for
+// it, and is a duplicate once it is marked, instead of running beside it.
+// The lease still expires once its process is gone
+// (TestDedupALeaseOfADeadProcessExpires).
+func TestDedupLeaseIsRenewedWhileTheHandlerRuns(t *testing.T) {
+	const lease = 300 * time.Millisecond
+	rdb, d := newDedup(t, redisstore.WithLease(lease))
+	ctx := context.Background()
+	var calls, running atomic.Int32
+	handle := func(context.Context) runtime.Ack {
+		if running.Add(1) != 1 {
+			t.Error("two handlers of one id ran at once")
+		}
+		defer running.Add(-1)
+		if calls.Add(1) == 1 {
+			time.Sleep(4 * lease)
+		}
+		return runtime.Accept()
+	}
+	done1, done2 := make(chan runtime.Ack, 1), make(chan runtime.Ack, 1)
+	go func() { done1 <- d.Process(ctx, "payments", "id-long", handle) }()
+	waitFor(t, func() bool { return calls.Load() == 1 })
+	time.Sleep(2 * lease)
+	if ttl := rdb.PTTL(ctx, d.Key("payments", "id-long")).Val(); ttl <= 0 {
+		t.Errorf("the lease's TTL two leases into the handler: %v; want it renewed", ttl)
+	}
+	go func() { done2 <- d.Process(ctx, "payments", "id-long", handle) }()
+	a1, a2 := <-done1, <-done2
+	if a1.Kind() != runtime.AckAccept || a2.Kind() != runtime.AckAccept || calls.Load() != 1 {
+		t.Errorf("acks %v %v, handler calls %d; want Accept, Accept (a duplicate), 1", a1, a2, calls.Load())
+	}
+	if s := d.Stats(); s.Handled != 1 || s.Duplicates != 1 {
+		t.Errorf("Stats %+v; want 1 handled, 1 duplicate", s)
+	}
+}
