@@ -18,52 +18,94 @@ import "time"
 //
 // A retry held in memory pins the low end of the window for its whole
 // wait, confirm or not; with a slack, a wait is held in a budget slot only
-// while the deliveries the session takes meanwhile (its rate times the
-// wait) fit in the slack, and spills to its rung otherwise.
+// while the deliveries the session takes meanwhile fit in the slack, and
+// spills to its rung otherwise. What the session takes during a wait is
+// judged by what it took over the last span as long as the wait: the wait
+// fits unless the session took slack deliveries or more within it. A rate
+// measured over a short window and multiplied by the wait, as this once
+// was, took two deliveries 150 ms apart for some 13 a second and spilled
+// an 8 s wait with three messages in flight (issue 37): a handful of
+// messages, or the retries of a few coming back together, never fills
+// a slack, and spilled none of their waits only by luck.
 
 // ackSlackWait bounds how long settled deliveries wait in the slack for the
 // copy below them, per copy: past it they are acked one by one.
 const ackSlackWait = 500 * time.Millisecond
 
-// rateWindow is how often a session's delivery rate is measured.
+// rateWindow is how often a session's held retries are judged again
+// against what it took lately (respillHeld).
 const rateWindow = 100 * time.Millisecond
 
-// deliveryRate is a session's rate of deliveries taken, per second,
-// measured over rateWindow; guarded by session.mu.
+// maxTakenKept bounds how many of its latest deliveries' times a session
+// keeps: past it (a slack set above it), the deliveries of a wait are
+// counted from the rate over the last maxTakenKept.
+const maxTakenKept = 1024
+
+// deliveryRate is what a session took lately: the times of its latest
+// deliveries (as many as its slack, at most maxTakenKept), and a window
+// of rateWindow that says when to judge its held retries again; guarded
+// by session.mu.
 type deliveryRate struct {
-	n      int
-	since  time.Time
-	perSec float64
+	n     int
+	since time.Time
+	// recent holds the latest deliveries' times (UnixNano), a ring: next
+	// is the slot of the oldest once it is full, count how many it holds.
+	recent []int64
+	next   int
+	count  int
 }
 
-// took counts a delivery taken at now, reporting whether that ended a
-// window (the rate was measured again).
-func (r *deliveryRate) took(now time.Time) bool {
+// took counts a delivery taken at now, in a session of slack, reporting
+// whether that ended a window (the held retries are to be judged again).
+func (r *deliveryRate) took(now time.Time, slack int) bool {
+	if slack > 0 {
+		if r.recent == nil {
+			r.recent = make([]int64, min(slack, maxTakenKept))
+		}
+		r.recent[r.next] = now.UnixNano()
+		r.next = (r.next + 1) % len(r.recent)
+		r.count = min(r.count+1, len(r.recent))
+	}
 	if r.since.IsZero() {
 		r.since = now
 	}
 	r.n++
 	if d := now.Sub(r.since); d >= rateWindow {
-		r.perSec = float64(r.n) / d.Seconds()
 		r.n, r.since = 0, now
 		return true
 	}
 	return false
 }
 
-// fits reports whether the deliveries taken over wait at the session's
-// rate fit in slack.
-func (r *deliveryRate) fits(wait time.Duration, slack int) bool {
-	return r.perSec*wait.Seconds() <= float64(slack)
+// fits reports whether the deliveries the session would take over wait,
+// judged by those it took over the last wait before now, fit in slack
+// (fewer than slack of them: as many settle behind a held retry before
+// its slack is full).
+func (r *deliveryRate) fits(now time.Time, wait time.Duration, slack int) bool {
+	if slack <= 0 || r.count < len(r.recent) || len(r.recent) == 0 {
+		return true // fewer deliveries taken so far, ever, than the slack
+	}
+	oldest := time.Duration(now.UnixNano() - r.recent[r.next]) // the span of the latest len(recent)
+	if len(r.recent) == slack {
+		return oldest > wait
+	}
+	// More slack than kept: the rate over the latest maxTakenKept.
+	return oldest > 0 && float64(len(r.recent))*wait.Seconds()/oldest.Seconds() < float64(slack)
 }
 
 // holdGate is reserveHold's test of the ack slack at the session's rate
 // now: whether a retry held for a wait still fits in it.
 func (s *session) holdGate() func(wait time.Duration) bool {
+	now := time.Now()
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.acks.slack == 0 {
+		return func(time.Duration) bool { return true }
+	}
+	// The latest times, copied: the gate is used without s.mu.
 	r, slack := s.rate, s.acks.slack
-	s.mu.Unlock()
-	return func(wait time.Duration) bool { return slack == 0 || r.fits(wait, slack) }
+	r.recent = append([]int64(nil), r.recent...)
+	return func(wait time.Duration) bool { return r.fits(now, wait, slack) }
 }
 
 // slackHolds reports whether rest, the settled tags waiting above low (the

@@ -134,10 +134,10 @@ func (cs *Consumer) flushHeld(ctx context.Context) {
 }
 
 // respillHeld sends to their rungs the retries of s held in a hold budget's
-// slot whose remaining wait no longer fits in the ack slack at s's rate, as
-// reserveHold would have decided with the rate known (the rate of a session
-// is measured over its first rateWindow, so the first retries of a busy
-// session are held before it is known). A held retry pins the low end of
+// slot whose remaining wait no longer fits in the ack slack, judged by what
+// s took lately (deliveryRate.fits), as reserveHold would decide now (a
+// session that has taken fewer deliveries than its slack holds its first
+// retries; a busy one has taken more by the time this runs again). A held retry pins the low end of
 // the window for its whole wait: every delivery settled behind it is acked
 // one by one. The copy goes to the rung for the wait rounded up to whole
 // seconds (spillRung), so the message waits longer than asked, never

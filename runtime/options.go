@@ -239,7 +239,9 @@ func WithHoldBudget(n int) ConsumeOption {
 // original instead of an ack each (the original is still acked only once
 // its copy is confirmed). With a slack, a retry is held in a budget slot
 // only while the deliveries the consumer takes during its wait fit in the
-// slack; otherwise it spills to its rung as past a full budget. The cost
+// slack, judged by what it took over the last span as long as the wait
+// (n deliveries or more within it: the wait spills to its rung as past a
+// full budget; a handful of messages in flight never spills). The cost
 // of the slack: the broker sends up to n more deliveries ahead (n more
 // bodies in the process's memory, n more messages taken from competing
 // consumers of the queue), and what a crash of the process redelivers

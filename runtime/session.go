@@ -95,7 +95,7 @@ func (s *session) take(tag uint64) (now time.Time, regate bool) {
 	}
 	now = time.Now()
 	s.taken[tag] = now
-	measured := s.rate.took(now)
+	measured := s.rate.took(now, s.acks.slack)
 	regate = measured && s.acks.slack > 0 && len(s.budgeted) > 0
 	return now, regate
 }
@@ -127,7 +127,7 @@ func (s *session) settled(tag uint64) {
 func (s *session) reserveHold(tag uint64, budget int, wait time.Duration) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.budgeted) >= budget || s.acks.slack > 0 && !s.rate.fits(wait, s.acks.slack) {
+	if len(s.budgeted) >= budget || s.acks.slack > 0 && !s.rate.fits(time.Now(), wait, s.acks.slack) {
 		return false
 	}
 	if s.budgeted == nil {
