@@ -9,7 +9,16 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/metric"
 )
+
+// MetricOutboxRefused counts the times a relay could not publish a row
+// for a reason of the row's own (docs/metrics.md): the row stays, its
+// attempts and last error recorded, and is tried again after a backoff.
+// It carries acemq.outbox.table and acemq.outbox.reason: invalid (a row
+// Publish would refuse: ErrInvalidMessage), unroutable, nacked,
+// exchange_not_found, unreadable (its headers could not be read back).
+const MetricOutboxRefused = "acemq.outbox.refused"
 
 // Relay publishes an outbox's rows with confirms and deletes each row
 // only once the broker has confirmed it: a crash between the confirm and
@@ -30,13 +39,18 @@ type Relay struct {
 	// ahead is the batch read while the previous one's confirms were
 	// outstanding, to be published next (relayBatch).
 	ahead []outboxRow
+
+	refusedRows metric.Int64Counter // MetricOutboxRefused
 }
 
 // NewRelay returns a relay of ob's rows, read from the database of pool
 // (whose config it dials a connection of its own with), published on
 // ob's connection.
 func NewRelay(ob *Outbox, pool *pgxpool.Pool, opts ...RelayOption) *Relay {
-	return &Relay{ob: ob, pool: pool, cfg: newRelayConfig(opts)}
+	m := ob.cfg.meterProvider.Meter("github.com/acemq/acemq-go/pgstore")
+	refusedRows, _ := m.Int64Counter(MetricOutboxRefused, metric.WithUnit("{try}"),
+		metric.WithDescription("Tries to publish an outbox row that failed for a reason of the row's own; the row stays and is tried again after a backoff."))
+	return &Relay{ob: ob, pool: pool, cfg: newRelayConfig(opts), refusedRows: refusedRows}
 }
 
 // Run relays until ctx ends, then returns nil. It holds one database
@@ -50,9 +64,12 @@ func NewRelay(ob *Outbox, pool *pgxpool.Pool, opts ...RelayOption) *Relay {
 // of a key only once its predecessor is confirmed. Rows without a key are
 // pipelined up to the batch size.
 //
-// A row the broker refuses (unroutable, nacked, its exchange missing)
-// stays, with its attempts and last error, and is tried again after a
-// backoff; the later rows of its key wait behind it. While the broker or
+// A row the broker refuses (unroutable, nacked, its exchange missing), or
+// one Publish would refuse (written into the table by other means than
+// PublishTx: a short string over 255 bytes, a header of no AMQP type, a
+// header frame over frame_max; it is never written to the broker), stays,
+// with its attempts and last error, counted in MetricOutboxRefused, and is
+// tried again after a backoff; the later rows of its key wait behind it. While the broker or
 // the database is unavailable Run waits and tries again: it returns an
 // error only when the outbox's table does not exist (run Migrate).
 func (r *Relay) Run(ctx context.Context) error {

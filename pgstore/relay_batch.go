@@ -8,6 +8,8 @@ import (
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/acemqimpl"
 	"github.com/jackc/pgx/v5"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 )
 
 // settleTimeout bounds the wait for the confirms of a batch in flight,
@@ -24,11 +26,12 @@ type outboxRow struct {
 	bad      error // the row could not be read back (its headers)
 }
 
-// refusal is a row the broker refused.
+// refusal is a row the broker, or the runtime's check, refused.
 type refusal struct {
-	id       int64
-	attempts int
-	err      error
+	id         int64
+	attempts   int
+	err        error
+	unreadable bool // its headers could not be read back
 }
 
 // relayBatch publishes a batch of the held shards' rows (the one read
@@ -174,8 +177,15 @@ func scanRow(row pgx.CollectableRow) (outboxRow, error) {
 func (r *Relay) refuse(ctx context.Context, refused []refusal) error {
 	for _, f := range refused {
 		wait := r.backoff(f.attempts)
-		r.cfg.logger.Warn("acemq: outbox relay: the broker refused a row", "table", r.ob.name, "id", f.id,
+		reason := f.reason()
+		msg := "acemq: outbox relay: the broker refused a row"
+		if reason == "invalid" || reason == "unreadable" {
+			msg = "acemq: outbox relay: a row cannot be published as it is (Publish would refuse it)"
+		}
+		r.cfg.logger.Warn(msg, "table", r.ob.name, "id", f.id, "reason", reason,
 			"attempts", f.attempts+1, "error", f.err, "retry_in", wait)
+		r.refusedRows.Add(ctx, 1, metric.WithAttributes(attribute.String("acemq.outbox.table", r.ob.name),
+			attribute.String("acemq.outbox.reason", reason)))
 		// The row is due when the database's clock says so: the wait is
 		// read back from it, so a relay never wakes before its fetch
 		// would find the row.
@@ -202,10 +212,32 @@ func (r *Relay) backoff(attempts int) time.Duration {
 	return min(d, r.cfg.maxBackoff)
 }
 
-// refused reports whether err is the broker refusing the row itself
-// (rather than being unavailable): tried again after a backoff, its
-// key's later rows held behind it.
+// refused reports whether err is a failure of the row itself (rather
+// than the broker being unavailable): the broker refusing it, or the
+// runtime's check refusing what Publish would refuse (a short string over
+// 255 bytes, a header of no AMQP type, a header frame over frame_max, in a
+// row written into the table by other means than PublishTx). Such a row
+// is recorded as refused on its row and tried again after a backoff, its
+// key's later rows held behind it; only an unavailable broker is waited
+// out.
 func refused(err error) bool {
-	return errors.Is(err, runtime.ErrUnroutable) || errors.Is(err, runtime.ErrNacked) ||
-		errors.Is(err, runtime.ErrExchangeNotFound)
+	return refusal{err: err}.reason() != ""
+}
+
+// reason is the acemq.outbox.reason of a refusal ("" for an error that
+// is not one).
+func (f refusal) reason() string {
+	switch {
+	case f.unreadable:
+		return "unreadable"
+	case errors.Is(f.err, runtime.ErrInvalidMessage):
+		return "invalid"
+	case errors.Is(f.err, runtime.ErrUnroutable):
+		return "unroutable"
+	case errors.Is(f.err, runtime.ErrNacked):
+		return "nacked"
+	case errors.Is(f.err, runtime.ErrExchangeNotFound):
+		return "exchange_not_found"
+	}
+	return ""
 }

@@ -64,7 +64,8 @@ func WithRelayPoll(d time.Duration) RelayOption {
 }
 
 // WithRelayBackoff sets the wait before a row the broker refused
-// (unroutable, nacked, its exchange missing) is tried again: min after
+// (unroutable, nacked, its exchange missing), or one Publish would
+// refuse, is tried again: min after
 // the first refusal, doubling up to max (default 1 s to 5 min); and the
 // wait after the broker or the database is unavailable (min).
 func WithRelayBackoff(min, max time.Duration) RelayOption {

@@ -24,10 +24,13 @@ type flight struct {
 // of each key at once, each later row of a key once its predecessor is
 // confirmed.
 type batchRun struct {
-	r        *Relay
-	ctx      context.Context
-	rows     []outboxRow
-	waiting  map[string][]int // a key's rows after its one in flight
+	r       *Relay
+	ctx     context.Context
+	rows    []outboxRow
+	waiting map[string][]int // a key's rows after its one in flight
+	// blocked are the keys one of whose rows was refused: their later
+	// rows in the batch are not sent (they wait behind it, in the table).
+	blocked  map[string]bool
 	inflight []flight
 	out      outcome
 }
@@ -35,9 +38,14 @@ type batchRun struct {
 // start sends the rows that go out at once; settle sends the rest and
 // waits for every confirm.
 func (r *Relay) start(ctx context.Context, rows []outboxRow) *batchRun {
-	b := &batchRun{r: r, ctx: ctx, rows: rows, waiting: map[string][]int{}}
+	b := &batchRun{r: r, ctx: ctx, rows: rows, waiting: map[string][]int{}, blocked: map[string]bool{}}
 	for i, rw := range rows {
 		if rw.key != nil {
+			if b.blocked[*rw.key] {
+				// Its key's earlier row was refused at once (a row
+				// Publish would refuse, its exchange missing).
+				continue
+			}
 			if q, ok := b.waiting[*rw.key]; ok {
 				b.waiting[*rw.key] = append(q, i)
 				continue
@@ -56,7 +64,7 @@ func (b *batchRun) send(i int) {
 		return
 	}
 	if rw.bad != nil {
-		b.refuse(i, rw.bad)
+		b.refuseUnreadable(i, rw.bad)
 		return
 	}
 	p, err := acemqimpl.PublishOutgoing(b.ctx, b.r.ob.c, rw.o)
@@ -109,9 +117,21 @@ func (b *batchRun) next(i int) (int, bool) {
 // refuse records row i as refused; the rest of its key waits for the
 // next batch (behind it, in the table).
 func (b *batchRun) refuse(i int, err error) {
+	b.refused(i, refusal{err: err})
+}
+
+// refuseUnreadable records row i, whose headers could not be read back,
+// as refused.
+func (b *batchRun) refuseUnreadable(i int, err error) {
+	b.refused(i, refusal{err: err, unreadable: true})
+}
+
+func (b *batchRun) refused(i int, f refusal) {
 	rw := b.rows[i]
-	b.out.refused = append(b.out.refused, refusal{id: rw.id, attempts: rw.attempts, err: err})
+	f.id, f.attempts = rw.id, rw.attempts
+	b.out.refused = append(b.out.refused, f)
 	if rw.key != nil {
 		delete(b.waiting, *rw.key)
+		b.blocked[*rw.key] = true
 	}
 }
