@@ -153,6 +153,10 @@ func (r responding) precheck(ctx context.Context) (Ack, bool) {
 		return Park(errors.New("a request without reply_to: there is nowhere to send its reply")), true
 	}
 	info := decodeInfoOf(ctx)
+	if strings.HasPrefix(r.d.ReplyTo, directReplyTo+".") && !directAddressWellFormed(r.d.ReplyTo) {
+		return Park(fmt.Errorf("a request whose reply_to %q is not a direct reply-to address the broker made (a reply to it would make RabbitMQ close the responder's connection): its reply was not sent",
+			r.d.ReplyTo)), true
+	}
 	if !info.replyTo.allows(r.d.ReplyTo) {
 		return Park(fmt.Errorf("a request whose reply_to %q is not a requester's reply address (%s*, %s*%s): its reply was not sent",
 			r.d.ReplyTo, directReplyTo+".", ReplyQueuePrefix, info.replyTo.String())), true
