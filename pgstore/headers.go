@@ -5,102 +5,32 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"math"
 	"strconv"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
-// The outbox keeps a message's headers as a jsonb object that gives each
-// value back with its AMQP type: a string is a JSON string (so that
-// headers->>'x-acemq-id' reads as it should), every other value an object
-// with one member naming its type: {"int64": "7"}, {"bool": true},
-// {"float64": 1.5}, {"time": "2026-01-02T03:04:05Z"}, {"bytes": "<base64>"},
+// Rows written before header_table existed keep their headers in the
+// headers column, a jsonb object that gives each value back with its AMQP
+// type: a string is a JSON string, every other value an object with one
+// member naming its type: {"int64": "7"}, {"bool": true}, {"float64": 1.5},
+// {"time": "2026-01-02T03:04:05Z"}, {"bytes": "<base64>"},
 // {"decimal": [scale, "value"]}, {"table": {...}}, {"array": [...]},
 // {"null": true}; integers are written as strings so no digit is lost.
+// decodeHeaders reads them (the relay, for a row Migrate has not
+// converted; Migrate, to convert it).
 
-// encodeHeaders is h as the headers column stores it.
-func encodeHeaders(h amqp.Table) ([]byte, error) {
-	out := make(map[string]any, len(h))
-	for k, v := range h {
-		e, err := encodeValue(v)
-		if err != nil {
-			return nil, fmt.Errorf("header %q: %w", k, err)
-		}
-		out[k] = e
+// readHeaders is a row's headers: header_table when it has one, else the
+// jsonb of an older row.
+func readHeaders(table, legacy []byte) (amqp.Table, error) {
+	if table != nil || legacy == nil {
+		return decodeTable(table)
 	}
-	return json.Marshal(out)
+	return decodeHeaders(legacy)
 }
 
-func encodeValue(v any) (any, error) {
-	switch x := v.(type) {
-	case string:
-		return x, nil
-	case nil:
-		return map[string]bool{"null": true}, nil
-	case bool:
-		return map[string]bool{"bool": x}, nil
-	case int: // amqp091-go writes an int as a 32-bit integer
-		return tagged("int32", strconv.FormatInt(int64(int32(x)), 10)), nil
-	case int8:
-		return tagged("int8", strconv.FormatInt(int64(x), 10)), nil
-	case int16:
-		return tagged("int16", strconv.FormatInt(int64(x), 10)), nil
-	case int32:
-		return tagged("int32", strconv.FormatInt(int64(x), 10)), nil
-	case int64:
-		return tagged("int64", strconv.FormatInt(x, 10)), nil
-	case uint8:
-		return tagged("uint8", strconv.FormatUint(uint64(x), 10)), nil
-	case uint16:
-		return tagged("uint16", strconv.FormatUint(uint64(x), 10)), nil
-	case uint32:
-		return tagged("uint32", strconv.FormatUint(uint64(x), 10)), nil
-	case float32:
-		return finite("float32", float64(x))
-	case float64:
-		return finite("float64", x)
-	case []byte:
-		return tagged("bytes", base64.StdEncoding.EncodeToString(x)), nil
-	case time.Time:
-		return tagged("time", x.UTC().Format(time.RFC3339Nano)), nil
-	case amqp.Decimal:
-		return map[string][]any{"decimal": {x.Scale, strconv.FormatInt(int64(x.Value), 10)}}, nil
-	case amqp.Table:
-		t := make(map[string]any, len(x))
-		for k, e := range x {
-			ev, err := encodeValue(e)
-			if err != nil {
-				return nil, fmt.Errorf("in table field %q: %w", k, err)
-			}
-			t[k] = ev
-		}
-		return map[string]any{"table": t}, nil
-	case []any:
-		a := make([]any, len(x))
-		for i, e := range x {
-			ev, err := encodeValue(e)
-			if err != nil {
-				return nil, fmt.Errorf("in array element %d: %w", i, err)
-			}
-			a[i] = ev
-		}
-		return map[string]any{"array": a}, nil
-	}
-	return nil, fmt.Errorf("a value of type %T cannot be an AMQP header", v)
-}
-
-func tagged(typ, s string) map[string]string { return map[string]string{typ: s} }
-
-func finite(typ string, f float64) (any, error) {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return nil, fmt.Errorf("%s %v cannot be stored (JSON has no NaN or infinity)", typ, f)
-	}
-	return map[string]float64{typ: f}, nil
-}
-
-// decodeHeaders reads back what encodeHeaders wrote.
+// decodeHeaders reads the jsonb headers of an older row.
 func decodeHeaders(b []byte) (amqp.Table, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(b, &raw); err != nil {

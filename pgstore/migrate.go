@@ -54,6 +54,15 @@ func (c config) sql(store string) (string, error) {
 // Migrate creates every store's tables and indexes that do not exist yet,
 // in one transaction under an advisory lock (several processes starting
 // at once migrate one after the other). It is safe to run at every start.
+// An outbox created by an earlier version gets its header_table column,
+// and its rows' headers are converted from jsonb into it (a relay reads
+// an unconverted row as before, so a migration tool applying SQL's DDL
+// alone loses nothing).
+//
+// Upgrading: a relay of this version reads the rows of either form; a
+// relay of an earlier version cannot read the rows this version's
+// PublishTx writes (their headers column is NULL): upgrade the relays
+// with or before the writers.
 func Migrate(ctx context.Context, db DB, opts ...Option) error {
 	c, err := newConfig(opts)
 	if err != nil {
@@ -77,8 +86,55 @@ func Migrate(ctx context.Context, db DB, opts ...Option) error {
 			return fmt.Errorf("pgstore: migrate %s: %w", store, err)
 		}
 	}
+	if err := c.convertHeaders(ctx, tx); err != nil {
+		return fmt.Errorf("pgstore: migrate outbox: %w", err)
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("pgstore: migrate: commit: %w", err)
+	}
+	return nil
+}
+
+// convertHeaders moves the headers of the outbox's rows written before
+// header_table existed from jsonb into it, as PublishTx now writes them.
+// A row whose jsonb cannot be read is left as it is (the relay refuses it
+// on its row, saying why).
+func (c config) convertHeaders(ctx context.Context, tx pgx.Tx) error {
+	t := c.table("outbox")
+	rows, err := tx.Query(ctx, `SELECT id, headers FROM `+t+` WHERE header_table IS NULL AND headers IS NOT NULL ORDER BY id FOR UPDATE`)
+	if err != nil {
+		return err
+	}
+	type row struct {
+		id    int64
+		table []byte
+	}
+	var conv []row
+	for rows.Next() {
+		var id int64
+		var js []byte
+		if err := rows.Scan(&id, &js); err != nil {
+			rows.Close()
+			return err
+		}
+		h, err := decodeHeaders(js)
+		if err != nil {
+			continue
+		}
+		b, err := encodeTable(h)
+		if err != nil {
+			continue
+		}
+		conv = append(conv, row{id, b})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, r := range conv {
+		if _, err := tx.Exec(ctx, `UPDATE `+t+` SET header_table = $2, headers = NULL WHERE id = $1`, r.id, r.table); err != nil {
+			return err
+		}
 	}
 	return nil
 }

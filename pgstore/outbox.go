@@ -42,7 +42,7 @@ func NewOutbox(c *runtime.Connection, opts ...Option) (*Outbox, error) {
 	ob := &Outbox{c: c, cfg: cfg, table: cfg.table("outbox"), name: cfg.prefix + "outbox"}
 	ob.insert = `WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock($1) WHERE $2::text IS NOT NULL),
 ins AS (INSERT INTO ` + ob.table + ` (shard, ordering_key, exchange, routing_key, mandatory, message_id,
-    correlation_id, type, content_type, delivery_mode, msg_timestamp, headers, body)
+    correlation_id, type, content_type, delivery_mode, msg_timestamp, header_table, body)
   SELECT $3, $2, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14
   FROM (SELECT count(*) FROM l) AS locked
   RETURNING tableoid, shard)
@@ -100,7 +100,7 @@ func PublishTx[T any](ctx context.Context, tx pgx.Tx, ob *Outbox, mt *runtime.Me
 
 // write inserts o in tx.
 func (ob *Outbox) write(ctx context.Context, tx pgx.Tx, o acemqimpl.Outgoing) error {
-	headers, err := encodeHeaders(o.Msg.Headers)
+	headers, err := encodeTable(o.Msg.Headers)
 	if err != nil {
 		return fmt.Errorf("pgstore: outbox %s: message %s: %w", ob.name, o.Msg.MessageId, err)
 	}

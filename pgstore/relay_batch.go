@@ -137,7 +137,7 @@ func (r *Relay) fetch(ctx context.Context, except []int64) ([]outboxRow, error) 
 		except = []int64{}
 	}
 	rows, err := r.conn.Query(ctx, `SELECT id, ordering_key, attempts, exchange, routing_key, mandatory,
-    message_id, correlation_id, type, content_type, delivery_mode, msg_timestamp, headers, body
+    message_id, correlation_id, type, content_type, delivery_mode, msg_timestamp, header_table, headers, body
 FROM `+t+` o
 WHERE shard = ANY($1) AND (not_before IS NULL OR not_before <= now()) AND NOT (id = ANY($3))
   AND (ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM `+t+` e
@@ -152,12 +152,12 @@ ORDER BY id LIMIT $2`, r.held, r.cfg.batch, except)
 func scanRow(row pgx.CollectableRow) (outboxRow, error) {
 	var (
 		rw      outboxRow
-		mode    int16
-		headers []byte
+		mode          int16
+		table, legacy []byte
 	)
 	m := &rw.o.Msg
 	err := row.Scan(&rw.id, &rw.key, &rw.attempts, &rw.o.Exchange, &rw.o.RoutingKey, &rw.o.Mandatory,
-		&m.MessageId, &m.CorrelationId, &m.Type, &m.ContentType, &mode, &m.Timestamp, &headers, &m.Body)
+		&m.MessageId, &m.CorrelationId, &m.Type, &m.ContentType, &mode, &m.Timestamp, &table, &legacy, &m.Body)
 	if err != nil {
 		return rw, err
 	}
@@ -166,7 +166,7 @@ func scanRow(row pgx.CollectableRow) (outboxRow, error) {
 	if rw.key != nil {
 		rw.o.OrderingKey = *rw.key
 	}
-	if m.Headers, err = decodeHeaders(headers); err != nil {
+	if m.Headers, err = readHeaders(table, legacy); err != nil {
 		rw.bad = err
 	}
 	return rw, nil

@@ -3,8 +3,9 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -210,7 +211,8 @@ func relayRows(format string) runFunc {
 // rawRelayRows is the same rows relayed by hand with pgx and amqp091-go:
 // read 500 rows, publish them with a confirm window of window, delete
 // the confirmed ones, again until none is left. Its headers are the
-// string ones (what a hand-written relay storing JSON would send).
+// string ones (what a hand-written relay storing strings would send),
+// read out of the row's header_table.
 func rawRelayRows(format string, window int) runFunc {
 	return func(ctx context.Context, e *env, n int) (time.Duration, int, error) {
 		if err := e.fillOutbox(ctx, format, n); err != nil {
@@ -247,7 +249,7 @@ func rawRelayRows(format string, window int) runFunc {
 
 func readRows(ctx context.Context, conn *pgx.Conn) (ids []int64, msgs []amqp.Publishing, exchange, key string, err error) {
 	rows, err := conn.Query(ctx, `SELECT id, exchange, routing_key, message_id, correlation_id, type, content_type,
-    msg_timestamp, headers, body FROM acemq_outbox ORDER BY id LIMIT 500`)
+    msg_timestamp, header_table, body FROM acemq_outbox ORDER BY id LIMIT 500`)
 	if err != nil {
 		return nil, nil, "", "", err
 	}
@@ -261,15 +263,8 @@ func readRows(ctx context.Context, conn *pgx.Conn) (ids []int64, msgs []amqp.Pub
 		if err := rows.Scan(&id, &exchange, &key, &m.MessageId, &m.CorrelationId, &m.Type, &m.ContentType, &m.Timestamp, &headers, &m.Body); err != nil {
 			return nil, nil, "", "", err
 		}
-		var h map[string]any
-		if err := json.Unmarshal(headers, &h); err != nil {
+		if m.Headers, err = stringHeaders(headers); err != nil {
 			return nil, nil, "", "", err
-		}
-		m.Headers = amqp.Table{}
-		for k, v := range h {
-			if s, ok := v.(string); ok {
-				m.Headers[k] = s
-			}
 		}
 		m.DeliveryMode = amqp.Persistent
 		ids, msgs = append(ids, id), append(msgs, m)
@@ -307,4 +302,35 @@ func publishWindow(ctx context.Context, ch *amqp.Channel, exchange, key string, 
 		}
 	}
 	return nil
+}
+
+// stringHeaders is the string headers of an AMQP field table's entries
+// (the outbox's header_table), the others skipped.
+func stringHeaders(b []byte) (amqp.Table, error) {
+	h := amqp.Table{}
+	fixed := map[byte]int{'t': 1, 'B': 1, 'b': 1, 's': 2, 'u': 2, 'I': 4, 'i': 4, 'f': 4, 'l': 8, 'd': 8, 'T': 8, 'D': 5, 'V': 0}
+	for len(b) > 0 {
+		n := int(b[0])
+		if len(b) < 2+n {
+			return nil, errors.New("raw relay: header_table cut short")
+		}
+		k, typ := string(b[1:1+n]), b[1+n]
+		b = b[2+n:]
+		if size, ok := fixed[typ]; ok {
+			if len(b) < size {
+				return nil, errors.New("raw relay: header_table cut short")
+			}
+			b = b[size:]
+			continue
+		}
+		if len(b) < 4 || uint64(len(b)-4) < uint64(binary.BigEndian.Uint32(b)) {
+			return nil, errors.New("raw relay: header_table cut short")
+		}
+		size := int(binary.BigEndian.Uint32(b))
+		if typ == 'S' {
+			h[k] = string(b[4 : 4+size])
+		}
+		b = b[4+size:]
+	}
+	return h, nil
 }
