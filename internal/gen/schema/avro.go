@@ -60,6 +60,12 @@ func (b *builder) loadAvro(in Input) {
 		}
 		return
 	}
+	if probs := avroLogicalTypos(raw); len(probs) > 0 {
+		for _, p := range probs {
+			b.fail(in.Path, p.ptr, p.construct, p.msg)
+		}
+		return
+	}
 	l := &avroLoader{b: b, in: in, local: map[string]*TypeRef{}, busy: map[*Type]bool{}, names: avroFileNames(s, b.names, in.GoName)}
 	l.root(s)
 }

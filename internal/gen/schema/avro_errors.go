@@ -217,3 +217,93 @@ func findTypeRef(v *jvalue, ptr, name string) string {
 func escapePointer(s string) string {
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
 }
+
+// avroLogicalTypes are the logical types of the Avro specification (1.12):
+// hamba/avro implements all but big-decimal, timestamp-nanos and
+// local-timestamp-nanos, which it reads as their underlying type, as it
+// does any logical type it does not know.
+var avroLogicalTypes = []string{
+	"decimal", "big-decimal", "uuid", "date", "time-millis", "time-micros",
+	"timestamp-millis", "timestamp-micros", "timestamp-nanos",
+	"local-timestamp-millis", "local-timestamp-micros", "local-timestamp-nanos",
+	"duration",
+}
+
+// avroLogicalTypos finds each logicalType of raw that is not a logical
+// type of the specification but is within two edits (case folded) of one:
+// a typo, which Avro would silently read as the underlying type
+// ("timestamp-milis" on a long: an int64, not a time). A logicalType
+// further from every known one is legal Avro, a logical type of someone
+// else's, and is left alone: the field is its underlying type.
+func avroLogicalTypos(raw *jvalue) []problem {
+	var probs []problem
+	var walk func(v *jvalue, ptr string)
+	walk = func(v *jvalue, ptr string) {
+		switch v.kind {
+		case jArray:
+			for i, e := range v.arr {
+				walk(e, fmt.Sprintf("%s/%d", ptr, i))
+			}
+		case jObject:
+			for _, k := range v.keys {
+				kp := ptr + "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(k)
+				if k == "logicalType" {
+					if lt := v.obj[k]; lt.kind == jString {
+						if p, ok := logicalTypo(lt.str, v); ok {
+							probs = append(probs, problem{kp, "logicalType", p})
+						}
+					}
+					continue
+				}
+				walk(v.obj[k], kp)
+			}
+		}
+	}
+	walk(raw, "#")
+	return probs
+}
+
+// logicalTypo says why name, the logicalType of schema v, is a typo of a
+// known logical type; ok is false when it is known, or too far from every
+// known one to be a typo.
+func logicalTypo(name string, v *jvalue) (msg string, ok bool) {
+	best, bestD := "", 3
+	for _, k := range avroLogicalTypes {
+		if name == k {
+			return "", false
+		}
+		if d := editDistance(strings.ToLower(name), k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if best == "" {
+		return "", false
+	}
+	under := "its type"
+	if t, isStr := v.getStr("type"); isStr {
+		under = t
+	}
+	return fmt.Sprintf("%q is not an Avro logical type (did you mean %q?); a logical type Avro does not know is read as its underlying type (here %s)", name, best, under), true
+}
+
+// editDistance is the Levenshtein distance between a and b, in runes.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

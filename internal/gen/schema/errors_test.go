@@ -91,6 +91,9 @@ func TestBrokenSchemaMessages(t *testing.T) {
 		{"avro fixed without a size", schema.Avro,
 			`{"type":"record","name":"Refund","fields":[` + f + `{"name":"id","type":{"type":"fixed","name":"ID"}}]}`,
 			`schemas/refund.avsc:1:142: #/fields/3/type: a fixed needs "size", its length in bytes`},
+		{"avro logicalType misspelt", schema.Avro,
+			`{"type":"record","name":"Refund","fields":[` + f + `{"name":"at","type":{"type":"long","logicalType":"timestamp-milis"}}]}`,
+			`schemas/refund.avsc:1:171: #/fields/3/type/logicalType: "timestamp-milis" is not an Avro logical type (did you mean "timestamp-millis"?); a logical type Avro does not know is read as its underlying type (here long)`},
 		{"avro union twice the same type", schema.Avro,
 			`{"type":"record","name":"Refund","fields":[` + f + `{"name":"notes","type":["null","string","string"]}]}`,
 			`schemas/refund.avsc:1:162: #/fields/3/type/2: the union already has the branch string (at 1): a union holds each type once`},
@@ -136,5 +139,23 @@ func TestErrorIsOneLine(t *testing.T) {
 	e = &schema.Error{Path: "s/a.json", Pointer: "#/properties/x", Msg: "m"}
 	if got, want := e.Error(), "s/a.json: #/properties/x: m"; got != want {
 		t.Errorf("Error() = %s, want %s", got, want)
+	}
+}
+
+// A logicalType Avro does not know, and not a near miss of one it does,
+// is legal Avro: the field is its underlying type, no error (the
+// specification: "Language implementations must ignore unknown logical
+// types"). So are the specification's logical types hamba/avro does not
+// implement (timestamp-nanos, big-decimal).
+func TestUnknownLogicalTypeFallsBack(t *testing.T) {
+	for _, lt := range []string{"my-company-money", "timestamp-nanos", "local-timestamp-nanos", "big-decimal"} {
+		typ := "long"
+		if lt == "big-decimal" {
+			typ = "bytes"
+		}
+		data := `{"type":"record","name":"Refund","fields":[{"name":"v","type":{"type":"` + typ + `","logicalType":"` + lt + `"}}]}`
+		if _, err := schema.Build([]schema.Input{{Message: "Refund", GoName: "Refund", Path: "schemas/refund.avsc", Dir: t.TempDir(), Data: []byte(data), Format: schema.Avro}}, nil); err != nil {
+			t.Errorf("logicalType %q: %v, want it read as %s", lt, err, typ)
+		}
 	}
 }
