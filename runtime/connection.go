@@ -100,7 +100,7 @@ var sharedRegistry = NewFingerprintRegistry()
 // timeout, a connection closed or reset before the AMQP handshake
 // completed: a broker starting up, a load balancer with no broker behind
 // it) is tried again, round the list, with a backoff doubling from
-// 100ms to 10s (WithReconnectBackoff), each failed attempt logged once at
+// 100ms to 2s (WithReconnectBackoff), each failed attempt logged once at
 // Warn with the delay before the next, until ctx is done: a service that
 // starts before its broker needs no loop of its own. What retrying cannot
 // fix fails at once: a refused login or unknown vhost (ErrAuth), a URL

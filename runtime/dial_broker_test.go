@@ -134,6 +134,34 @@ func closeConn(c *runtime.Connection) {
 	_ = c.Close(ctx)
 }
 
+// Dial's default backoff (its doc, WithReconnectBackoff's and
+// docs/runtime.md): 100ms doubling to 2s, never past.
+func TestDialDefaultBackoffIs100msTo2s(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: six seconds of failed attempts")
+	}
+	t.Parallel()
+	capture, logger := newLogCapture()
+	ctx := ctxFor(t, 6500*time.Millisecond)
+	if c, err := runtime.Dial(ctx, urlAt(t, freePort(t)), runtime.WithLogger(logger)); err == nil {
+		closeConn(c)
+		t.Fatal("Dial to a closed port succeeded")
+	}
+	var waits []string
+	for _, w := range capture.matching("broker not reachable") {
+		waits = append(waits, w.Attrs["retry_in"])
+	}
+	want := []string{"100ms", "200ms", "400ms", "800ms", "1.6s", "2s"}
+	if len(waits) < len(want) {
+		t.Fatalf("retry_in %v, want it to begin %v", waits, want)
+	}
+	for i, w := range waits {
+		if i < len(want) && w != want[i] || i >= len(want) && w != "2s" {
+			t.Fatalf("retry_in %v, want %v then 2s", waits, want)
+		}
+	}
+}
+
 // A service that starts before its broker: Dial keeps trying a closed port
 // and succeeds once it opens 2s later, each failed attempt logged once at
 // Warn with the delay before the next.
