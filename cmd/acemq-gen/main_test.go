@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -126,6 +127,29 @@ func TestExitCodes(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		if got := run(s.args, &stdout, &stderr); got != s.want {
 			t.Errorf("acemq-gen %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(s.args, " "), got, s.want, &stdout, &stderr)
+		}
+	}
+}
+
+// acemq-gen version says (devel) when built from a checkout, whether as
+// the main module or as a service's tool replaced with a directory (the
+// README's install; internal/installtest's payments.txtar runs it), and
+// the version it was installed at otherwise.
+func TestModuleVersion(t *testing.T) {
+	dir := &debug.Module{Path: "/src/acemq-go"}
+	for _, tc := range []struct {
+		m    debug.Module
+		want string
+	}{
+		{debug.Module{Path: "github.com/acemq/acemq-go", Version: "(devel)"}, "(devel)"},
+		{debug.Module{Path: "github.com/acemq/acemq-go"}, "(devel)"},
+		{debug.Module{Path: "github.com/acemq/acemq-go", Version: "v0.0.0", Replace: dir}, "(devel)"},
+		{debug.Module{Path: "github.com/acemq/acemq-go", Version: "v0.0.0-00010101000000-000000000000", Replace: dir}, "(devel)"},
+		{debug.Module{Path: "github.com/acemq/acemq-go", Version: "v1.2.3"}, "v1.2.3"},
+		{debug.Module{Path: "github.com/acemq/acemq-go", Version: "v1.2.3", Replace: &debug.Module{Path: "example.com/fork", Version: "v1.2.4"}}, "v1.2.4"},
+	} {
+		if got := moduleVersion(tc.m); got != tc.want {
+			t.Errorf("moduleVersion(%+v) = %s, want %s", tc.m, got, tc.want)
 		}
 	}
 }

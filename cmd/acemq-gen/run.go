@@ -176,10 +176,25 @@ func printErr(stderr io.Writer, err error) {
 // version is the module version acemq-gen was built from ("(devel)" in a
 // checkout; v1.2.3 after go install ...@v1.2.3), from the build info.
 func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(devel)"
 	}
-	return "(devel)"
+	return moduleVersion(bi.Main)
+}
+
+// moduleVersion is m's version, or "(devel)" when m is built from a
+// checkout: the main module ("" or "(devel)"), or a module a service's
+// go.mod replaces with a directory, whose version is only the placeholder
+// the require needed (v0.0.0, v0.0.0-00010101000000-000000000000).
+func moduleVersion(m debug.Module) string {
+	if m.Version == "" || (m.Replace != nil && m.Replace.Version == "") {
+		return "(devel)"
+	}
+	if m.Replace != nil {
+		return m.Replace.Version
+	}
+	return m.Version
 }
 
 // writeFiles writes the files that changed, each through a temporary file renamed into
