@@ -1,5 +1,6 @@
 // Package doccheck holds the test that every Go snippet in README.md,
-// docs/*.md and examples/*/README.md compiles.
+// docs/*.md and examples/*/README.md compiles, and the one that
+// docs/generator.md's manifest reference names every key of the manifest.
 //
 // Each fenced ```go block is built as a file of its own package under
 // testdata/build (removed afterwards), with a //line directive so that a
