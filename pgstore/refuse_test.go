@@ -207,3 +207,33 @@ func refusedCount(rm metricdata.ResourceMetrics, reason string) int64 {
 	}
 	return n
 }
+
+// TestRelayNeverTrimsARow: a row whose headers do not fit frame_max (a
+// 140 KB header, written into the table directly) is refused on its row,
+// as Publish refuses such a message, never published without the header
+// as the runtime's own copies are (x-acemq-dropped-headers).
+func TestRelayNeverTrimsARow(t *testing.T) {
+	e := newOutboxEnv(t, "outbox_notrim")
+	ctx := ctxFor(t, 60*time.Second)
+	e.write(ctx, event{Key: "big", Seq: 0})
+	// A 140,000-byte string header appended to the row's header table.
+	const name = "padding"
+	big := append([]byte{byte(len(name))}, name...)
+	big = append(big, 'S', 0, 0x02, 0x22, 0xe0) // 140,000
+	big = append(big, strings.Repeat("p", 140_000)...)
+	if _, err := e.pool.Exec(ctx, "UPDATE acemq_outbox SET header_table = header_table || $1", big); err != nil {
+		t.Fatal(err)
+	}
+	e.write(ctx, event{Key: "small", Seq: 0})
+	e.relay(pgstore.WithRelayBackoff(time.Hour, time.Hour))
+	if ev := decodeEvent(t, e.receive(1, 20*time.Second)[0]); ev.Key != "small" {
+		t.Fatalf("got %+v, want only the row that fits", ev)
+	}
+	e.waitFor(ctx, "the refusal recorded on the row", 20*time.Second,
+		`SELECT attempts = 1 AND last_error LIKE '%above the broker''s frame_max 131072%' FROM acemq_outbox`)
+	select {
+	case d := <-e.got:
+		t.Errorf("published: %s, headers %v", d.Body, d.Headers[runtime.HeaderDropped])
+	case <-time.After(time.Second):
+	}
+}
