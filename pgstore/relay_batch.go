@@ -151,7 +151,7 @@ ORDER BY id LIMIT $2`, r.held, r.cfg.batch, except)
 
 func scanRow(row pgx.CollectableRow) (outboxRow, error) {
 	var (
-		rw      outboxRow
+		rw            outboxRow
 		mode          int16
 		table, legacy []byte
 	)
