@@ -43,6 +43,12 @@ type HandlerFunc func(ctx context.Context, m *Incoming) Ack
 // consumer of the connection) or on a consumer (generated Consume…
 // functions take it in their opts).
 //
+// On a request route (HandleRequest) a middleware's Reject, Park, panic
+// or Accept without next is answered to the request's caller at once with
+// an error reply, and its Retry is not climbed when the caller has gone;
+// next returns Accept for the handler's error replies too
+// (docs/request-reply.md, "Middleware on request routes").
+//
 // Middlewares run after the message is decoded (one that cannot be decoded
 // is parked without reaching them) and inside the runtime's own span,
 // metrics, Stats and logs: a middleware's Retry, Reject or Park is recorded

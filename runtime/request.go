@@ -72,10 +72,12 @@ var ErrNoReply = errors.New("acemq: the reply cannot arrive")
 // are; any other error is sent with Code "error" and its text as Reason.
 type ReplyError struct {
 	// Code names the kind of failure: "error" for a handler's error,
-	// "panic" for a handler that panicked, "bad_request" for a request the
-	// responder could not decode, "wrong_reply_type" for a request that
-	// expects a reply type the responder does not send, or a responder's
-	// own code.
+	// "panic" for a handler (or a middleware) that panicked,
+	// "bad_request" for a request the responder could not decode,
+	// "wrong_reply_type" for a request that expects a reply type the
+	// responder does not send, "rejected" and "parked" for a request a
+	// middleware rejected or parked, "not_handled" for one a middleware
+	// settled without calling the handler, or a responder's own code.
 	Code string
 	// Reason is the responder's text (capped at 4096 bytes).
 	Reason string

@@ -101,7 +101,7 @@ func requestRoute[Req, Rep any](reqType *MessageType[Req], repType *MessageType[
 			}
 			return Ack{}, err
 		case !a.called || ack.Kind() != AckAccept:
-			return ack, nil // a middleware answered (or failed) for the handler
+			return r.middlewareAnswered(ctx, ack), nil
 		case a.err != nil && errors.Is(a.err, errRetryRequest):
 			return r.retryOrSettle(ctx, a.err), nil
 		case a.err != nil:
@@ -110,6 +110,41 @@ func requestRoute[Req, Rep any](reqType *MessageType[Req], repType *MessageType[
 		return replyWith(ctx, r, repType, a.rep), nil
 	}
 	return rt
+}
+
+// middlewareAnswered carries out a middleware's ack on the request in its
+// handler's stead (or after it, overriding it): its caller is told at
+// once, with an error reply coded by the outcome ("rejected", "parked",
+// "panic", "not_handled" for an Accept without the handler), and the
+// request goes where the ack says; a Retry is not climbed when the caller
+// has gone (as RetryRequest's), else the caller keeps waiting. A panic is
+// answered and settled as a handler's panic is.
+func (r responding) middlewareAnswered(ctx context.Context, ack Ack) Ack {
+	var pe *PanicError
+	switch ack.Kind() {
+	case AckRetry:
+		if errors.As(ack.Err(), &pe) {
+			r.replyError(ctx, &ReplyError{Code: "panic", Reason: pe.Error()})
+			return Accept()
+		}
+		return r.retryOrSettle(ctx, ack.Err())
+	case AckReject:
+		return r.answerThen(ctx, "rejected", ack)
+	case AckPark:
+		return r.answerThen(ctx, "parked", ack)
+	}
+	// An Accept here is one without the handler (an inbox that has seen
+	// the request, say).
+	r.replyError(ctx, &ReplyError{Code: "not_handled", Reason: "a middleware settled the request without calling its handler"})
+	return ack
+}
+
+// answerThen answers the request with an error reply of code and the
+// ack's reason, then returns ack; a reply that could not be sent leaves
+// the request to ack all the same (it goes where the middleware said).
+func (r responding) answerThen(ctx context.Context, code string, ack Ack) Ack {
+	r.replyError(ctx, &ReplyError{Code: code, Reason: reason(ack.Err())})
+	return ack
 }
 
 // replyWith encodes rep and sends it as r's reply.
