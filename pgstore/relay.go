@@ -41,7 +41,34 @@ type Relay struct {
 	ahead []outboxRow
 
 	refusedRows metric.Int64Counter // MetricOutboxRefused
+
+	// The waits while the database (dbDown) or the broker (brokerDown)
+	// is unavailable: each doubling, reset once the relay gets through.
+	dbDown, brokerDown outage
 }
+
+// maxOutageWait bounds the wait between tries while the database or the
+// broker is unavailable (WithRelayBackoff's max when lower): the relay
+// finds it back within that.
+const maxOutageWait = 30 * time.Second
+
+// outage counts the tries that met an unavailable database or broker
+// since the relay last got through.
+type outage struct{ tries int }
+
+// next is the wait before the next try: WithRelayBackoff's min, doubling
+// with each try, up to maxOutageWait (or the max, when lower).
+func (o *outage) next(c relayConfig) time.Duration {
+	bound := max(min(c.maxBackoff, maxOutageWait), c.backoff)
+	d := c.backoff
+	for i := 0; i < o.tries && d < bound; i++ {
+		d *= 2
+	}
+	o.tries++
+	return min(d, bound)
+}
+
+func (o *outage) reset() { o.tries = 0 }
 
 // NewRelay returns a relay of ob's rows, read from the database of pool
 // (whose config it dials a connection of its own with), published on
@@ -70,8 +97,11 @@ func NewRelay(ob *Outbox, pool *pgxpool.Pool, opts ...RelayOption) *Relay {
 // header frame over frame_max; it is never written to the broker), stays,
 // with its attempts and last error, counted in MetricOutboxRefused, and is
 // tried again after a backoff; the later rows of its key wait behind it. While the broker or
-// the database is unavailable Run waits and tries again: it returns an
-// error only when the outbox's table does not exist (run Migrate).
+// the database is unavailable Run waits and tries again, WithRelayBackoff's
+// min at first, doubling with each try up to 30 s (or the max, when
+// lower), one warning a try, and back to the min once it gets through: it
+// returns an error only when the outbox's table does not exist (run
+// Migrate).
 func (r *Relay) Run(ctx context.Context) error {
 	for {
 		err := r.session(ctx)
@@ -82,8 +112,10 @@ func (r *Relay) Run(ctx context.Context) error {
 		if errors.As(err, &pe) && pe.Code == "42P01" {
 			return fmt.Errorf("pgstore: relay of %s: %w (run pgstore.Migrate, or apply `acemq sql outbox`)", r.ob.name, err)
 		}
-		r.cfg.logger.Warn("acemq: outbox relay: database unavailable, retrying", "table", r.ob.name, "error", err, "retry_in", r.cfg.backoff)
-		if !sleep(ctx, r.cfg.backoff) {
+		wait := r.dbDown.next(r.cfg)
+		r.cfg.logger.Warn("acemq: outbox relay: database unavailable, retrying", "table", r.ob.name, "error", err,
+			"tries", r.dbDown.tries, "retry_in", wait)
+		if !sleep(ctx, wait) {
 			return nil
 		}
 	}
@@ -114,6 +146,7 @@ func (r *Relay) session(ctx context.Context) error {
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock_shared($1, $2)", r.class(), int32(Shards)); err != nil {
 		return err
 	}
+	r.dbDown.reset() // the database answered: it is back
 	for ctx.Err() == nil {
 		if err := r.round(ctx); err != nil {
 			return err

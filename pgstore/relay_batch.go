@@ -84,11 +84,13 @@ func (r *Relay) relayBatch(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	if res.unavailable != nil {
+		wait := r.brokerDown.next(r.cfg)
 		r.cfg.logger.Warn("acemq: outbox relay: the broker is unavailable, retrying", "table", r.ob.name,
-			"error", res.unavailable, "retry_in", r.cfg.backoff)
-		sleep(ctx, r.cfg.backoff)
+			"error", res.unavailable, "tries", r.brokerDown.tries, "retry_in", wait)
+		sleep(ctx, wait)
 		return len(rows), nil // the rows read ahead are read again
 	}
+	r.brokerDown.reset()
 	if ferr != nil {
 		return 0, ferr
 	}

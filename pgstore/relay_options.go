@@ -67,7 +67,9 @@ func WithRelayPoll(d time.Duration) RelayOption {
 // (unroutable, nacked, its exchange missing), or one Publish would
 // refuse, is tried again: min after
 // the first refusal, doubling up to max (default 1 s to 5 min); and the
-// wait after the broker or the database is unavailable (min).
+// wait after the broker or the database is found unavailable: min,
+// doubling with each try up to 30 s (or max, when lower), back to min
+// once the relay gets through (the database answers, a batch goes out).
 func WithRelayBackoff(min, max time.Duration) RelayOption {
 	return relayOptionFunc(func(c *relayConfig) { c.backoff, c.maxBackoff = min, max })
 }
