@@ -15,6 +15,17 @@ import (
 // the manifest's retry policy and its routes.
 type ConsumerSpec struct {
 	Queue string
+	// Quorum says Queue is a quorum queue (the manifest's type: quorum),
+	// whoever declared it: a deploy step, an operator, another
+	// connection, a consumer with declare: false. The broker's
+	// x-delivery-count of a redelivered message is then the count of
+	// every consumer of the queue, which WithRequeueOnFailure adds to the
+	// attempt (this consumer's own count of its requeues stays a floor,
+	// so a classic queue said to be quorum still ends); a first delivery's
+	// x-delivery-count is the producer's and is never read. Without it
+	// the broker's count is trusted only on a queue this Connection
+	// declared as quorum, and each consumer counts its own requeues.
+	Quorum bool
 	// Retry is the manifest's policy; nil when the manifest names none.
 	Retry *RetryPolicy
 	// RequeueOnFailure is the manifest's requeue_on_failure.
@@ -30,6 +41,9 @@ type Consumer struct {
 	policy  RetryPolicy
 	cfg     consumeConfig
 	requeue bool
+	// quorum is ConsumerSpec.Quorum: the queue is quorum, whoever
+	// declared it.
+	quorum bool
 	// requeues counts requeues where the broker counts none (classic).
 	requeues requeueCounts
 	log      *slog.Logger
@@ -144,6 +158,7 @@ func newConsumer(c *Connection, spec ConsumerSpec, cfg consumeConfig) (*Consumer
 		policy:  pickPolicy(cfg.retry, spec.Retry, c.cfg.retry),
 		cfg:     cfg,
 		requeue: spec.RequeueOnFailure || cfg.requeueOnFailure,
+		quorum:  spec.Quorum,
 		log:     c.log.With("queue", spec.Queue),
 		held:    map[*heldRetry]struct{}{},
 		lookups: map[*heldLookup]struct{}{},

@@ -279,8 +279,9 @@ func WithoutDeclare() ConsumeOption {
 // under NoRetry (one attempt) at once. A requeue cannot rewrite
 // x-acemq-attempt, so the attempt (as Envelope.Attempt shows it) is
 // x-acemq-attempt plus the broker's x-delivery-count on a quorum queue this
-// Connection declared (Declare: shared by every consumer, kept across
-// restarts), or plus this consumer's own count of its requeues on any other
+// Connection declared (Declare) or that the ConsumerSpec says is quorum
+// (Quorum; generated from the manifest's type: quorum): shared by every
+// consumer, kept across restarts; or plus this consumer's own count of its requeues on any other
 // queue (a classic queue's x-delivery-count is whatever the producer wrote:
 // each consumer of a fleet counts its own, and a restart forgets). On a quorum queue keep
 // the delivery limit at or above the attempts (the generator checks it),

@@ -12,9 +12,11 @@ import (
 // on a queue it knows is quorum: one this Connection declared as quorum
 // (Declare, or the rungs of QuorumRungs). A declare with
 // x-queue-type: quorum that succeeds proves the queue is quorum (the
-// broker checks the argument against the queue's). Every other queue is
-// counted by the runtime itself: its own count of requeues, the
-// x-acemq-redeliveries it stamps.
+// broker checks the argument against the queue's). A consumer whose spec
+// says its queue is quorum (ConsumerSpec.Quorum, from the manifest) reads
+// the header on a redelivery for its requeue count too, with its own count
+// as a floor (quorumSaid). Every other queue is counted by the runtime
+// itself: its own count of requeues, the x-acemq-redeliveries it stamps.
 
 // quorumQueues is the set of queues a Connection knows are quorum.
 type quorumQueues struct {
@@ -46,6 +48,16 @@ func (k *quorumQueues) has(queue string) bool {
 // own).
 func (dv *delivery) brokerCounts() bool {
 	return dv.d.Redelivered && dv.cs.c.quorum.has(dv.cs.queue)
+}
+
+// quorumSaid reports a redelivery of a queue the consumer's spec says is
+// quorum (ConsumerSpec.Quorum) but this Connection did not declare: its
+// x-delivery-count is the broker's if the spec is right. A requeue count
+// read on its word keeps the consumer's own count as a floor, so a
+// classic queue said to be quorum, whose header a producer forged, still
+// ends within the policy's attempts per consumer.
+func (dv *delivery) quorumSaid() bool {
+	return dv.d.Redelivered && dv.cs.quorum
 }
 
 // nativeQueues are the NativeRetry queues a Connection declared, each with

@@ -11,8 +11,9 @@ import (
 // A requeue (WithRequeueOnFailure) hands the broker back the bytes it had,
 // so x-acemq-attempt cannot advance with it. The attempt of a requeued
 // delivery is therefore x-acemq-attempt plus the times it was handed back
-// as failed: the broker's x-delivery-count on a queue known to be quorum
-// (queuetype.go; shared by every consumer, kept across restarts: the
+// as failed: the broker's x-delivery-count on a queue known to be quorum,
+// or said to be by the consumer's spec (queuetype.go; shared by every
+// consumer, kept across restarts: the
 // requeue is a basic.reject, which every RabbitMQ counts, 4.3 included),
 // else this consumer's own count (a classic queue counts nothing, and its
 // x-delivery-count is whatever the producer wrote: a fleet of n consumers
@@ -27,9 +28,14 @@ const headerDeliveryCount = "x-delivery-count"
 // consumer is on.
 func (dv *delivery) requeueAttempt() int {
 	var n int
-	if dv.brokerCounts() {
+	switch {
+	case dv.brokerCounts():
 		n = int(positiveInt(dv.d.Headers[headerDeliveryCount], 0))
-	} else {
+	case dv.quorumSaid():
+		// The spec's word: the broker's count, never below this
+		// consumer's own (a classic queue said to be quorum still ends).
+		n = max(int(positiveInt(dv.d.Headers[headerDeliveryCount], 0)), dv.cs.requeues.count(requeueKey(dv.d, dv.env)))
+	default:
 		n = dv.cs.requeues.count(requeueKey(dv.d, dv.env))
 	}
 	return min(dv.env.Attempt+n, maxAttempt)

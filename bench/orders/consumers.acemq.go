@@ -216,7 +216,8 @@ func ConsumeBenchQAvro(ctx context.Context, c *runtime.Connection, h BenchQAvroH
 		return nil, errors.New("ConsumeBenchQAvro: the handler is nil")
 	}
 	return runtime.Consume(ctx, c, runtime.ConsumerSpec{
-		Queue: "bench.q.avro",
+		Queue:  "bench.q.avro",
+		Quorum: true,
 		Routes: []runtime.Route{
 			runtime.Handle(orderAvroType, h.HandleOrderAvro),
 		},
@@ -255,8 +256,9 @@ func ConsumeBenchQR1(ctx context.Context, c *runtime.Connection, h BenchQR1Handl
 		return nil, errors.New("ConsumeBenchQR1: the handler is nil")
 	}
 	return runtime.Consume(ctx, c, runtime.ConsumerSpec{
-		Queue: "bench.q.r1",
-		Retry: &r1Policy,
+		Queue:  "bench.q.r1",
+		Quorum: true,
+		Retry:  &r1Policy,
 		Routes: []runtime.Route{
 			runtime.Handle(orderAvroType, h.HandleOrderAvro),
 		},

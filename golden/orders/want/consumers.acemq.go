@@ -35,8 +35,9 @@ func ConsumeOrdersNew(ctx context.Context, c *runtime.Connection, h OrdersNewHan
 		return nil, errors.New("ConsumeOrdersNew: the handler is nil")
 	}
 	return runtime.Consume(ctx, c, runtime.ConsumerSpec{
-		Queue: "golden.orders.new",
-		Retry: &standardPolicy,
+		Queue:  "golden.orders.new",
+		Quorum: true,
+		Retry:  &standardPolicy,
 		Routes: []runtime.Route{
 			runtime.Handle(orderPlacedType, h.HandleOrderPlaced),
 			runtime.Handle(orderCancelledType, h.HandleOrderCancelled),

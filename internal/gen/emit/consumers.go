@@ -110,6 +110,9 @@ func consumeFunc(f *jen.File, m *model.Model, q *model.Queue) {
 		text += " The manifest sets retry_in_broker: native: a failed delivery is requeued and the quorum queue itself holds it for the policy's wait (RabbitMQ 4.3's delayed retry; no rung queues), each requeue an attempt the broker counts."
 	} else if q.RequeueOnFailure {
 		text += " The manifest sets requeue_on_failure: a failed delivery goes back to the head of the queue instead of climbing the retry ladder (each time an attempt of its policy), a hot loop against a downstream that is down."
+		if q.Type == "quorum" {
+			text += " The queue is quorum (runtime.ConsumerSpec.Quorum): the broker's count of the requeues is shared by every consumer, whoever declared it."
+		}
 	}
 	doc(f.Comment, "%s", text)
 	f.Comment("")
@@ -161,6 +164,10 @@ func consumerSpec(q *model.Queue) jen.Code {
 	return rt("ConsumerSpec").ValuesFunc(func(g *jen.Group) {
 		field := func(name string, v jen.Code) { g.Line().Id(name).Op(":").Add(v) }
 		field("Queue", jen.Lit(q.Name))
+		if q.Type == "quorum" {
+			// Whoever declares it: the broker's count is every consumer's.
+			field("Quorum", jen.True())
+		}
 		if q.Retry != nil {
 			field("Retry", jen.Op("&").Id(q.Retry.VarName))
 		}
