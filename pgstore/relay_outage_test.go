@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/acemq/acemq-go/pgstore"
 	"github.com/acemq/acemq-go/pgstore/internal/pgtest"
+	"github.com/acemq/acemq-go/runtime"
 )
 
 // pgProxy forwards TCP connections to PostgreSQL while up; while down it
@@ -158,5 +160,65 @@ func TestRelayBacksOffWhileTheDatabaseIsDown(t *testing.T) {
 	}
 	if after := w.all(); len(after) == seen || after[seen] != minWait {
 		t.Errorf("after the relay got through, the next outage's first wait: %v, want %s (reset)", after[seen:], minWait)
+	}
+}
+
+// cutAtConfirmed is a log handler that takes the database away once, on
+// the relay's "confirmed" line (its batch's confirms are in, the delete
+// is next), and brings it back a moment later.
+type cutAtConfirmed struct {
+	warnings
+	proxy *pgProxy
+	once  sync.Once
+}
+
+func (c *cutAtConfirmed) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == "acemq: outbox confirmed" {
+		c.once.Do(func() {
+			c.proxy.setUp(false)
+			time.AfterFunc(300*time.Millisecond, func() { c.proxy.setUp(true) })
+		})
+	}
+	return c.warnings.Handle(ctx, r)
+}
+
+// TestRelayRewindsAKeyAfterLosingTheDatabase: a relay whose database
+// connection is cut after a batch's confirms and before its delete
+// publishes the key's rows again from the oldest one left: a consumer
+// without an inbox sees 0, 1, 2, 3, 0, 1, 2, 3. What survives is the
+// order of first copies: no row is published before every earlier row of
+// its key was confirmed, so each row's first copy comes after the first
+// copies of the rows before it, and each rewind repeats rows in order
+// from the oldest not yet deleted (docs/exactly-once.md).
+func TestRelayRewindsAKeyAfterLosingTheDatabase(t *testing.T) {
+	e := newOutboxEnv(t, "outbox_rewind")
+	ctx := ctxFor(t, 60*time.Second)
+	u, err := url.Parse(pgtest.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newPGProxy(t, u.Host)
+	u.Host = proxy.ln.Addr().String()
+	pool := pgtest.PoolAt(t, u.String(), e.schema)
+	const n = 4
+	for seq := range n {
+		e.write(ctx, event{Key: "k", Seq: seq}, runtime.WithOrderingKey("k"))
+	}
+	h := &cutAtConfirmed{proxy: proxy}
+	e.run(pgstore.NewRelay(e.ob, pool, pgstore.WithRelayLogger(slog.New(h)),
+		pgstore.WithRelayBackoff(100*time.Millisecond, 100*time.Millisecond)))
+	var got []int
+	for _, d := range e.receive(2*n, 20*time.Second) {
+		got = append(got, decodeEvent(t, d).Seq)
+	}
+	e.waitRows(ctx, 0, 20*time.Second)
+	want := []int{0, 1, 2, 3, 0, 1, 2, 3}
+	if !slices.Equal(got, want) {
+		t.Errorf("the key's rows arrived as %v, want %v (the batch again after the lost delete)", got, want)
+	}
+	select {
+	case d := <-e.got:
+		t.Errorf("an extra copy: %s", d.Body)
+	case <-time.After(500 * time.Millisecond):
 	}
 }
