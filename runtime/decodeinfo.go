@@ -25,6 +25,8 @@ type decodeInfo struct {
 	// replyTo is the consumer's WithReplyToAllowed (nil: the default
 	// rule), for its request routes.
 	replyTo *replyToRule
+	// queue is the consumer's, for what its request routes count.
+	queue string
 }
 
 type decodeInfoKey struct{}

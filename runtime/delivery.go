@@ -170,7 +170,8 @@ func (cs *Consumer) routeOf(d *amqp.Delivery) (Route, error) {
 // about dv.
 func (cs *Consumer) decodeInfo(dv *delivery) decodeInfo {
 	return decodeInfo{fingerprint: headerString(dv.d.Headers, HeaderSchemaFingerprint), maxBody: cs.cfg.maxBody,
-		checkRequester: cs.cfg.requesterCheck, received: dv.received, replyTo: cs.cfg.replyToAllowed}
+		checkRequester: cs.cfg.requesterCheck, received: dv.received, replyTo: cs.cfg.replyToAllowed,
+		queue: cs.queue}
 }
 
 // carryOut does what the handler answered, once it is recorded.

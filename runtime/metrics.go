@@ -76,6 +76,11 @@ const (
 	// (after its caller's ctx ended, or a second one), dropped; by the
 	// Requester's reply_to (amq.rabbitmq.reply-to or its reply queue).
 	MetricLateReplies = "acemq.request.late_replies"
+	// MetricRequestsExpired counts the requests a responder settled
+	// without running them because their caller's deadline had passed
+	// when it came to them (their expiration, counted from when the
+	// consumer received them); by the responder's queue.
+	MetricRequestsExpired = "acemq.request.expired"
 	// MetricHeld is the deliveries a consumer holds unsettled while its
 	// worker is free: retries waiting in memory, copies tried again or
 	// waiting for their confirm, deliveries waiting for the schema
@@ -115,7 +120,7 @@ type metrics struct {
 	frameErrors                                           metric.Int64Counter
 	replayMoved, browsed, retrySpilled                    metric.Int64Counter
 	requestDuration                                       metric.Float64Histogram
-	lateReplies                                           metric.Int64Counter
+	lateReplies, requestsExpired                          metric.Int64Counter
 	held, inFlight                                        metric.Int64ObservableGauge
 	meter                                                 metric.Meter
 	mu                                                    sync.RWMutex
@@ -154,6 +159,7 @@ func newMetrics(mp metric.MeterProvider) *metrics {
 	m.replayMoved = counter(MetricReplayMoved, "{message}", "Messages Replay moved: copy confirmed, original acked.")
 	m.requestDuration = histogram(MetricRequestDuration, "Duration of a request, from its send to its reply or its failure.")
 	m.lateReplies = counter(MetricLateReplies, "{message}", "Replies that came for no waiting request (its caller's ctx had ended), dropped.")
+	m.requestsExpired = counter(MetricRequestsExpired, "{message}", "Requests settled without running them: their caller's deadline had passed when the responder came to them.")
 	m.browsed = counter(MetricBrowsed, "{message}", "Messages Browse read and returned to their queue (a look, not a consumption).")
 	var err error
 	if m.held, err = m.meter.Int64ObservableGauge(MetricHeld, metric.WithUnit("{message}"),

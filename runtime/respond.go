@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -200,10 +202,39 @@ func (r responding) precheck(ctx context.Context) (Ack, bool) {
 		err := &ReplyError{Code: "wrong_reply_type", Reason: fmt.Sprintf("the responder replies %q, not %q", r.replyType, want)}
 		return r.replyError(ctx, err), true
 	}
+	if r.expired(info) {
+		return Accept(), true
+	}
 	if info.checkRequester && !r.requesterThere(ctx) {
 		return Accept(), true
 	}
 	return Ack{}, false
+}
+
+// expired reports whether the request's caller has stopped waiting by
+// now, as its expiration says: the caller's time left when it sent the
+// request, which the consumer received after that, so received plus the
+// expiration is never before the caller's deadline (no clock of another
+// host is read). Such a request is settled without running it, counted
+// and logged. A request without an expiration (a retried copy, a caller
+// without a deadline) has no deadline to pass.
+func (r responding) expired(info decodeInfo) bool {
+	if r.d.Expiration == "" || info.received.IsZero() {
+		return false
+	}
+	ms, err := strconv.ParseInt(r.d.Expiration, 10, 64)
+	if err != nil || ms < 0 {
+		return false
+	}
+	late := time.Since(info.received) - time.Duration(ms)*time.Millisecond
+	if late <= 0 {
+		return false
+	}
+	r.c.metrics.add(r.c.metrics.requestsExpired, info.queue)
+	r.c.log.Debug("acemq: the request's caller stopped waiting before the responder came to it; settled without running it",
+		"queue", info.queue, "type", r.d.Type, "id", r.d.MessageId, "correlation_id", r.d.CorrelationId,
+		"expiration_ms", ms, "late", late.Round(time.Millisecond))
+	return true
 }
 
 // requesterThere reports whether the request's caller is still there; an
