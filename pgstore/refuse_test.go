@@ -80,9 +80,9 @@ func insertRow(t *testing.T, ctx context.Context, e *outboxEnv, template int64, 
 	t.Helper()
 	var id int64
 	err := e.pool.QueryRow(ctx, `INSERT INTO acemq_outbox (shard, ordering_key, exchange, routing_key, mandatory, message_id,
-    correlation_id, type, content_type, delivery_mode, msg_timestamp, headers, body)
+    correlation_id, type, content_type, delivery_mode, msg_timestamp, header_table, body)
   SELECT shard, $3, exchange, $2, mandatory, message_id || '-bad', correlation_id, type, content_type, delivery_mode,
-    msg_timestamp, headers, body FROM acemq_outbox WHERE id = $1 RETURNING id`, template, key, ok).Scan(&id)
+    msg_timestamp, header_table, body FROM acemq_outbox WHERE id = $1 RETURNING id`, template, key, ok).Scan(&id)
 	if err != nil {
 		t.Fatal(err)
 	}
