@@ -45,8 +45,10 @@ type HandlerFunc func(ctx context.Context, m *Incoming) Ack
 //
 // On a request route (HandleRequest) a middleware's Reject, Park, panic
 // or Accept without next is answered to the request's caller at once with
-// an error reply, and its Retry is not climbed when the caller has gone;
-// next returns Accept for the handler's error replies too
+// an error reply, and its Retry is not climbed when the caller has gone.
+// next answers the request before it returns: its Ack is the answer's
+// outcome, Accept once the reply (or the handler's error reply) is
+// confirmed, Retry when it could not be sent or for RetryRequest
 // (docs/request-reply.md, "Middleware on request routes").
 //
 // Middlewares run after the message is decoded (one that cannot be decoded

@@ -53,48 +53,68 @@ func RetryRequest(err error) error { return &retryRequestError{err: err} }
 // panic's reason. A reply the broker cannot deliver (its requester has
 // gone: a reply queue that no longer exists) is dropped and the request
 // settled.
+//
+// Middlewares (WithMiddleware) run around h and its answer: the Ack next
+// returns to them is the answer's outcome, Accept once the reply (or
+// error reply) is confirmed or dropped, Retry when it could not be sent or
+// for RetryRequest. A middleware that marks a message handled on Accept
+// (pgstore's inbox, redisstore's dedup) marks a request only once it is
+// answered, so that a request retried for want of a reply is answered,
+// not taken for a duplicate of itself.
 func HandleRequest[Req, Rep any](reqType *MessageType[Req], repType *MessageType[Rep], h RequestHandler[Req, Rep]) Route {
-	inner := answerInto(h)
-	r := requestRoute(reqType, repType, inner)
+	inner := answerInto(repType, h)
+	r := requestRoute(reqType, repType.name, inner)
 	r.wrap = func(queue string, mws []Middleware) Route {
-		return requestRoute(reqType, repType, chain(queue, mws, inner))
+		return requestRoute(reqType, repType.name, chain(queue, mws, inner))
 	}
 	return r
 }
 
-// answer is what a request handler returned, put where the route finds it
-// through ctx: the handler runs inside the middlewares (chain), which pass
-// ctx on but return an Ack.
-type answer[Rep any] struct {
-	rep    Rep
-	err    error
-	called bool
+// answer is the request being answered, put where the innermost handler
+// finds it through ctx: the handler runs inside the middlewares (chain),
+// which pass ctx on but return an Ack. answered is set once the handler
+// ran and its answer was carried out.
+type answer struct {
+	r        responding
+	answered bool
 }
 
 type answerKey struct{}
 
-// answerInto is h as a Handler: it calls h and leaves what it returned in
-// the ctx's answer.
-func answerInto[Req, Rep any](h RequestHandler[Req, Rep]) Handler[Req] {
+// answerInto is h as a Handler: it calls h and answers the request with
+// what h returned, inside the middlewares, so that the Ack they see is the
+// answer's outcome: Accept once the reply (or the error reply) is
+// confirmed, or dropped because its requester has gone; Retry when it
+// could not be sent, or for RetryRequest. A middleware that marks a
+// request handled on Accept (pgstore's inbox, redisstore's dedup) marks it
+// only once it is answered: a request retried for want of a reply is not
+// taken for a duplicate of itself.
+func answerInto[Req, Rep any](repType *MessageType[Rep], h RequestHandler[Req, Rep]) Handler[Req] {
 	return func(ctx context.Context, m *Message[Req]) Ack {
-		a := ctx.Value(answerKey{}).(*answer[Rep])
-		a.rep, a.err = invokeRequest(ctx, h, m)
-		a.called = true
-		return Accept()
+		a := ctx.Value(answerKey{}).(*answer)
+		rep, err := invokeRequest(ctx, h, m)
+		defer func() { a.answered = true }()
+		switch {
+		case err != nil && errors.Is(err, errRetryRequest):
+			return a.r.retryOrSettle(ctx, err)
+		case err != nil:
+			return a.r.replyError(ctx, err)
+		}
+		return replyWith(ctx, a.r, repType, rep)
 	}
 }
 
 // requestRoute is the route of reqType to inner (h, within any
-// middlewares), which replies with repType.
-func requestRoute[Req, Rep any](reqType *MessageType[Req], repType *MessageType[Rep], inner Handler[Req]) Route {
+// middlewares), which answers each request with a reply of type replyType.
+func requestRoute[Req any](reqType *MessageType[Req], replyType string, inner Handler[Req]) Route {
 	rt := route(reqType, inner)
 	rt.decode = nil // its prechecks come before the decode
 	rt.run = func(ctx context.Context, c *Connection, d *amqp.Delivery, env Envelope, apps map[string]any) (Ack, error) {
-		r := responding{c: c, d: d, replyType: repType.name}
+		r := responding{c: c, d: d, replyType: replyType}
 		if ack, done := r.precheck(ctx); done {
 			return ack, nil
 		}
-		a := &answer[Rep]{}
+		a := &answer{r: r}
 		ack, err := decodeAndCall(context.WithValue(ctx, answerKey{}, a), c, reqType, d, env, apps, inner)
 		switch {
 		case err != nil:
@@ -102,21 +122,21 @@ func requestRoute[Req, Rep any](reqType *MessageType[Req], repType *MessageType[
 				r.replyError(ctx, &ReplyError{Code: "bad_request", Reason: "could not be decoded: " + err.Error()})
 			}
 			return Ack{}, err
-		case !a.called || ack.Kind() != AckAccept:
+		case !a.answered:
 			return r.middlewareAnswered(ctx, ack), nil
-		case a.err != nil && errors.Is(a.err, errRetryRequest):
-			return r.retryOrSettle(ctx, a.err), nil
-		case a.err != nil:
-			return r.replyError(ctx, a.err), nil
 		}
-		return replyWith(ctx, r, repType, a.rep), nil
+		// The answer's outcome as the middlewares passed it on, or one
+		// that overrode it after the answer went out (an inbox whose
+		// commit failed: Retry, the handler run and the request answered
+		// again; its caller counts the second reply as late).
+		return ack, nil
 	}
 	return rt
 }
 
-// middlewareAnswered carries out a middleware's ack on the request in its
-// handler's stead (or after it, overriding it): its caller is told at
-// once, with an error reply coded by the outcome ("rejected", "parked",
+// middlewareAnswered carries out a middleware's ack on a request whose
+// handler did not run (the middleware answered in its stead): its caller
+// is told at once, with an error reply coded by the outcome ("rejected", "parked",
 // "panic", "not_handled" for an Accept without the handler), and the
 // request goes where the ack says; a Retry is not climbed when the caller
 // has gone (as RetryRequest's), else the caller keeps waiting. A panic is
