@@ -88,10 +88,17 @@ func TestInboxOnARequestRouteMarksTheIDOnceTheReplyIsConfirmed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// Polled on a channel of its own: a get that meets the reply
+			// queue between the handler's delete and declare is a 404,
+			// which closes its channel (then another is opened).
+			poll := rawAMQP(t)
 			var reply amqp.Delivery
 			got := false
 			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && !got; time.Sleep(50 * time.Millisecond) {
-				reply, got, _ = ch.Get(replyQ, true)
+				var err error
+				if reply, got, err = poll.Get(replyQ, true); err != nil {
+					poll = rawAMQP(t)
+				}
 			}
 			if !got {
 				t.Fatalf("no reply in %s after 10s (handler calls %d, inbox %+v): the retried request was taken for a duplicate", replyQ, calls.Load(), in.Stats())
