@@ -46,7 +46,11 @@ var (
 	// consumer's WithMaxBodySize; such a body is parked unread.
 	ErrBodyTooLarge = errors.New("acemq: body too large")
 	// ErrInvalidMessage is matched by every error for a message that breaks
-	// its schema on publish; such a message is never sent.
+	// its schema on publish, or that AMQP cannot carry (an exchange,
+	// routing key, property or header name over 255 bytes, a header value
+	// of no AMQP type, properties and headers over the broker's
+	// frame_max); such a message is never sent, and the error names what
+	// is wrong.
 	ErrInvalidMessage = errors.New("acemq: invalid message")
 
 	// ErrAuth is matched by a Dial error the broker gave on login: wrong

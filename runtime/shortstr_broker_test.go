@@ -290,3 +290,36 @@ func TestCopyOfAForgedLongIDKeepsTheConnection(t *testing.T) {
 		t.Errorf("the connection was lost")
 	}
 }
+
+// TestReplayToAForgedLongQueueKeepsTheConnection: a dead letter whose
+// forged x-acemq-queue names a queue of 300 bytes, replayed following its
+// headers, is left on its queue as failed, with ErrInvalidMessage naming
+// the routing key; the connection is kept and the next message moves.
+func TestReplayToAForgedLongQueueKeepsTheConnection(t *testing.T) {
+	t.Parallel()
+	q := acemqtest.Queue(t, "shortstr-replay")
+	rawQueue(t, q, nil)
+	dlq := q + ".dlq"
+	rawQueue(t, dlq, nil)
+	rawPublish(t, dlq, textMessage("forged", amqp.Table{runtime.HeaderID: "forged-1", runtime.HeaderQueue: long(300)}))
+	rawPublish(t, dlq, textMessage("good", amqp.Table{runtime.HeaderID: "good-1", runtime.HeaderQueue: q}))
+	c := dial(t)
+	live := c.AMQPForTest().(*amqp.Connection)
+	res, err := c.Replay(ctxFor(t, 20*time.Second), dlq, runtime.ReplayOptions{FollowHeaders: true})
+	if err != nil {
+		t.Fatalf("Replay: %v (%+v)", err, res)
+	}
+	if res.Moved != 1 || res.Failed != 1 || len(res.Failures) != 1 ||
+		!errors.Is(res.Failures[0].Err, runtime.ErrInvalidMessage) || !strings.Contains(res.Failures[0].Err.Error(), "the routing key is 300 bytes") {
+		t.Fatalf("Replay = %+v (%v), want the good one moved and the forged one failed with ErrInvalidMessage naming the routing key", res, res.Failures)
+	}
+	if got := getOne(t, q, wait); string(got.Body) != "good" {
+		t.Errorf("%s holds %q", q, got.Body)
+	}
+	if got := getOne(t, dlq, wait); string(got.Body) != "forged" {
+		t.Errorf("%s holds %q, want the forged message left", dlq, got.Body)
+	}
+	if live.IsClosed() || c.AMQPForTest() != live {
+		t.Errorf("the connection was lost")
+	}
+}
