@@ -104,6 +104,8 @@ generated-check: ## fail when goldens, the examples' generated code or docs/corp
 	@$(GO) run ./cmd/acemq-gen check -f bench/orders/acemq.yaml
 	@$(GO) run ./cmd/acemq-gen check -f pgstore/internal/inboxgen/acemq.yaml
 	@$(GO) run ./cmd/acemq-gen check -f pgstore/internal/prefixgen/acemq.yaml
+	@$(GO) run ./cmd/acemq-gen check -f runtime/testdata/avroevolve/paymentsv1/acemq.yaml
+	@$(GO) run ./cmd/acemq-gen check -f runtime/testdata/avroevolve/paymentsv2/acemq.yaml
 	@for m in $$(ls examples/*/acemq.yaml 2>/dev/null); do \
 	  d=$$(dirname $$m); (cd $$d && $(GO) tool acemq-gen check -f acemq.yaml) || exit 1; \
 	done
@@ -123,6 +125,7 @@ bench: broker ## the go test benchmarks, then bench/'s side-by-side program (BEN
 
 generate: ## regenerate the examples' code (go generate)
 	$(GO) generate ./examples/...
+	$(GO) generate ./runtime/testdata/avroevolve/paymentsv1 ./runtime/testdata/avroevolve/paymentsv2
 
 golden: ## rewrite the golden files (review with git diff golden/)
 	$(GO) test ./generator ./internal/gen/export -run TestGolden -update

@@ -82,6 +82,14 @@ type avroCodec struct {
 
 	writers sync.Map // writer schema id (int) → *avroWriter
 
+	// carry is the writer schema Publish carries in x-acemq-schema (nil
+	// with a shared registry, or a schema over MaxCarriedSchema); carried
+	// are the writer schemas consumers read from that header, by
+	// fingerprint, at most maxCarriedKept of them.
+	carry        any
+	carried      sync.Map // fingerprint text → *avroWriter
+	carriedCount atomic.Int32
+
 	// lastWriter and lastDecoding are the writer and the decoding the
 	// last Decode used: a consumer decodes body after body of one writer
 	// id under one limit, and an atomic load is cheaper than a sync.Map
@@ -147,7 +155,14 @@ func NewAvroCodec(reg SchemaRegistry, subject, schema string) (Codec, error) {
 		_, _ = l.learn(reader, schema)
 	}
 	fpText := fingerprintText(reader)
+	var carry any
+	if _, unshared := reg.(*FingerprintRegistry); unshared {
+		if text := reader.String(); len(text) <= MaxCarriedSchema {
+			carry = text
+		}
+	}
 	return &avroCodec{
+		carry:       carry,
 		reg:         reg,
 		subject:     subject,
 		text:        schema,
@@ -164,6 +179,10 @@ func (c *avroCodec) schemaFingerprint() string { return c.readerPrint }
 
 // schemaFingerprintValue is schemaFingerprint as a header's value.
 func (c *avroCodec) schemaFingerprintValue() any { return c.printValue }
+
+// writerSchemaValue is what Publish writes in x-acemq-schema: the writer
+// schema when no shared registry is configured, else nil (no header).
+func (c *avroCodec) writerSchemaValue() any { return c.carry }
 
 // ContentType is application/vnd.apache.avro+binary.
 func (c *avroCodec) ContentType() string { return ContentTypeAvro }
@@ -235,8 +254,16 @@ func (c *avroCodec) Decode(ctx context.Context, body []byte, v any) (err error) 
 		// Not written with the reader schema itself (or no header says
 		// so): the registry says what id means.
 		w := c.lastWriter.Load()
-		if w == nil || w.id != id {
-			if w, err = c.writer(ctx, id); err != nil {
+		if w == nil || w.id != id || info.fingerprint != "" && w.print != "" && info.fingerprint != w.print {
+			w, err = c.writer(ctx, id)
+			if info.schema != "" && info.fingerprint != "" &&
+				(errors.Is(err, ErrSchemaNotFound) || err == nil && w.print != "" && w.print != info.fingerprint) {
+				// The registry does not know the writer's schema (another
+				// service's, with no shared registry), or knows another
+				// under its id: the message carries it.
+				w, err = c.carriedWriter(id, info.fingerprint, info.schema)
+			}
+			if err != nil {
 				return err
 			}
 			c.lastWriter.Store(w)
@@ -336,6 +363,48 @@ func (c *avroCodec) writer(ctx context.Context, id int) (*avroWriter, error) {
 	actual, _ := c.writers.LoadOrStore(id, w)
 	l.w = actual.(*avroWriter)
 	return l.w, nil
+}
+
+// maxCarriedKept bounds the writer schemas a codec keeps from x-acemq-schema
+// headers (a schema per version of another service's message: a few);
+// past it a carried schema is parsed and resolved for each message.
+const maxCarriedKept = 64
+
+// carriedWriter returns how to decode bodies of writer schema id that
+// carry their schema in x-acemq-schema (text), with the fingerprint fp
+// from x-acemq-schema-fingerprint: the schema must be fp's and id the one
+// derived from it, or the body is refused (ErrSchemaMismatch), never
+// decoded with another schema.
+func (c *avroCodec) carriedWriter(id int, fp, text string) (*avroWriter, error) {
+	if w, ok := c.carried.Load(fp); ok {
+		if w := w.(*avroWriter); w.id == id {
+			return w, nil
+		}
+	}
+	if len(text) > MaxCarriedSchema {
+		return nil, fmt.Errorf("writer schema %d: the %s header is %d bytes, over %d", id, HeaderSchema, len(text), MaxCarriedSchema)
+	}
+	ws, err := avroParse(text)
+	if err != nil {
+		return nil, fmt.Errorf("writer schema %d: the %s header: %w", id, HeaderSchema, err)
+	}
+	if print := fingerprintText(ws); print != fp {
+		return nil, fmt.Errorf("writer schema %d: %w: the %s header's schema has fingerprint %s, the %s header says %s",
+			id, ErrSchemaMismatch, HeaderSchema, print, HeaderSchemaFingerprint, fp)
+	}
+	if derived := fingerprintID(ws.Fingerprint()); derived != id {
+		return nil, fmt.Errorf("writer schema %d: %w: the body's schema id is not %d, the id derived from the %s header's schema",
+			id, ErrSchemaMismatch, derived, HeaderSchema)
+	}
+	w := c.resolve(id, text)
+	if w.err != nil {
+		return nil, w.err
+	}
+	if c.carriedCount.Add(1) <= maxCarriedKept {
+		actual, _ := c.carried.LoadOrStore(fp, w)
+		w = actual.(*avroWriter)
+	}
+	return w, nil
 }
 
 // resolve works out how to read what writer schema id wrote.

@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqtest"
 	"github.com/acemq/acemq-go/runtime/internal/brokertest"
 	"github.com/acemq/acemq-go/runtime/internal/confluenttest"
 	"github.com/acemq/acemq-go/runtime/registry"
+	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // buildAvroproc builds testdata/avroproc into a directory removed when the
@@ -106,31 +108,111 @@ func TestAvroBetweenTwoProcesses(t *testing.T) {
 			t.Fatalf("%d registry calls, want 2 (one registration, one lookup)", n)
 		}
 	})
+	t.Run("v3 producer, v1 consumer, nothing shared", func(t *testing.T) {
+		// The newcomer's case (issue 37): the producer's service added a
+		// nullable field (acemq-gen compat: compatible), the consumer's
+		// service is not regenerated, no registry is configured. The
+		// writer schema travels in x-acemq-schema, and the old consumer
+		// reads the new messages (the new field skipped) without a replay.
+		q := brokertest.Queue(t, "xproc31")
+		declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
+		consumer := proc(t, bin, "-role", "consume", "-queue", q, "-schema", "v1", "-n", "2")
+		proc(t, bin, "-role", "publish", "-queue", q, "-schema", "v3", "-n", "2")()
+		got := consumer()
+		want := "{\"id\":\"A-1\"}\n{\"id\":\"A-2\"}\n"
+		if got != want {
+			t.Fatalf("the v1 consumer process got\n%s\nwant\n%s", got, want)
+		}
+		if d := depth(t, runtime.ParkedQueue(q)); d != 0 {
+			t.Fatalf("%s holds %d, want 0", runtime.ParkedQueue(q), d)
+		}
+	})
 	t.Run("v1 producer, v2 consumer, nothing shared", func(t *testing.T) {
-		// What the default registry cannot do: the consumer has never seen
-		// v1. The message is parked with a reason that says what to do,
-		// and never decoded as something else.
+		// The other way round: the consumer was upgraded first and has
+		// never seen v1; the message carries it, and the default fills in.
 		q := brokertest.Queue(t, "xprocnone")
 		declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
-		id, err := runtime.SchemaID(`{"type":"record","name":"Order","namespace":"shop","fields":[{"name":"id","type":"string"}]}`)
+		consumer := proc(t, bin, "-role", "consume", "-queue", q, "-schema", "v2", "-n", "2")
+		proc(t, bin, "-role", "publish", "-queue", q, "-schema", "v1", "-n", "2")()
+		got := consumer()
+		want := "{\"id\":\"A-1\",\"currency\":\"EUR\"}\n{\"id\":\"A-2\",\"currency\":\"EUR\"}\n"
+		if got != want {
+			t.Fatalf("the v2 consumer process got\n%s\nwant\n%s", got, want)
+		}
+	})
+	t.Run("a body without its schema, nothing shared", func(t *testing.T) {
+		// What the default registry still cannot do: a producer that does
+		// not carry the schema (another library, an older acemq-go), or
+		// carries one that is not the fingerprint's. Parked with a reason
+		// that says what to do, never decoded as something else.
+		q := brokertest.Queue(t, "xprocbare")
+		declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
+		const v1 = `{"type":"record","name":"Order","namespace":"shop","fields":[{"name":"id","type":"string"}]}`
+		const v2 = `{"type":"record","name":"Order","namespace":"shop","fields":[{"name":"id","type":"string"},{"name":"currency","type":"string","default":"EUR"}]}`
+		id, err := runtime.SchemaID(v1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fp, err := runtime.SchemaFingerprint(v1)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ctx := ctxFor(t, 60*time.Second)
 		cs, err := runtime.Consume(ctx, c, runtime.ConsumerSpec{Queue: q, Routes: []runtime.Route{
-			runtime.Handle(runtime.NewAvroType[outageOrderV2]("shop.order", "orders",
-				`{"type":"record","name":"Order","namespace":"shop","fields":[{"name":"id","type":"string"},{"name":"currency","type":"string","default":"EUR"}]}`),
+			runtime.Handle(runtime.NewAvroType[outageOrderV2]("shop.order", "orders", v2),
 				func(context.Context, *runtime.Message[outageOrderV2]) runtime.Ack { return runtime.Accept() }),
 		}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer cs.Close(ctx)
-		proc(t, bin, "-role", "publish", "-queue", q, "-schema", "v1", "-n", "1")()
-		d := getOne(t, runtime.ParkedQueue(q), wait)
+		// {"id": "A-1"} in v1, Confluent-framed under v1's derived id.
+		body := []byte{0, byte(id >> 24), byte(id >> 16), byte(id >> 8), byte(id), 6, 'A', '-', '1'}
+		ch := rawChannel(t)
+		for _, h := range []amqp.Table{
+			{runtime.HeaderSchemaFingerprint: fp},
+			{runtime.HeaderSchemaFingerprint: fp, runtime.HeaderSchema: v2}, // not the fingerprint's schema
+		} {
+			if err := ch.PublishWithContext(ctx, "", q, true, false, amqp.Publishing{
+				Type: "shop.order", ContentType: runtime.ContentTypeAvro, Headers: h, Body: body}); err != nil {
+				t.Fatal(err)
+			}
+		}
 		want := "could not be decoded: look up the writer schema: schema id " + strconv.Itoa(id) + ": acemq: schema not found (the default registry knows only the schemas of this program: share a directory or HTTP registry between the publisher and the consumer)"
-		if got := headerString(t, d, "x-acemq-error"); got != want {
+		if got := headerString(t, getOne(t, runtime.ParkedQueue(q), wait), "x-acemq-error"); got != want {
+			t.Fatalf("x-acemq-error:\n got %q\nwant %q", got, want)
+		}
+		v2print, err := runtime.SchemaFingerprint(v2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = "could not be decoded: writer schema " + strconv.Itoa(id) + ": acemq: the registry's schema is not the writer's: the x-acemq-schema header's schema has fingerprint " + v2print + ", the x-acemq-schema-fingerprint header says " + fp
+		if got := headerString(t, getOne(t, runtime.ParkedQueue(q), wait), "x-acemq-error"); got != want {
 			t.Fatalf("x-acemq-error:\n got %q\nwant %q", got, want)
 		}
 	})
+}
+
+// The newcomer's case with generated code (issue 37): testdata/avroevolve
+// holds two versions of one manifest, paymentsv2 adding a nullable field to
+// paymentsv1's Avro message (acemq-gen compat: compatible). A producer
+// service built from v2 and a consumer service built from v1, two OS
+// processes with no registry configured, in a vhost of their own: the old
+// consumer reads every new message, without a replay. Before, it parked
+// them all ("schema not found (the default registry knows only the schemas
+// of this program …)").
+func TestAvroEvolutionBetweenGeneratedServices(t *testing.T) {
+	t.Parallel()
+	u := acemqtest.VHost(t)
+	bin := filepath.Join(t.TempDir(), "avroevolve")
+	if out, err := exec.Command("go", "build", "-buildvcs=false", "-o", bin, "./testdata/avroevolve").CombinedOutput(); err != nil {
+		t.Fatalf("build testdata/avroevolve: %v\n%s", err, out)
+	}
+	consumer := proc(t, bin, "-url", u, "-role", "consume", "-n", "2")
+	proc(t, bin, "-url", u, "-role", "publish", "-n", "2")()
+	got := consumer()
+	want := "{\"payment_id\":\"P-1\",\"amount_cents\":100}\n{\"payment_id\":\"P-2\",\"amount_cents\":200}\n"
+	if got != want {
+		t.Fatalf("the v1 consumer service got\n%s\nwant\n%s", got, want)
+	}
 }

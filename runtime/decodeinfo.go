@@ -15,7 +15,9 @@ const DefaultMaxBodySize = 1 << 20
 // Avro decoder's string, bytes and array limits are set to match).
 type decodeInfo struct {
 	fingerprint string
-	maxBody     int
+	// schema is the writer schema the message carries (x-acemq-schema).
+	schema  string
+	maxBody int
 	// checkRequester is the consumer's WithRequesterCheck, for its
 	// request routes (HandleRequest).
 	checkRequester bool

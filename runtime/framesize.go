@@ -35,7 +35,7 @@ const headerFrameFixed = 7 + 2 + 2 + 8 + 2 + 1
 // what the runtime reads back (the schema fingerprint, the replay stamps).
 var keptHeaders = map[string]bool{
 	HeaderID: true, HeaderAttempt: true, HeaderFirstSeen: true, HeaderOrigin: true, HeaderError: true,
-	HeaderQueue: true, HeaderDropped: true, HeaderSchemaFingerprint: true,
+	HeaderQueue: true, HeaderDropped: true, HeaderSchemaFingerprint: true, HeaderSchema: true,
 	HeaderReplayedFrom: true, HeaderReplayedAt: true, HeaderReplayCount: true,
 }
 

@@ -92,6 +92,11 @@ func encodeOutgoing(ctx context.Context, c *Connection, typ string, codec Codec,
 	} else if fp != nil {
 		o.msg.Headers[HeaderSchemaFingerprint] = fp.schemaFingerprint()
 	}
+	if ws, ok := fp.(interface{ writerSchemaValue() any }); ok {
+		if v := ws.writerSchemaValue(); v != nil {
+			o.msg.Headers[HeaderSchema] = v
+		}
+	}
 	// The frame's size is checked when it is written, against the
 	// connection's frame_max (fit).
 	if err := checkOutgoing(exchange, o.key, &o.msg, 0); err != nil {

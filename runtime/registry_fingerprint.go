@@ -18,6 +18,22 @@ import (
 // codec). Bodies without it (other producers) are trusted to the registry.
 const HeaderSchemaFingerprint = "x-acemq-schema-fingerprint"
 
+// HeaderSchema is the header in which Publish carries the writer schema of
+// an Avro body when no shared registry is configured (the codec's registry
+// is a FingerprintRegistry, the default): the schema's JSON as hamba/avro
+// writes it (docs and defaults left out, which a reader does not need of
+// a writer), at most MaxCarriedSchema bytes. A consumer whose registry does
+// not know the body's schema id (another service's newer or older schema)
+// decodes with it, once its Parsing Canonical Form's SHA-256 is the
+// x-acemq-schema-fingerprint header and the id derived from it (SchemaID)
+// is the body's; parsed and resolved once per fingerprint.
+const HeaderSchema = "x-acemq-schema"
+
+// MaxCarriedSchema is the longest writer schema Publish carries in
+// x-acemq-schema; a longer one is not carried (its readers need a shared
+// registry), and a longer header is not read.
+const MaxCarriedSchema = 16 << 10
+
 // SchemaFingerprint returns the fingerprint acemq writes in
 // x-acemq-schema-fingerprint for an Avro schema: "sha256:" and the hex
 // SHA-256 of its Parsing Canonical Form, so whitespace, attribute order and

@@ -354,7 +354,7 @@ func replyDecodeCtx(ctx context.Context, d amqp.Delivery) context.Context {
 	if fp == "" && ctx.Value(decodeInfoKey{}) == nil {
 		return ctx
 	}
-	return withDecodeInfo(ctx, decodeInfo{fingerprint: fp})
+	return withDecodeInfo(ctx, decodeInfo{fingerprint: fp, schema: headerString(d.Headers, HeaderSchema)})
 }
 
 // call sends o as a request and waits for its reply.

@@ -4,7 +4,7 @@
 // do, with nothing shared but the broker and, when -registry is given, a
 // directory registry.
 //
-//	avroproc -role publish -url URL -queue Q -schema v1|v2 [-registry DIR | -registry-url URL] -n N
+//	avroproc -role publish -url URL -queue Q -schema v1|v2|v3 [-registry DIR | -registry-url URL] -n N
 //	avroproc -role consume -url URL -queue Q -schema v1|v2 [-registry DIR | -registry-url URL] -n N
 //
 // The consumer prints each payload as a JSON line and exits after N.
@@ -26,6 +26,10 @@ const (
 	v1 = `{"type":"record","name":"Order","namespace":"shop","fields":[{"name":"id","type":"string"}]}`
 	v2 = `{"type":"record","name":"Order","namespace":"shop","fields":[{"name":"id","type":"string"},
 		{"name":"currency","type":"string","default":"EUR"}]}`
+	// v3 is v1 with a nullable field added, the newcomer's evolution
+	// (issue 37): acemq-gen compat calls it compatible both ways.
+	v3 = `{"type":"record","name":"Order","namespace":"shop","fields":[{"name":"id","type":"string"},
+		{"name":"note","type":["null","string"],"default":null}]}`
 )
 
 // Order is both versions' Go type (v1 ignores Currency).
@@ -38,11 +42,16 @@ type OrderV1 struct {
 	ID string `avro:"id" json:"id"`
 }
 
+type OrderV3 struct {
+	ID   string  `avro:"id" json:"id"`
+	Note *string `avro:"note" json:"note,omitempty"`
+}
+
 func main() {
 	role := flag.String("role", "", "publish or consume")
 	url := flag.String("url", "", "broker URL")
 	queue := flag.String("queue", "", "queue")
-	schema := flag.String("schema", "v1", "v1 or v2")
+	schema := flag.String("schema", "v1", "v1, v2 or v3 (v3 publishes only)")
 	dir := flag.String("registry", "", "a directory registry (default: none configured)")
 	regURL := flag.String("registry-url", "", "a Confluent-compatible registry (default: none configured)")
 	n := flag.Int("n", 1, "messages")
@@ -73,9 +82,13 @@ func run(role, url, queue, schema, dir, regURL string, n int) error {
 	case "publish":
 		for i := range n {
 			id := fmt.Sprintf("A-%d", i+1)
-			if schema == "v1" {
+			switch schema {
+			case "v1":
 				err = runtime.Publish(ctx, c, runtime.NewAvroType[OrderV1]("shop.order", "orders", v1, opts...), "", OrderV1{ID: id}, runtime.WithRoutingKey(queue))
-			} else {
+			case "v3":
+				note := "leave at the door"
+				err = runtime.Publish(ctx, c, runtime.NewAvroType[OrderV3]("shop.order", "orders", v3, opts...), "", OrderV3{ID: id, Note: &note}, runtime.WithRoutingKey(queue))
+			default:
 				err = runtime.Publish(ctx, c, runtime.NewAvroType[Order]("shop.order", "orders", v2, opts...), "", Order{ID: id, Currency: "USD"}, runtime.WithRoutingKey(queue))
 			}
 			if err != nil {
