@@ -17,7 +17,8 @@ import (
 // the delivery is held (unsettled, its worker waiting) with a backoff from
 // waitMin doubling to waitMax, as the runtime holds a delivery through a
 // schema registry's outage, until holdMax after the consumer received it
-// (runtime.ReceivedAt; from the first try when ctx is no handler's). The
+// (runtime.ReceivedAt; from the first try when ctx is no handler's), each
+// try's start of a transaction bounded by what is left of it. The
 // hold is counted from receipt, not from the delivery's turn: the
 // deliveries behind it in the prefetch were unacknowledged all along, and
 // counted from each one's turn the last of a full prefetch would stay
@@ -27,18 +28,21 @@ import (
 func (in *Inbox) claimHeld(ctx context.Context, consumer, id string, retention time.Duration) (pgx.Tx, bool, error) {
 	c := in.cfg.inbox
 	from, received := runtime.ReceivedAt(ctx)
+	if !received {
+		from = time.Now()
+	}
 	wait, since := c.waitMin, time.Time{}
 	for {
-		tx, fresh, err := in.claim(ctx, consumer, id, retention)
+		// A database that takes the connection and never answers is
+		// given what is left of the hold (lastTry at least, or the hold
+		// when shorter), not the operating system's connect timeout.
+		tx, fresh, err := in.claim(ctx, max(c.holdMax-time.Since(from), min(lastTry, c.holdMax)), consumer, id, retention)
 		if err == nil || !unavailable(err) || ctx.Err() != nil {
 			in.answered(ctx, consumer, err, !since.IsZero())
 			return tx, fresh, err
 		}
 		if since.IsZero() {
 			since = time.Now()
-			if !received {
-				from = since
-			}
 			in.holding(ctx, consumer, err)
 		}
 		in.unavailable.Add(ctx, 1, metric.WithAttributes(attribute.String("acemq.inbox.consumer", consumer)))
@@ -57,11 +61,22 @@ func (in *Inbox) claimHeld(ctx context.Context, consumer, id string, retention t
 	}
 }
 
+// lastTry bounds the start of a transaction of a delivery whose hold is
+// over (or nearly): it is tried once more, briefly.
+const lastTry = 2 * time.Second
+
+// errNoAnswer is a try's start of a transaction that got no answer within
+// its bound (its own deadline, ctx still alive).
+var errNoAnswer = errors.New("no answer")
+
 // unavailable reports whether err means the database did not answer (a
 // connection refused, lost or timed out, a server shutting down or not
 // accepting connections yet), as opposed to an answer (a missing table, a
 // constraint) that waiting would not change.
 func unavailable(err error) bool {
+	if errors.Is(err, errNoAnswer) {
+		return true
+	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -163,4 +165,63 @@ func TestHealthHandlerShowsTheInboxDatabase(t *testing.T) {
 		t.Fatalf("the held delivery: %v; want Accept", ack)
 	}
 	probe(http.StatusOK, true, "")
+}
+
+// A database whose address takes the connection and never answers (a
+// firewall that drops, a host gone mid-route) does not stretch the hold:
+// each try is bounded by what is left of it, and Process gives the
+// delivery back to the retry policy at the hold, not after the
+// operating system's connect timeout (minutes).
+func TestDatabaseThatNeverAnswersIsHeldOnlyTheHold(t *testing.T) {
+	pgtest.Require(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	held := make(chan net.Conn, 64) // taken, never answered
+	defer func() {
+		ln.Close()
+		for len(held) > 0 {
+			(<-held).Close()
+		}
+	}()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			select {
+			case held <- c:
+			default:
+				c.Close()
+			}
+		}
+	}()
+	u, err := url.Parse(pgtest.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Host = ln.Addr().String()
+	in, err := pgstore.NewInbox(pgtest.PoolAt(t, u.String(), "public"), pgstore.WithUnavailableHold(time.Second), pgstore.WithLogger(quiet()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan runtime.Ack, 1)
+	start := time.Now()
+	go func() {
+		done <- in.Process(context.Background(), "payments", "id-silent", func(context.Context, pgx.Tx) runtime.Ack {
+			t.Error("handler called without a database")
+			return runtime.Accept()
+		})
+	}()
+	select {
+	case ack := <-done:
+		if took := time.Since(start); ack.Kind() != runtime.AckRetry || !errors.Is(ack.Err(), pgstore.ErrUnavailable) || took > 1500*time.Millisecond {
+			t.Fatalf("Process = %v after %v; want Retry wrapping ErrUnavailable at the 1s hold", ack, took)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Process still waiting for a database that never answers 10s into a 1s hold")
+	}
 }

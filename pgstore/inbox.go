@@ -85,7 +85,10 @@ func WithConsumerName(name string) Option {
 // first try), so that every delivery of a full prefetch stays
 // unacknowledged for about the hold, not the last of them for a hold per
 // delivery ahead of it; past it the delivery is retried through the
-// consumer's retry policy with an error wrapping ErrUnavailable.
+// consumer's retry policy with an error wrapping ErrUnavailable. Each try
+// is given what is left of the hold to begin its transaction (a delivery
+// whose hold is over, one try of at most 2 s), so that a database that
+// takes the connection and never answers does not stretch it.
 func WithUnavailableHold(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.inbox.holdMax = d })
 }
@@ -204,9 +207,16 @@ func (in *Inbox) run(ctx context.Context, tx pgx.Tx, handle func(context.Context
 }
 
 // claim begins a transaction and inserts (consumer, id): fresh reports
-// whether the row is new (false: a duplicate).
-func (in *Inbox) claim(ctx context.Context, consumer, id string, retention time.Duration) (tx pgx.Tx, fresh bool, err error) {
-	tx, err = in.db.Begin(ctx)
+// whether the row is new (false: a duplicate). Its begin is bounded by
+// within; a begin with no answer by then wraps errNoAnswer.
+func (in *Inbox) claim(ctx context.Context, within time.Duration, consumer, id string, retention time.Duration) (tx pgx.Tx, fresh bool, err error) {
+	bctx, cancel := context.WithTimeout(ctx, within)
+	tx, err = in.db.Begin(bctx)
+	silent := err != nil && bctx.Err() != nil && ctx.Err() == nil
+	cancel() // the transaction does not keep the begin's ctx
+	if silent {
+		return nil, false, fmt.Errorf("pgstore: inbox: begin: %w within %v: %w", errNoAnswer, within.Round(time.Millisecond), err)
+	}
 	if err != nil {
 		return nil, false, fmt.Errorf("pgstore: inbox: begin: %w", err)
 	}
