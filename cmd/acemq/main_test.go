@@ -174,10 +174,12 @@ func cmdFill(ts *testscript.TestScript, neg bool, args []string) {
 	publish(ts, args[0], msgs...)
 }
 
-// avro QUEUE ID SCHEMA VALUE [REGISTRYDIR]: publish a dead letter whose
-// body is VALUE (a JSON file, read as the Avro schema SCHEMA says) in
+// avro QUEUE ID SCHEMA VALUE [REGISTRYDIR|carry]: publish a dead letter
+// whose body is VALUE (a JSON file, read as the Avro schema SCHEMA says) in
 // the Avro wire format as the runtime's codec writes it: with the schema's
-// own id (runtime.SchemaID), or the id a directory registry gives it.
+// own id (runtime.SchemaID), or the id a directory registry gives it; with
+// carry, the schema's own id and the schema in x-acemq-schema, as Publish
+// writes it with no shared registry.
 func cmdAvro(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) < 4 {
 		ts.Fatalf("usage: avro queue id schema value [registrydir]")
@@ -186,7 +188,8 @@ func cmdAvro(ts *testscript.TestScript, neg bool, args []string) {
 	var doc any
 	ts.Check(json.Unmarshal([]byte(ts.ReadFile(args[3])), &doc))
 	var reg runtime.SchemaRegistry = runtime.NewFingerprintRegistry()
-	if len(args) > 4 {
+	carry := len(args) > 4 && args[4] == "carry"
+	if len(args) > 4 && !carry {
 		dir, err := registry.NewDirectory(ts.MkAbs(args[4]))
 		ts.Check(err)
 		reg = dir
@@ -197,10 +200,14 @@ func cmdAvro(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	print, err := runtime.SchemaFingerprint(text)
 	ts.Check(err)
+	headers := amqp.Table{runtime.HeaderID: args[1], runtime.HeaderAttempt: int64(5),
+		runtime.HeaderFirstSeen: "2026-11-30T09:00:00.000Z", runtime.HeaderSchemaFingerprint: print,
+		runtime.HeaderError: "gave up after 5 attempts: the warehouse said no", runtime.HeaderQueue: strings.TrimSuffix(args[0], ".dlq")}
+	if carry {
+		headers[runtime.HeaderSchema] = avro.MustParse(text).String()
+	}
 	publish(ts, args[0], amqp.Publishing{MessageId: args[1], Type: "order.placed.v2", ContentType: runtime.ContentTypeAvro,
-		DeliveryMode: amqp.Persistent, Body: body, Headers: amqp.Table{runtime.HeaderID: args[1], runtime.HeaderAttempt: int64(5),
-			runtime.HeaderFirstSeen: "2026-11-30T09:00:00.000Z", runtime.HeaderSchemaFingerprint: print,
-			runtime.HeaderError: "gave up after 5 attempts: the warehouse said no", runtime.HeaderQueue: strings.TrimSuffix(args[0], ".dlq")}})
+		DeliveryMode: amqp.Persistent, Body: body, Headers: headers})
 }
 
 // avroValue is a JSON value as hamba encodes it with schema s: ints and

@@ -148,7 +148,14 @@ func (b *avroBodies) decode(ctx context.Context, d *runtime.Delivery) (text, wit
 	header, _ := d.Headers[runtime.HeaderSchemaFingerprint].(string)
 	w, err := b.writer(ctx, id, header, d.Envelope.Type)
 	if err != nil {
-		return "", "", err
+		// Neither the manifest nor the registry has it: a producer with no
+		// shared registry carries its writer schema in the message.
+		carried, _ := d.Headers[runtime.HeaderSchema].(string)
+		cw, ok := carriedWriter(id, header, carried)
+		if !ok {
+			return "", "", err
+		}
+		w = cw
 	}
 	var v any
 	r := avro.NewReader(bytes.NewReader(body[5:]), len(body)-5)
@@ -159,6 +166,23 @@ func (b *avroBodies) decode(ctx context.Context, d *runtime.Delivery) (text, wit
 	var out strings.Builder
 	avroJSON(&out, w.schema, v)
 	return out.String(), fmt.Sprintf("schema %d (%s)", id, w.from), nil
+}
+
+// carriedWriter is the writer schema a message carries in x-acemq-schema,
+// when its fingerprint is header's and the id derived from it is the
+// body's id, as the runtime's consumer takes it; false otherwise.
+func carriedWriter(id int, header, carried string) (avroWriter, bool) {
+	if carried == "" || header == "" || len(carried) > runtime.MaxCarriedSchema {
+		return avroWriter{}, false
+	}
+	w, err := parseWriter(carried, "the message's "+runtime.HeaderSchema)
+	if err != nil || w.print != header {
+		return avroWriter{}, false
+	}
+	if derived, err := runtime.SchemaID(carried); err != nil || derived != id {
+		return avroWriter{}, false
+	}
+	return w, true
 }
 
 // writer finds the writer schema of id: the manifest's, else the
