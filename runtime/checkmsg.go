@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -173,6 +174,64 @@ func checkIdentity(cfg publishConfig) error {
 	}
 	if len(cfg.messageID) > maxMessageID {
 		return fmt.Errorf("%w: WithMessageID: an id of %d bytes, above the %d of an AMQP message_id", ErrInvalidMessage, len(cfg.messageID), maxMessageID)
+	}
+	return nil
+}
+
+// checkQueueNames refuses a queue whose own name, or a name the runtime
+// makes from it (q.dlq, q.parked, a rung q.retry.<N>s of its policy), is
+// longer than a short string: declaring, binding or consuming it would
+// close the connection. It is not ErrInvalidMessage: no message is at
+// fault.
+func checkQueueNames(q string, policy RetryPolicy) error {
+	names := []string{q, DeadLetterQueue(q), ParkedQueue(q)}
+	for _, d := range policy.Rungs() {
+		names = append(names, RungQueue(q, d))
+	}
+	for _, n := range names {
+		if len(n) > maxShortstr {
+			what := "the queue name"
+			if n != q {
+				what = "the name of its queue with " + strconv.Quote(n[len(q):])
+			}
+			return fmt.Errorf("queue %s: %s is %d bytes, above AMQP's %d for a short string (the client would close the connection)",
+				shortQuote(q), what, len(n), maxShortstr)
+		}
+	}
+	return nil
+}
+
+// checkDeclarations refuses a declaration with a name, kind, routing key
+// or argument AMQP cannot carry, before anything is declared.
+func checkDeclarations(d Declarations) error {
+	short := func(what, s string) error {
+		if len(s) > maxShortstr {
+			return fmt.Errorf("declare: %s %s is %d bytes, above AMQP's %d for a short string (the client would close the connection)",
+				what, shortQuote(s), len(s), maxShortstr)
+		}
+		return nil
+	}
+	args := func(what, name string, a map[string]any) error {
+		if err := checkTable(amqp.Table(a)); err != nil {
+			return fmt.Errorf("declare: the arguments of %s %s: %w", what, shortQuote(name), err)
+		}
+		return nil
+	}
+	for _, e := range d.Exchanges {
+		if err := errors.Join(short("exchange", e.Name), short("exchange kind", e.Kind), args("exchange", e.Name, e.Arguments)); err != nil {
+			return err
+		}
+	}
+	for _, q := range d.Queues {
+		if err := errors.Join(short("queue", q.Name), args("queue", q.Name, q.Arguments)); err != nil {
+			return err
+		}
+	}
+	for _, b := range d.Bindings {
+		if err := errors.Join(short("binding's queue", b.Queue), short("binding's exchange", b.Exchange),
+			short("binding's routing key", b.RoutingKey), args("binding of queue", b.Queue, b.Arguments)); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -214,6 +214,9 @@ func (cs *Consumer) validate(spec ConsumerSpec) error {
 	if err := cs.policy.Validate(); err != nil {
 		return fmt.Errorf("consume %q: %w", spec.Queue, err)
 	}
+	if err := checkQueueNames(spec.Queue, cs.policy); err != nil {
+		return fmt.Errorf("consume: %w", err)
+	}
 	return nil
 }
 

@@ -105,6 +105,9 @@ func (t *Topology) Declarations() (Declarations, error) {
 		if err := q.Retry.Validate(); err != nil {
 			return Declarations{}, fmt.Errorf("queue %q: %w", q.Name, err)
 		}
+		if err := checkQueueNames(q.Name, q.Retry); err != nil {
+			return Declarations{}, fmt.Errorf("declare: %w", err)
+		}
 		if err := q.validate(); err != nil {
 			return Declarations{}, err
 		}
@@ -121,6 +124,9 @@ func (t *Topology) Declarations() (Declarations, error) {
 		}
 	}
 	d.Bindings = append(d.Bindings, t.Bindings...)
+	if err := checkDeclarations(d); err != nil {
+		return Declarations{}, err
+	}
 	return d, nil
 }
 

@@ -323,3 +323,47 @@ func TestReplayToAForgedLongQueueKeepsTheConnection(t *testing.T) {
 		t.Errorf("the connection was lost")
 	}
 }
+
+// TestOverlongQueueNamesAreRefusedBeforeDeclaring: a queue whose rung
+// (q.retry.1s) would be 256 bytes long, a binding's 256-byte routing key
+// and a consumer of such a queue are refused before anything is
+// declared, naming the name and its length; the connection is kept.
+func TestOverlongQueueNamesAreRefusedBeforeDeclaring(t *testing.T) {
+	t.Parallel()
+	c := dial(t)
+	publishText(t, c, "", "warm-up", runtime.WithoutMandatory()) // a live connection to watch
+	live := c.AMQPForTest().(*amqp.Connection)
+	q := acemqtest.Name("") + long(247-len(acemqtest.Name(""))) // its parked queue 254 bytes, its rung 256
+	retry := ptr(runtime.Fixed(2, time.Second))
+	cases := []struct {
+		says string
+		try  func(ctx context.Context) error
+	}{
+		{`with ".retry.1s" is 256 bytes`, func(ctx context.Context) error {
+			return c.Declare(ctx, runtime.NewTopology().Queue(runtime.Queue{Name: q, Retry: *retry}))
+		}},
+		{"routing key \"kkkk", func(ctx context.Context) error {
+			return c.Declare(ctx, &runtime.Topology{Bindings: []runtime.Binding{{Queue: "q", Exchange: "amq.direct", RoutingKey: long(256)}}})
+		}},
+		{`with ".retry.1s" is 256 bytes`, func(ctx context.Context) error {
+			_, err := runtime.Consume(ctx, c, runtime.ConsumerSpec{Queue: q, Retry: retry,
+				Routes: []runtime.Route{runtime.Handle(textType, func(context.Context, *runtime.Message[string]) runtime.Ack { return runtime.Accept() })}})
+			return err
+		}},
+		{"the queue name is 256 bytes", func(ctx context.Context) error {
+			_, err := runtime.Consume(ctx, c, runtime.ConsumerSpec{Queue: long(256),
+				Routes: []runtime.Route{runtime.Handle(textType, func(context.Context, *runtime.Message[string]) runtime.Ack { return runtime.Accept() })}})
+			return err
+		}},
+	}
+	for i, tc := range cases {
+		err := tc.try(ctxFor(t, 10*time.Second))
+		if err == nil || !strings.Contains(err.Error(), tc.says) || !strings.Contains(err.Error(), "above AMQP's 255 for a short string") {
+			t.Errorf("case %d: %v, want an error saying %q", i, err, tc.says)
+		}
+		publishText(t, c, "", "probe", runtime.WithoutMandatory())
+		if live.IsClosed() || c.AMQPForTest() != live {
+			t.Fatalf("case %d: the connection was lost", i)
+		}
+	}
+}
