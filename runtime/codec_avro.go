@@ -255,7 +255,11 @@ func (c *avroCodec) Decode(ctx context.Context, body []byte, v any) (err error) 
 		// so): the registry says what id means.
 		w := c.lastWriter.Load()
 		if w == nil || w.id != id || info.fingerprint != "" && w.print != "" && info.fingerprint != w.print {
-			w, err = c.writer(ctx, id)
+			if cw, ok := c.carriedKnown(id, info); ok {
+				w, err = cw, nil // taken from a message before: no registry miss again
+			} else {
+				w, err = c.writer(ctx, id)
+			}
 			if info.schema != "" && info.fingerprint != "" &&
 				(errors.Is(err, ErrSchemaNotFound) || err == nil && w.print != "" && w.print != info.fingerprint) {
 				// The registry does not know the writer's schema (another
@@ -369,6 +373,20 @@ func (c *avroCodec) writer(ctx context.Context, id int) (*avroWriter, error) {
 // headers (a schema per version of another service's message: a few);
 // past it a carried schema is parsed and resolved for each message.
 const maxCarriedKept = 64
+
+// carriedKnown is the writer schema of id that an earlier message carried
+// with info's fingerprint, when the delivery carries one too.
+func (c *avroCodec) carriedKnown(id int, info decodeInfo) (*avroWriter, bool) {
+	if info.schema == "" || info.fingerprint == "" {
+		return nil, false
+	}
+	v, ok := c.carried.Load(info.fingerprint)
+	if !ok {
+		return nil, false
+	}
+	w := v.(*avroWriter)
+	return w, w.id == id
+}
 
 // carriedWriter returns how to decode bodies of writer schema id that
 // carry their schema in x-acemq-schema (text), with the fingerprint fp
