@@ -273,65 +273,92 @@ func (cs *Consumer) serve(s *session) {
 	watched := make(chan struct{})
 	defer close(watched)
 	go cs.watch(s, watched)
-	// backlog is what was taken while the work queue was full, in order,
-	// waiting for room (the head decoded ahead, the others not yet). The
-	// loop goes on taking deliveries meanwhile, so that each is taken, and
-	// its time recorded (ReceivedAt, the copies' bound), when the broker
-	// sends it, not when the deliveries ahead of it are done: it is
-	// unacknowledged from then on. The broker sends no more than the
-	// prefetch unacknowledged, so it is bounded by that.
-	var backlog []*delivery
-	for {
-		if len(backlog) == 0 {
-			d, ok := <-s.deliveries
-			if !ok {
-				return
-			}
-			dv := cs.taken(s, d)
-			if dv == nil {
-				continue
-			}
-			if ahead {
-				cs.decodeAhead(dv)
-			}
-			select {
-			case work <- dv:
-				// Room in the queue (the usual case): no select over both.
-			default:
-				backlog = append(backlog, dv)
-			}
-			continue
-		}
-		select {
-		case work <- backlog[0]:
-			backlog[0] = nil
-			backlog = backlog[1:]
-			if len(backlog) == 0 {
-				backlog = backlog[:0:0]
-			} else if ahead {
-				cs.decodeAhead(backlog[0])
-			}
-		case d, ok := <-s.deliveries:
-			if !ok {
-				// The channel closed: what is left goes to the workers,
-				// which leave it unsettled, unless the session is gone
-				// first (handOff).
-				for _, dv := range backlog {
-					cs.handOff(s, work, dv)
-				}
-				return
-			}
-			if dv := cs.taken(s, d); dv != nil {
-				backlog = append(backlog, dv)
-			}
-		case <-s.gone:
-			for range backlog {
-				cs.handlers.Done()
-			}
-			cs.sessionDied(s)
-			backlog = nil
-		}
+	f := feed{cs: cs, s: s, work: work, ahead: ahead}
+	for f.next() {
 	}
+}
+
+// feed is serve's loop: it takes the session's deliveries and queues them
+// for the workers. backlog is what was taken while the work queue was
+// full, in order, waiting for room (the head decoded ahead, the others not
+// yet). The loop goes on taking deliveries meanwhile, so that each is
+// taken, and its time recorded (ReceivedAt, the copies' bound), when the
+// broker sends it, not when the deliveries ahead of it are done: it is
+// unacknowledged from then on. The broker sends no more than the prefetch
+// unacknowledged, so the backlog is bounded by that.
+type feed struct {
+	cs      *Consumer
+	s       *session
+	work    chan<- *delivery
+	ahead   bool
+	backlog []*delivery
+}
+
+// next takes one step; false once the session's channel has closed.
+func (f *feed) next() bool {
+	if len(f.backlog) == 0 {
+		return f.takeOne()
+	}
+	return f.drainOrTake()
+}
+
+// takeOne waits for a delivery and queues it, into the backlog when the
+// work queue is full.
+func (f *feed) takeOne() bool {
+	d, ok := <-f.s.deliveries
+	if !ok {
+		return false
+	}
+	dv := f.cs.taken(f.s, d)
+	if dv == nil {
+		return true
+	}
+	if f.ahead {
+		f.cs.decodeAhead(dv)
+	}
+	select {
+	case f.work <- dv:
+		// Room in the queue (the usual case): no select over both.
+	default:
+		f.backlog = append(f.backlog, dv)
+	}
+	return true
+}
+
+// drainOrTake moves the backlog's head to the workers, or takes the next
+// delivery into the backlog, whichever comes first.
+func (f *feed) drainOrTake() bool {
+	cs, s := f.cs, f.s
+	select {
+	case f.work <- f.backlog[0]:
+		f.backlog[0] = nil
+		f.backlog = f.backlog[1:]
+		if len(f.backlog) == 0 {
+			f.backlog = f.backlog[:0:0]
+		} else if f.ahead {
+			cs.decodeAhead(f.backlog[0])
+		}
+	case d, ok := <-s.deliveries:
+		if !ok {
+			// The channel closed: what is left goes to the workers,
+			// which leave it unsettled, unless the session is gone
+			// first (handOff).
+			for _, dv := range f.backlog {
+				cs.handOff(s, f.work, dv)
+			}
+			return false
+		}
+		if dv := cs.taken(s, d); dv != nil {
+			f.backlog = append(f.backlog, dv)
+		}
+	case <-s.gone:
+		for range f.backlog {
+			cs.handlers.Done()
+		}
+		cs.sessionDied(s)
+		f.backlog = nil
+	}
+	return true
 }
 
 // taken records d as taken from s's channel: its delivery to handle, or
