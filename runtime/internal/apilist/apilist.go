@@ -6,6 +6,18 @@
 // runtime/registry as a golden file, so that the API grows only by a
 // reviewed diff. The count of lines is the exported-name count the issue
 // tracks.
+//
+// An alias of a type in an internal package of the same module
+// (type Ack = core.Ack, type Message[T any] = core.Message[T]) is listed
+// as its line, type X = p.Y, followed by Y's exported fields, interface
+// methods and methods under X's name, with p's types in their signatures
+// named as the listed package names them (its own alias of the type, else
+// p.Name): a user calls them through X, and go doc, which shows an alias
+// as one line, would hide them. An alias of a type outside the module or
+// in a package a user can import is one line, as before: that package's
+// own documentation lists its members.
+//
+// GoDocEntries counts what go doc prints for a package.
 package apilist
 
 import (
@@ -13,6 +25,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/build"
+	"go/doc"
 	"go/parser"
 	"go/printer"
 	"go/token"
@@ -29,16 +42,62 @@ func List(dir string) ([]string, error) {
 		return nil, fmt.Errorf("apilist: %s: %w", dir, err)
 	}
 	fset := token.NewFileSet()
+	files, err := parseFiles(fset, dir, pkg.GoFiles, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
 	var lines []string
-	for _, name := range pkg.GoFiles {
-		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
+	for _, f := range files {
+		lines = append(lines, fileAPI(fset, f)...)
+	}
+	more, err := aliasMembers(dir, files)
+	if err != nil {
+		return nil, err
+	}
+	lines = append(lines, more...)
+	sort.Strings(lines)
+	return dedupe(lines), nil
+}
+
+// GoDocEntries counts the entries go doc -all prints for the package in
+// dir, the measure the issues track: each exported type (an alias is one
+// entry, as go doc shows it), each exported function (a constructor, a
+// function returning the type that go doc lists under it, included) and
+// each exported method of an exported type, one entry each: the lines of
+// go doc -all that start with "type" or "func". Constants and variables
+// are not counted (a const or var block is one entry for go doc, however
+// many names it declares; api.txt counts the names).
+func GoDocEntries(dir string) (int, error) {
+	pkg, err := build.ImportDir(dir, 0)
+	if err != nil {
+		return 0, fmt.Errorf("apilist: %s: %w", dir, err)
+	}
+	fset := token.NewFileSet()
+	files, err := parseFiles(fset, dir, pkg.GoFiles, parser.ParseComments|parser.SkipObjectResolution)
+	if err != nil {
+		return 0, err
+	}
+	p, err := doc.NewFromFiles(fset, files, pkg.ImportPath)
+	if err != nil {
+		return 0, fmt.Errorf("apilist: %s: %w", dir, err)
+	}
+	n := len(p.Funcs)
+	for _, t := range p.Types {
+		n += 1 + len(t.Funcs) + len(t.Methods)
+	}
+	return n, nil
+}
+
+func parseFiles(fset *token.FileSet, dir string, names []string, mode parser.Mode) ([]*ast.File, error) {
+	var files []*ast.File
+	for _, name := range names {
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, mode)
 		if err != nil {
 			return nil, fmt.Errorf("apilist: %w", err)
 		}
-		lines = append(lines, fileAPI(fset, f)...)
+		files = append(files, f)
 	}
-	sort.Strings(lines)
-	return dedupe(lines), nil
+	return files, nil
 }
 
 func dedupe(lines []string) []string {
