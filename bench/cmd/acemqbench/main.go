@@ -1,10 +1,17 @@
 // Command acemqbench measures acemq-go side by side with raw amqp091-go and
 // watermill-amqp against a real broker, and prints each case as a ratio of
 // two throughputs measured in the same run, interleaved (A B A B …), the
-// median of --pairs pairs with their spread, then one line per target:
+// median of --pairs pairs with their spread, then one line per target and
+// their count:
 //
 //	P1-avro holds: 0.93 >= 0.90
-//	C1-json does not hold: 0.71 < 0.80
+//	R1-of-safe-raw holds: 1.05 >= 1.00
+//	C1-json-of-decoding-raw does not hold: 0.91 < 0.95
+//	targets: 2 hold, 1 does not, 0 not measured
+//
+// A target on two cases (relatives: R1 against R1-safe-raw, rule 1's
+// bound) is judged when both ran, and said "not measured" when only the
+// first did.
 //
 // Run it from bench/ (make bench at the repository root does):
 //
@@ -28,6 +35,7 @@ import (
 	"regexp"
 	"runtime/pprof"
 	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -215,62 +223,107 @@ func run(ctx context.Context, w io.Writer, o options) error {
 	return nil
 }
 
-// report prints the table and then one line per target.
+// report prints the table and then one line per target, holding or not,
+// and a count of them.
 func report(w io.Writer, o options, results []result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "case\tbody\tA\tA msg/s\tB\tB msg/s\tratio A/B (min–max)\ttarget\n")
 	for _, r := range results {
 		lo, hi := minMax(r.ratios)
-		target := "—"
-		if r.c.target > 0 {
-			target = fmt.Sprintf(">= %.2f", r.c.target)
-		}
 		fmt.Fprintf(tw, "%s\t%s %dB\t%s\t%.0f\t%s\t%.0f\t%.2f (%.2f–%.2f)\t%s\n",
-			r.c.name, r.size, r.bytes, r.c.aName, median(r.a), r.c.bName, median(r.b), median(r.ratios), lo, hi, target)
+			r.c.name, r.size, r.bytes, r.c.aName, median(r.a), r.c.bName, median(r.b), median(r.ratios), lo, hi, targetColumn(r.c))
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "\n%d pairs per case, %d messages per run (R1: 10x; the wait-each and watermill-with-confirms sides: a fifth); medians, the spread is the ratios' min–max\n", o.pairs, o.n)
 	if o.rtt > 0 {
 		fmt.Fprintf(w, "every client reached the broker through a proxy adding a %v round trip (--rtt)\n", o.rtt)
 	}
+	var t tally
 	for _, r := range results {
 		if r.c.target == 0 {
 			continue
 		}
-		m := median(r.ratios)
-		name := r.c.name
-		if o.body == "both" {
-			name += "/" + r.size
-		}
-		verdict(w, name, m, r.c.target)
+		t.verdict(w, labelled(o, r.c.name, r.size), median(r.ratios), r.c.target)
 	}
 	for _, rel := range relatives() {
 		for _, of := range results {
-			for _, over := range results {
-				if of.c.name != rel.of || over.c.name != rel.over || of.size != over.size {
-					continue
-				}
-				name := rel.name
-				if o.body == "both" {
-					name += "/" + of.size
-				}
-				m := median(of.ratios) / median(over.ratios)
-				if rel.target == 0 {
-					fmt.Fprintf(w, "%s: %.2f (no target yet)\n", name, m)
-					continue
-				}
-				verdict(w, name, m, rel.target)
+			if of.c.name != rel.of {
+				continue
+			}
+			name := labelled(o, rel.name, of.size)
+			over, ok := find(results, rel.over, of.size)
+			switch {
+			case !ok && rel.target > 0:
+				fmt.Fprintf(w, "%s not measured: %s did not run\n", name, rel.over)
+				t.missing++
+			case !ok:
+			case rel.target == 0:
+				fmt.Fprintf(w, "%s: %.2f (for reading: %s)\n", name, median(of.ratios)/median(over.ratios), rel.note)
+			default:
+				t.verdict(w, name, median(of.ratios)/median(over.ratios), rel.target)
 			}
 		}
 	}
+	if t.hold+t.fail+t.missing > 0 {
+		fmt.Fprintf(w, "targets: %d hold, %d %s, %d not measured\n", t.hold, t.fail, plural(t.fail, "does not", "do not"), t.missing)
+	}
 }
 
+// targetColumn is what the table's row is judged against: its own target
+// and those of the relatives it is the first case of.
+func targetColumn(c benchCase) string {
+	var ts []string
+	if c.target > 0 {
+		ts = append(ts, fmt.Sprintf(">= %.2f", c.target))
+	}
+	for _, rel := range relatives() {
+		if rel.of == c.name && rel.target > 0 {
+			ts = append(ts, fmt.Sprintf(">= %.2f × %s", rel.target, rel.over))
+		}
+	}
+	if len(ts) == 0 {
+		return "—"
+	}
+	return strings.Join(ts, "; ")
+}
+
+// labelled is a verdict's name: the case's, with the body size when the run
+// measured both.
+func labelled(o options, name, size string) string {
+	if o.body == "both" {
+		return name + "/" + size
+	}
+	return name
+}
+
+// find is the case name's result with the body size.
+func find(results []result, name, size string) (result, bool) {
+	for _, r := range results {
+		if r.c.name == name && r.size == size {
+			return r, true
+		}
+	}
+	return result{}, false
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// tally counts the verdicts report printed.
+type tally struct{ hold, fail, missing int }
+
 // verdict prints one target's line: "NAME holds: 0.93 >= 0.90" or "NAME
-// does not hold: 0.71 < 0.80".
-func verdict(w io.Writer, name string, m, target float64) {
+// does not hold: 0.71 < 0.80", and counts it.
+func (t *tally) verdict(w io.Writer, name string, m, target float64) {
 	if m >= target {
+		t.hold++
 		fmt.Fprintf(w, "%s holds: %.2f >= %.2f\n", name, m, target)
 	} else {
+		t.fail++
 		fmt.Fprintf(w, "%s does not hold: %.2f < %.2f\n", name, m, target)
 	}
 }

@@ -48,13 +48,16 @@ func TestEveryCaseRuns(t *testing.T) {
 		for _, size := range []string{"1k", "100"} {
 			line := ` (holds: [0-9.]+ >= |does not hold: [0-9.]+ < )[0-9.]+$`
 			if rel.target == 0 {
-				line = `: [0-9.]+ \(no target yet\)$`
+				line = `: [0-9.]+ \(for reading: ` + regexp.QuoteMeta(rel.note) + `\)$`
 			}
 			verdict := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(rel.name+"/"+size) + line)
 			if !verdict.MatchString(text) {
 				t.Errorf("no verdict line for %s/%s:\n%s", rel.name, size, text)
 			}
 		}
+	}
+	if !regexp.MustCompile(`(?m)^targets: [0-9]+ hold, [0-9]+ do(es)? not, 0 not measured$`).MatchString(text) {
+		t.Errorf("no count of the verdicts, or a target not measured:\n%s", text)
 	}
 	if !strings.Contains(text, "1 pairs per case, 40 messages per run") {
 		t.Errorf("the table does not say how it was made:\n%s", text)
