@@ -144,7 +144,7 @@ const (
 // one multiple ack covers them all when it settles, before they are acked
 // one by one. A broker walks its list of a channel's unacked deliveries
 // for each single ack, past every older one still unacked: a single ack
-// costs it more the more deliveries are held (docs/performance.md, R1).
+// costs it more the more deliveries are held (bench/NOTES.md, R1).
 const ackStuck = 50 * time.Millisecond
 
 // flushAcks sends the session's ready acks: one multiple ack for those

@@ -8,7 +8,7 @@ import "time"
 // without the slack the deliveries settled behind it are acked one by one
 // after ackStuck (or once a batch of them waits), and the broker walks its
 // list of the channel's unacked deliveries for each single ack
-// (docs/performance.md, R1, case A1). With a slack of n the channel's
+// (bench/NOTES.md, R1, case A1). With a slack of n the channel's
 // basic.qos is prefetch + hold budget + n, and up to n settled deliveries
 // wait behind a copy in flight, for at most ackSlackWait, so that the one
 // multiple ack sent when it is confirmed covers them all. Rule 1 is
@@ -157,7 +157,7 @@ func (s *session) copyLanded(tag uint64) {
 // copy's confirm; a consumer's prefetch is the scale of what it takes in
 // a round trip, so the default slack is its prefetch, up to this: at R1's
 // prefetch of 256 a slack of 64 paid as 256 and 512 did, for a quarter of
-// their window and memory (docs/performance.md, "R1: the ack slack as the
+// their window and memory (bench/NOTES.md, "R1: the ack slack as the
 // default").
 const defaultAckSlackMax = 64
 

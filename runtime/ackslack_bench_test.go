@@ -1,7 +1,7 @@
 package runtime_test
 
 // BenchmarkRetryAcks counts what the ack slack changes on the broker's
-// side of R1 (docs/performance.md): the basic.acks a consumer sends, and
+// side of R1 (bench/NOTES.md): the basic.acks a consumer sends, and
 // how many of them are single acks, each a walk of the channel's unacked
 // list on the broker. A count is not a timing, so it reads the same on a
 // loaded machine:

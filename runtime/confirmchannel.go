@@ -56,7 +56,7 @@ type publisher struct {
 	// their replies. While more wait than are queued, the writer, once
 	// woken, yields once before it takes what is queued, so that the
 	// callers woken with it (each by its reply) queue theirs too and the
-	// batch goes out in one corked write (docs/performance.md, "RR1 at 64
+	// batch goes out in one corked write (bench/NOTES.md, "RR1 at 64
 	// in flight"). A lone request is written without the yield.
 	waiting *atomic.Int64
 
@@ -434,7 +434,7 @@ func (p *publisher) writer() {
 // queued: the callers woken with the writer (by their replies) are
 // runnable and queue theirs before the batch is taken. With nothing else
 // runnable Gosched returns at once; yielding again while the queue grew
-// gathered no more (docs/performance.md, "RR1 at 64 in flight").
+// gathered no more (bench/NOTES.md, "RR1 at 64 in flight").
 func (p *publisher) gather() {
 	p.mu.Lock()
 	queued := len(p.queued)

@@ -452,7 +452,7 @@ func plural(n int, one, many string) string {
 // ones for the whole wait, and the broker walks past every such older
 // delivery for each single ack (and no multiple ack may cover it): held
 // retries make every ack behind them dearer for the broker, the more the
-// more are held (docs/performance.md, R1, cases A1 and R1). Past a few,
+// more are held (bench/NOTES.md, R1, cases A1 and R1). Past a few,
 // the broker's rung is the cheaper place for a wait.
 const defaultHoldBudgetMax = 16
 

@@ -13,7 +13,7 @@ import (
 // without a goroutine or a timer of its own: its outcome comes from the
 // publisher's drainer (publishThen), and its bound is a deadline shared by
 // the copies a consumer sends within copyBoundRenew of each other (one
-// timer a second, not one a copy; docs/performance.md, "A retried
+// timer a second, not one a copy; bench/NOTES.md, "A retried
 // delivery's cost"). A copy's wait for the broker's outcome is therefore
 // bounded by between setAsideTimeout-copyBoundRenew and setAsideTimeout
 // from its write. An outcome that has arrived is not timed out while it

@@ -12,7 +12,7 @@ import (
 // connection for the batch (cork, uncork): the frames of the whole batch
 // (and whatever else the connection writes meanwhile: acks, heartbeats,
 // in order) go to the socket in one write, or one per corkMax bytes
-// (docs/performance.md, "Issue 23"). Only a plain connection's socket is
+// (bench/NOTES.md, "Issue 23"). Only a plain connection's socket is
 // corked; a TLS connection is written as before.
 //
 // Nothing is acknowledged by a write: a publish is settled by its confirm

@@ -2,7 +2,7 @@ package runtime_test
 
 // The hold budget, against the broker: retries held in memory take slots
 // of their own on top of the prefetch, so they never starve the handlers,
-// and past the budget a short wait spills to a rung (docs/performance.md,
+// and past the budget a short wait spills to a rung (bench/NOTES.md,
 // R1).
 
 import (

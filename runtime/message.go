@@ -77,7 +77,7 @@ func route[T any](mt *MessageType[T], h Handler[T]) Route {
 		decode: func(ctx context.Context, c *Connection, d *amqp.Delivery) (decodedCall, error) {
 			// One allocation holds the value, its Message and the call:
 			// the body is decoded in place into the Payload the handler
-			// gets (docs/performance.md, "Consume path, per delivery").
+			// gets (bench/NOTES.md, "Consume path, per delivery").
 			dm := &decodedMessage[T]{h: h}
 			if err := decodeInto(ctx, c, mt, d, &dm.m.Payload); err != nil {
 				return nil, err

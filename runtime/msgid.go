@@ -9,7 +9,7 @@ import (
 )
 
 // A fresh message's x-acemq-id and x-acemq-first-seen are made together,
-// in one string (docs/performance.md, "The publisher's CPU a message"):
+// in one string (bench/NOTES.md, "The publisher's CPU a message"):
 // the id is google/uuid's UUIDv7 (NewV7FromReader, its random bits read
 // ahead from crypto/rand), the first-seen the publish's instant as
 // formatTime writes it.

@@ -20,7 +20,7 @@ type Pending struct {
 	exchange, key string
 	done          chan struct{}
 	err           error // set before done is closed
-	// a is the publish, allocated with its Pending (docs/performance.md,
+	// a is the publish, allocated with its Pending (bench/NOTES.md,
 	// "The publisher's CPU a message").
 	a asyncPublish
 }

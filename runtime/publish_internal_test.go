@@ -3,7 +3,7 @@ package runtime
 import "testing"
 
 // BenchmarkNewPublishing is the envelope a publish builds for each message:
-// its x-acemq-id, first-seen, origin and the header table (docs/performance.md,
+// its x-acemq-id, first-seen, origin and the header table (bench/NOTES.md,
 // "The publisher's CPU a message").
 func BenchmarkNewPublishing(b *testing.B) {
 	c := &Connection{cfg: dialConfig{origin: "bench@localhost"}, origin: "bench@localhost"}

@@ -182,7 +182,7 @@ func WithReplyQueue(name string, ttl time.Duration) RequesterOption {
 // ErrUnroutable (it is mandatory; the broker returns it), and one the
 // broker refuses fails at its ctx's end. Confirms cost the broker a frame
 // and the client its bookkeeping for every request: about a fifth of the
-// round trips per second (docs/performance.md, RR1).
+// round trips per second (bench/NOTES.md, RR1).
 func WithRequestConfirms() RequesterOption {
 	return requesterOptionFunc(func(r *Requester) { r.confirm = true })
 }
@@ -223,7 +223,7 @@ func (r *Requester) replyTo() string {
 
 // call is one request waiting for its reply, and its publish: one
 // allocation with its done channel, holding the request (o) and its
-// place in the writer's queue (f) (docs/performance.md, issue 21).
+// place in the writer's queue (f) (bench/NOTES.md, issue 21).
 type call struct {
 	s *replySession
 	// token is the request's x-acemq-reply-token, corr its correlation id.
@@ -348,7 +348,7 @@ func decodeReply[Rep any](ctx context.Context, c *Connection, request string, re
 // replyDecodeCtx is the ctx a reply is decoded with: its own fingerprint,
 // never the decode info of a delivery the caller's ctx carries (a handler
 // that requests); with neither, ctx itself, the default decode info,
-// without a context to allocate (docs/performance.md, issue 21).
+// without a context to allocate (bench/NOTES.md, issue 21).
 func replyDecodeCtx(ctx context.Context, d amqp.Delivery) context.Context {
 	fp := headerString(d.Headers, HeaderSchemaFingerprint)
 	if fp == "" && ctx.Value(decodeInfoKey{}) == nil {

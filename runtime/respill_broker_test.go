@@ -4,7 +4,7 @@ package runtime_test
 // (the first rateWindow of a session) is spilled to its rung once the rate
 // says its wait does not fit in the ack slack, and while it is held the
 // deliveries settled behind it wait in the slack instead of being acked one
-// by one (docs/performance.md, "R1: where the typed side waits").
+// by one (bench/NOTES.md, "R1: where the typed side waits").
 
 import (
 	"errors"

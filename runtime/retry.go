@@ -43,7 +43,7 @@ func (dv *delivery) retry(why string) {
 		dv.waitInMemory(why, p.jittered(delay))
 	default:
 		// The hold budget is full: spill the wait to the broker rather
-		// than keep one of the handlers' slots (docs/performance.md, R1).
+		// than keep one of the handlers' slots (bench/NOTES.md, R1).
 		dv.toRung(why, spillRung(delay), true, p.jittered(delay))
 	}
 }
@@ -97,7 +97,7 @@ func (dv *delivery) holdFor(h *heldRetry, why string, delay time.Duration) {
 
 // toRung sends dv's next attempt to the rung for delay, and acks dv once
 // the broker has confirmed the copy; the worker does not wait for that
-// (docs/performance.md, R1). When the rung is missing the retry waits in
+// (bench/NOTES.md, R1). When the rung is missing the retry waits in
 // memory for fallback instead, at once while the rung is remembered as
 // missing (rungs.go). spilled is a wait below the threshold sent to the
 // broker because the hold budget is full.

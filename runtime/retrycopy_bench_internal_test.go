@@ -1,7 +1,7 @@
 package runtime
 
 // BenchmarkRetryCopy is the runtime's own cost of one retried delivery, as
-// R1's failing side pays it (docs/performance.md, "A retried delivery's
+// R1's failing side pays it (bench/NOTES.md, "A retried delivery's
 // cost"): the retry decided (policy, hold budget full, spill), its copy
 // built (headers rebuilt), written to the rung and confirmed by the broker,
 // the outcome counted and the original's ack queued. The decode and the

@@ -14,7 +14,7 @@ import (
 )
 
 // Under a memory alarm the broker stops reading the requester's socket
-// while its writer writes a corked batch of requests (docs/performance.md,
+// while its writer writes a corked batch of requests (bench/NOTES.md,
 // "RR1 at 64 in flight"): 64 requests of 256 KB in flight, more than the
 // socket's buffers take. Each returns by its ctx (its deadline, or
 // ErrBlocked at once once the broker said so), none later; once the alarm

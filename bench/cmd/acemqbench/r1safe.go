@@ -19,7 +19,7 @@ import (
 // default ack slack does); past that each is acked alone. So it is the
 // same broker work as the runtime's (confirms, single acks behind a slow
 // confirm) with none of its client code: the bound on R1 for a library
-// that keeps rule 1 (docs/performance.md, "R1-safe-raw").
+// that keeps rule 1 (bench/NOTES.md, "R1-safe-raw").
 func rawRetryingSafe(failPct int) runFunc {
 	return func(ctx context.Context, e *env, n int) (time.Duration, int, error) {
 		failing, err := rawRetryFill(ctx, e, n, failPct)
