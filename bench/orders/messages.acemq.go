@@ -19,34 +19,33 @@ import (
 const _ = acemqimpl.SupportPackageIsVersion1
 
 // orderJSONSchema is the schema of OrderJSON, from "schemas/order.json".
-const orderJSONSchema = "" +
-	"{\n" +
-	"  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n" +
-	"  \"title\": \"OrderJSON\",\n" +
-	"  \"description\": \"An order with its line items (the bench's 1 KB body).\",\n" +
-	"  \"type\": \"object\",\n" +
-	"  \"required\": [\"order_id\", \"customer_id\", \"placed_at\", \"status\", \"currency\", \"items\", \"total\"],\n" +
-	"  \"properties\": {\n" +
-	"    \"order_id\": {\"type\": \"string\", \"format\": \"uuid\"},\n" +
-	"    \"customer_id\": {\"type\": \"string\", \"minLength\": 1},\n" +
-	"    \"email\": {\"type\": \"string\", \"format\": \"email\"},\n" +
-	"    \"placed_at\": {\"type\": \"string\", \"format\": \"date-time\"},\n" +
-	"    \"status\": {\"enum\": [\"placed\", \"paid\", \"shipped\"]},\n" +
-	"    \"currency\": {\"type\": \"string\", \"pattern\": \"^[A-Z]{3}$\"},\n" +
-	"    \"note\": {\"type\": \"string\"},\n" +
-	"    \"total\": {\"type\": \"number\", \"minimum\": 0},\n" +
-	"    \"items\": {\"type\": \"array\", \"items\": {\n" +
-	"      \"type\": \"object\",\n" +
-	"      \"required\": [\"sku\", \"name\", \"qty\", \"price\"],\n" +
-	"      \"properties\": {\n" +
-	"        \"sku\": {\"type\": \"string\", \"pattern\": \"^[A-Z]+-[0-9]+$\"},\n" +
-	"        \"name\": {\"type\": \"string\"},\n" +
-	"        \"qty\": {\"type\": \"integer\", \"minimum\": 1},\n" +
-	"        \"price\": {\"type\": \"number\", \"minimum\": 0}\n" +
-	"      }\n" +
-	"    }}\n" +
-	"  }\n" +
-	"}"
+const orderJSONSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "title": "OrderJSON",
+  "description": "An order with its line items (the bench's 1 KB body).",
+  "type": "object",
+  "required": ["order_id", "customer_id", "placed_at", "status", "currency", "items", "total"],
+  "properties": {
+    "order_id": {"type": "string", "format": "uuid"},
+    "customer_id": {"type": "string", "minLength": 1},
+    "email": {"type": "string", "format": "email"},
+    "placed_at": {"type": "string", "format": "date-time"},
+    "status": {"enum": ["placed", "paid", "shipped"]},
+    "currency": {"type": "string", "pattern": "^[A-Z]{3}$"},
+    "note": {"type": "string"},
+    "total": {"type": "number", "minimum": 0},
+    "items": {"type": "array", "items": {
+      "type": "object",
+      "required": ["sku", "name", "qty", "price"],
+      "properties": {
+        "sku": {"type": "string", "pattern": "^[A-Z]+-[0-9]+$"},
+        "name": {"type": "string"},
+        "qty": {"type": "integer", "minimum": 1},
+        "price": {"type": "number", "minimum": 0}
+      }
+    }}
+  }
+}`
 
 // orderJSONType is the message type "bench.order.json.v1", payload OrderJSON:
 // JSON, validated against its JSON Schema on publish and on consume, checked
@@ -74,21 +73,21 @@ func DecodeOrderJSON(ctx context.Context, c *runtime.Connection, d *runtime.Deli
 }
 
 // orderAvroSchema is the schema of OrderAvro, from "schemas/order.avsc".
-const orderAvroSchema = "" +
-	"{\"type\": \"record\", \"name\": \"OrderAvro\", \"namespace\": \"bench\", \"doc\": \"An order with its line items (the bench's 1 KB body).\",\n" +
-	" \"fields\": [\n" +
-	"  {\"name\": \"order_id\", \"type\": {\"type\": \"string\", \"logicalType\": \"uuid\"}},\n" +
-	"  {\"name\": \"customer_id\", \"type\": \"string\"},\n" +
-	"  {\"name\": \"email\", \"type\": \"string\"},\n" +
-	"  {\"name\": \"placed_at\", \"type\": \"string\"},\n" +
-	"  {\"name\": \"status\", \"type\": {\"type\": \"enum\", \"name\": \"Status\", \"symbols\": [\"placed\", \"paid\", \"shipped\"]}},\n" +
-	"  {\"name\": \"currency\", \"type\": \"string\"},\n" +
-	"  {\"name\": \"note\", \"type\": \"string\"},\n" +
-	"  {\"name\": \"total\", \"type\": \"double\"},\n" +
-	"  {\"name\": \"items\", \"type\": {\"type\": \"array\", \"items\": {\"type\": \"record\", \"name\": \"Item\", \"fields\": [\n" +
-	"    {\"name\": \"sku\", \"type\": \"string\"}, {\"name\": \"name\", \"type\": \"string\"},\n" +
-	"    {\"name\": \"qty\", \"type\": \"int\"}, {\"name\": \"price\", \"type\": \"double\"}]}}}\n" +
-	" ]}"
+const orderAvroSchema = `{"type": "record", "name": "OrderAvro", "namespace": "bench", "doc": "An order with its ` +
+	`line items (the bench's 1 KB body).",
+ "fields": [
+  {"name": "order_id", "type": {"type": "string", "logicalType": "uuid"}},
+  {"name": "customer_id", "type": "string"},
+  {"name": "email", "type": "string"},
+  {"name": "placed_at", "type": "string"},
+  {"name": "status", "type": {"type": "enum", "name": "Status", "symbols": ["placed", "paid", "shipped"]}},
+  {"name": "currency", "type": "string"},
+  {"name": "note", "type": "string"},
+  {"name": "total", "type": "double"},
+  {"name": "items", "type": {"type": "array", "items": {"type": "record", "name": "Item", "fields": [
+    {"name": "sku", "type": "string"}, {"name": "name", "type": "string"},
+    {"name": "qty", "type": "int"}, {"name": "price", "type": "double"}]}}}
+ ]}`
 
 // orderAvroType is the message type "bench.order.avro.v1", payload OrderAvro:
 // Avro in the Confluent wire format, its schema registered under the subject
@@ -110,34 +109,33 @@ func DecodeOrderAvro(ctx context.Context, c *runtime.Connection, d *runtime.Deli
 }
 
 // priceOrderSchema is the schema of PriceOrder, from "schemas/order.json".
-const priceOrderSchema = "" +
-	"{\n" +
-	"  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n" +
-	"  \"title\": \"OrderJSON\",\n" +
-	"  \"description\": \"An order with its line items (the bench's 1 KB body).\",\n" +
-	"  \"type\": \"object\",\n" +
-	"  \"required\": [\"order_id\", \"customer_id\", \"placed_at\", \"status\", \"currency\", \"items\", \"total\"],\n" +
-	"  \"properties\": {\n" +
-	"    \"order_id\": {\"type\": \"string\", \"format\": \"uuid\"},\n" +
-	"    \"customer_id\": {\"type\": \"string\", \"minLength\": 1},\n" +
-	"    \"email\": {\"type\": \"string\", \"format\": \"email\"},\n" +
-	"    \"placed_at\": {\"type\": \"string\", \"format\": \"date-time\"},\n" +
-	"    \"status\": {\"enum\": [\"placed\", \"paid\", \"shipped\"]},\n" +
-	"    \"currency\": {\"type\": \"string\", \"pattern\": \"^[A-Z]{3}$\"},\n" +
-	"    \"note\": {\"type\": \"string\"},\n" +
-	"    \"total\": {\"type\": \"number\", \"minimum\": 0},\n" +
-	"    \"items\": {\"type\": \"array\", \"items\": {\n" +
-	"      \"type\": \"object\",\n" +
-	"      \"required\": [\"sku\", \"name\", \"qty\", \"price\"],\n" +
-	"      \"properties\": {\n" +
-	"        \"sku\": {\"type\": \"string\", \"pattern\": \"^[A-Z]+-[0-9]+$\"},\n" +
-	"        \"name\": {\"type\": \"string\"},\n" +
-	"        \"qty\": {\"type\": \"integer\", \"minimum\": 1},\n" +
-	"        \"price\": {\"type\": \"number\", \"minimum\": 0}\n" +
-	"      }\n" +
-	"    }}\n" +
-	"  }\n" +
-	"}"
+const priceOrderSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "title": "OrderJSON",
+  "description": "An order with its line items (the bench's 1 KB body).",
+  "type": "object",
+  "required": ["order_id", "customer_id", "placed_at", "status", "currency", "items", "total"],
+  "properties": {
+    "order_id": {"type": "string", "format": "uuid"},
+    "customer_id": {"type": "string", "minLength": 1},
+    "email": {"type": "string", "format": "email"},
+    "placed_at": {"type": "string", "format": "date-time"},
+    "status": {"enum": ["placed", "paid", "shipped"]},
+    "currency": {"type": "string", "pattern": "^[A-Z]{3}$"},
+    "note": {"type": "string"},
+    "total": {"type": "number", "minimum": 0},
+    "items": {"type": "array", "items": {
+      "type": "object",
+      "required": ["sku", "name", "qty", "price"],
+      "properties": {
+        "sku": {"type": "string", "pattern": "^[A-Z]+-[0-9]+$"},
+        "name": {"type": "string"},
+        "qty": {"type": "integer", "minimum": 1},
+        "price": {"type": "number", "minimum": 0}
+      }
+    }}
+  }
+}`
 
 // priceOrderType is the message type "bench.order.price.v1", payload
 // PriceOrder: JSON, validated against its JSON Schema on publish and on
@@ -168,18 +166,17 @@ func DecodePriceOrder(ctx context.Context, c *runtime.Connection, d *runtime.Del
 
 // orderPricedSchema is the schema of OrderPriced, from
 // "schemas/order_priced.json".
-const orderPricedSchema = "" +
-	"{\n" +
-	"  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n" +
-	"  \"title\": \"OrderPriced\",\n" +
-	"  \"description\": \"RR1's reply: the order priced.\",\n" +
-	"  \"type\": \"object\",\n" +
-	"  \"required\": [\"order_id\", \"total\"],\n" +
-	"  \"properties\": {\n" +
-	"    \"order_id\": {\"type\": \"string\"},\n" +
-	"    \"total\": {\"type\": \"number\"}\n" +
-	"  }\n" +
-	"}"
+const orderPricedSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "title": "OrderPriced",
+  "description": "RR1's reply: the order priced.",
+  "type": "object",
+  "required": ["order_id", "total"],
+  "properties": {
+    "order_id": {"type": "string"},
+    "total": {"type": "number"}
+  }
+}`
 
 // orderPricedType is the message type "bench.order.priced.v1", payload
 // OrderPriced: JSON, validated against its JSON Schema on publish and on

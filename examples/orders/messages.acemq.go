@@ -16,18 +16,17 @@ const _ = acemqimpl.SupportPackageIsVersion1
 
 // orderPlacedSchema is the schema of OrderPlaced, from
 // "schemas/order_placed.json".
-const orderPlacedSchema = "" +
-	"{\n" +
-	"  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n" +
-	"  \"title\": \"OrderPlaced\",\n" +
-	"  \"description\": \"An order a customer placed.\",\n" +
-	"  \"type\": \"object\",\n" +
-	"  \"required\": [\"order_id\"],\n" +
-	"  \"properties\": {\n" +
-	"    \"order_id\": {\"type\": \"string\", \"description\": \"The order's id, e.g. A-1.\"},\n" +
-	"    \"customer_id\": {\"type\": \"string\", \"description\": \"Who placed it; an order without one is refused.\"}\n" +
-	"  }\n" +
-	"}"
+const orderPlacedSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "title": "OrderPlaced",
+  "description": "An order a customer placed.",
+  "type": "object",
+  "required": ["order_id"],
+  "properties": {
+    "order_id": {"type": "string", "description": "The order's id, e.g. A-1."},
+    "customer_id": {"type": "string", "description": "Who placed it; an order without one is refused."}
+  }
+}`
 
 // orderPlacedType is the message type "order.placed.v2", payload OrderPlaced:
 // JSON, validated against its JSON Schema on publish and on consume, checked

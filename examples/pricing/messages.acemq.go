@@ -16,18 +16,17 @@ const _ = acemqimpl.SupportPackageIsVersion1
 
 // quoteRequestedSchema is the schema of QuoteRequested, from
 // "schemas/quote_requested.json".
-const quoteRequestedSchema = "" +
-	"{\n" +
-	"  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n" +
-	"  \"title\": \"QuoteRequested\",\n" +
-	"  \"description\": \"A customer asks what a quantity of a product costs.\",\n" +
-	"  \"type\": \"object\",\n" +
-	"  \"required\": [\"sku\", \"quantity\"],\n" +
-	"  \"properties\": {\n" +
-	"    \"sku\": {\"type\": \"string\", \"minLength\": 1},\n" +
-	"    \"quantity\": {\"type\": \"integer\", \"minimum\": 1}\n" +
-	"  }\n" +
-	"}"
+const quoteRequestedSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "title": "QuoteRequested",
+  "description": "A customer asks what a quantity of a product costs.",
+  "type": "object",
+  "required": ["sku", "quantity"],
+  "properties": {
+    "sku": {"type": "string", "minLength": 1},
+    "quantity": {"type": "integer", "minimum": 1}
+  }
+}`
 
 // quoteRequestedType is the message type "pricing.quote.requested.v1", payload
 // QuoteRequested: JSON, validated against its JSON Schema on publish and on
@@ -58,19 +57,18 @@ func DecodeQuoteRequested(ctx context.Context, c *runtime.Connection, d *runtime
 }
 
 // quoteSchema is the schema of Quote, from "schemas/quote.json".
-const quoteSchema = "" +
-	"{\n" +
-	"  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n" +
-	"  \"title\": \"Quote\",\n" +
-	"  \"description\": \"The price of a quote request.\",\n" +
-	"  \"type\": \"object\",\n" +
-	"  \"required\": [\"sku\", \"quantity\", \"total_cents\"],\n" +
-	"  \"properties\": {\n" +
-	"    \"sku\": {\"type\": \"string\"},\n" +
-	"    \"quantity\": {\"type\": \"integer\"},\n" +
-	"    \"total_cents\": {\"type\": \"integer\", \"minimum\": 0}\n" +
-	"  }\n" +
-	"}"
+const quoteSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "title": "Quote",
+  "description": "The price of a quote request.",
+  "type": "object",
+  "required": ["sku", "quantity", "total_cents"],
+  "properties": {
+    "sku": {"type": "string"},
+    "quantity": {"type": "integer"},
+    "total_cents": {"type": "integer", "minimum": 0}
+  }
+}`
 
 // quoteType is the message type "pricing.quote.v1", payload Quote: JSON,
 // validated against its JSON Schema on publish and on consume, checked in

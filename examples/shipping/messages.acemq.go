@@ -20,18 +20,17 @@ const _ = acemqimpl.SupportPackageIsVersion1
 
 // shipmentScheduledSchema is the schema of ShipmentScheduled, from
 // "schemas/shipment_scheduled.json".
-const shipmentScheduledSchema = "" +
-	"{\n" +
-	"  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n" +
-	"  \"title\": \"ShipmentScheduled\",\n" +
-	"  \"description\": \"A shipment scheduled for an order.\",\n" +
-	"  \"type\": \"object\",\n" +
-	"  \"required\": [\"order_id\", \"customer_id\"],\n" +
-	"  \"properties\": {\n" +
-	"    \"order_id\": {\"type\": \"string\", \"description\": \"The order shipped, e.g. A-1.\"},\n" +
-	"    \"customer_id\": {\"type\": \"string\", \"description\": \"Whom it goes to.\"}\n" +
-	"  }\n" +
-	"}"
+const shipmentScheduledSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "title": "ShipmentScheduled",
+  "description": "A shipment scheduled for an order.",
+  "type": "object",
+  "required": ["order_id", "customer_id"],
+  "properties": {
+    "order_id": {"type": "string", "description": "The order shipped, e.g. A-1."},
+    "customer_id": {"type": "string", "description": "Whom it goes to."}
+  }
+}`
 
 // shipmentScheduledType is the message type "shipping.shipment.scheduled.v1",
 // payload ShipmentScheduled: JSON, validated against its JSON Schema on
@@ -65,18 +64,17 @@ func DecodeShipmentScheduled(ctx context.Context, c *runtime.Connection, d *runt
 // orderPlacedSchema is the schema of OrderPlaced, from
 // "../orders/schemas/order_placed.json": the message is declared by
 // "../orders/acemq.yaml", which the manifest imports.
-const orderPlacedSchema = "" +
-	"{\n" +
-	"  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n" +
-	"  \"title\": \"OrderPlaced\",\n" +
-	"  \"description\": \"An order a customer placed.\",\n" +
-	"  \"type\": \"object\",\n" +
-	"  \"required\": [\"order_id\"],\n" +
-	"  \"properties\": {\n" +
-	"    \"order_id\": {\"type\": \"string\", \"description\": \"The order's id, e.g. A-1.\"},\n" +
-	"    \"customer_id\": {\"type\": \"string\", \"description\": \"Who placed it; an order without one is refused.\"}\n" +
-	"  }\n" +
-	"}"
+const orderPlacedSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "title": "OrderPlaced",
+  "description": "An order a customer placed.",
+  "type": "object",
+  "required": ["order_id"],
+  "properties": {
+    "order_id": {"type": "string", "description": "The order's id, e.g. A-1."},
+    "customer_id": {"type": "string", "description": "Who placed it; an order without one is refused."}
+  }
+}`
 
 // orderPlacedType is the message type "order.placed.v2", payload OrderPlaced:
 // JSON, validated against its JSON Schema on publish and on consume, checked

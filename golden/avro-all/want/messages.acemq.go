@@ -20,44 +20,44 @@ const _ = acemqimpl.SupportPackageIsVersion1
 
 // everythingSchema is the schema of Everything, from
 // "schemas/everything.avsc".
-const everythingSchema = "" +
-	"{\n" +
-	"  \"type\": \"record\",\n" +
-	"  \"name\": \"Everything\",\n" +
-	"  \"namespace\": \"com.acme.golden\",\n" +
-	"  \"aliases\": [\"AllOfIt\"],\n" +
-	"  \"doc\": \"One field per Avro construct.\",\n" +
-	"  \"fields\": [\n" +
-	"    {\"name\": \"flag\", \"type\": \"boolean\", \"doc\": \"A boolean.\"},\n" +
-	"    {\"name\": \"small\", \"type\": \"int\"},\n" +
-	"    {\"name\": \"big\", \"type\": \"long\"},\n" +
-	"    {\"name\": \"ratio\", \"type\": \"float\"},\n" +
-	"    {\"name\": \"precise\", \"type\": \"double\"},\n" +
-	"    {\"name\": \"blob\", \"type\": \"bytes\"},\n" +
-	"    {\"name\": \"name\", \"type\": \"string\", \"default\": \"nobody\"},\n" +
-	"    {\"name\": \"suit\", \"type\": {\"type\": \"enum\", \"name\": \"Suit\", \"symbols\": [\"SPADES\", \"HEARTS\", \"DIAMONDS\", \"CLUBS\"], \"default\": \"SPADES\", \"doc\": \"A card suit.\"}},\n" +
-	"    {\"name\": \"hash\", \"type\": {\"type\": \"fixed\", \"name\": \"MD5\", \"size\": 16}},\n" +
-	"    {\"name\": \"tags\", \"type\": {\"type\": \"array\", \"items\": \"string\"}},\n" +
-	"    {\"name\": \"counts\", \"type\": {\"type\": \"map\", \"values\": \"long\"}},\n" +
-	"    {\"name\": \"nickname\", \"type\": [\"null\", \"string\"], \"default\": null},\n" +
-	"    {\"name\": \"address\", \"type\": [\"null\", {\"type\": \"record\", \"name\": \"Address\", \"fields\": [\n" +
-	"      {\"name\": \"street\", \"type\": \"string\"},\n" +
-	"      {\"name\": \"city\", \"type\": \"string\"}\n" +
-	"    ]}], \"default\": null},\n" +
-	"    {\"name\": \"addresses\", \"type\": {\"type\": \"array\", \"items\": \"Address\"}},\n" +
-	"    {\"name\": \"id_or_name\", \"type\": [\"string\", \"long\"], \"doc\": \"A union of two non-null branches.\"},\n" +
-	"    {\"name\": \"chain\", \"type\": {\"type\": \"record\", \"name\": \"Node\", \"doc\": \"A recursive record.\", \"fields\": [\n" +
-	"      {\"name\": \"value\", \"type\": \"int\"},\n" +
-	"      {\"name\": \"next\", \"type\": [\"null\", \"Node\"], \"default\": null}\n" +
-	"    ]}},\n" +
-	"    {\"name\": \"at\", \"type\": {\"type\": \"long\", \"logicalType\": \"timestamp-millis\"}},\n" +
-	"    {\"name\": \"at_micros\", \"type\": {\"type\": \"long\", \"logicalType\": \"timestamp-micros\"}},\n" +
-	"    {\"name\": \"day\", \"type\": {\"type\": \"int\", \"logicalType\": \"date\"}},\n" +
-	"    {\"name\": \"price\", \"type\": {\"type\": \"bytes\", \"logicalType\": \"decimal\", \"precision\": 9, \"scale\": 2}},\n" +
-	"    {\"name\": \"request_id\", \"type\": {\"type\": \"string\", \"logicalType\": \"uuid\"}},\n" +
-	"    {\"name\": \"maybe_at\", \"type\": [\"null\", {\"type\": \"long\", \"logicalType\": \"timestamp-millis\"}], \"default\": null}\n" +
-	"  ]\n" +
-	"}"
+const everythingSchema = `{
+  "type": "record",
+  "name": "Everything",
+  "namespace": "com.acme.golden",
+  "aliases": ["AllOfIt"],
+  "doc": "One field per Avro construct.",
+  "fields": [
+    {"name": "flag", "type": "boolean", "doc": "A boolean."},
+    {"name": "small", "type": "int"},
+    {"name": "big", "type": "long"},
+    {"name": "ratio", "type": "float"},
+    {"name": "precise", "type": "double"},
+    {"name": "blob", "type": "bytes"},
+    {"name": "name", "type": "string", "default": "nobody"},
+    {"name": "suit", "type": {"type": "enum", "name": "Suit", "symbols": ["SPADES", "HEARTS", "DIAMONDS", "CLUBS"], ` +
+	`"default": "SPADES", "doc": "A card suit."}},
+    {"name": "hash", "type": {"type": "fixed", "name": "MD5", "size": 16}},
+    {"name": "tags", "type": {"type": "array", "items": "string"}},
+    {"name": "counts", "type": {"type": "map", "values": "long"}},
+    {"name": "nickname", "type": ["null", "string"], "default": null},
+    {"name": "address", "type": ["null", {"type": "record", "name": "Address", "fields": [
+      {"name": "street", "type": "string"},
+      {"name": "city", "type": "string"}
+    ]}], "default": null},
+    {"name": "addresses", "type": {"type": "array", "items": "Address"}},
+    {"name": "id_or_name", "type": ["string", "long"], "doc": "A union of two non-null branches."},
+    {"name": "chain", "type": {"type": "record", "name": "Node", "doc": "A recursive record.", "fields": [
+      {"name": "value", "type": "int"},
+      {"name": "next", "type": ["null", "Node"], "default": null}
+    ]}},
+    {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+    {"name": "at_micros", "type": {"type": "long", "logicalType": "timestamp-micros"}},
+    {"name": "day", "type": {"type": "int", "logicalType": "date"}},
+    {"name": "price", "type": {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2}},
+    {"name": "request_id", "type": {"type": "string", "logicalType": "uuid"}},
+    {"name": "maybe_at", "type": ["null", {"type": "long", "logicalType": "timestamp-millis"}], "default": null}
+  ]
+}`
 
 // everythingType is the message type "golden.avro.everything.v1", payload
 // Everything: Avro in the Confluent wire format, its schema registered under

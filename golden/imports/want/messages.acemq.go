@@ -21,16 +21,15 @@ const _ = acemqimpl.SupportPackageIsVersion1
 // priceChangedSchema is the schema of PriceChanged, from
 // "producer/schemas/price_changed.avsc": the message is declared by
 // "producer/acemq.yaml", which the manifest imports.
-const priceChangedSchema = "" +
-	"{\n" +
-	"  \"type\": \"record\",\n" +
-	"  \"name\": \"PriceChanged\",\n" +
-	"  \"namespace\": \"com.acme.catalog\",\n" +
-	"  \"fields\": [\n" +
-	"    {\"name\": \"sku\", \"type\": \"string\"},\n" +
-	"    {\"name\": \"cents\", \"type\": \"long\"}\n" +
-	"  ]\n" +
-	"}"
+const priceChangedSchema = `{
+  "type": "record",
+  "name": "PriceChanged",
+  "namespace": "com.acme.catalog",
+  "fields": [
+    {"name": "sku", "type": "string"},
+    {"name": "cents", "type": "long"}
+  ]
+}`
 
 // priceChangedType is the message type "golden.price.changed.v1", payload
 // PriceChanged: Avro in the Confluent wire format, its schema registered under
@@ -55,32 +54,31 @@ func DecodePriceChanged(ctx context.Context, c *runtime.Connection, d *runtime.D
 // stockLowSchema is the schema of StockLow, from
 // "producer/schemas/stock_low.json": the message is declared by
 // "producer/acemq.yaml", which the manifest imports.
-const stockLowSchema = "" +
-	"{\n" +
-	"  \"$defs\": {\n" +
-	"    \"acemq-bundle:schemas/sku.json\": {\n" +
-	"      \"$id\": \"file:///schemas/sku.json\",\n" +
-	"      \"minLength\": 1,\n" +
-	"      \"type\": \"string\"\n" +
-	"    }\n" +
-	"  },\n" +
-	"  \"$id\": \"file:///schemas/stock_low.json\",\n" +
-	"  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n" +
-	"  \"properties\": {\n" +
-	"    \"left\": {\n" +
-	"      \"minimum\": 0,\n" +
-	"      \"type\": \"integer\"\n" +
-	"    },\n" +
-	"    \"sku\": {\n" +
-	"      \"$ref\": \"sku.json\"\n" +
-	"    }\n" +
-	"  },\n" +
-	"  \"required\": [\n" +
-	"    \"sku\",\n" +
-	"    \"left\"\n" +
-	"  ],\n" +
-	"  \"type\": \"object\"\n" +
-	"}"
+const stockLowSchema = `{
+  "$defs": {
+    "acemq-bundle:schemas/sku.json": {
+      "$id": "file:///schemas/sku.json",
+      "minLength": 1,
+      "type": "string"
+    }
+  },
+  "$id": "file:///schemas/stock_low.json",
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "properties": {
+    "left": {
+      "minimum": 0,
+      "type": "integer"
+    },
+    "sku": {
+      "$ref": "sku.json"
+    }
+  },
+  "required": [
+    "sku",
+    "left"
+  ],
+  "type": "object"
+}`
 
 // stockLowType is the message type "golden.stock.low.v1", payload StockLow:
 // JSON, validated against its JSON Schema on publish and on consume, checked

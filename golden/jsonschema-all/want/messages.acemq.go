@@ -20,169 +20,168 @@ const _ = acemqimpl.SupportPackageIsVersion1
 
 // everythingSchema is the schema of Everything, from
 // "schemas/everything.json".
-const everythingSchema = "" +
-	"{\n" +
-	"  \"$defs\": {\n" +
-	"    \"acemq-bundle:schemas/money.json\": {\n" +
-	"      \"$id\": \"https://example.com/golden/money.json\",\n" +
-	"      \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n" +
-	"      \"properties\": {\n" +
-	"        \"amount\": {\n" +
-	"          \"description\": \"In the currency's smallest unit.\",\n" +
-	"          \"type\": \"integer\"\n" +
-	"        },\n" +
-	"        \"currency\": {\n" +
-	"          \"pattern\": \"^[A-Z]{3}$\",\n" +
-	"          \"type\": \"string\"\n" +
-	"        }\n" +
-	"      },\n" +
-	"      \"required\": [\n" +
-	"        \"amount\",\n" +
-	"        \"currency\"\n" +
-	"      ],\n" +
-	"      \"title\": \"Money\",\n" +
-	"      \"type\": \"object\"\n" +
-	"    },\n" +
-	"    \"address\": {\n" +
-	"      \"properties\": {\n" +
-	"        \"city\": {\n" +
-	"          \"type\": \"string\"\n" +
-	"        },\n" +
-	"        \"street\": {\n" +
-	"          \"type\": \"string\"\n" +
-	"        }\n" +
-	"      },\n" +
-	"      \"required\": [\n" +
-	"        \"city\"\n" +
-	"      ],\n" +
-	"      \"type\": \"object\"\n" +
-	"    },\n" +
-	"    \"tree\": {\n" +
-	"      \"description\": \"A recursive definition.\",\n" +
-	"      \"properties\": {\n" +
-	"        \"children\": {\n" +
-	"          \"items\": {\n" +
-	"            \"$ref\": \"#/$defs/tree\"\n" +
-	"          },\n" +
-	"          \"type\": \"array\"\n" +
-	"        },\n" +
-	"        \"name\": {\n" +
-	"          \"type\": \"string\"\n" +
-	"        }\n" +
-	"      },\n" +
-	"      \"required\": [\n" +
-	"        \"name\"\n" +
-	"      ],\n" +
-	"      \"type\": \"object\"\n" +
-	"    }\n" +
-	"  },\n" +
-	"  \"$id\": \"https://example.com/golden/everything.json\",\n" +
-	"  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n" +
-	"  \"additionalProperties\": false,\n" +
-	"  \"description\": \"One property per JSON Schema construct.\",\n" +
-	"  \"properties\": {\n" +
-	"    \"active\": {\n" +
-	"      \"type\": \"boolean\"\n" +
-	"    },\n" +
-	"    \"address\": {\n" +
-	"      \"$ref\": \"#/$defs/address\"\n" +
-	"    },\n" +
-	"    \"billing\": {\n" +
-	"      \"$ref\": \"#/$defs/address\",\n" +
-	"      \"description\": \"Optional: a pointer, omitempty.\"\n" +
-	"    },\n" +
-	"    \"count\": {\n" +
-	"      \"minimum\": 0,\n" +
-	"      \"type\": \"integer\"\n" +
-	"    },\n" +
-	"    \"created_at\": {\n" +
-	"      \"format\": \"date-time\",\n" +
-	"      \"type\": \"string\"\n" +
-	"    },\n" +
-	"    \"id\": {\n" +
-	"      \"description\": \"Required: a value.\",\n" +
-	"      \"format\": \"uuid\",\n" +
-	"      \"type\": \"string\"\n" +
-	"    },\n" +
-	"    \"items\": {\n" +
-	"      \"items\": {\n" +
-	"        \"properties\": {\n" +
-	"          \"quantity\": {\n" +
-	"            \"default\": 1,\n" +
-	"            \"type\": \"integer\"\n" +
-	"          },\n" +
-	"          \"sku\": {\n" +
-	"            \"type\": \"string\"\n" +
-	"          }\n" +
-	"        },\n" +
-	"        \"required\": [\n" +
-	"          \"sku\"\n" +
-	"        ],\n" +
-	"        \"type\": \"object\"\n" +
-	"      },\n" +
-	"      \"type\": \"array\"\n" +
-	"    },\n" +
-	"    \"labels\": {\n" +
-	"      \"additionalProperties\": {\n" +
-	"        \"type\": \"string\"\n" +
-	"      },\n" +
-	"      \"type\": \"object\"\n" +
-	"    },\n" +
-	"    \"money\": {\n" +
-	"      \"$ref\": \"money.json\"\n" +
-	"    },\n" +
-	"    \"note\": {\n" +
-	"      \"description\": \"Nullable.\",\n" +
-	"      \"type\": [\n" +
-	"        \"string\",\n" +
-	"        \"null\"\n" +
-	"      ]\n" +
-	"    },\n" +
-	"    \"ratio\": {\n" +
-	"      \"type\": \"number\"\n" +
-	"    },\n" +
-	"    \"scores\": {\n" +
-	"      \"additionalProperties\": {\n" +
-	"        \"type\": \"integer\"\n" +
-	"      },\n" +
-	"      \"type\": \"object\"\n" +
-	"    },\n" +
-	"    \"status\": {\n" +
-	"      \"description\": \"An enum.\",\n" +
-	"      \"enum\": [\n" +
-	"        \"draft\",\n" +
-	"        \"live\",\n" +
-	"        \"retired\"\n" +
-	"      ]\n" +
-	"    },\n" +
-	"    \"tags\": {\n" +
-	"      \"items\": {\n" +
-	"        \"type\": \"string\"\n" +
-	"      },\n" +
-	"      \"type\": \"array\"\n" +
-	"    },\n" +
-	"    \"tree\": {\n" +
-	"      \"$ref\": \"#/$defs/tree\"\n" +
-	"    },\n" +
-	"    \"updated_at\": {\n" +
-	"      \"format\": \"date-time\",\n" +
-	"      \"type\": \"string\"\n" +
-	"    }\n" +
-	"  },\n" +
-	"  \"required\": [\n" +
-	"    \"id\",\n" +
-	"    \"count\",\n" +
-	"    \"ratio\",\n" +
-	"    \"active\",\n" +
-	"    \"status\",\n" +
-	"    \"tags\",\n" +
-	"    \"address\",\n" +
-	"    \"created_at\",\n" +
-	"    \"labels\"\n" +
-	"  ],\n" +
-	"  \"title\": \"Everything\",\n" +
-	"  \"type\": \"object\"\n" +
-	"}"
+const everythingSchema = `{
+  "$defs": {
+    "acemq-bundle:schemas/money.json": {
+      "$id": "https://example.com/golden/money.json",
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+      "properties": {
+        "amount": {
+          "description": "In the currency's smallest unit.",
+          "type": "integer"
+        },
+        "currency": {
+          "pattern": "^[A-Z]{3}$",
+          "type": "string"
+        }
+      },
+      "required": [
+        "amount",
+        "currency"
+      ],
+      "title": "Money",
+      "type": "object"
+    },
+    "address": {
+      "properties": {
+        "city": {
+          "type": "string"
+        },
+        "street": {
+          "type": "string"
+        }
+      },
+      "required": [
+        "city"
+      ],
+      "type": "object"
+    },
+    "tree": {
+      "description": "A recursive definition.",
+      "properties": {
+        "children": {
+          "items": {
+            "$ref": "#/$defs/tree"
+          },
+          "type": "array"
+        },
+        "name": {
+          "type": "string"
+        }
+      },
+      "required": [
+        "name"
+      ],
+      "type": "object"
+    }
+  },
+  "$id": "https://example.com/golden/everything.json",
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "additionalProperties": false,
+  "description": "One property per JSON Schema construct.",
+  "properties": {
+    "active": {
+      "type": "boolean"
+    },
+    "address": {
+      "$ref": "#/$defs/address"
+    },
+    "billing": {
+      "$ref": "#/$defs/address",
+      "description": "Optional: a pointer, omitempty."
+    },
+    "count": {
+      "minimum": 0,
+      "type": "integer"
+    },
+    "created_at": {
+      "format": "date-time",
+      "type": "string"
+    },
+    "id": {
+      "description": "Required: a value.",
+      "format": "uuid",
+      "type": "string"
+    },
+    "items": {
+      "items": {
+        "properties": {
+          "quantity": {
+            "default": 1,
+            "type": "integer"
+          },
+          "sku": {
+            "type": "string"
+          }
+        },
+        "required": [
+          "sku"
+        ],
+        "type": "object"
+      },
+      "type": "array"
+    },
+    "labels": {
+      "additionalProperties": {
+        "type": "string"
+      },
+      "type": "object"
+    },
+    "money": {
+      "$ref": "money.json"
+    },
+    "note": {
+      "description": "Nullable.",
+      "type": [
+        "string",
+        "null"
+      ]
+    },
+    "ratio": {
+      "type": "number"
+    },
+    "scores": {
+      "additionalProperties": {
+        "type": "integer"
+      },
+      "type": "object"
+    },
+    "status": {
+      "description": "An enum.",
+      "enum": [
+        "draft",
+        "live",
+        "retired"
+      ]
+    },
+    "tags": {
+      "items": {
+        "type": "string"
+      },
+      "type": "array"
+    },
+    "tree": {
+      "$ref": "#/$defs/tree"
+    },
+    "updated_at": {
+      "format": "date-time",
+      "type": "string"
+    }
+  },
+  "required": [
+    "id",
+    "count",
+    "ratio",
+    "active",
+    "status",
+    "tags",
+    "address",
+    "created_at",
+    "labels"
+  ],
+  "title": "Everything",
+  "type": "object"
+}`
 
 // everythingType is the message type "golden.jsonschema.everything.v1",
 // payload Everything: JSON, validated against its JSON Schema on publish and

@@ -19,22 +19,22 @@ import (
 const _ = acemqimpl.SupportPackageIsVersion1
 
 // typeSchema is the schema of Type, from "schemas/type.json".
-const typeSchema = "" +
-	"{\n" +
-	"  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n" +
-	"  \"title\": \"type\",\n" +
-	"  \"description\": \"A doc that ends a comment */ early,\\nthen starts a directive:\\n//go:generate rm -rf /\\ngo:generate echo pwned\\n/* and opens another\",\n" +
-	"  \"type\": \"object\",\n" +
-	"  \"required\": [\"func\", \"type\"],\n" +
-	"  \"properties\": {\n" +
-	"    \"func\": {\"type\": \"string\", \"description\": \"A field named like a keyword. */ //go:build ignore\"},\n" +
-	"    \"type\": {\"type\": \"string\"},\n" +
-	"    \"range\": {\"type\": \"integer\"},\n" +
-	"    \"2nd\": {\"type\": \"string\", \"description\": \"Starts with a digit.\"},\n" +
-	"    \"with-dash\": {\"type\": \"string\"},\n" +
-	"    \"ünïcödé\": {\"type\": \"string\"}\n" +
-	"  }\n" +
-	"}"
+const typeSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "title": "type",
+  "description": "A doc that ends a comment */ early,\nthen starts a directive:\n//go:generate rm -rf /\ngo:generate ` +
+	`echo pwned\n/* and opens another",
+  "type": "object",
+  "required": ["func", "type"],
+  "properties": {
+    "func": {"type": "string", "description": "A field named like a keyword. */ //go:build ignore"},
+    "type": {"type": "string"},
+    "range": {"type": "integer"},
+    "2nd": {"type": "string", "description": "Starts with a digit."},
+    "with-dash": {"type": "string"},
+    "ünïcödé": {"type": "string"}
+  }
+}`
 
 // typeType is the message type "names.type.v1 */ //go:generate echo pwned",
 // payload Type: JSON, validated against its JSON Schema on publish and on
@@ -62,18 +62,18 @@ func DecodeType(ctx context.Context, c *runtime.Connection, d *runtime.Delivery)
 }
 
 // x2faCodeSchema is the schema of X2faCode, from "schemas/2fa_code.avsc".
-const x2faCodeSchema = "" +
-	"{\n" +
-	"  \"type\": \"record\",\n" +
-	"  \"name\": \"TwoFactorCode\",\n" +
-	"  \"namespace\": \"names.v1\",\n" +
-	"  \"doc\": \"A code */ sent\\n//go:generate echo pwned\\nby text.\",\n" +
-	"  \"fields\": [\n" +
-	"    {\"name\": \"type\", \"type\": \"string\", \"doc\": \"A field named type.\"},\n" +
-	"    {\"name\": \"func\", \"type\": \"int\"},\n" +
-	"    {\"name\": \"interface\", \"type\": {\"type\": \"enum\", \"name\": \"Channel\", \"symbols\": [\"sms\", \"email\", \"go\", \"SMS_2\"], \"doc\": \"*/ enum doc\"}}\n" +
-	"  ]\n" +
-	"}"
+const x2faCodeSchema = `{
+  "type": "record",
+  "name": "TwoFactorCode",
+  "namespace": "names.v1",
+  "doc": "A code */ sent\n//go:generate echo pwned\nby text.",
+  "fields": [
+    {"name": "type", "type": "string", "doc": "A field named type."},
+    {"name": "func", "type": "int"},
+    {"name": "interface", "type": {"type": "enum", "name": "Channel", "symbols": ["sms", "email", "go", "SMS_2"], ` +
+	`"doc": "*/ enum doc"}}
+  ]
+}`
 
 // x2faCodeType is the message type "names.2fa-code.v1", payload X2faCode: Avro
 // in the Confluent wire format, its schema registered under the subject
@@ -95,17 +95,16 @@ func DecodeX2faCode(ctx context.Context, c *runtime.Connection, d *runtime.Deliv
 }
 
 // caféCrèmeSchema is the schema of CaféCrème, from "schemas/cafe.json".
-const caféCrèmeSchema = "" +
-	"{\n" +
-	"  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n" +
-	"  \"description\": \"Crème brûlée, café au lait.\",\n" +
-	"  \"type\": \"object\",\n" +
-	"  \"required\": [\"taille\"],\n" +
-	"  \"properties\": {\n" +
-	"    \"taille\": {\"type\": \"string\", \"enum\": [\"petit\", \"grand\", \"très-grand\"]},\n" +
-	"    \"sucré\": {\"type\": \"boolean\"}\n" +
-	"  }\n" +
-	"}"
+const caféCrèmeSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "description": "Crème brûlée, café au lait.",
+  "type": "object",
+  "required": ["taille"],
+  "properties": {
+    "taille": {"type": "string", "enum": ["petit", "grand", "très-grand"]},
+    "sucré": {"type": "boolean"}
+  }
+}`
 
 // caféCrèmeType is the message type "names.café.v1", payload CaféCrème:
 // JSON, validated against its JSON Schema on publish and on consume, checked
@@ -134,16 +133,15 @@ func DecodeCaféCrème(ctx context.Context, c *runtime.Connection, d *runtime.De
 }
 
 // x订单Schema is the schema of X订单, from "schemas/dingdan.json".
-const x订单Schema = "" +
-	"{\n" +
-	"  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n" +
-	"  \"description\": \"订单: an order, named in Chinese.\",\n" +
-	"  \"type\": \"object\",\n" +
-	"  \"required\": [\"编号\"],\n" +
-	"  \"properties\": {\n" +
-	"    \"编号\": {\"type\": \"string\", \"description\": \"The order number.\"}\n" +
-	"  }\n" +
-	"}"
+const x订单Schema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "description": "订单: an order, named in Chinese.",
+  "type": "object",
+  "required": ["编号"],
+  "properties": {
+    "编号": {"type": "string", "description": "The order number."}
+  }
+}`
 
 // x订单Type is the message type "names.订单.v1", payload X订单: JSON,
 // validated against its JSON Schema on publish and on consume, checked in
@@ -171,16 +169,15 @@ func DecodeX订单(ctx context.Context, c *runtime.Connection, d *runtime.Delive
 }
 
 // rangeEventSchema is the schema of RangeEvent, from "schemas/range.json".
-const rangeEventSchema = "" +
-	"{\n" +
-	"  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n" +
-	"  \"type\": \"object\",\n" +
-	"  \"required\": [\"from\", \"to\"],\n" +
-	"  \"properties\": {\n" +
-	"    \"from\": {\"type\": \"integer\"},\n" +
-	"    \"to\": {\"type\": \"integer\"}\n" +
-	"  }\n" +
-	"}"
+const rangeEventSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "required": ["from", "to"],
+  "properties": {
+    "from": {"type": "integer"},
+    "to": {"type": "integer"}
+  }
+}`
 
 // rangeEventType is the message type "names.range.v1", payload RangeEvent:
 // JSON, validated against its JSON Schema on publish and on consume, checked

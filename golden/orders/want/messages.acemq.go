@@ -20,24 +20,23 @@ const _ = acemqimpl.SupportPackageIsVersion1
 
 // orderPlacedSchema is the schema of OrderPlaced, from
 // "schemas/order_placed.avsc".
-const orderPlacedSchema = "" +
-	"{\n" +
-	"  \"type\": \"record\",\n" +
-	"  \"name\": \"OrderPlaced\",\n" +
-	"  \"namespace\": \"com.acme.orders\",\n" +
-	"  \"doc\": \"An order a customer placed.\",\n" +
-	"  \"fields\": [\n" +
-	"    {\"name\": \"order_id\", \"type\": \"string\", \"doc\": \"The order's id, e.g. A-1.\"},\n" +
-	"    {\"name\": \"customer_id\", \"type\": [\"null\", \"string\"], \"default\": null, \"doc\": \"Who placed it; null for a guest.\"},\n" +
-	"    {\"name\": \"amount_cents\", \"type\": \"long\"},\n" +
-	"    {\"name\": \"currency\", \"type\": \"string\", \"default\": \"EUR\"},\n" +
-	"    {\"name\": \"lines\", \"type\": {\"type\": \"array\", \"items\": {\n" +
-	"      \"type\": \"record\", \"name\": \"OrderLine\", \"fields\": [\n" +
-	"        {\"name\": \"sku\", \"type\": \"string\"},\n" +
-	"        {\"name\": \"quantity\", \"type\": \"int\"}\n" +
-	"      ]}}}\n" +
-	"  ]\n" +
-	"}"
+const orderPlacedSchema = `{
+  "type": "record",
+  "name": "OrderPlaced",
+  "namespace": "com.acme.orders",
+  "doc": "An order a customer placed.",
+  "fields": [
+    {"name": "order_id", "type": "string", "doc": "The order's id, e.g. A-1."},
+    {"name": "customer_id", "type": ["null", "string"], "default": null, "doc": "Who placed it; null for a guest."},
+    {"name": "amount_cents", "type": "long"},
+    {"name": "currency", "type": "string", "default": "EUR"},
+    {"name": "lines", "type": {"type": "array", "items": {
+      "type": "record", "name": "OrderLine", "fields": [
+        {"name": "sku", "type": "string"},
+        {"name": "quantity", "type": "int"}
+      ]}}}
+  ]
+}`
 
 // orderPlacedType is the message type "order.placed.v2", payload OrderPlaced:
 // Avro in the Confluent wire format, its schema registered under the subject
@@ -60,20 +59,19 @@ func DecodeOrderPlaced(ctx context.Context, c *runtime.Connection, d *runtime.De
 
 // orderCancelledSchema is the schema of OrderCancelled, from
 // "schemas/order_cancelled.json".
-const orderCancelledSchema = "" +
-	"{\n" +
-	"  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n" +
-	"  \"title\": \"OrderCancelled\",\n" +
-	"  \"description\": \"An order cancelled before it shipped.\",\n" +
-	"  \"type\": \"object\",\n" +
-	"  \"required\": [\"order_id\", \"reason\"],\n" +
-	"  \"properties\": {\n" +
-	"    \"order_id\": {\"type\": \"string\", \"description\": \"The order's id.\"},\n" +
-	"    \"reason\": {\"type\": \"string\", \"enum\": [\"customer\", \"stock\", \"fraud\"]},\n" +
-	"    \"note\": {\"type\": \"string\"}\n" +
-	"  },\n" +
-	"  \"additionalProperties\": false\n" +
-	"}"
+const orderCancelledSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "title": "OrderCancelled",
+  "description": "An order cancelled before it shipped.",
+  "type": "object",
+  "required": ["order_id", "reason"],
+  "properties": {
+    "order_id": {"type": "string", "description": "The order's id."},
+    "reason": {"type": "string", "enum": ["customer", "stock", "fraud"]},
+    "note": {"type": "string"}
+  },
+  "additionalProperties": false
+}`
 
 // orderCancelledType is the message type "order.cancelled.v1", payload
 // OrderCancelled: JSON, validated against its JSON Schema on publish and on

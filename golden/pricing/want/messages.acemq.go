@@ -20,18 +20,17 @@ const _ = acemqimpl.SupportPackageIsVersion1
 
 // quoteRequestedSchema is the schema of QuoteRequested, from
 // "schemas/quote_requested.json".
-const quoteRequestedSchema = "" +
-	"{\n" +
-	"  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n" +
-	"  \"title\": \"QuoteRequested\",\n" +
-	"  \"description\": \"A customer asks what a quantity of a product costs.\",\n" +
-	"  \"type\": \"object\",\n" +
-	"  \"required\": [\"sku\", \"quantity\"],\n" +
-	"  \"properties\": {\n" +
-	"    \"sku\": {\"type\": \"string\", \"minLength\": 1},\n" +
-	"    \"quantity\": {\"type\": \"integer\", \"minimum\": 1}\n" +
-	"  }\n" +
-	"}"
+const quoteRequestedSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "title": "QuoteRequested",
+  "description": "A customer asks what a quantity of a product costs.",
+  "type": "object",
+  "required": ["sku", "quantity"],
+  "properties": {
+    "sku": {"type": "string", "minLength": 1},
+    "quantity": {"type": "integer", "minimum": 1}
+  }
+}`
 
 // quoteRequestedType is the message type "pricing.quote.requested.v1", payload
 // QuoteRequested: JSON, validated against its JSON Schema on publish and on
@@ -62,19 +61,18 @@ func DecodeQuoteRequested(ctx context.Context, c *runtime.Connection, d *runtime
 }
 
 // quoteSchema is the schema of Quote, from "schemas/quote.json".
-const quoteSchema = "" +
-	"{\n" +
-	"  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n" +
-	"  \"title\": \"Quote\",\n" +
-	"  \"description\": \"The price of a quote request.\",\n" +
-	"  \"type\": \"object\",\n" +
-	"  \"required\": [\"sku\", \"quantity\", \"total_cents\"],\n" +
-	"  \"properties\": {\n" +
-	"    \"sku\": {\"type\": \"string\"},\n" +
-	"    \"quantity\": {\"type\": \"integer\"},\n" +
-	"    \"total_cents\": {\"type\": \"integer\", \"minimum\": 0}\n" +
-	"  }\n" +
-	"}"
+const quoteSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "title": "Quote",
+  "description": "The price of a quote request.",
+  "type": "object",
+  "required": ["sku", "quantity", "total_cents"],
+  "properties": {
+    "sku": {"type": "string"},
+    "quantity": {"type": "integer"},
+    "total_cents": {"type": "integer", "minimum": 0}
+  }
+}`
 
 // quoteType is the message type "pricing.quote.v1", payload Quote: JSON,
 // validated against its JSON Schema on publish and on consume, checked in
@@ -103,17 +101,16 @@ func DecodeQuote(ctx context.Context, c *runtime.Connection, d *runtime.Delivery
 
 // priceChangedSchema is the schema of PriceChanged, from
 // "schemas/price_changed.json".
-const priceChangedSchema = "" +
-	"{\n" +
-	"  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n" +
-	"  \"title\": \"PriceChanged\",\n" +
-	"  \"type\": \"object\",\n" +
-	"  \"required\": [\"sku\", \"unit_cents\"],\n" +
-	"  \"properties\": {\n" +
-	"    \"sku\": {\"type\": \"string\"},\n" +
-	"    \"unit_cents\": {\"type\": \"integer\", \"minimum\": 0}\n" +
-	"  }\n" +
-	"}"
+const priceChangedSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "title": "PriceChanged",
+  "type": "object",
+  "required": ["sku", "unit_cents"],
+  "properties": {
+    "sku": {"type": "string"},
+    "unit_cents": {"type": "integer", "minimum": 0}
+  }
+}`
 
 // priceChangedType is the message type "pricing.price.changed.v1", payload
 // PriceChanged: JSON, validated against its JSON Schema on publish and on
@@ -145,17 +142,16 @@ func DecodePriceChanged(ctx context.Context, c *runtime.Connection, d *runtime.D
 
 // stockAskedSchema is the schema of StockAsked, from
 // "schemas/stock_asked.json".
-const stockAskedSchema = "" +
-	"{\n" +
-	"  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n" +
-	"  \"title\": \"StockAsked\",\n" +
-	"  \"description\": \"How many of a product are in stock?\",\n" +
-	"  \"type\": \"object\",\n" +
-	"  \"required\": [\"sku\"],\n" +
-	"  \"properties\": {\n" +
-	"    \"sku\": {\"type\": \"string\", \"minLength\": 1}\n" +
-	"  }\n" +
-	"}"
+const stockAskedSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "title": "StockAsked",
+  "description": "How many of a product are in stock?",
+  "type": "object",
+  "required": ["sku"],
+  "properties": {
+    "sku": {"type": "string", "minLength": 1}
+  }
+}`
 
 // stockAskedType is the message type "pricing.stock.asked.v1", payload
 // StockAsked: JSON, validated against its JSON Schema on publish and on
@@ -185,18 +181,17 @@ func DecodeStockAsked(ctx context.Context, c *runtime.Connection, d *runtime.Del
 }
 
 // stockSchema is the schema of Stock, from "schemas/stock.json".
-const stockSchema = "" +
-	"{\n" +
-	"  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n" +
-	"  \"title\": \"Stock\",\n" +
-	"  \"description\": \"How many of a product are in stock.\",\n" +
-	"  \"type\": \"object\",\n" +
-	"  \"required\": [\"sku\", \"available\"],\n" +
-	"  \"properties\": {\n" +
-	"    \"sku\": {\"type\": \"string\"},\n" +
-	"    \"available\": {\"type\": \"integer\", \"minimum\": 0}\n" +
-	"  }\n" +
-	"}"
+const stockSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "title": "Stock",
+  "description": "How many of a product are in stock.",
+  "type": "object",
+  "required": ["sku", "available"],
+  "properties": {
+    "sku": {"type": "string"},
+    "available": {"type": "integer", "minimum": 0}
+  }
+}`
 
 // stockType is the message type "pricing.stock.v1", payload Stock: JSON,
 // validated against its JSON Schema on publish and on consume, checked in

@@ -33,10 +33,9 @@ func SchemaRegistry() runtime.SchemaRegistry {
 }
 
 // orderPlacedSchema is the schema of OrderPlaced, from "schemas/order.avsc".
-const orderPlacedSchema = "" +
-	"{\"type\": \"record\", \"name\": \"Order\", \"namespace\": \"golden.registry\",\n" +
-	" \"doc\": \"An order, registered in the manifest's registry.\",\n" +
-	" \"fields\": [{\"name\": \"id\", \"type\": \"string\"}]}"
+const orderPlacedSchema = `{"type": "record", "name": "Order", "namespace": "golden.registry",
+ "doc": "An order, registered in the manifest's registry.",
+ "fields": [{"name": "id", "type": "string"}]}`
 
 // orderPlacedType is the message type "golden.registry.order.v1", payload
 // OrderPlaced: Avro in the Confluent wire format, its schema registered under

@@ -20,32 +20,31 @@ const _ = acemqimpl.SupportPackageIsVersion1
 
 // shipmentRequestedSchema is the schema of ShipmentRequested, from
 // "schemas/shipment_requested.json".
-const shipmentRequestedSchema = "" +
-	"{\n" +
-	"  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n" +
-	"  \"title\": \"ShipmentRequested\",\n" +
-	"  \"description\": \"A warehouse is asked to ship an order.\",\n" +
-	"  \"type\": \"object\",\n" +
-	"  \"required\": [\"order_id\", \"address\", \"requested_at\"],\n" +
-	"  \"properties\": {\n" +
-	"    \"order_id\": {\"type\": \"string\"},\n" +
-	"    \"address\": {\"$ref\": \"#/$defs/address\"},\n" +
-	"    \"requested_at\": {\"type\": \"string\", \"format\": \"date-time\"},\n" +
-	"    \"express\": {\"type\": \"boolean\"},\n" +
-	"    \"parcels\": {\"type\": \"integer\", \"minimum\": 1}\n" +
-	"  },\n" +
-	"  \"$defs\": {\n" +
-	"    \"address\": {\n" +
-	"      \"type\": \"object\",\n" +
-	"      \"required\": [\"street\", \"city\", \"country\"],\n" +
-	"      \"properties\": {\n" +
-	"        \"street\": {\"type\": \"string\"},\n" +
-	"        \"city\": {\"type\": \"string\"},\n" +
-	"        \"country\": {\"type\": \"string\", \"description\": \"ISO 3166-1 alpha-2 code.\"}\n" +
-	"      }\n" +
-	"    }\n" +
-	"  }\n" +
-	"}"
+const shipmentRequestedSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "title": "ShipmentRequested",
+  "description": "A warehouse is asked to ship an order.",
+  "type": "object",
+  "required": ["order_id", "address", "requested_at"],
+  "properties": {
+    "order_id": {"type": "string"},
+    "address": {"$ref": "#/$defs/address"},
+    "requested_at": {"type": "string", "format": "date-time"},
+    "express": {"type": "boolean"},
+    "parcels": {"type": "integer", "minimum": 1}
+  },
+  "$defs": {
+    "address": {
+      "type": "object",
+      "required": ["street", "city", "country"],
+      "properties": {
+        "street": {"type": "string"},
+        "city": {"type": "string"},
+        "country": {"type": "string", "description": "ISO 3166-1 alpha-2 code."}
+      }
+    }
+  }
+}`
 
 // shipmentRequestedType is the message type "shipment.requested.v1", payload
 // ShipmentRequested: JSON, validated against its JSON Schema on publish and on

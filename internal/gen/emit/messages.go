@@ -2,7 +2,6 @@ package emit
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/acemq/acemq-go/internal/gen/model"
 	"github.com/acemq/acemq-go/internal/gen/oneline"
@@ -35,7 +34,7 @@ func messagesFile(m *model.Model, source string) *jen.File {
 		} else {
 			doc(f.Comment, "%s is the schema of %s, from %q.", msg.SchemaConst, msg.GoName, msg.SchemaPath)
 		}
-		f.Const().Id(msg.SchemaConst).Op("=").Add(lines(msg.SchemaText))
+		textConst(f, msg.SchemaConst, msg.SchemaText)
 		f.Line()
 		messageTypeVar(f, msg, m.Registry, enc, dec)
 	}
@@ -131,26 +130,4 @@ func messageTypeVar(f *jen.File, msg *model.Message, reg *model.Registry, enc *j
 // generated check.
 func jsonChecked(msg *model.Message) bool {
 	return msg.Format == schema.JSONSchema && msg.CheckFunc != "" && msg.ShapeFunc != "" && msg.Root != nil && msg.Root.Kind == schema.Struct && msg.Root.JSONCheck != nil && msg.Root.Name == msg.GoName
-}
-
-// lines is text as a string constant of one line per line of text, so
-// that a diff of the generated code shows the lines of text that changed:
-//
-//	"" +
-//		"{\n" +
-//		"  \"type\": \"record\",\n" +
-//		"}"
-func lines(text string) *jen.Statement {
-	ls := strings.SplitAfter(text, "\n")
-	if len(ls) == 1 {
-		return jen.Lit(text)
-	}
-	s := jen.Lit("")
-	for _, l := range ls {
-		if l == "" {
-			continue
-		}
-		s = s.Op("+").Line().Lit(l)
-	}
-	return s
 }

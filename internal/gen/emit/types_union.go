@@ -141,7 +141,7 @@ func typUnionSet(fd *schema.Field, v *jen.Statement) []jen.Code {
 // schema texts it is re-encoded with (the conversion itself is the
 // acemqimpl.ConvertAvroBranch, one copy for every package):
 //
-//	const acemqAvroSchema0Text = "{...}"
+//	const acemqAvroSchema0Text = `{...}`
 //	var acemqAvroSchema0 = sync.OnceValues(func() (avro.Schema, error) { ... })
 func typAvroSources(f *jen.File, u *schema.Universe) {
 	if len(u.AvroSources) == 0 {
@@ -149,7 +149,7 @@ func typAvroSources(f *jen.File, u *schema.Universe) {
 	}
 	for _, src := range u.AvroSources {
 		f.Comment(src.TextIdent + " is the Avro schema some union branches are re-encoded with.")
-		f.Const().Id(src.TextIdent).Op("=").Add(lines(src.Text))
+		textConst(f, src.TextIdent, src.Text)
 		f.Comment(src.Ident + " parses it once, on first use.")
 		f.Var().Id(src.Ident).Op("=").Qual("sync", "OnceValues").Call(
 			jen.Func().Params().Params(jen.Qual(typAvroPkg, "Schema"), jen.Error()).Block(

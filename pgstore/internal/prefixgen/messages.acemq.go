@@ -20,18 +20,17 @@ const _ = acemqimpl.SupportPackageIsVersion1
 
 // paymentReceivedSchema is the schema of PaymentReceived, from
 // "schemas/payment_received.json".
-const paymentReceivedSchema = "" +
-	"{\n" +
-	"  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n" +
-	"  \"title\": \"PaymentReceived\",\n" +
-	"  \"type\": \"object\",\n" +
-	"  \"required\": [\"payment_id\", \"amount_cents\"],\n" +
-	"  \"additionalProperties\": false,\n" +
-	"  \"properties\": {\n" +
-	"    \"payment_id\": {\"type\": \"string\"},\n" +
-	"    \"amount_cents\": {\"type\": \"integer\", \"minimum\": 1}\n" +
-	"  }\n" +
-	"}"
+const paymentReceivedSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "title": "PaymentReceived",
+  "type": "object",
+  "required": ["payment_id", "amount_cents"],
+  "additionalProperties": false,
+  "properties": {
+    "payment_id": {"type": "string"},
+    "amount_cents": {"type": "integer", "minimum": 1}
+  }
+}`
 
 // paymentReceivedType is the message type "payment.received.v1", payload
 // PaymentReceived: JSON, validated against its JSON Schema on publish and on

@@ -20,17 +20,16 @@ const _ = acemqimpl.SupportPackageIsVersion1
 
 // paymentRequestedSchema is the schema of PaymentRequested, from
 // "schemas/payment_requested.avsc".
-const paymentRequestedSchema = "" +
-	"{\n" +
-	"  \"type\": \"record\",\n" +
-	"  \"name\": \"PaymentRequested\",\n" +
-	"  \"namespace\": \"payments\",\n" +
-	"  \"doc\": \"A payment asked of the payments service.\",\n" +
-	"  \"fields\": [\n" +
-	"    {\"name\": \"payment_id\", \"type\": \"string\"},\n" +
-	"    {\"name\": \"amount_cents\", \"type\": \"long\"}\n" +
-	"  ]\n" +
-	"}"
+const paymentRequestedSchema = `{
+  "type": "record",
+  "name": "PaymentRequested",
+  "namespace": "payments",
+  "doc": "A payment asked of the payments service.",
+  "fields": [
+    {"name": "payment_id", "type": "string"},
+    {"name": "amount_cents", "type": "long"}
+  ]
+}`
 
 // paymentRequestedType is the message type "payments.requested.v1", payload
 // PaymentRequested: Avro in the Confluent wire format, its schema registered

@@ -20,18 +20,17 @@ const _ = acemqimpl.SupportPackageIsVersion1
 
 // paymentRequestedSchema is the schema of PaymentRequested, from
 // "schemas/payment_requested.avsc".
-const paymentRequestedSchema = "" +
-	"{\n" +
-	"  \"type\": \"record\",\n" +
-	"  \"name\": \"PaymentRequested\",\n" +
-	"  \"namespace\": \"payments\",\n" +
-	"  \"doc\": \"A payment asked of the payments service.\",\n" +
-	"  \"fields\": [\n" +
-	"    {\"name\": \"payment_id\", \"type\": \"string\"},\n" +
-	"    {\"name\": \"amount_cents\", \"type\": \"long\"},\n" +
-	"    {\"name\": \"reference\", \"type\": [\"null\", \"string\"], \"default\": null, \"doc\": \"The payer's reference, added in v2.\"}\n" +
-	"  ]\n" +
-	"}"
+const paymentRequestedSchema = `{
+  "type": "record",
+  "name": "PaymentRequested",
+  "namespace": "payments",
+  "doc": "A payment asked of the payments service.",
+  "fields": [
+    {"name": "payment_id", "type": "string"},
+    {"name": "amount_cents", "type": "long"},
+    {"name": "reference", "type": ["null", "string"], "default": null, "doc": "The payer's reference, added in v2."}
+  ]
+}`
 
 // paymentRequestedType is the message type "payments.requested.v1", payload
 // PaymentRequested: Avro in the Confluent wire format, its schema registered
