@@ -78,10 +78,6 @@ type jsonCodec struct {
 	check jsoncheck.Checker
 	// shape is the check's decode shape (nil: decode with the reference).
 	shape *jsoncheck.Shape
-	// pre is the check built at run time from the compiled schema
-	// (codec_json_precheck.go): a document it passes is valid without
-	// the reference validator (nil: WithReferenceValidation).
-	pre *jsonPrecheck
 	// enc is the generated encoder of the message type (nil: none):
 	// Encode's json.Marshal without reflection (marshal).
 	enc jsoncheck.Encoder
@@ -107,13 +103,12 @@ type jsonCodec struct {
 // breaks the schema (a *SchemaError, "<where>: <what>"), then unmarshals
 // into v. The codec is safe for concurrent use and ignores ctx.
 //
-// Validation is santhosh-tekuri/jsonschema's (the reference validator),
-// with a check built here from its compiled schema in front of it: a
-// document that check can show valid (the keywords it models, numbers
-// away from float64's limits) skips the validator, and every other one is
-// the validator's (for a schema whose keywords that check follows on the
-// bytes, a document it passes is read without building its tree), so verdicts and error texts are the validator's
-// (tested against it on the repository's schemas).
+// Validation is santhosh-tekuri/jsonschema's (the reference validator)
+// and nothing else: the body is parsed into the tree the validator takes
+// and validated, so verdicts and error texts are the validator's. That is
+// the slow path (docs/codecs.md gives its cost); a message type with
+// generated code (acemq-gen's checks, encoder and decoder) passes what its
+// generated check shows valid without building the tree.
 func NewJSONCodec(schema string) (Codec, error) {
 	if strings.TrimSpace(schema) == "" {
 		return &jsonCodec{}, nil
@@ -122,18 +117,7 @@ func NewJSONCodec(schema string) (Codec, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &jsonCodec{schema: sch, pre: newJSONPrecheck(sch)}, nil
-}
-
-// newJSONCodecReference is NewJSONCodec validating with the reference
-// validator alone, without the precheck (WithReferenceValidation).
-func newJSONCodecReference(schema string) (Codec, error) {
-	c, err := NewJSONCodec(schema)
-	if err != nil {
-		return nil, err
-	}
-	c.(*jsonCodec).pre = nil
-	return c, nil
+	return &jsonCodec{schema: sch}, nil
 }
 
 // newJSONCodecChecked is NewJSONCodec with a generated check: Encode
@@ -194,9 +178,6 @@ func (c *jsonCodec) Encode(_ context.Context, v any) (body []byte, err error) {
 	if c.schema == nil || c.check != nil && jsoncheck.Checked(c.check, v) {
 		return body, nil
 	}
-	if c.pre != nil && c.pre.scanPasses(body) { // valid without the tree
-		return body, nil
-	}
 	doc, err := jsonParseDoc(body)
 	if err != nil { // json.Marshal wrote something it cannot read back
 		return nil, fmt.Errorf("JSON codec: encoding a %T: %w", v, err)
@@ -238,13 +219,8 @@ func (c *jsonCodec) Decode(_ context.Context, body []byte, v any) (err error) {
 	return jsonUnmarshal(body, v)
 }
 
-// validateBody validates body: passed by the precheck's scan of its bytes
-// (codec_json_prescan.go) when it can, else parsed (jsonParseDoc) and
-// validated as a document.
+// validateBody parses body (jsonParseDoc) and validates it as a document.
 func (c *jsonCodec) validateBody(body []byte) error {
-	if c.pre != nil && c.pre.scanPasses(body) {
-		return nil
-	}
 	doc, err := jsonParseDoc(body)
 	if err != nil {
 		return err
@@ -252,13 +228,9 @@ func (c *jsonCodec) validateBody(body []byte) error {
 	return c.validate(doc)
 }
 
-// validate checks doc (as parsed by jsonParseDoc) against the schema: a
-// document the precheck passes is valid, any other is the reference
-// validator's to judge.
+// validate checks doc (as parsed by jsonParseDoc) against the schema with
+// the reference validator.
 func (c *jsonCodec) validate(doc any) error {
-	if c.pre != nil && c.pre.passes(doc) {
-		return nil
-	}
 	err := c.schema.Validate(doc)
 	if err == nil {
 		return nil

@@ -163,7 +163,7 @@ func (mt *MessageType[T]) Validate(v T) error {
 		}
 		return nil
 	}
-	c, err := mt.Codec(nil) // without a generated check: the precheck, then the reference
+	c, err := mt.Codec(nil) // without a generated check: the reference validator
 	if mt.check != nil {
 		c, err = mt.referenceCodec()
 	}
@@ -175,10 +175,10 @@ func (mt *MessageType[T]) Validate(v T) error {
 }
 
 // referenceCodec is the JSON codec of mt with the reference validator
-// alone: neither its generated check nor the run-time precheck.
+// alone, without its generated check.
 func (mt *MessageType[T]) referenceCodec() (Codec, error) {
 	mt.refOnce.Do(func() {
-		mt.reference, mt.refErr = newJSONCodecReference(mt.schema)
+		mt.reference, mt.refErr = NewJSONCodec(mt.schema)
 		if mt.refErr != nil {
 			mt.refErr = fmt.Errorf("message type %q: %w", mt.name, mt.refErr)
 		}

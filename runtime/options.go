@@ -110,11 +110,10 @@ func WithSchemaRegistry(r SchemaRegistry) SchemaRegistryOption { return registry
 
 // WithReferenceValidation makes every JSON message type of the connection
 // validate with the reference validator (santhosh-tekuri/jsonschema) alone,
-// on publish as on consume, skipping the checks acemq-gen generates and the
-// precheck the runtime builds from the compiled schema. The verdicts and
-// error texts are the same either way (both are tested against the
-// reference on the corpus); this is for anyone who wants the reference and
-// only the reference, at its cost.
+// on publish as on consume, skipping the checks acemq-gen generates. The
+// verdicts and error texts are the same either way (the generated checks
+// are tested against the reference on the corpus); this is for anyone who
+// wants the reference and only the reference, at its cost.
 func WithReferenceValidation() DialOption {
 	return dialOptionFunc(func(c *dialConfig) { c.referenceValidation = true })
 }

@@ -65,8 +65,8 @@ func reference(b *testing.B) runtime.Codec {
 
 // BenchmarkJSONEncodeGenerated is K2 with the generated check:
 // json.Marshal, the codec of the generated message type, and
-// runtime.NewJSONCodec's (no generated code: the run-time precheck, then
-// the reference validator for what it leaves), then ratio: the three
+// runtime.NewJSONCodec's (no generated code: the reference validator on
+// the parsed body), then ratio: the three
 // interleaved, 7 rounds, median x-baseline of each codec.
 func BenchmarkJSONEncodeGenerated(b *testing.B) {
 	b.Run("baseline=json.Marshal", loop(marshal))
@@ -102,7 +102,7 @@ func decodeWith(c runtime.Codec) func(b *testing.B) func() {
 
 // BenchmarkJSONDecodeGenerated is K3 with the generated check:
 // json.Unmarshal, the generated type's codec (unmarshal, the shape's scan,
-// the check) and NewJSONCodec's (parse, precheck or validate, unmarshal), then
+// the check) and NewJSONCodec's (parse, validate, unmarshal), then
 // ratio as BenchmarkJSONEncodeGenerated's.
 func BenchmarkJSONDecodeGenerated(b *testing.B) {
 	b.Run("baseline=json.Unmarshal", loop(unmarshal))

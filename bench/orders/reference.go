@@ -4,8 +4,8 @@ import "github.com/acemq/acemq-go/runtime"
 
 // ReferenceOrderJSONType is OrderJSON's message type as a service without
 // generated code makes it (runtime.NewJSONType): the same name and schema,
-// every message checked by the runtime's precheck and the reference
-// validator, where the generated type runs its generated checks first.
+// every message checked by the reference validator alone, where the
+// generated type runs its generated checks first.
 // acemqbench's runtime-only JSON cases use it (written by hand, not by
 // acemq-gen).
 func ReferenceOrderJSONType() *runtime.MessageType[OrderJSON] {

@@ -174,8 +174,8 @@ func (e *env) queueOf(format string) string { return queueOf(format) }
 
 // The formats a case carries: "avro" and "json" go through the generated
 // code to bench.avro and bench.json; "jsonref" is the JSON body through the
-// runtime alone (orders.ReferenceOrderJSONType: the precheck and the
-// reference validator) to bench.json; "qavro" is the Avro body to the quorum queue bench.q.avro.
+// runtime alone (orders.ReferenceOrderJSONType: the reference validator
+// alone) to bench.json; "qavro" is the Avro body to the quorum queue bench.q.avro.
 const (
 	formatJSONRef    = "jsonref"
 	formatAvroQuorum = "qavro"
