@@ -111,7 +111,7 @@ generated-check: ## fail when goldens, the examples' generated code or docs/corp
 	done
 
 FUZZTIME ?= 1m
-fuzz: ## run every fuzz target of the repository (each func Fuzz* found by scripts/fuzz.sh: codecs, headers, the precheck, the generated encoders and matchers, the manifest, schema and generator) for FUZZTIME (1m); their seeds run in make test
+fuzz: ## run every fuzz target of the repository (each func Fuzz* found by scripts/fuzz.sh: codecs, headers, the fast parse, the generated encoders and matchers, the manifest, schema and generator) for FUZZTIME (1m); their seeds run in make test
 	FUZZTIME=$(FUZZTIME) GO=$(GO) bash scripts/fuzz.sh
 
 bench-smoke: ## run every go test benchmark of every module once (-benchtime 1x), so none breaks unseen; acemqbench's cases are smoke-run by bench/'s TestEveryCaseRuns
