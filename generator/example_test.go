@@ -38,6 +38,7 @@ publishers:
 	// Output:
 	// types.acemq.go
 	// checks.acemq.go
+	// codec.acemq.go
 	// messages.acemq.go
 	// policies.acemq.go
 	// topology.acemq.go

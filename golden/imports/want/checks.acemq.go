@@ -4,7 +4,6 @@
 package imports
 
 import (
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/acemq/acemq-go/runtime/acemqimpl"
@@ -56,79 +55,4 @@ func acemqShapeStockLow() *acemqimpl.JSONShape {
 		{Name: "left", Required: true, Shape: &acemqimpl.JSONShape{}},
 	}
 	return s0
-}
-
-// acemqAppendJSON appends v to b exactly as json.Marshal writes it; false when
-// json.Marshal would fail (the codec then calls it).
-func (v *StockLow) acemqAppendJSON(b []byte) ([]byte, bool) {
-	b = append(b, "{\"sku\":"...)
-	b = acemqimpl.AppendJSONString(b, v.Sku)
-	b = append(b, ",\"left\":"...)
-	b = strconv.AppendInt(b, v.Left, 10)
-	b = append(b, '}')
-	return b, true
-}
-
-// acemqEncodeStockLow is the generated encoder of StockLow
-// (acemqimpl.JSONEncoder): json.Marshal's bytes appended to b, false for a
-// value it does not take.
-func acemqEncodeStockLow(v any, b []byte) ([]byte, bool) {
-	switch x := v.(type) {
-	case StockLow:
-		return x.acemqAppendJSON(b)
-	case *StockLow:
-		if x != nil {
-			return x.acemqAppendJSON(b)
-		}
-	}
-	return b, false
-}
-
-// acemqDecodeJSON reads v, a zero value, from d as json.Unmarshal would and
-// checks what the decode shape sh says; false for anything it does not read
-// exactly (the codec then decodes as without it).
-func (v *StockLow) acemqDecodeJSON(d *acemqimpl.JSONDecoder, sh *acemqimpl.JSONShape) bool {
-	var o acemqimpl.JSONObjectState
-	if !d.BeginObject(sh, &o) {
-		return false
-	}
-	for d.NextMember(&o) {
-		switch string(o.Key()) {
-		case "sku":
-			m, ok := d.Field(&o, 0)
-			if !ok {
-				return false
-			}
-			if !acemqimpl.DecodeJSONString(d, &v.Sku, m) {
-				return false
-			}
-		case "left":
-			m, ok := d.Field(&o, 1)
-			if !ok {
-				return false
-			}
-			if !acemqimpl.DecodeJSONInt(d, &v.Left, m) {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	return d.EndObject(&o)
-}
-
-// acemqDecodeStockLow is the generated decoder of StockLow
-// (acemqimpl.JSONDecodeFunc): true when *v is json.Unmarshal's value of the
-// body and the decode shape finds nothing; else false, *v zeroed.
-func acemqDecodeStockLow(d *acemqimpl.JSONDecoder, v any) bool {
-	x, ok := v.(*StockLow)
-	if !ok || x == nil {
-		return false
-	}
-	*x = StockLow{}
-	if x.acemqDecodeJSON(d, d.Shape()) && d.End() {
-		return true
-	}
-	*x = StockLow{}
-	return false
 }

@@ -19,8 +19,7 @@ import (
 // which reports to c every violation of its schema in the value as
 // encoding/json writes it; the message types of such structs are declared
 // with acemqimpl.NewCheckedJSONType and the payload gets a Validate method.
-// The file ends with the JSON encoders (encoders.go) and decoders
-// (decoders.go).
+// The JSON encoders and decoders are codec.acemq.go's (codecFile).
 func checksFile(m *model.Model, source string) *jen.File {
 	f := newFile(m, source)
 	if m.Types == nil {
@@ -44,8 +43,6 @@ func checksFile(m *model.Model, source string) *jen.File {
 		}
 	}
 	cv.emit(f)
-	encodersCode(f, m)
-	decodersCode(f, m)
 	return f
 }
 

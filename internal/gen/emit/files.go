@@ -60,12 +60,13 @@ type Output struct {
 }
 
 // Files emits the whole package for m. source is the manifest's path as
-// the header's "source:" line shows it. The seven files always, and
+// the header's "source:" line shows it. The eight files always, and
 // outbox.acemq.go only when a publisher has outbox: true.
 func Files(m *model.Model, source string) []Output {
 	out := []Output{
 		{"types" + Suffix, typesFile(m, source)},
 		{"checks" + Suffix, checksFile(m, source)},
+		{"codec" + Suffix, codecFile(m, source)},
 		{"messages" + Suffix, messagesFile(m, source)},
 		{"policies" + Suffix, policiesFile(m, source)},
 		{"topology" + Suffix, topologyFile(m, source)},

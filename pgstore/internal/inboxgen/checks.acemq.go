@@ -3,11 +3,7 @@
 
 package inboxgen
 
-import (
-	"strconv"
-
-	"github.com/acemq/acemq-go/runtime/acemqimpl"
-)
+import "github.com/acemq/acemq-go/runtime/acemqimpl"
 
 // acemqCheckJSON reports to c what checking v against its JSON Schema finds;
 // at is where v is in the document encoding/json writes (nil: the root).
@@ -52,79 +48,4 @@ func acemqShapePaymentReceived() *acemqimpl.JSONShape {
 		{Name: "amount_cents", Required: true, Shape: &acemqimpl.JSONShape{}},
 	}
 	return s0
-}
-
-// acemqAppendJSON appends v to b exactly as json.Marshal writes it; false when
-// json.Marshal would fail (the codec then calls it).
-func (v *PaymentReceived) acemqAppendJSON(b []byte) ([]byte, bool) {
-	b = append(b, "{\"payment_id\":"...)
-	b = acemqimpl.AppendJSONString(b, v.PaymentID)
-	b = append(b, ",\"amount_cents\":"...)
-	b = strconv.AppendInt(b, v.AmountCents, 10)
-	b = append(b, '}')
-	return b, true
-}
-
-// acemqEncodePaymentReceived is the generated encoder of PaymentReceived
-// (acemqimpl.JSONEncoder): json.Marshal's bytes appended to b, false for a
-// value it does not take.
-func acemqEncodePaymentReceived(v any, b []byte) ([]byte, bool) {
-	switch x := v.(type) {
-	case PaymentReceived:
-		return x.acemqAppendJSON(b)
-	case *PaymentReceived:
-		if x != nil {
-			return x.acemqAppendJSON(b)
-		}
-	}
-	return b, false
-}
-
-// acemqDecodeJSON reads v, a zero value, from d as json.Unmarshal would and
-// checks what the decode shape sh says; false for anything it does not read
-// exactly (the codec then decodes as without it).
-func (v *PaymentReceived) acemqDecodeJSON(d *acemqimpl.JSONDecoder, sh *acemqimpl.JSONShape) bool {
-	var o acemqimpl.JSONObjectState
-	if !d.BeginObject(sh, &o) {
-		return false
-	}
-	for d.NextMember(&o) {
-		switch string(o.Key()) {
-		case "payment_id":
-			m, ok := d.Field(&o, 0)
-			if !ok {
-				return false
-			}
-			if !acemqimpl.DecodeJSONString(d, &v.PaymentID, m) {
-				return false
-			}
-		case "amount_cents":
-			m, ok := d.Field(&o, 1)
-			if !ok {
-				return false
-			}
-			if !acemqimpl.DecodeJSONInt(d, &v.AmountCents, m) {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	return d.EndObject(&o)
-}
-
-// acemqDecodePaymentReceived is the generated decoder of PaymentReceived
-// (acemqimpl.JSONDecodeFunc): true when *v is json.Unmarshal's value of the
-// body and the decode shape finds nothing; else false, *v zeroed.
-func acemqDecodePaymentReceived(d *acemqimpl.JSONDecoder, v any) bool {
-	x, ok := v.(*PaymentReceived)
-	if !ok || x == nil {
-		return false
-	}
-	*x = PaymentReceived{}
-	if x.acemqDecodeJSON(d, d.Shape()) && d.End() {
-		return true
-	}
-	*x = PaymentReceived{}
-	return false
 }

@@ -156,7 +156,7 @@ func TestGeneratedRepublishWithTheSameIDIsHandledOnce(t *testing.T) {
 // Only the consumers of a queue with an inbox import pgstore and pgx: the
 // other generated files do not.
 func TestOnlyTheInboxConsumersImportPgx(t *testing.T) {
-	for _, name := range []string{"checks.acemq.go", "messages.acemq.go", "policies.acemq.go", "publishers.acemq.go", "topology.acemq.go", "types.acemq.go", "consumers.acemq.go"} {
+	for _, name := range []string{"checks.acemq.go", "codec.acemq.go", "messages.acemq.go", "policies.acemq.go", "publishers.acemq.go", "topology.acemq.go", "types.acemq.go", "consumers.acemq.go"} {
 		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
 		if err != nil {
 			t.Fatal(err)
