@@ -7,7 +7,6 @@ import (
 	"hash/fnv"
 
 	"github.com/acemq/acemq-go/runtime"
-	"github.com/acemq/acemq-go/runtime/acemqimpl"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -91,7 +90,7 @@ func quoteLiteral(s string) string {
 // point (write the keys of a transaction in one order everywhere, or
 // expect PostgreSQL's deadlock error, 40P01, to be retried).
 func PublishTx[T any](ctx context.Context, tx pgx.Tx, ob *Outbox, mt *runtime.MessageType[T], exchange string, v T, opts ...runtime.PublishOption) error {
-	o, err := acemqimpl.NewOutgoing(ctx, ob.c, mt, exchange, v, opts...)
+	o, err := runtime.NewOutgoing(ctx, ob.c, mt, exchange, v, opts...)
 	if err != nil {
 		return err
 	}
@@ -99,7 +98,7 @@ func PublishTx[T any](ctx context.Context, tx pgx.Tx, ob *Outbox, mt *runtime.Me
 }
 
 // write inserts o in tx.
-func (ob *Outbox) write(ctx context.Context, tx pgx.Tx, o acemqimpl.Outgoing) error {
+func (ob *Outbox) write(ctx context.Context, tx pgx.Tx, o runtime.Outgoing) error {
 	headers, err := encodeTable(o.Msg.Headers)
 	if err != nil {
 		return fmt.Errorf("pgstore: outbox %s: message %s: %w", ob.name, o.Msg.MessageId, err)

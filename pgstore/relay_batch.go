@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/acemq/acemq-go/runtime"
-	"github.com/acemq/acemq-go/runtime/acemqimpl"
 	"github.com/jackc/pgx/v5"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -22,7 +21,7 @@ type outboxRow struct {
 	id       int64
 	key      *string
 	attempts int
-	o        acemqimpl.Outgoing
+	o        runtime.Outgoing
 	bad      error // the row could not be read back (its headers)
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/acemq/acemq-go/runtime"
-	"github.com/acemq/acemq-go/runtime/acemqimpl"
 )
 
 // outcome is what publishing a batch came to.
@@ -67,7 +66,7 @@ func (b *batchRun) send(i int) {
 		b.refuseUnreadable(i, rw.bad)
 		return
 	}
-	p, err := acemqimpl.PublishOutgoing(b.ctx, b.r.ob.c, rw.o)
+	p, err := b.r.ob.c.PublishOutgoing(b.ctx, rw.o)
 	switch {
 	case err == nil:
 		b.inflight = append(b.inflight, flight{i, p})

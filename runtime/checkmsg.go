@@ -23,7 +23,7 @@ import (
 // one check of all of it, made before anything of a message is written,
 // for every message the application publishes (Publish, PublishBatch,
 // PublishAsync, Request, a reply) and for every message a transactional
-// outbox stores and relays (acemqimpl.NewOutgoing and PublishOutgoing:
+// outbox stores and relays (NewOutgoing and PublishOutgoing:
 // pgstore's PublishTx refuses what Publish refuses because both call it).
 // The runtime's own copies (a retry, a dead letter, a park, a replay) are
 // made of what the broker delivered, and so fit, and are checked again

@@ -5,8 +5,30 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/acemq/acemq-go/runtime/internal/outimpl"
+	amqp "github.com/rabbitmq/amqp091-go"
 )
+
+// Outgoing is a message built as Publish builds it and not sent
+// (NewOutgoing), to be sent later by Connection.PublishOutgoing: what a
+// transactional outbox stores in the caller's transaction and its relay
+// publishes once the transaction has committed (pgstore.PublishTx and its
+// relay are one). It is for the authors of such stores; a service
+// publishes with Publish, PublishAsync or through a store.
+//
+// Msg carries the body, the properties and every header the publish would
+// set (x-acemq-id, attempt 1, first seen, origin, the schema fingerprint,
+// the writer's trace context); OrderingKey is WithOrderingKey's, else the
+// correlation id: a relay that publishes one key's messages in the order
+// they were written keeps that order. A store keeps every field as it is
+// and gives it back unchanged, the headers' values with their AMQP types
+// (pgstore keeps the table as AMQP encodes it).
+type Outgoing struct {
+	Exchange    string
+	RoutingKey  string
+	Mandatory   bool
+	OrderingKey string
+	Msg         amqp.Publishing
+}
 
 // encodable is every *MessageType[T]: what building a message needs of
 // its type, without its type parameter.
@@ -31,35 +53,48 @@ func (c *Connection) encodeOne(ctx context.Context, mt encodable, exchange strin
 	return o, cfg, nil
 }
 
-// newOutgoing is the message Publish would send for v, not sent: ctx's
-// trace context is written into its headers, so that the publish that
-// sends it later continues the trace of the code that wrote it.
-func (c *Connection) newOutgoing(ctx context.Context, mt encodable, exchange string, v any, opts []PublishOption) (outimpl.Outgoing, error) {
+// NewOutgoing encodes v as mt on c with opts, exactly as Publish would
+// (an invalid value is an error matching ErrInvalidMessage, worded as
+// Publish words it), and returns the message without sending anything: no
+// broker is reached (an Avro type's registry may be). ctx's trace context
+// is written into its headers, so that the publish that sends it later
+// continues the trace of the code that wrote it. It refuses what Publish
+// refuses, by the same check: a short string over 255 bytes, a header of no
+// AMQP type, a header frame over the connection's frame_max (131072 while
+// it has none).
+func NewOutgoing[T any](ctx context.Context, c *Connection, mt *MessageType[T], exchange string, v T, opts ...PublishOption) (Outgoing, error) {
+	return c.newOutgoing(ctx, mt, exchange, v, opts)
+}
+
+// newOutgoing is NewOutgoing without its type parameter.
+func (c *Connection) newOutgoing(ctx context.Context, mt encodable, exchange string, v any, opts []PublishOption) (Outgoing, error) {
 	o, cfg, err := c.encodeOne(ctx, mt, exchange, v, opts)
 	if err != nil {
-		return outimpl.Outgoing{}, err
+		return Outgoing{}, err
 	}
 	injectTrace(ctx, o.msg.Headers)
 	// What Publish would refuse when writing it: its header frame above
 	// the connection's frame_max.
 	if err := checkOutgoing(o.exchange, o.key, &o.msg, c.frameMax()); err != nil {
-		return outimpl.Outgoing{}, fmt.Errorf("publish %s to exchange %q: %w", mt.Name(), exchange, err)
+		return Outgoing{}, fmt.Errorf("publish %s to exchange %q: %w", mt.Name(), exchange, err)
 	}
 	key := cfg.correlationID
 	if cfg.orderingKeySet {
 		key = cfg.orderingKey
 	}
-	return outimpl.Outgoing{Exchange: o.exchange, RoutingKey: o.key, Mandatory: o.mandatory, OrderingKey: key, Msg: o.msg}, nil
+	return Outgoing{Exchange: o.exchange, RoutingKey: o.key, Mandatory: o.mandatory, OrderingKey: key, Msg: o.msg}, nil
 }
 
-// publishOutgoing sends a message newOutgoing built (read back from an
-// outbox) as PublishAsync sends one: its publish span continues the trace
-// its headers carry, and acemq.publish says "outbox". It is an
-// application's publish, checked as Publish checks one (a row written
-// into the table by other means than NewOutgoing included) and never
-// trimmed to fit: one that does not fit is refused (ErrInvalidMessage),
-// nothing written.
-func (c *Connection) publishOutgoing(ctx context.Context, out outimpl.Outgoing) (*Pending, error) {
+// PublishOutgoing sends o, a message NewOutgoing built (read back from an
+// outbox), on c's confirm channel as PublishAsync sends a message: the
+// same errors, the same Pending to wait on for the broker's confirm, o's
+// headers as they are. Its publish span continues the trace o carries,
+// and its metrics count it with acemq.publish "outbox". It is an
+// application's publish, checked as Publish checks one (a message a store
+// gives back changed, a row written into its table by other means,
+// included) and never trimmed to fit: one AMQP cannot carry is refused, a
+// *PublishError matching ErrInvalidMessage, nothing written.
+func (c *Connection) PublishOutgoing(ctx context.Context, out Outgoing) (*Pending, error) {
 	if err := checkOutgoing(out.Exchange, out.RoutingKey, &out.Msg, 0); err != nil {
 		return nil, &PublishError{Exchange: out.Exchange, RoutingKey: out.RoutingKey, Err: err}
 	}
@@ -68,17 +103,4 @@ func (c *Connection) publishOutgoing(ctx context.Context, out outimpl.Outgoing) 
 	o := outgoing{exchange: out.Exchange, key: out.RoutingKey, mandatory: out.Mandatory, msg: msg,
 		parent: traceOf(msg.Headers), origin: originOutbox}
 	return c.publishAsync(ctx, false, o)
-}
-
-func init() {
-	outimpl.New = func(ctx context.Context, c, mt any, exchange string, v, opts any) (outimpl.Outgoing, error) {
-		return c.(*Connection).newOutgoing(ctx, mt.(encodable), exchange, v, opts.([]PublishOption))
-	}
-	outimpl.Publish = func(ctx context.Context, c any, o outimpl.Outgoing) (any, error) {
-		p, err := c.(*Connection).publishOutgoing(ctx, o)
-		if p == nil {
-			return nil, err
-		}
-		return p, err
-	}
 }

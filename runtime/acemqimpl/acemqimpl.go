@@ -1,28 +1,23 @@
 // Package acemqimpl is what the code acemq-gen generates calls beside
 // package runtime: the JSON checks it writes for a payload type, the
 // conversion of general Avro union branches, and the version constant
-// that keeps generated code and runtime in step; and what acemq-go's
-// store modules (pgstore's transactional outbox) need of the publish
-// path: a message built as Publish builds it, sent later.
+// that keeps generated code and runtime in step.
 //
 // Nothing in it is for users: a program calls package runtime (and
 // runtime/registry, and the stores' own packages), never this package,
-// and its API may change in any release, together with the generator
-// and the stores that call it. It is
+// and its API may change in any release, together with the generator. It is
 // exported only because generated code lives in the user's packages; as
 // protobuf-go's runtime/protoimpl, it is a facade over the runtime's
 // internal packages, whose types it aliases.
 package acemqimpl
 
 import (
-	"context"
 	"encoding/json"
 	"time"
 
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/internal/avrounion"
 	"github.com/acemq/acemq-go/runtime/internal/jsoncheck"
-	"github.com/acemq/acemq-go/runtime/internal/outimpl"
 	"github.com/acemq/acemq-go/runtime/internal/typeimpl"
 	"github.com/hamba/avro/v2"
 )
@@ -293,39 +288,4 @@ func DecodeJSONFloat[T ~float32 | ~float64](d *JSONDecoder, p *T, sh *JSONShape)
 // shares this one copy.
 func ConvertAvroBranch(root func() (avro.Schema, error), path []int, v, out any) error {
 	return avrounion.ConvertBranch(root, path, v, out)
-}
-
-// Outgoing is a message built as runtime.Publish builds it and not sent
-// (NewOutgoing), to be sent later by PublishOutgoing: what a
-// transactional outbox stores in the caller's transaction and its relay
-// publishes. Msg carries the body, the properties and every header the
-// publish would set (x-acemq-id, attempt 1, first seen, origin, the
-// schema fingerprint, the writer's trace context); OrderingKey is
-// runtime.WithOrderingKey's, else the correlation id.
-type Outgoing = outimpl.Outgoing
-
-// NewOutgoing encodes v as mt on c with opts, exactly as runtime.Publish
-// would (an invalid value is an error matching runtime.ErrInvalidMessage,
-// worded as Publish words it), and returns the message without sending
-// anything: no broker is reached (an Avro type's registry may be). It
-// refuses what Publish refuses, by the same check: a short string over 255
-// bytes, a header of no AMQP type, a header frame over the connection's
-// frame_max (131072 while it has none).
-func NewOutgoing[T any](ctx context.Context, c *runtime.Connection, mt *runtime.MessageType[T], exchange string, v T, opts ...runtime.PublishOption) (Outgoing, error) {
-	return outimpl.New(ctx, c, mt, exchange, v, opts)
-}
-
-// PublishOutgoing sends o on c's confirm channel as runtime.PublishAsync
-// sends a message (same errors, same Pending), o's headers as they are,
-// never trimmed: o is checked as Publish checks a message first (an error
-// matching runtime.ErrInvalidMessage, nothing written, when AMQP cannot
-// carry it):
-// its publish span continues the trace o carries, and its metrics count
-// it with acemq.publish "outbox".
-func PublishOutgoing(ctx context.Context, c *runtime.Connection, o Outgoing) (*runtime.Pending, error) {
-	p, err := outimpl.Publish(ctx, c, o)
-	if p == nil {
-		return nil, err
-	}
-	return p.(*runtime.Pending), err
 }
