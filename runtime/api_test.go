@@ -15,7 +15,7 @@ var update = flag.Bool("update", false, "rewrite testdata/api.txt")
 
 // apiPackages are the packages whose exported API testdata/api.txt lists,
 // by directory relative to runtime/.
-var apiPackages = []string{".", "acemqimpl", "registry", "wire"}
+var apiPackages = []string{".", "acemqimpl", "acemqimpl/impltest", "registry", "wire"}
 
 // TestExportedAPI keeps the exported API of the runtime's packages as a
 // golden file: a name added, removed or changed is a diff of

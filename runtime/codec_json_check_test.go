@@ -171,7 +171,7 @@ func TestJSONCodecCheckedDecode(t *testing.T) {
 }
 
 // generatedCheck runs mt's generated check alone, without the reference
-// (acemqimpl.GeneratedCheck, which this package's tests cannot import).
+// (impltest.GeneratedCheck, which this package's tests cannot import).
 func generatedCheck[T any](mt *MessageType[T], v T) (*jsoncheck.Check, bool) {
 	c := new(jsoncheck.Check)
 	if mt.check == nil || !mt.check(v, c) {
@@ -181,7 +181,7 @@ func generatedCheck[T any](mt *MessageType[T], v T) (*jsoncheck.Check, bool) {
 }
 
 // generatedDecodeCheck runs mt's decode check alone
-// (acemqimpl.GeneratedDecodeCheck).
+// (impltest.GeneratedDecodeCheck).
 func generatedDecodeCheck[T any](mt *MessageType[T], body []byte) (*jsoncheck.Check, bool) {
 	var v T
 	if mt.check == nil || mt.shape == nil || json.Unmarshal(body, &v) != nil {

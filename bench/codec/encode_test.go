@@ -8,7 +8,7 @@ import (
 	"github.com/acemq/acemq-go/bench/orders"
 	"github.com/acemq/acemq-go/internal/encodetest"
 	"github.com/acemq/acemq-go/runtime"
-	"github.com/acemq/acemq-go/runtime/acemqimpl"
+	"github.com/acemq/acemq-go/runtime/acemqimpl/impltest"
 )
 
 // TestGeneratedEncodersAreMarshal: the encoder acemq-gen wrote for each of
@@ -49,7 +49,7 @@ func TestCodecEncodesWithTheGeneratedEncoder(t *testing.T) {
 	if string(got) != string(want) || len(got) < 1000 {
 		t.Fatalf("Encode = %s\nwant %s", got, want)
 	}
-	allocs := testing.AllocsPerRun(200, func() { _, _, _ = acemqimpl.GeneratedEncode(orders.TypeOfPriceOrder(), v) })
+	allocs := testing.AllocsPerRun(200, func() { _, _, _ = impltest.GeneratedEncode(orders.TypeOfPriceOrder(), v) })
 	if allocs > 2 {
 		t.Errorf("the encoder of the 1 KB order: %.1f allocations, want at most 2", allocs)
 	}

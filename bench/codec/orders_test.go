@@ -9,7 +9,7 @@ import (
 
 	"github.com/acemq/acemq-go/bench/orders"
 	"github.com/acemq/acemq-go/runtime"
-	"github.com/acemq/acemq-go/runtime/acemqimpl"
+	"github.com/acemq/acemq-go/runtime/acemqimpl/impltest"
 )
 
 // orderBody is acemqbench's JSON order of size ("1k" or "100") as the
@@ -31,7 +31,7 @@ func orderBody(t testing.TB, size string) []byte {
 func TestOrdersDecodeWithoutTheReference(t *testing.T) {
 	mt := orders.TypeOfOrderJSON()
 	for _, size := range []string{"1k", "100"} {
-		c, ok := acemqimpl.GeneratedDecodeCheck(mt, orderBody(t, size))
+		c, ok := impltest.GeneratedDecodeCheck(mt, orderBody(t, size))
 		if !ok || c.IsUndecided() || c.Err() != nil {
 			t.Errorf("%s order: decoded %v, undecided %v, %v; want decided and valid", size, ok, ok && c.IsUndecided(), c.Err())
 		}
@@ -56,7 +56,7 @@ func TestOrdersDecodeWithoutTheReference(t *testing.T) {
 		{"-1e-400", false}, {"-0.000000000000000000001", false}, {"-1", false},
 	} {
 		b := []byte(strings.Replace(body, `"total":0,`, `"total":`+c.total+`,`, 1))
-		g, ok := acemqimpl.GeneratedDecodeCheck(mt, b)
+		g, ok := impltest.GeneratedDecodeCheck(mt, b)
 		if !ok || g.IsUndecided() || (g.Err() == nil) != c.valid {
 			t.Errorf("total %s: the decode check says decoded %v, undecided %v, %v; want valid %v", c.total, ok, ok && g.IsUndecided(), g.Err(), c.valid)
 		}

@@ -21,7 +21,7 @@ import (
 	"testing"
 
 	"github.com/acemq/acemq-go/runtime"
-	"github.com/acemq/acemq-go/runtime/acemqimpl"
+	"github.com/acemq/acemq-go/runtime/acemqimpl/impltest"
 )
 
 // DecodeIsUnmarshal compares mt's generated decoder with json.Unmarshal
@@ -29,7 +29,7 @@ import (
 // (has is false when mt has no decoder).
 func DecodeIsUnmarshal[T any](t testing.TB, mt *runtime.MessageType[T], body []byte) (took, has bool) {
 	t.Helper()
-	got, took, passed, has := acemqimpl.GeneratedDecode(mt, body)
+	got, took, passed, has := impltest.GeneratedDecode(mt, body)
 	if !has {
 		return false, false
 	}
@@ -48,7 +48,7 @@ func DecodeIsUnmarshal[T any](t testing.TB, mt *runtime.MessageType[T], body []b
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("%s: %s: the decoder made\n%#v\njson.Unmarshal\n%#v", mt.Name(), body, got, want)
 	}
-	if c, ok := acemqimpl.GeneratedDecodeCheck(mt, body); ok {
+	if c, ok := impltest.GeneratedDecodeCheck(mt, body); ok {
 		if c.Passed() != passed {
 			t.Errorf("%s: %s: after the decoder the check says passed=%v, the decode check (scan and check) %v (%v, undecided %v)",
 				mt.Name(), body, passed, c.Passed(), c.Err(), c.IsUndecided())

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/acemq/acemq-go/runtime"
-	"github.com/acemq/acemq-go/runtime/acemqimpl"
+	"github.com/acemq/acemq-go/runtime/acemqimpl/impltest"
 )
 
 // EncodeSource is where Fill draws its choices from: a fuzzer's bytes,
@@ -172,7 +172,7 @@ func Fill(s *EncodeSource, v reflect.Value, depth int) {
 // wrote v; hasEncoder is false when mt has none.
 func EncodeIsMarshal[T any](t testing.TB, mt *runtime.MessageType[T], v T) (wrote, hasEncoder bool) {
 	t.Helper()
-	got, ok, has := acemqimpl.GeneratedEncode(mt, v)
+	got, ok, has := impltest.GeneratedEncode(mt, v)
 	if !has {
 		return false, false
 	}

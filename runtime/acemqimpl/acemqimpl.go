@@ -1,18 +1,6 @@
-// Package acemqimpl is what the code acemq-gen generates calls beside
-// package runtime: the JSON checks it writes for a payload type, the
-// conversion of general Avro union branches, and the version constant
-// that keeps generated code and runtime in step.
-//
-// Nothing in it is for users: a program calls package runtime (and
-// runtime/registry, and the stores' own packages), never this package,
-// and its API may change in any release, together with the generator. It is
-// exported only because generated code lives in the user's packages; as
-// protobuf-go's runtime/protoimpl, it is a facade over the runtime's
-// internal packages, whose types it aliases.
 package acemqimpl
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/acemq/acemq-go/runtime"
@@ -95,45 +83,6 @@ func NewCheckedJSONType[T any](name, schema string, check JSONChecker, shape fun
 	return mt
 }
 
-// GeneratedCheck runs the generated check of a JSON type alone, without
-// the reference validator, and returns what it found (ok is false when the
-// type has none, or the check does not take v). It is for the tests that
-// compare the generated checks with the reference; Publish and Validate
-// use both.
-func GeneratedCheck[T any](mt *runtime.MessageType[T], v T) (c *JSONCheck, ok bool) {
-	check, _ := typeimpl.JSONCheckOf(mt)
-	if check == nil {
-		return nil, false
-	}
-	c = new(JSONCheck)
-	if !check(v, c) {
-		return nil, false
-	}
-	return c, true
-}
-
-// GeneratedDecodeCheck runs the decode check of a JSON type alone: body
-// unmarshalled into a zero T (ok is false when that fails, or the type has
-// no decode check), its shape's scan and the generated check, without the
-// reference validator. For the tests comparing the checks with the
-// reference.
-func GeneratedDecodeCheck[T any](mt *runtime.MessageType[T], body []byte) (c *JSONCheck, ok bool) {
-	check, shape := typeimpl.JSONCheckOf(mt)
-	if check == nil || shape == nil {
-		return nil, false
-	}
-	var v T
-	if json.Unmarshal(body, &v) != nil {
-		return nil, false
-	}
-	c = new(JSONCheck)
-	jsoncheck.Scan(c, body, shape())
-	if !check(&v, c) {
-		return nil, false
-	}
-	return c, true
-}
-
 // JSONEncoder is a generated encoder of a typed value: it appends to b the
 // bytes json.Marshal(v) would return, and returns false when it does not
 // take v or json.Marshal would fail (the codec then calls json.Marshal,
@@ -150,19 +99,6 @@ type JSONEncoder = jsoncheck.Encoder
 func WithJSONEncoder[T any](mt *runtime.MessageType[T], enc JSONEncoder) *runtime.MessageType[T] {
 	typeimpl.SetJSONEncoder(mt, enc)
 	return mt
-}
-
-// GeneratedEncode runs the generated encoder of a JSON type alone: the
-// bytes it writes for v, wrote false when it does not take v (json.Marshal
-// would refuse it), has false when the type has no encoder. For the tests
-// comparing the encoders with json.Marshal.
-func GeneratedEncode[T any](mt *runtime.MessageType[T], v T) (body []byte, wrote, has bool) {
-	enc := typeimpl.JSONEncoderOf(mt)
-	if enc == nil {
-		return nil, false, false
-	}
-	body, wrote = jsoncheck.Encode(enc, v)
-	return body, wrote, true
 }
 
 // AppendJSONString appends s as json.Marshal writes a string (<, > and &
@@ -227,29 +163,6 @@ type JSONSliceBuf[T any] = jsoncheck.SliceBuf[T]
 func WithJSONDecoder[T any](mt *runtime.MessageType[T], dec JSONDecodeFunc) *runtime.MessageType[T] {
 	typeimpl.SetJSONDecoder(mt, dec)
 	return mt
-}
-
-// GeneratedDecode runs the generated decoder of a JSON type alone, with
-// the type's decode shape (none when it has no check): took says it
-// decoded body into v (v is then json.Unmarshal's value, and the shape's
-// scan finds nothing), passed that the generated check passes v too; has
-// is false when the type has no decoder. For the tests comparing the
-// decoders with json.Unmarshal and DecodeChecked.
-func GeneratedDecode[T any](mt *runtime.MessageType[T], body []byte) (v T, took, passed, has bool) {
-	dec := typeimpl.JSONDecoderOf(mt)
-	if dec == nil {
-		return v, false, false, false
-	}
-	check, shape := typeimpl.JSONCheckOf(mt)
-	var sh *jsoncheck.Shape
-	if shape != nil {
-		sh = shape()
-	}
-	if check == nil || sh == nil {
-		return v, jsoncheck.Decode(dec, nil, body, &v), false, true
-	}
-	took, passed = jsoncheck.DecodeFast(dec, check, sh, body, &v)
-	return v, took, passed, true
 }
 
 // DecodeJSONString reads a JSON string without escapes into *p (a string,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/acemq/acemq-go/runtime/acemqimpl"
+	"github.com/acemq/acemq-go/runtime/acemqimpl/impltest"
 	"github.com/hamba/avro/v2"
 )
 
@@ -41,7 +42,7 @@ func ExampleNewCheckedJSONType() {
 		`{"required": ["seq"], "properties": {"seq": {"type": "integer", "minimum": 1}}}`, checkPing, nil)
 	fmt.Println(ping.Validate(pingMessage{Seq: 1}))
 	fmt.Println(ping.Validate(pingMessage{Seq: 0}))
-	c, _ := acemqimpl.GeneratedCheck(ping, pingMessage{Seq: 0})
+	c, _ := impltest.GeneratedCheck(ping, pingMessage{Seq: 0})
 	fmt.Println(c.Err())
 	codec, _ := ping.Codec(nil)
 	body, err := codec.Encode(context.Background(), pingMessage{Seq: 7})

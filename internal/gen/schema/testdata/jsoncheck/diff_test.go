@@ -25,7 +25,7 @@ import (
 	"testing"
 
 	"github.com/acemq/acemq-go/runtime"
-	"github.com/acemq/acemq-go/runtime/acemqimpl"
+	"github.com/acemq/acemq-go/runtime/acemqimpl/impltest"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -38,7 +38,7 @@ type tally struct {
 func run[T any](t *testing.T, file string, mt *runtime.MessageType[T]) {
 	runEncode(t, file, mt)
 	var zero T
-	if _, ok := acemqimpl.GeneratedCheck(mt, zero); !ok {
+	if _, ok := impltest.GeneratedCheck(mt, zero); !ok {
 		report(t, tally{file: file, docs: -1})
 		return
 	}
@@ -57,7 +57,7 @@ func run[T any](t *testing.T, file string, mt *runtime.MessageType[T]) {
 			tl.notGo++
 			continue
 		}
-		c, ok := acemqimpl.GeneratedCheck(mt, v)
+		c, ok := impltest.GeneratedCheck(mt, v)
 		if !ok {
 			t.Fatalf("%s: the check does not take a %T", file, v)
 		}
@@ -99,7 +99,7 @@ func run[T any](t *testing.T, file string, mt *runtime.MessageType[T]) {
 // the generated instances and their mutations; a golden case's decoder
 // must take some of them.
 func runFastDecode[T any](t *testing.T, file string, mt *runtime.MessageType[T], docs [][]byte) {
-	if _, _, _, has := acemqimpl.GeneratedDecode(mt, nil); !has {
+	if _, _, _, has := impltest.GeneratedDecode(mt, nil); !has {
 		report(t, tally{file: file + " (one-pass decode)", docs: -1})
 		return
 	}
@@ -143,7 +143,7 @@ func encodeDocs[T any](t *testing.T, file string, mt *runtime.MessageType[T], do
 // reference's decode.
 func runDecode[T any](t *testing.T, file string, mt *runtime.MessageType[T], ref runtime.Codec, docs [][]byte) {
 	tl := tally{file: file + " (decode)"}
-	if _, ok := acemqimpl.GeneratedDecodeCheck(mt, []byte("{}")); !ok {
+	if _, ok := impltest.GeneratedDecodeCheck(mt, []byte("{}")); !ok {
 		var v T
 		if json.Unmarshal([]byte("{}"), &v) == nil {
 			report(t, tally{file: tl.file, docs: -1})
@@ -156,7 +156,7 @@ func runDecode[T any](t *testing.T, file string, mt *runtime.MessageType[T], ref
 	}
 	for _, doc := range docs {
 		tl.docs++
-		c, ok := acemqimpl.GeneratedDecodeCheck(mt, doc)
+		c, ok := impltest.GeneratedDecodeCheck(mt, doc)
 		if !ok {
 			tl.notGo++
 			continue
