@@ -1,12 +1,16 @@
 package runtime
 
-import "context"
+import (
+	"context"
+
+	"github.com/acemq/acemq-go/runtime/wire"
+)
 
 // Content types the runtime's codecs write and accept.
 const (
-	ContentTypeText = "text/plain"
-	ContentTypeJSON = "application/json"
-	ContentTypeAvro = "application/vnd.apache.avro+binary"
+	ContentTypeText = wire.ContentTypeText
+	ContentTypeJSON = wire.ContentTypeJSON
+	ContentTypeAvro = wire.ContentTypeAvro
 )
 
 // Codec turns a message value into a body and back. Generated code picks one

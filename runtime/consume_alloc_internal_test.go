@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"log/slog"
 	"maps"
 	"reflect"
@@ -237,7 +238,7 @@ func TestEnvelopeHeadersOnePassIsTheLookups(t *testing.T) {
 		}
 		env := envelopeOf(h, "mid", "cid", "t", "ct")
 		d, ok := BrokerDeath(h)
-		if h[HeaderQueue] == nil && ok && !(d.Reason == "expired" && rungName.MatchString(d.Queue)) && env.Queue != d.Queue {
+		if h[HeaderQueue] == nil && ok && !(d.Reason == "expired" && wire.IsRung(d.Queue)) && env.Queue != d.Queue {
 			t.Fatalf("headers %v: envelope queue %q, BrokerDeath %+v", h, env.Queue, d)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"regexp"
 	"strings"
 
@@ -152,7 +153,7 @@ func (t *Topology) plan() ([]declaration, error) {
 		}})
 	}
 	for _, q := range d.Queues {
-		steps = append(steps, declaration{kind: "queue", name: q.Name, quorum: q.Arguments["x-queue-type"] == string(Quorum), do: func(ch *amqp.Channel) error {
+		steps = append(steps, declaration{kind: "queue", name: q.Name, quorum: q.Arguments[wire.ArgQueueType] == string(Quorum), do: func(ch *amqp.Channel) error {
 			_, err := ch.QueueDeclare(q.Name, true, false, false, false, amqp.Table(q.Arguments))
 			return err
 		}})
@@ -172,14 +173,14 @@ func (q Queue) arguments() amqp.Table {
 		args[k] = v
 	}
 	if q.Type == Quorum {
-		args["x-queue-type"] = string(Quorum)
-		if _, given := q.Arguments["x-delivery-limit"]; !given || q.DeliveryLimit > 0 {
-			args["x-delivery-limit"] = q.deliveryLimit()
+		args[wire.ArgQueueType] = string(Quorum)
+		if _, given := q.Arguments[wire.ArgDeliveryLimit]; !given || q.DeliveryLimit > 0 {
+			args[wire.ArgDeliveryLimit] = q.deliveryLimit()
 		}
 	}
 	if q.DeadLetter {
-		args["x-dead-letter-exchange"] = DeadLetterExchange
-		args["x-dead-letter-routing-key"] = DeadLetterQueue(q.Name)
+		args[wire.ArgDeadLetterExchange] = DeadLetterExchange
+		args[wire.ArgDeadLetterRoutingKey] = DeadLetterQueue(q.Name)
 	}
 	if q.NativeRetry {
 		native, _ := q.nativeRetryArguments() // validate refused an error
@@ -209,7 +210,7 @@ func (q Queue) validate() error {
 		return fmt.Errorf("queue %q: delivery limit %d: give a positive limit (-1 is unlimited on RabbitMQ 4 but drops after one delivery on 3.10), or 0 for the default %d", q.Name, q.DeliveryLimit, DefaultDeliveryLimit)
 	case q.Type != Quorum && q.DeliveryLimit != 0:
 		return fmt.Errorf("queue %q: a delivery limit applies to quorum queues only (a classic queue counts no deliveries); set Type: Quorum or drop DeliveryLimit", q.Name)
-	case q.Type == Quorum && !q.DeadLetter && q.Arguments["x-dead-letter-exchange"] == nil:
+	case q.Type == Quorum && !q.DeadLetter && q.Arguments[wire.ArgDeadLetterExchange] == nil:
 		return fmt.Errorf("queue %q: a quorum queue needs a dead-letter target (past its delivery limit the broker drops what it cannot dead-letter); set DeadLetter: true", q.Name)
 	}
 	if q.NativeRetry {
@@ -228,7 +229,7 @@ func (q Queue) validateNative() error {
 		return fmt.Errorf("queue %q: native retry declares no rungs; drop QuorumRungs", q.Name)
 	}
 	for k := range q.Arguments {
-		if strings.HasPrefix(k, "x-delayed-retry-") {
+		if strings.HasPrefix(k, wire.ArgDelayedRetryPrefix) {
 			return fmt.Errorf("queue %q: %s in Arguments: native retry sets the x-delayed-retry-* arguments from the policy; remove it", q.Name, k)
 		}
 	}
@@ -254,14 +255,14 @@ func checkBroker(t *Topology, version string) error {
 // through the default exchange.
 func (q Queue) rungArguments(d interface{ Milliseconds() int64 }) amqp.Table {
 	args := amqp.Table{
-		"x-message-ttl":             d.Milliseconds(),
-		"x-dead-letter-exchange":    "",
-		"x-dead-letter-routing-key": q.Name,
+		wire.ArgMessageTTL:           d.Milliseconds(),
+		wire.ArgDeadLetterExchange:   "",
+		wire.ArgDeadLetterRoutingKey: q.Name,
 	}
 	if q.QuorumRungs {
-		args["x-queue-type"] = string(Quorum)
-		args["x-dead-letter-strategy"] = "at-least-once"
-		args["x-overflow"] = "reject-publish"
+		args[wire.ArgQueueType] = string(Quorum)
+		args[wire.ArgDeadLetterStrategy] = "at-least-once"
+		args[wire.ArgOverflow] = "reject-publish"
 	}
 	return args
 }
@@ -283,4 +284,4 @@ func declareError(kind, name string, err error) error {
 }
 
 // quorumSafety are the arguments every quorum queue now declares.
-var quorumSafety = map[string]bool{"x-delivery-limit": true, "x-dead-letter-exchange": true, "x-dead-letter-routing-key": true}
+var quorumSafety = map[string]bool{wire.ArgDeliveryLimit: true, wire.ArgDeadLetterExchange: true, wire.ArgDeadLetterRoutingKey: true}

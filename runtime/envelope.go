@@ -1,8 +1,8 @@
 package runtime
 
 import (
+	"github.com/acemq/acemq-go/runtime/wire"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -12,24 +12,24 @@ import (
 
 // Header names of the wire contract shared with the sibling libraries.
 const (
-	HeaderID        = "x-acemq-id"
-	HeaderAttempt   = "x-acemq-attempt"
-	HeaderFirstSeen = "x-acemq-first-seen"
-	HeaderOrigin    = "x-acemq-origin"
-	HeaderError     = "x-acemq-error"
-	HeaderQueue     = "x-acemq-queue"
+	HeaderID        = wire.HeaderID
+	HeaderAttempt   = wire.HeaderAttempt
+	HeaderFirstSeen = wire.HeaderFirstSeen
+	HeaderOrigin    = wire.HeaderOrigin
+	HeaderError     = wire.HeaderError
+	HeaderQueue     = wire.HeaderQueue
 	// HeaderDropped says which headers of a message the runtime dropped,
 	// and why: a copy that would not fit the broker's frame_max, or a
 	// header table amqp091-go cannot read.
-	HeaderDropped = "x-acemq-dropped-headers"
+	HeaderDropped = wire.HeaderDropped
 
 	// Replay stamps carry no x-acemq- prefix on purpose: they reach handlers.
-	HeaderReplayedFrom = "acemq-replayed-from"
-	HeaderReplayedAt   = "acemq-replayed-at"
-	HeaderReplayCount  = "acemq-replay-count"
+	HeaderReplayedFrom = wire.HeaderReplayedFrom
+	HeaderReplayedAt   = wire.HeaderReplayedAt
+	HeaderReplayCount  = wire.HeaderReplayCount
 
 	// internalPrefix is the namespace stripped from Message.Headers.
-	internalPrefix = "x-acemq-"
+	internalPrefix = wire.InternalPrefix
 )
 
 // firstSeenLayout is RFC 3339 in UTC with milliseconds.
@@ -324,11 +324,11 @@ func BrokerDeath(headers map[string]any) (d Death, ok bool) {
 
 // The broker's dead-lettering headers.
 const (
-	headerXDeath           = "x-death"
-	headerLastDeathQueue   = "x-last-death-queue"
-	headerLastDeathReason  = "x-last-death-reason"
-	headerFirstDeathQueue  = "x-first-death-queue"
-	headerFirstDeathReason = "x-first-death-reason"
+	headerXDeath           = wire.HeaderDeath
+	headerLastDeathQueue   = wire.HeaderLastDeathQueue
+	headerLastDeathReason  = wire.HeaderLastDeathReason
+	headerFirstDeathQueue  = wire.HeaderFirstDeathQueue
+	headerFirstDeathReason = wire.HeaderFirstDeathReason
 )
 
 // brokerDeathOf is BrokerDeath of the headers' values.
@@ -347,16 +347,13 @@ func brokerDeathOf(xDeath, lastQueue, lastReason, firstQueue, firstReason any) (
 	return d, d.Reason != ""
 }
 
-// rungName matches the retry rungs of the wire contract, q.retry.<N>s.
-var rungName = regexp.MustCompile(`\.retry\.[0-9]+s$`)
-
 // brokerDeath fills Error and Queue for a message the broker dead-lettered
 // on its own (no x-acemq-queue: the library writes one on everything it
 // sets aside): "dead-lettered by the broker: delivery_limit", so it reads
 // clearly when pulled or replayed. A rung's expiry is the ladder working,
 // not a death: it is left alone.
 func (e *Envelope) brokerDeath(d Death, ok bool) {
-	if !ok || d.Reason == "expired" && rungName.MatchString(d.Queue) {
+	if !ok || d.Reason == "expired" && wire.IsRung(d.Queue) {
 		return
 	}
 	why := "dead-lettered by the broker: " + d.Reason

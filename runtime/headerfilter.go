@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"io"
 	"net"
 	"strings"
@@ -42,7 +43,7 @@ const (
 
 // headerUnreadable is written by the filter only (one a producer forges is
 // dropped): the reason a delivery's headers were cut.
-const headerUnreadable = "x-acemq-unreadable"
+const headerUnreadable = wire.HeaderUnreadable
 
 // maxFilteredFrame bounds the header frames the filter reads whole; a
 // larger one (beyond any frame_max) passes through for amqp091-go to

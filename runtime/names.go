@@ -1,7 +1,7 @@
 package runtime
 
 import (
-	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"time"
 )
 
@@ -9,25 +9,23 @@ import (
 const (
 	// DeadLetterExchange routes the broker's own dead-lettering (TTL,
 	// length limits, rejections from outside this library) to q.dlq.
-	DeadLetterExchange = "acemq.dlx"
+	DeadLetterExchange = wire.DeadLetterExchange
 	// RetryExchange binds every rung queue under its own name, for tools.
-	RetryExchange = "acemq.retry"
+	RetryExchange = wire.RetryExchange
 )
 
 // The suffixes of a queue's dead-letter and parked queues.
 const (
-	dlqSuffix    = ".dlq"
-	parkedSuffix = ".parked"
+	dlqSuffix    = wire.DeadLetterSuffix
+	parkedSuffix = wire.ParkedSuffix
 )
 
 // DeadLetterQueue is the name of q's dead-letter queue, q.dlq.
-func DeadLetterQueue(q string) string { return q + dlqSuffix }
+func DeadLetterQueue(q string) string { return wire.DeadLetterQueue(q) }
 
 // ParkedQueue is the name of q's parked queue, q.parked.
-func ParkedQueue(q string) string { return q + parkedSuffix }
+func ParkedQueue(q string) string { return wire.ParkedQueue(q) }
 
 // RungQueue is the name of q's rung for a broker wait of d, q.retry.<N>s
 // with N the whole seconds of d.
-func RungQueue(q string, d time.Duration) string {
-	return fmt.Sprintf("%s.retry.%ds", q, int64(d/time.Second))
-}
+func RungQueue(q string, d time.Duration) string { return wire.RungQueue(q, d) }

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"strconv"
 	"strings"
 	"time"
@@ -17,14 +18,14 @@ import (
 // delays min every time. 3.10.8 accepts the arguments and ignores them (a
 // reject came back in 2ms).
 const (
-	argDelayedRetryType = "x-delayed-retry-type"
-	argDelayedRetryMin  = "x-delayed-retry-min"
-	argDelayedRetryMax  = "x-delayed-retry-max"
+	argDelayedRetryType = wire.ArgDelayedRetryType
+	argDelayedRetryMin  = wire.ArgDelayedRetryMin
+	argDelayedRetryMax  = wire.ArgDelayedRetryMax
 )
 
 // NativeRetryBroker is the first RabbitMQ version whose quorum queues
 // delay a retry themselves (Queue.NativeRetry).
-const NativeRetryBroker = "4.3"
+const NativeRetryBroker = wire.NativeRetryBroker
 
 // NativeRetry is the broker's delayed retry that gives p's schedule
 // exactly: the first wait (min) and the last (max), such that the wait

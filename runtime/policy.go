@@ -2,21 +2,21 @@ package runtime
 
 import (
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"time"
 )
 
 // DefaultWaitInBrokerFrom is a policy's WaitInBrokerFrom unless
 // WithWaitInBrokerFrom says otherwise: the wait from which a retry is held
 // by the broker in a rung queue rather than on a timer in the consumer.
-const DefaultWaitInBrokerFrom = 30 * time.Second
+const DefaultWaitInBrokerFrom = wire.DefaultWaitInBrokerFrom
 
 // MaxWaitInBrokerFrom is the largest WaitInBrokerFrom a policy may have: a
 // delivery held in memory must be settled well inside the broker's consumer
 // timeout (30 minutes by default).
-const MaxWaitInBrokerFrom = 15 * time.Minute
+const MaxWaitInBrokerFrom = wire.MaxWaitInBrokerFrom
 
 // RetryPolicy says how many times a message is attempted and how long to
 // wait between attempts. Policies are immutable values: every With… method
@@ -126,24 +126,14 @@ func (p RetryPolicy) Schedule() []time.Duration {
 }
 
 // InBroker reports whether a wait of d is held by the broker.
-func (p RetryPolicy) InBroker(d time.Duration) bool {
-	t := p.WaitInBrokerFrom()
-	return t > 0 && d >= t
-}
+func (p RetryPolicy) InBroker(d time.Duration) bool { return wire.InBroker(d, p.WaitInBrokerFrom()) }
 
 // BrokerRungs is the distinct waits of the schedule that the broker holds,
 // in ascending order: one rung queue each.
 // Exponential(6, 10*time.Second, 300*time.Second).BrokerRungs() is
 // [40s 1m20s 2m40s].
 func (p RetryPolicy) BrokerRungs() []time.Duration {
-	var out []time.Duration
-	p.distinctDelays(func(d time.Duration) {
-		if p.InBroker(d) && !slices.Contains(out, d) {
-			out = append(out, d)
-		}
-	})
-	slices.Sort(out)
-	return out
+	return wire.BrokerRungs(p.distinctWaits, p.WaitInBrokerFrom())
 }
 
 // SpillRungs is the rungs a consumer spills short waits to once its hold
@@ -156,69 +146,49 @@ func (p RetryPolicy) BrokerRungs() []time.Duration {
 // is [] (its 500ms wait spills to the 1s rung the broker holds anyway);
 // Exponential(6, 10*time.Second, 300*time.Second).SpillRungs() is [10s 20s].
 func (p RetryPolicy) SpillRungs() []time.Duration {
-	if p.WaitInBrokerFrom() <= 0 {
-		return nil
-	}
-	broker := p.BrokerRungs()
-	var out []time.Duration
-	p.distinctDelays(func(d time.Duration) {
-		if d <= 0 || p.InBroker(d) {
-			return
-		}
-		r := spillRung(d)
-		if !slices.Contains(broker, r) && !slices.Contains(out, r) {
-			out = append(out, r)
-		}
-	})
-	slices.Sort(out)
-	return out
+	return wire.SpillRungs(p.distinctWaits, p.WaitInBrokerFrom())
 }
 
 // Rungs is every rung queue the topology declares for the policy, in
 // ascending order: BrokerRungs and SpillRungs.
 func (p RetryPolicy) Rungs() []time.Duration {
-	out := append(p.BrokerRungs(), p.SpillRungs()...)
-	slices.Sort(out)
-	return slices.Compact(out)
+	return wire.Rungs(p.distinctWaits, p.WaitInBrokerFrom())
 }
 
 // spills reports whether a wait of d held in memory may go to a rung
 // instead once the hold budget is full.
-func (p RetryPolicy) spills(d time.Duration) bool {
-	return d > 0 && p.WaitInBrokerFrom() > 0 && !p.InBroker(d)
-}
+func (p RetryPolicy) spills(d time.Duration) bool { return wire.Spills(d, p.WaitInBrokerFrom()) }
 
 // SpillRung is the rung delay a wait of d goes to when a consumer's hold
 // budget is full: d rounded up to whole seconds; false for a wait the
 // broker holds anyway, a wait of zero, or under WithWaitInBrokerFrom(0).
 func (p RetryPolicy) SpillRung(d time.Duration) (time.Duration, bool) {
-	if !p.spills(d) {
-		return 0, false
-	}
-	return spillRung(d), true
+	return wire.SpillRung(d, p.WaitInBrokerFrom())
 }
 
 // spillRung is the rung a wait of d spills to: d rounded up to whole
 // seconds.
-func spillRung(d time.Duration) time.Duration {
-	if r := d.Truncate(time.Second); r < d {
-		return r + time.Second
-	}
-	return d
-}
+func spillRung(d time.Duration) time.Duration { return wire.RoundUpToRung(d) }
 
 // distinctDelays calls fn with the waits of the schedule in order, stopping
 // once they stop changing (the cap is reached, or the multiplier is 1), so
 // that a policy with a huge number of attempts costs no more than its
 // distinct waits.
 func (p RetryPolicy) distinctDelays(fn func(time.Duration)) {
+	for d := range p.distinctWaits {
+		fn(d)
+	}
+}
+
+// distinctWaits yields the waits of the schedule as distinctDelays calls
+// them (an iter.Seq, the rung arithmetic's reading of a policy).
+func (p RetryPolicy) distinctWaits(yield func(time.Duration) bool) {
 	var prev time.Duration = -1
 	for i := 1; i < p.Attempts(); i++ {
 		d := p.Delay(i)
-		if d == prev {
+		if d == prev || !yield(d) {
 			return
 		}
-		fn(d)
 		prev = d
 	}
 }

@@ -1,11 +1,15 @@
 package runtime
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/acemq/acemq-go/runtime/wire"
+)
 
 // HeaderRedeliveries counts how many times a message came back unsettled
 // (Redelivered) to a consumer with WithRedeliveryLimit: the runtime stamps
 // it on the copy it puts back in place of the redelivered original.
-const HeaderRedeliveries = "x-acemq-redeliveries"
+const HeaderRedeliveries = wire.HeaderRedeliveries
 
 // redeliveries is how many times dv came back unsettled: the broker's
 // x-delivery-count on a queue known to be quorum (every RabbitMQ counts a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"sync"
 
 	"github.com/acemq/acemq-go/runtime/internal/schemareg"
@@ -16,7 +17,7 @@ import (
 // the registry returns for the body's id, so an id that names another
 // schema in the consumer's registry never decodes (see Decode of the Avro
 // codec). Bodies without it (other producers) are trusted to the registry.
-const HeaderSchemaFingerprint = "x-acemq-schema-fingerprint"
+const HeaderSchemaFingerprint = wire.HeaderSchemaFingerprint
 
 // HeaderSchema is the header in which Publish carries the writer schema of
 // an Avro body when no shared registry is configured (the codec's registry
@@ -27,7 +28,7 @@ const HeaderSchemaFingerprint = "x-acemq-schema-fingerprint"
 // decodes with it, once its Parsing Canonical Form's SHA-256 is the
 // x-acemq-schema-fingerprint header and the id derived from it (SchemaID)
 // is the body's; parsed and resolved once per fingerprint.
-const HeaderSchema = "x-acemq-schema"
+const HeaderSchema = wire.HeaderSchema
 
 // MaxCarriedSchema is the longest writer schema Publish carries in
 // x-acemq-schema; a longer one is not carried (its readers need a shared

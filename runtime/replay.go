@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"slices"
 	"strings"
 	"time"
@@ -120,10 +121,8 @@ func (r ReplayResult) String() string {
 // ReplayOwner is the queue a dead-letter or parked queue belongs to: q
 // for q.dlq or q.parked, "" for any other name.
 func ReplayOwner(source string) string {
-	for _, suffix := range []string{".dlq", ".parked"} {
-		if q, ok := strings.CutSuffix(source, suffix); ok && q != "" {
-			return q
-		}
+	if q, kind, ok := wire.Owner(source); ok && kind != wire.Rung {
+		return q
 	}
 	return ""
 }
@@ -399,14 +398,14 @@ func (p *replayPass) target(d amqp.Delivery) (string, string) {
 // x-first-death-queue), else x-acemq-queue (the library's own dead letters
 // and parks, which carry no x-death). "" when the headers name none.
 func OwnQueue(headers map[string]any) string {
-	if deaths, ok := headers["x-death"].([]any); ok && len(deaths) > 0 {
+	if deaths, ok := headers[wire.HeaderDeath].([]any); ok && len(deaths) > 0 {
 		if t, ok := deaths[0].(amqp.Table); ok {
 			if q, ok := t["queue"].(string); ok && q != "" {
 				return q
 			}
 		}
 	}
-	for _, k := range []string{"x-last-death-queue", "x-first-death-queue"} {
+	for _, k := range []string{wire.HeaderLastDeathQueue, wire.HeaderFirstDeathQueue} {
 		if q := headerString(headers, k); q != "" {
 			return q
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -22,18 +23,18 @@ const (
 	// HeaderReplyType is, on a request, the message type its caller
 	// expects back; on a reply, the type of the reply (the type property
 	// says the same).
-	HeaderReplyType = "x-acemq-reply-type"
+	HeaderReplyType = wire.HeaderReplyType
 	// HeaderReplyError is, on a reply, the responder's reason when it
 	// answered with an error instead of a reply; the body is then empty.
-	HeaderReplyError = "x-acemq-reply-error"
+	HeaderReplyError = wire.HeaderReplyError
 	// HeaderReplyErrorCode is the code of such an error: "error" unless the
 	// responder returned a *ReplyError with a code of its own.
-	HeaderReplyErrorCode = "x-acemq-reply-error-code"
+	HeaderReplyErrorCode = wire.HeaderReplyErrorCode
 	// HeaderReplyToken is, on a request, its requester's own key for the
 	// reply, never reused (whatever correlation id the caller chose); a
 	// responder echoes it unchanged on the reply, by which the requester
 	// matches the reply to its request.
-	HeaderReplyToken = "x-acemq-reply-token"
+	HeaderReplyToken = wire.HeaderReplyToken
 )
 
 // maxReplyToken is the longest x-acemq-reply-token a responder echoes: a
@@ -56,7 +57,7 @@ const directReplyTo = "amq.rabbitmq.reply-to"
 // declares (WithReplyQueue): a responder replies to a queue of that shape,
 // and to direct reply-to addresses, and parks a request whose reply_to is
 // anything else unless WithReplyToAllowed names it.
-const ReplyQueuePrefix = "acemq.reply."
+const ReplyQueuePrefix = wire.ReplyQueuePrefix
 
 // ErrNoReply is matched by the error of a request whose reply can no longer
 // arrive: its reply channel closed (the connection was lost; direct
@@ -594,7 +595,7 @@ func (r *Requester) open(ctx context.Context) (*replySession, error) {
 			cc.close(ctx)
 			return nil, fmt.Errorf("the reply queue %q: %w: its name is %d bytes, over AMQP's 255", from, ErrInvalidMessage, len(from))
 		}
-		args := amqp.Table{"x-expires": r.ttl.Milliseconds()}
+		args := amqp.Table{wire.ArgExpires: r.ttl.Milliseconds()}
 		if err := cc.do(ctx, "queue.declare", func(ch *amqp.Channel) error {
 			_, err := ch.QueueDeclare(r.queue, true, false, false, false, args)
 			return err

@@ -3,6 +3,7 @@ package runtime
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"sync"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -22,7 +23,7 @@ import (
 // headerDeliveryCount is the quorum queue's count of failed deliveries
 // (absent on the first delivery on RabbitMQ 4, 0 on 3.10; on 4.3 a
 // basic.nack does not count, a basic.reject and a closed channel do).
-const headerDeliveryCount = "x-delivery-count"
+const headerDeliveryCount = wire.HeaderDeliveryCount
 
 // requeueAttempt is the attempt a delivery of a requeue_on_failure
 // consumer is on.

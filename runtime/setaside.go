@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"strings"
 	"sync"
 	"time"
@@ -189,7 +190,7 @@ func copyOf(d amqp.Delivery, attempt int, why, from string) amqp.Publishing {
 func copyHeaders(d amqp.Delivery, attempt int, why, from string) (amqp.Table, string) {
 	h := amqp.Table{}
 	for k, v := range d.Headers {
-		if k == "x-death" || k == headerDeliveryCount || k == headerUnreadable || strings.HasPrefix(k, "x-first-death-") || strings.HasPrefix(k, "x-last-death-") {
+		if k == wire.HeaderDeath || k == headerDeliveryCount || k == headerUnreadable || strings.HasPrefix(k, wire.HeaderFirstDeathPrefix) || strings.HasPrefix(k, wire.HeaderLastDeathPrefix) {
 			continue
 		}
 		h[k] = v

@@ -1,11 +1,15 @@
 package runtime
 
-import "time"
+import (
+	"time"
+
+	"github.com/acemq/acemq-go/runtime/wire"
+)
 
 // DefaultDeliveryLimit is the x-delivery-limit the topology gives a quorum
 // queue that names none. RabbitMQ 4 would otherwise apply 20 and 3.10 none;
 // docs/reliability.md says why 50.
-const DefaultDeliveryLimit = 50
+const DefaultDeliveryLimit = wire.DefaultDeliveryLimit
 
 // QueueType is a queue's x-queue-type.
 type QueueType string
