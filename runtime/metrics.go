@@ -260,7 +260,7 @@ func (m *metrics) opts(k attrKey) attrOpts {
 	case kindRequest:
 		attrs = append(attrs, attribute.String("acemq.message.type", k.typ), attribute.String("acemq.reply.type", k.a))
 	case kindOutcome:
-		attrs = append(attrs, attribute.String("acemq.outcome", k.outcomeName), attribute.String("acemq.message.type", k.typ))
+		attrs = append(attrs, attribute.String(wire.AttrOutcome, k.outcomeName), attribute.String("acemq.message.type", k.typ))
 		if k.a != "" {
 			attrs = append(attrs, attribute.String("acemq.wait", k.a))
 		}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"sync"
 	"time"
 
@@ -248,7 +249,7 @@ func (p *processSpan) end() {
 			attrs = append(attrs, attribute.String("messaging.message.conversation_id", d.CorrelationId))
 		}
 		if p.outcome != "" {
-			attrs = append(attrs, attribute.String("acemq.outcome", p.outcome))
+			attrs = append(attrs, attribute.String(wire.AttrOutcome, p.outcome))
 		}
 		if d.Redelivered {
 			attrs = append(attrs, attrRedelivered)

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/acemq/acemq-go/runtime/acemqtest"
+	"github.com/acemq/acemq-go/runtime/wire"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -82,7 +83,7 @@ func DeleteQueues(tb testing.TB, q string) {
 	defer conn.Close()
 	names, err := QueueNames()
 	if err != nil {
-		names = []string{q, q + ".dlq", q + ".parked"}
+		names = []string{q, wire.DeadLetterQueue(q), wire.ParkedQueue(q)}
 	}
 	for _, n := range names {
 		if n != q && !strings.HasPrefix(n, q+".") {

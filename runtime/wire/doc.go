@@ -8,6 +8,7 @@
 // arithmetic are here too, each spelled once.
 //
 // The package holds names and pure functions only: no connection, no
-// state. Package runtime forwards its older names to it (runtime.HeaderID
+// state, and it imports nothing but the standard library, so every package
+// of the runtime (and the test helpers under it) can import it. Package runtime forwards its older names to it (runtime.HeaderID
 // is wire.HeaderID, runtime.DeadLetterQueue calls wire.DeadLetterQueue).
 package wire

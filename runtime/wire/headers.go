@@ -48,10 +48,10 @@ const (
 	HeaderDeath            = "x-death"
 	HeaderFirstDeathPrefix = "x-first-death-"
 	HeaderLastDeathPrefix  = "x-last-death-"
-	HeaderFirstDeathQueue  = HeaderFirstDeathPrefix + "queue"
-	HeaderFirstDeathReason = HeaderFirstDeathPrefix + "reason"
-	HeaderLastDeathQueue   = HeaderLastDeathPrefix + "queue"
-	HeaderLastDeathReason  = HeaderLastDeathPrefix + "reason"
+	HeaderFirstDeathQueue  = "x-first-death-queue"
+	HeaderFirstDeathReason = "x-first-death-reason"
+	HeaderLastDeathQueue   = "x-last-death-queue"
+	HeaderLastDeathReason  = "x-last-death-reason"
 	HeaderDeliveryCount    = "x-delivery-count"
 )
 
@@ -67,9 +67,9 @@ const (
 	ArgExpires              = "x-expires"
 	// RabbitMQ 4.3's quorum-queue delayed retry.
 	ArgDelayedRetryPrefix = "x-delayed-retry-"
-	ArgDelayedRetryType   = ArgDelayedRetryPrefix + "type"
-	ArgDelayedRetryMin    = ArgDelayedRetryPrefix + "min"
-	ArgDelayedRetryMax    = ArgDelayedRetryPrefix + "max"
+	ArgDelayedRetryType   = "x-delayed-retry-type"
+	ArgDelayedRetryMin    = "x-delayed-retry-min"
+	ArgDelayedRetryMax    = "x-delayed-retry-max"
 )
 
 // The content types of the runtime's codecs.

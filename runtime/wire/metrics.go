@@ -23,3 +23,8 @@ const (
 	MetricHeld                = "acemq.consumer.held"
 	MetricInFlight            = "acemq.consumer.in_flight"
 )
+
+// AttrOutcome is the attribute of acemq.outcome and of a process span that
+// says how a delivery was settled (accepted, retried, parked, ...); it is
+// spelled as the metric is.
+const AttrOutcome = "acemq.outcome"

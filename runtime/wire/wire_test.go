@@ -126,3 +126,18 @@ func TestRungs(t *testing.T) {
 		}
 	}
 }
+
+// The prefixes and the names under them agree.
+func TestPrefixesPrefixTheirNames(t *testing.T) {
+	for prefix, names := range map[string][]string{
+		wire.HeaderFirstDeathPrefix: {wire.HeaderFirstDeathQueue, wire.HeaderFirstDeathReason},
+		wire.HeaderLastDeathPrefix:  {wire.HeaderLastDeathQueue, wire.HeaderLastDeathReason},
+		wire.ArgDelayedRetryPrefix:  {wire.ArgDelayedRetryType, wire.ArgDelayedRetryMin, wire.ArgDelayedRetryMax},
+	} {
+		for _, n := range names {
+			if !strings.HasPrefix(n, prefix) {
+				t.Errorf("%s is not under %s", n, prefix)
+			}
+		}
+	}
+}

@@ -36,6 +36,7 @@ import (
 
 	"github.com/acemq/acemq-go/bench/orders"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/wire"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -196,9 +197,9 @@ func sideTopology(side, q string, policy runtime.RetryPolicy) runtime.Queue {
 		// waits min.
 		ms := policy.Delay(1).Milliseconds()
 		rq.Arguments = map[string]any{
-			"x-delayed-retry-type": "failed",
-			"x-delayed-retry-min":  ms,
-			"x-delayed-retry-max":  ms,
+			wire.ArgDelayedRetryType: "failed",
+			wire.ArgDelayedRetryMin:  ms,
+			wire.ArgDelayedRetryMax:  ms,
 		}
 	}
 	return rq

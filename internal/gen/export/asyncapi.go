@@ -7,7 +7,7 @@ import (
 
 	"github.com/acemq/acemq-go/internal/gen/model"
 	"github.com/acemq/acemq-go/internal/gen/schema"
-	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/wire"
 )
 
 // The AsyncAPI document, as typed structs: encoding/json escapes every
@@ -143,7 +143,7 @@ func AsyncAPI(m *model.Model, opts Options) ([]byte, error) {
 	doc := &asyncDoc{
 		AsyncAPI:           "3.0.0",
 		Info:               asyncInfo{Title: m.Package, Version: "1", Description: opts.header() + " The queues, exchanges, messages, publishers and consumers of the acemq-go service package " + m.Package + ", with each queue's dead-letter queue (q.dlq), parked queue (q.parked) and retry rungs (q.retry.<N>s) of the acemq wire contract."},
-		DefaultContentType: runtime.ContentTypeJSON,
+		DefaultContentType: wire.ContentTypeJSON,
 		Channels:           map[string]*asyncChan{},
 		Operations:         map[string]*asyncOp{},
 		Components:         asyncComponents{Messages: map[string]*asyncMessage{}, Schemas: map[string]any{headersSchema: acemqHeaders()}},
@@ -183,16 +183,16 @@ func AsyncAPI(m *model.Model, opts Options) ([]byte, error) {
 	for _, q := range m.Queues {
 		add("queue:"+q.Name, q.Consumes...)
 		all := carries["queue:"+q.Name]
-		add("queue:"+runtime.DeadLetterQueue(q.Name), all...)
-		add("queue:"+runtime.ParkedQueue(q.Name), all...)
+		add("queue:"+wire.DeadLetterQueue(q.Name), all...)
+		add("queue:"+wire.ParkedQueue(q.Name), all...)
 		if q.Retry != nil {
 			for _, r := range q.Retry.Value.Rungs() {
-				add("queue:"+runtime.RungQueue(q.Name, r), all...)
-				add("exchange:"+runtime.RetryExchange, all...)
+				add("queue:"+wire.RungQueue(q.Name, r), all...)
+				add("exchange:"+wire.RetryExchange, all...)
 			}
 		}
 		if q.DeadLetter {
-			add("exchange:"+runtime.DeadLetterExchange, all...)
+			add("exchange:"+wire.DeadLetterExchange, all...)
 		}
 	}
 	roles := queueRoles(m)
@@ -305,7 +305,7 @@ func asyncMessageOf(m *model.Message, at string) (*asyncMessage, error) {
 		Bindings: amqpMsgBinding{amqpMessage{MessageType: m.Type, BindingVersion: amqpBindingVersion}},
 	}
 	if m.Format == schema.Avro {
-		am.ContentType = runtime.ContentTypeAvro
+		am.ContentType = wire.ContentTypeAvro
 		var v any
 		if err := decodeNumbers(m.SchemaText, &v); err != nil {
 			return nil, err
@@ -313,7 +313,7 @@ func asyncMessageOf(m *model.Message, at string) (*asyncMessage, error) {
 		am.Payload = multiFormat{SchemaFormat: AvroSchemaFormat, Schema: v}
 		return am, nil
 	}
-	am.ContentType = runtime.ContentTypeJSON
+	am.ContentType = wire.ContentTypeJSON
 	v, err := pointerSchema(m.SchemaText, at)
 	if err != nil {
 		return nil, err
@@ -336,24 +336,24 @@ func acemqHeaders() any {
 		"type":        "object",
 		"description": "The acemq headers. Every other header is the application's.",
 		"properties": map[string]any{
-			runtime.HeaderID:           str("The message's id, kept for life (also the message_id property)."),
-			runtime.HeaderAttempt:      map[string]any{"type": "integer", "minimum": 1, "description": "The attempt this delivery is, 1-based; absent is 1. Written as a 64-bit integer."},
-			runtime.HeaderFirstSeen:    map[string]any{"type": "string", "format": "date-time", "description": "When the message was first published: RFC 3339, UTC, milliseconds."},
-			runtime.HeaderOrigin:       str("Who first published it: <program>@<host> unless set."),
-			runtime.HeaderError:        str("The last failure's reason; on a dead letter or a parked message the prefixed reason, e.g. \"gave up after 4 attempts: <reason>\"."),
-			runtime.HeaderQueue:        str("On a dead letter or a parked message: the queue it came from (replay sends it back there)."),
-			runtime.HeaderReplayedFrom: str("Set by replay: the queue the message was replayed from."),
-			runtime.HeaderReplayedAt:   map[string]any{"type": "string", "format": "date-time", "description": "Set by replay: when."},
-			runtime.HeaderReplayCount:  map[string]any{"type": "integer", "minimum": 1, "description": "Set by replay: how many times the message has been replayed."},
+			wire.HeaderID:           str("The message's id, kept for life (also the message_id property)."),
+			wire.HeaderAttempt:      map[string]any{"type": "integer", "minimum": 1, "description": "The attempt this delivery is, 1-based; absent is 1. Written as a 64-bit integer."},
+			wire.HeaderFirstSeen:    map[string]any{"type": "string", "format": "date-time", "description": "When the message was first published: RFC 3339, UTC, milliseconds."},
+			wire.HeaderOrigin:       str("Who first published it: <program>@<host> unless set."),
+			wire.HeaderError:        str("The last failure's reason; on a dead letter or a parked message the prefixed reason, e.g. \"gave up after 4 attempts: <reason>\"."),
+			wire.HeaderQueue:        str("On a dead letter or a parked message: the queue it came from (replay sends it back there)."),
+			wire.HeaderReplayedFrom: str("Set by replay: the queue the message was replayed from."),
+			wire.HeaderReplayedAt:   map[string]any{"type": "string", "format": "date-time", "description": "Set by replay: when."},
+			wire.HeaderReplayCount:  map[string]any{"type": "integer", "minimum": 1, "description": "Set by replay: how many times the message has been replayed."},
 		},
 	}
 }
 
 func exchangeDescription(name, kind string) string {
 	switch name {
-	case runtime.DeadLetterExchange:
+	case wire.DeadLetterExchange:
 		return "Declared by the topology: routes what the broker dead-letters on its own (a rejection from outside, a TTL, a length limit, a quorum queue's delivery limit) to <queue>.dlq."
-	case runtime.RetryExchange:
+	case wire.RetryExchange:
 		return "Declared by the topology: binds every retry rung under its own name, for tools. The consumer publishes to rungs by name through the default exchange."
 	}
 	return "A " + kind + " exchange of the manifest."
@@ -365,20 +365,20 @@ func queueRoles(m *model.Model) map[string]string {
 	for _, q := range m.Queues {
 		desc := "A " + string(q.Type) + " queue of the manifest."
 		if q.DeadLetter {
-			desc += " The broker dead-letters to " + runtime.DeadLetterQueue(q.Name) + " through " + runtime.DeadLetterExchange + "."
+			desc += " The broker dead-letters to " + wire.DeadLetterQueue(q.Name) + " through " + wire.DeadLetterExchange + "."
 		}
 		if q.DeliveryLimit > 0 {
 			desc += fmt.Sprintf(" Delivery limit %d.", q.DeliveryLimit)
 		}
 		out[q.Name] = desc
-		out[runtime.DeadLetterQueue(q.Name)] = "Dead letters of " + q.Name + ": what its consumer gave up on or rejected, and what the broker dead-lettered. x-acemq-error says why, x-acemq-queue where from."
-		out[runtime.ParkedQueue(q.Name)] = "Parked messages of " + q.Name + ": parked by the handler, or a body that could not be decoded (an unknown type, an invalid payload)."
+		out[wire.DeadLetterQueue(q.Name)] = "Dead letters of " + q.Name + ": what its consumer gave up on or rejected, and what the broker dead-lettered. x-acemq-error says why, x-acemq-queue where from."
+		out[wire.ParkedQueue(q.Name)] = "Parked messages of " + q.Name + ": parked by the handler, or a body that could not be decoded (an unknown type, an invalid payload)."
 		if q.Retry != nil {
 			for _, r := range q.Retry.Value.BrokerRungs() {
-				out[runtime.RungQueue(q.Name, r)] = fmt.Sprintf("Retry rung of %s: holds a message %s (x-message-ttl), then dead-letters it back to %s through the default exchange.", q.Name, short(r), q.Name)
+				out[wire.RungQueue(q.Name, r)] = fmt.Sprintf("Retry rung of %s: holds a message %s (x-message-ttl), then dead-letters it back to %s through the default exchange.", q.Name, short(r), q.Name)
 			}
 			for _, r := range q.Retry.Value.SpillRungs() {
-				out[runtime.RungQueue(q.Name, r)] = fmt.Sprintf("Spill rung of %s: holds a message %s (x-message-ttl), then dead-letters it back to %s through the default exchange; its consumer sends a wait held in memory here once its hold budget is full.", q.Name, short(r), q.Name)
+				out[wire.RungQueue(q.Name, r)] = fmt.Sprintf("Spill rung of %s: holds a message %s (x-message-ttl), then dead-letters it back to %s through the default exchange; its consumer sends a wait held in memory here once its hold budget is full.", q.Name, short(r), q.Name)
 			}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/acemq/acemq-go/internal/gen/model"
 	"github.com/acemq/acemq-go/internal/gen/schema"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/wire"
 )
 
 // data is what the text templates are executed with, built from m.
@@ -32,8 +33,8 @@ func data(m *model.Model, opts Options) *templates.Data {
 	}
 	if len(m.Queues) > 0 {
 		d.Exchanges = append(d.Exchanges,
-			templates.Exchange{Name: runtime.DeadLetterExchange, Kind: "direct", Topology: true},
-			templates.Exchange{Name: runtime.RetryExchange, Kind: "direct", Topology: true})
+			templates.Exchange{Name: wire.DeadLetterExchange, Kind: "direct", Topology: true},
+			templates.Exchange{Name: wire.RetryExchange, Kind: "direct", Topology: true})
 	}
 	queueID := map[string]string{}
 	for i, q := range m.Queues {
@@ -165,7 +166,7 @@ func data(m *model.Model, opts Options) *templates.Data {
 		}
 	}
 	if anyDeadLetter {
-		node("dlx", runtime.DeadLetterExchange+line+"direct", templates.NodeDLX)
+		node("dlx", wire.DeadLetterExchange+line+"direct", templates.NodeDLX)
 	}
 	// The replies: from each handler answering a request back to each
 	// publisher that sends it, after every other edge (Mermaid's
@@ -199,8 +200,8 @@ func queueData(q *model.Queue) templates.Queue {
 		NativeRetry:      q.NativeRetry,
 		DeadLetter:       q.DeadLetter,
 		DeliveryLimit:    q.DeliveryLimit,
-		DLQ:              runtime.DeadLetterQueue(q.Name),
-		Parked:           runtime.ParkedQueue(q.Name),
+		DLQ:              wire.DeadLetterQueue(q.Name),
+		Parked:           wire.ParkedQueue(q.Name),
 	}
 	for _, a := range q.Arguments {
 		tq.Arguments = append(tq.Arguments, templates.Argument{Key: a.Key, Value: fmt.Sprint(a.Value)})
@@ -243,9 +244,9 @@ func queueData(q *model.Queue) templates.Queue {
 		if q.NativeRetry {
 			w.Rung = q.Name // the queue itself holds it
 		} else if v.InBroker(sched[i]) {
-			w.Rung = runtime.RungQueue(q.Name, sched[i])
+			w.Rung = wire.RungQueue(q.Name, sched[i])
 		} else if r, ok := v.SpillRung(sched[i]); ok {
-			w.Spill = runtime.RungQueue(q.Name, r)
+			w.Spill = wire.RungQueue(q.Name, r)
 		}
 		tp.Waits = append(tp.Waits, w)
 		i = j + 1
@@ -256,7 +257,7 @@ func queueData(q *model.Queue) templates.Queue {
 	}
 	broker := v.BrokerRungs()
 	for _, r := range v.Rungs() {
-		tq.Rungs = append(tq.Rungs, templates.Rung{Name: runtime.RungQueue(q.Name, r), Delay: short(r), Quorum: q.QuorumRungs,
+		tq.Rungs = append(tq.Rungs, templates.Rung{Name: wire.RungQueue(q.Name, r), Delay: short(r), Quorum: q.QuorumRungs,
 			Spill: !slices.Contains(broker, r)})
 	}
 	return tq

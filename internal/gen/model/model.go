@@ -155,7 +155,7 @@ type Queue struct {
 	GoName           string // e.g. OrdersNew
 	Type             runtime.QueueType
 	DeadLetter       bool
-	DeliveryLimit    int     // quorum queues: delivery_limit, or runtime.DefaultDeliveryLimit; 0 for classic
+	DeliveryLimit    int     // quorum queues: delivery_limit, or wire.DefaultDeliveryLimit; 0 for classic
 	Retry            *Policy // nil: none in the manifest
 	Bindings         []*Binding
 	Consumes         []*Message

@@ -7,6 +7,7 @@ import (
 	"github.com/acemq/acemq-go/internal/gen/manifest"
 	"github.com/acemq/acemq-go/internal/gen/names"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/wire"
 )
 
 func (b *builder) policies() {
@@ -83,9 +84,9 @@ func (b *builder) policyValue(who string, mp *manifest.Policy, p *Policy) {
 		d := b.duration(who, "wait_in_broker_from", *w)
 		p.WaitInBrokerFrom = &d
 		v = v.WithWaitInBrokerFrom(d)
-		if d > runtime.MaxWaitInBrokerFrom {
+		if d > wire.MaxWaitInBrokerFrom {
 			b.errorf(w.Pos, "%s: wait_in_broker_from %s is above %s: a delivery held that long in memory risks the broker's consumer timeout (30m); use %s or less",
-				who, w.Value, short(runtime.MaxWaitInBrokerFrom), short(runtime.MaxWaitInBrokerFrom))
+				who, w.Value, short(wire.MaxWaitInBrokerFrom), short(wire.MaxWaitInBrokerFrom))
 			return
 		}
 	}
@@ -103,9 +104,9 @@ func (b *builder) policyValue(who string, mp *manifest.Policy, p *Policy) {
 	for _, d := range v.BrokerRungs() {
 		if d%time.Second != 0 {
 			fix := "use whole-second delays, or a wait_in_broker_from above it"
-			if d >= runtime.MaxWaitInBrokerFrom {
+			if d >= wire.MaxWaitInBrokerFrom {
 				// wait_in_broker_from cannot exceed the threshold.
-				fix = "use whole-second delays (initial, max and multiplier such that every wait from " + short(runtime.MaxWaitInBrokerFrom) + " on is whole seconds)"
+				fix = "use whole-second delays (initial, max and multiplier such that every wait from " + short(wire.MaxWaitInBrokerFrom) + " on is whole seconds)"
 			}
 			b.errorf(at, "%s: the broker wait %s is not a whole number of seconds (rungs are named <queue>.retry.<N>s); %s", who, d, fix)
 			return

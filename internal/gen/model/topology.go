@@ -9,6 +9,7 @@ import (
 
 	"github.com/acemq/acemq-go/internal/gen/manifest"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/wire"
 )
 
 func (b *builder) exchanges() {
@@ -20,7 +21,7 @@ func (b *builder) exchanges() {
 			b.errorf(me.Name.Pos, "an exchange needs a name (the default exchange is never declared)")
 		case strings.HasPrefix(name, "amq."):
 			b.errorf(me.Name.Pos, "exchange %q: names starting with amq. are reserved by RabbitMQ; choose another", name)
-		case name == "acemq.dlx" || name == "acemq.retry":
+		case name == wire.DeadLetterExchange || name == wire.RetryExchange:
 			b.errorf(me.Name.Pos, "exchange %q is declared by the topology itself for dead letters and retries; choose another name", name)
 		}
 		x := &Exchange{Name: name, Kind: me.Type.Value}
@@ -106,7 +107,7 @@ func (b *builder) nativeRetry(who string, mq *manifest.Queue, q *Queue) {
 	at := r.Pos
 	switch {
 	case q.Type != runtime.Quorum:
-		b.errorf(at, "%s: retry_in_broker: native is a quorum queue's (RabbitMQ %s's delayed retry, x-delayed-retry-*); write type: quorum, or remove retry_in_broker (rungs)", who, runtime.NativeRetryBroker)
+		b.errorf(at, "%s: retry_in_broker: native is a quorum queue's (RabbitMQ %s's delayed retry, x-delayed-retry-*); write type: quorum, or remove retry_in_broker (rungs)", who, wire.NativeRetryBroker)
 		return
 	case mq.Retry == nil:
 		b.errorf(at, "%s: retry_in_broker: native delays the waits of a retry policy, and the queue names none; add retry: <policy>, or remove retry_in_broker", who)
@@ -144,13 +145,13 @@ func (b *builder) deliveryLimit(who string, mq *manifest.Queue, q *Queue) {
 		}
 		return
 	}
-	q.DeliveryLimit = runtime.DefaultDeliveryLimit
+	q.DeliveryLimit = wire.DefaultDeliveryLimit
 	if mq.DeliveryLimit != nil {
 		q.DeliveryLimit = mq.DeliveryLimit.Value
 	}
 	if mq.DeadLetter != nil && !mq.DeadLetter.Value {
 		b.errorf(mq.DeadLetter.Pos, "%s: a quorum queue must dead-letter: past its delivery limit (%d) the broker drops a message it has nowhere to send; remove dead_letter: false (a quorum queue dead-letters to %s by default)",
-			who, q.DeliveryLimit, runtime.DeadLetterQueue(q.Name))
+			who, q.DeliveryLimit, wire.DeadLetterQueue(q.Name))
 	}
 	q.DeadLetter = true
 	// requeue_on_failure spends one delivery per failed attempt but the
@@ -193,12 +194,10 @@ func (b *builder) checkQueueName(who string, mq *manifest.Queue, names map[strin
 	if strings.HasPrefix(name, "amq.") {
 		b.errorf(mq.Name.Pos, "%s: names starting with amq. are reserved by RabbitMQ; choose another", who)
 	}
-	for _, suffix := range []string{".dlq", ".parked"} {
-		if base, ok := strings.CutSuffix(name, suffix); ok && names[base] {
-			b.errorf(mq.Name.Pos, "%s is the %s queue the topology declares for queue %q; remove it (or rename it)", who, suffix[1:], base)
-		}
+	if base, kind, ok := wire.Owner(name); ok && kind != wire.Rung && names[base] {
+		b.errorf(mq.Name.Pos, "%s is the %s queue the topology declares for queue %q; remove it (or rename it)", who, kind, base)
 	}
-	if base, _, ok := strings.Cut(name, ".retry."); ok && names[base] {
+	if base, _, ok := strings.Cut(name, wire.RungInfix); ok && names[base] {
 		b.errorf(mq.Name.Pos, "%s looks like a retry rung of queue %q, which the topology declares; rename it", who, base)
 	}
 }
@@ -206,10 +205,10 @@ func (b *builder) checkQueueName(who string, mq *manifest.Queue, names map[strin
 // managedArguments are the x-arguments the manifest sets through its own
 // keys; writing them under arguments: would contradict those.
 var managedArguments = map[string]string{
-	"x-queue-type":              "type: classic or quorum",
-	"x-dead-letter-exchange":    "dead_letter: true",
-	"x-dead-letter-routing-key": "dead_letter: true",
-	"x-delivery-limit":          "delivery_limit: N (quorum queues)",
+	wire.ArgQueueType:            "type: classic or quorum",
+	wire.ArgDeadLetterExchange:   "dead_letter: true",
+	wire.ArgDeadLetterRoutingKey: "dead_letter: true",
+	wire.ArgDeliveryLimit:        "delivery_limit: N (quorum queues)",
 }
 
 func (b *builder) queueArguments(who string, mq *manifest.Queue, q *Queue) {

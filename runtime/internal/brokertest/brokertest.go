@@ -7,8 +7,9 @@
 // It is the one implementation of these: runtime/acemqtest (the public
 // test helpers, for users) delegates URL, MgmtURL, Require, Name, Queue
 // and Management to it, and the root module's internal/brokertest
-// delegates to acemqtest. It imports no package of the runtime, so the
-// runtime's own tests (package runtime included) can use it.
+// delegates to acemqtest. It imports no package of the runtime but
+// runtime/wire (which imports none), so the runtime's own tests (package
+// runtime included) can use it.
 package brokertest
 
 import (
@@ -28,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime/wire"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -277,7 +279,7 @@ func DeleteQueues(tb testing.TB, q string) {
 	defer conn.Close()
 	names, err := QueueNames()
 	if err != nil {
-		names = []string{q, q + ".dlq", q + ".parked"}
+		names = []string{q, wire.DeadLetterQueue(q), wire.ParkedQueue(q)}
 	}
 	for _, n := range names {
 		if n != q && !strings.HasPrefix(n, q+".") {

@@ -20,6 +20,7 @@ import (
 	"github.com/acemq/acemq-go/internal/gen/schema"
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/registry"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"github.com/hamba/avro/v2"
 )
 
@@ -134,7 +135,7 @@ func parseWriter(text, from string) (avroWriter, error) {
 // so, or it has none and starts with the magic byte.
 func isAvro(d *runtime.Delivery) bool {
 	ct := d.Envelope.ContentType
-	return ct == runtime.ContentTypeAvro || ct == "" && len(d.Body) >= 5 && d.Body[0] == 0
+	return ct == wire.ContentTypeAvro || ct == "" && len(d.Body) >= 5 && d.Body[0] == 0
 }
 
 // decode returns d's body as JSON text and the schema it was read with
@@ -145,12 +146,12 @@ func (b *avroBodies) decode(ctx context.Context, d *runtime.Delivery) (text, wit
 		return "", "", errors.New("not in the Confluent wire format (magic byte 0x00 and a 4-byte schema id)")
 	}
 	id := int(binary.BigEndian.Uint32(body[1:5]))
-	header, _ := d.Headers[runtime.HeaderSchemaFingerprint].(string)
+	header, _ := d.Headers[wire.HeaderSchemaFingerprint].(string)
 	w, err := b.writer(ctx, id, header, d.Envelope.Type)
 	if err != nil {
 		// Neither the manifest nor the registry has it: a producer with no
 		// shared registry carries its writer schema in the message.
-		carried, _ := d.Headers[runtime.HeaderSchema].(string)
+		carried, _ := d.Headers[wire.HeaderSchema].(string)
 		cw, ok := carriedWriter(id, header, carried)
 		if !ok {
 			return "", "", err
@@ -175,7 +176,7 @@ func carriedWriter(id int, header, carried string) (avroWriter, bool) {
 	if carried == "" || header == "" || len(carried) > runtime.MaxCarriedSchema {
 		return avroWriter{}, false
 	}
-	w, err := parseWriter(carried, "the message's "+runtime.HeaderSchema)
+	w, err := parseWriter(carried, "the message's "+wire.HeaderSchema)
 	if err != nil || w.print != header {
 		return avroWriter{}, false
 	}
@@ -194,13 +195,13 @@ func (b *avroBodies) writer(ctx context.Context, id int, header, typ string) (av
 		if header == "" || header == w.print {
 			return w, nil
 		}
-		mismatch = fmt.Errorf("schema %d of %s has fingerprint %s, the message's %s says %s", id, w.from, w.print, runtime.HeaderSchemaFingerprint, header)
+		mismatch = fmt.Errorf("schema %d of %s has fingerprint %s, the message's %s says %s", id, w.from, w.print, wire.HeaderSchemaFingerprint, header)
 	}
 	if w, ok := b.fromReg[id]; ok {
 		if header == "" || header == w.print {
 			return w, nil
 		}
-		return avroWriter{}, fmt.Errorf("schema %d of the %s has fingerprint %s, the message's %s says %s", id, b.regName, w.print, runtime.HeaderSchemaFingerprint, header)
+		return avroWriter{}, fmt.Errorf("schema %d of the %s has fingerprint %s, the message's %s says %s", id, b.regName, w.print, wire.HeaderSchemaFingerprint, header)
 	}
 	if err, ok := b.notFound[id]; ok {
 		return avroWriter{}, err

@@ -21,6 +21,7 @@ import (
 
 	"github.com/acemq/acemq-go/drain"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/wire"
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -128,8 +129,8 @@ that could not be moved, a broker error); 2 bad input.`,
 		return bad("%s: %v (see 'acemq %s --help')", c.CommandPath(), err, strings.TrimPrefix(c.CommandPath(), "acemq "))
 	})
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(e.queueCommand("dlq", runtime.DeadLetterQueue, ".dlq", "dead letters"),
-		e.queueCommand("parked", runtime.ParkedQueue, ".parked", "parked messages"),
+	root.AddCommand(e.queueCommand("dlq", wire.DeadLetterQueue, wire.DeadLetterSuffix, "dead letters"),
+		e.queueCommand("parked", wire.ParkedQueue, wire.ParkedSuffix, "parked messages"),
 		e.replayCommand(), e.topologyCommand(), e.scheduleCommand(), e.drainCommand(), e.sqlCommand())
 	return root
 }

@@ -16,16 +16,15 @@ import (
 
 	"github.com/acemq/acemq-go/cmd/acemq/internal/where"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"github.com/spf13/cobra"
 )
 
 // queueName turns what the operator typed (orders.new, orders.new.dlq or
 // orders.new.parked) into the queue the subcommand reads.
 func queueName(arg string, name func(string) string) string {
-	for _, suffix := range []string{".dlq", ".parked"} {
-		if strings.HasSuffix(arg, suffix) {
-			return name(strings.TrimSuffix(arg, suffix))
-		}
+	if q, kind, ok := wire.Owner(arg); ok && kind != wire.Rung {
+		return name(q)
 	}
 	return name(arg)
 }

@@ -10,16 +10,17 @@ import (
 	"github.com/acemq/acemq-go/cmd/acemq/internal/topo"
 	"github.com/acemq/acemq-go/cmd/acemq/internal/where"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"github.com/spf13/cobra"
 )
 
 // replaySource is the queue a replay reads: q.dlq or q.parked as given,
 // else the dead-letter queue of the queue named.
 func replaySource(arg string) string {
-	if strings.HasSuffix(arg, ".dlq") || strings.HasSuffix(arg, ".parked") {
+	if _, kind, ok := wire.Owner(arg); ok && kind != wire.Rung {
 		return arg
 	}
-	return runtime.DeadLetterQueue(arg)
+	return wire.DeadLetterQueue(arg)
 }
 
 func (e *env) replayCommand() *cobra.Command {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/acemq/acemq-go/cmd/acemq/internal/topo"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"github.com/spf13/cobra"
 )
 
@@ -70,7 +71,7 @@ queues that use it. Needs no broker.`,
 	fl.StringVarP(&file, "file", "f", "", "the manifest whose policies to show")
 	fl.Float64Var(&multiplier, "multiplier", 2, "exponential: the factor between waits")
 	fl.Float64Var(&jitter, "jitter", 0, "the jitter of waits held in memory (0.2: ±20%)")
-	fl.DurationVar(&threshold, "wait-in-broker-from", runtime.DefaultWaitInBrokerFrom, "waits from this long are held by the broker (0: never)")
+	fl.DurationVar(&threshold, "wait-in-broker-from", wire.DefaultWaitInBrokerFrom, "waits from this long are held by the broker (0: never)")
 	fl.DurationVar(&giveUpAfer, "give-up-after", 0, "dead-letter a message older than this")
 	return cmd
 }
@@ -144,7 +145,7 @@ func (e *env) printSchedule(name string, p runtime.RetryPolicy, queues []string)
 		if len(queues) > 0 {
 			q = queues[0]
 		}
-		return runtime.RungQueue(q, d)
+		return wire.RungQueue(q, d)
 	}
 	for i, d := range p.Schedule() {
 		if p.InBroker(d) {
@@ -167,7 +168,7 @@ func (e *env) printSchedule(name string, p runtime.RetryPolicy, queues []string)
 	for _, q := range queues {
 		var rungs []string
 		for _, d := range p.Rungs() {
-			rungs = append(rungs, runtime.RungQueue(q, d))
+			rungs = append(rungs, wire.RungQueue(q, d))
 		}
 		if len(rungs) == 0 {
 			fmt.Fprintf(e.stdout, "  %s: no rung queues (every wait is held by the consumer)\n", q)

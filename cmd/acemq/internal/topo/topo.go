@@ -7,6 +7,7 @@ package topo
 import (
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -297,7 +298,7 @@ func Extras(c *rabbithole.Client, vhost string, t *runtime.Topology, roots []str
 // queueArgs is a queue's arguments with the type made explicit: absent is
 // classic.
 func queueArgs(a map[string]any) map[string]any {
-	out := map[string]any{"x-queue-type": "classic"}
+	out := map[string]any{wire.ArgQueueType: "classic"}
 	for k, v := range a {
 		out[k] = v
 	}
