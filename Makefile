@@ -15,7 +15,7 @@ PKGS := ./... ./runtime/... ./drain/... ./cmd/acemq/... ./examples/... ./pgstore
 BROKERLESS := /cmd/acemq-gen|/generator|/internal/installtest|/internal/crosscheck|/internal/gen/(compat|emit|input|manifest|model|names|oneline|pipeline|schema|gentest|export/templates)
 BROKER_PKGS = $(shell $(GO) list ./... | grep -vE 'acemq-go($(BROKERLESS))$$') ./runtime/... ./drain/... ./cmd/acemq/... ./examples/... ./pgstore/... ./redisstore/...
 
-.PHONY: help test quick mod-check check broker stores crosscheck broker4 broker4-down test-rmq4 broker43 broker43-down test-rmq43 fmt-check vet generated-check bench fuzz generate golden demo lint tools
+.PHONY: help test quick quick-profile mod-check check broker stores crosscheck broker4 broker4-down test-rmq4 broker43 broker43-down test-rmq43 fmt-check vet generated-check bench fuzz generate golden demo lint tools
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -27,6 +27,9 @@ test: broker stores crosscheck tools fmt-check vet mod-check generated-check ## 
 
 quick: ## the broker-free quick test: go test -short over every module; needs nothing but Go (no broker, npm, Graphviz or promtool), even under CI=true (docs/development.md)
 	$(GO) test -short $(PKGS) ./bench/...
+
+quick-profile: ## make quick with go test -json, then where its time went: each package's test time and its slowest tests (internal/quickprofile; docs/development.md, Figures)
+	@$(GO) test -short -json $(PKGS) ./bench/... > .quick.json; status=$$?; $(GO) run ./internal/quickprofile < .quick.json; rm -f .quick.json; exit $$status
 
 tools: ## Graphviz (apt, as root) and the AsyncAPI npm packages (npm ci) that internal/gen/export's tests use; promtool (Debian's prometheus package, unpacked into .tools/bin) for internal/alertcheck
 	@bash scripts/artifact-tools.sh

@@ -228,6 +228,9 @@ func moduleRoot(t *testing.T) string {
 // Every ```go block of README.md, docs/*.md and examples/*/README.md
 // compiles.
 func TestMarkdownSnippetsCompile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds the snippets with the go command, the quick test's slowest package on a fresh clone (make test runs it)")
+	}
 	root := moduleRoot(t)
 	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
@@ -262,6 +265,9 @@ func TestMarkdownSnippetsCompile(t *testing.T) {
 // The check fails on a snippet that does not compile, and names its
 // Markdown line.
 func TestBrokenSnippetIsCaught(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds a snippet with the go command (make test runs it)")
+	}
 	root := moduleRoot(t)
 	dir := t.TempDir()
 	md := "# x\n\n<!-- snippet: in golden/orders/want -->\n```go\nfunc f(m *runtime.Message[OrderPlaced]) bool {\n\treturn m.Payload.CustomerID == \"\"\n}\n```\n"
