@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"fmt"
 	"github.com/acemq/acemq-go/runtime/wire"
 	"strconv"
 	"strings"
@@ -37,26 +36,7 @@ const NativeRetryBroker = wire.NativeRetryBroker
 // max caps it there). Fixed(n, d) is always expressible (min = max = d),
 // and so is Exponential(3, d, 2d) with no jitter (d, 2d).
 func (p RetryPolicy) NativeRetry() (minWait, maxWait time.Duration, err error) {
-	waits := p.Schedule()
-	switch {
-	case len(waits) == 0:
-		return 0, 0, fmt.Errorf("retry policy: %d attempt has no wait for the broker to delay; native retry needs at least 2 attempts", p.Attempts())
-	case p.jitter != 0:
-		return 0, 0, fmt.Errorf("retry policy: jitter %g: the broker's delay has none; write jitter 0 for native retry, or keep the rungs", p.jitter)
-	}
-	for i, w := range waits {
-		if w <= 0 || w%time.Millisecond != 0 {
-			return 0, 0, fmt.Errorf("retry policy: wait %d (%s) is not a positive whole number of milliseconds, which the broker's delay is", i+1, w)
-		}
-	}
-	minWait, maxWait = waits[0], waits[len(waits)-1]
-	for i, w := range waits {
-		if b := min(minWait*time.Duration(i+1), maxWait); b != w {
-			return 0, 0, fmt.Errorf("retry policy: waits %v: the broker's delay is min(min × failures, max), %s after failure %d, not %s; "+
-				"native retry gives a fixed or linear ladder only (keep the rungs for this one)", waits, b, i+1, w)
-		}
-	}
-	return minWait, maxWait, nil
+	return wire.NativeRetry(p.Schedule(), p.jitter)
 }
 
 // nativeRetryArguments are a NativeRetry queue's delayed-retry arguments.

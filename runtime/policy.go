@@ -181,16 +181,9 @@ func (p RetryPolicy) distinctDelays(fn func(time.Duration)) {
 }
 
 // distinctWaits yields the waits of the schedule as distinctDelays calls
-// them (an iter.Seq, the rung arithmetic's reading of a policy).
+// them (wire.Waits, the rung arithmetic's reading of a policy).
 func (p RetryPolicy) distinctWaits(yield func(time.Duration) bool) {
-	var prev time.Duration = -1
-	for i := 1; i < p.Attempts(); i++ {
-		d := p.Delay(i)
-		if d == prev || !yield(d) {
-			return
-		}
-		prev = d
-	}
+	wire.Waits(p.Attempts(), p.Delay)(yield)
 }
 
 // jittered spreads d by the policy's jitter, uniformly in [d(1−j), d(1+j)].

@@ -26,9 +26,28 @@ const DefaultDeliveryLimit = 50
 const NativeRetryBroker = "4.3"
 
 // The rung arithmetic below reads a policy as its distinct waits in
-// schedule order (waits) and its broker threshold (threshold, zero: never
-// the broker). A policy with a million attempts and a cap yields only the
-// waits up to the cap.
+// schedule order (waits, as Waits yields them) and its broker threshold
+// (threshold, zero: never the broker):
+//
+//	wire.BrokerRungs(wire.Waits(p.Attempts(), p.Delay), p.WaitInBrokerFrom())
+
+// Waits yields the waits of a policy of attempts deliveries whose wait
+// after failed attempt k (1-based) is delay(k), in schedule order, and
+// stops once a wait equals the one before it (the cap is reached, or the
+// multiplier is 1): a policy with a million attempts and a cap costs no
+// more than its distinct waits.
+func Waits(attempts int, delay func(attempt int) time.Duration) iter.Seq[time.Duration] {
+	return func(yield func(time.Duration) bool) {
+		var prev time.Duration = -1
+		for i := 1; i < attempts; i++ {
+			d := delay(i)
+			if d == prev || !yield(d) {
+				return
+			}
+			prev = d
+		}
+	}
+}
 
 // InBroker reports whether a wait of d is held by the broker under
 // threshold.

@@ -141,3 +141,49 @@ func TestPrefixesPrefixTheirNames(t *testing.T) {
 		}
 	}
 }
+
+// Waits stops at the first wait equal to the one before it, however many
+// attempts the policy allows.
+func TestWaitsStopWhenTheyStopChanging(t *testing.T) {
+	calls := 0
+	exp := func(k int) time.Duration {
+		calls++
+		return min(time.Second<<(k-1), 8*time.Second)
+	}
+	got := slices.Collect(wire.Waits(1_000_000_000, exp))
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}
+	if !slices.Equal(got, want) || calls != 5 {
+		t.Fatalf("Waits = %v after %d calls of delay, want %v after 5", got, calls, want)
+	}
+	if got := slices.Collect(wire.Waits(1, exp)); len(got) != 0 {
+		t.Fatalf("one attempt waits %v, want none", got)
+	}
+}
+
+// NativeRetry gives the broker's min and max for the ladders it can
+// delay, and says which wait it would get wrong for the others.
+func TestNativeRetry(t *testing.T) {
+	s := time.Second
+	for _, tc := range []struct {
+		waits    []time.Duration
+		jitter   float64
+		min, max time.Duration
+		err      string
+	}{
+		{[]time.Duration{2 * s, 2 * s, 2 * s}, 0, 2 * s, 2 * s, ""},
+		{[]time.Duration{s, 2 * s}, 0, s, 2 * s, ""},
+		{[]time.Duration{s, 2 * s, 3 * s, 3 * s}, 0, s, 3 * s, ""},
+		{nil, 0, 0, 0, "1 attempt has no wait"},
+		{[]time.Duration{s}, 0.2, 0, 0, "jitter 0.2"},
+		{[]time.Duration{1500 * time.Microsecond}, 0, 0, 0, "wait 1 (1.5ms) is not a positive whole number of milliseconds"},
+		{[]time.Duration{s, 2 * s, 4 * s}, 0, 0, 0, "3s after failure 3, not 4s"},
+	} {
+		lo, hi, err := wire.NativeRetry(tc.waits, tc.jitter)
+		if tc.err == "" && (err != nil || lo != tc.min || hi != tc.max) {
+			t.Errorf("NativeRetry(%v, %g) = %s, %s, %v; want %s, %s", tc.waits, tc.jitter, lo, hi, err, tc.min, tc.max)
+		}
+		if tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("NativeRetry(%v, %g): %v, want an error saying %q", tc.waits, tc.jitter, err, tc.err)
+		}
+	}
+}

@@ -186,7 +186,7 @@ func AsyncAPI(m *model.Model, opts Options) ([]byte, error) {
 		add("queue:"+wire.DeadLetterQueue(q.Name), all...)
 		add("queue:"+wire.ParkedQueue(q.Name), all...)
 		if q.Retry != nil {
-			for _, r := range q.Retry.Value.Rungs() {
+			for _, r := range wire.Rungs(wire.Waits(q.Retry.Value.Attempts(), q.Retry.Value.Delay), q.Retry.Value.WaitInBrokerFrom()) {
 				add("queue:"+wire.RungQueue(q.Name, r), all...)
 				add("exchange:"+wire.RetryExchange, all...)
 			}
@@ -374,10 +374,10 @@ func queueRoles(m *model.Model) map[string]string {
 		out[wire.DeadLetterQueue(q.Name)] = "Dead letters of " + q.Name + ": what its consumer gave up on or rejected, and what the broker dead-lettered. x-acemq-error says why, x-acemq-queue where from."
 		out[wire.ParkedQueue(q.Name)] = "Parked messages of " + q.Name + ": parked by the handler, or a body that could not be decoded (an unknown type, an invalid payload)."
 		if q.Retry != nil {
-			for _, r := range q.Retry.Value.BrokerRungs() {
+			for _, r := range wire.BrokerRungs(wire.Waits(q.Retry.Value.Attempts(), q.Retry.Value.Delay), q.Retry.Value.WaitInBrokerFrom()) {
 				out[wire.RungQueue(q.Name, r)] = fmt.Sprintf("Retry rung of %s: holds a message %s (x-message-ttl), then dead-letters it back to %s through the default exchange.", q.Name, short(r), q.Name)
 			}
-			for _, r := range q.Retry.Value.SpillRungs() {
+			for _, r := range wire.SpillRungs(wire.Waits(q.Retry.Value.Attempts(), q.Retry.Value.Delay), q.Retry.Value.WaitInBrokerFrom()) {
 				out[wire.RungQueue(q.Name, r)] = fmt.Sprintf("Spill rung of %s: holds a message %s (x-message-ttl), then dead-letters it back to %s through the default exchange; its consumer sends a wait held in memory here once its hold budget is full.", q.Name, short(r), q.Name)
 			}
 		}

@@ -243,9 +243,9 @@ func queueData(q *model.Queue) templates.Queue {
 		}
 		if q.NativeRetry {
 			w.Rung = q.Name // the queue itself holds it
-		} else if v.InBroker(sched[i]) {
+		} else if wire.InBroker(sched[i], v.WaitInBrokerFrom()) {
 			w.Rung = wire.RungQueue(q.Name, sched[i])
-		} else if r, ok := v.SpillRung(sched[i]); ok {
+		} else if r, ok := wire.SpillRung(sched[i], v.WaitInBrokerFrom()); ok {
 			w.Spill = wire.RungQueue(q.Name, r)
 		}
 		tp.Waits = append(tp.Waits, w)
@@ -255,8 +255,8 @@ func queueData(q *model.Queue) templates.Queue {
 	if q.NativeRetry {
 		return tq
 	}
-	broker := v.BrokerRungs()
-	for _, r := range v.Rungs() {
+	broker := wire.BrokerRungs(wire.Waits(v.Attempts(), v.Delay), v.WaitInBrokerFrom())
+	for _, r := range wire.Rungs(wire.Waits(v.Attempts(), v.Delay), v.WaitInBrokerFrom()) {
 		tq.Rungs = append(tq.Rungs, templates.Rung{Name: wire.RungQueue(q.Name, r), Delay: short(r), Quorum: q.QuorumRungs,
 			Spill: !slices.Contains(broker, r)})
 	}

@@ -101,7 +101,7 @@ func (b *builder) policyValue(who string, mp *manifest.Policy, p *Policy) {
 	}
 	p.Value = v
 	at := policyPos(mp)
-	for _, d := range v.BrokerRungs() {
+	for _, d := range wire.BrokerRungs(wire.Waits(v.Attempts(), v.Delay), v.WaitInBrokerFrom()) {
 		if d%time.Second != 0 {
 			fix := "use whole-second delays, or a wait_in_broker_from above it"
 			if d >= wire.MaxWaitInBrokerFrom {

@@ -121,7 +121,7 @@ func (b *builder) nativeRetry(who string, mq *manifest.Queue, q *Queue) {
 	case q.Retry == nil:
 		return // an unknown policy, reported at retry:
 	}
-	if _, _, err := q.Retry.Value.NativeRetry(); err != nil {
+	if _, _, err := wire.NativeRetry(q.Retry.Value.Schedule(), q.Retry.Value.Jitter()); err != nil {
 		where := ""
 		for _, mp := range b.file.Policies {
 			if mp.Name.Value == q.Retry.Name && (mp.Exponential != nil || mp.Fixed != nil) {

@@ -148,7 +148,7 @@ func (e *env) printSchedule(name string, p runtime.RetryPolicy, queues []string)
 		return wire.RungQueue(q, d)
 	}
 	for i, d := range p.Schedule() {
-		if p.InBroker(d) {
+		if wire.InBroker(d, p.WaitInBrokerFrom()) {
 			fmt.Fprintf(e.stdout, "  after attempt %d: wait %s in the broker (%s)\n", i+1, d, rungOf(d))
 			continue
 		}
@@ -156,7 +156,7 @@ func (e *env) printSchedule(name string, p runtime.RetryPolicy, queues []string)
 		if p.Jitter() > 0 {
 			j = fmt.Sprintf(", ±%g%% jitter", p.Jitter()*100)
 		}
-		if r, ok := p.SpillRung(d); ok {
+		if r, ok := wire.SpillRung(d, p.WaitInBrokerFrom()); ok {
 			j += fmt.Sprintf("; past its hold budget in the broker (%s)", rungOf(r))
 		}
 		fmt.Fprintf(e.stdout, "  after attempt %d: wait %s in the consumer%s\n", i+1, d, j)
@@ -167,7 +167,7 @@ func (e *env) printSchedule(name string, p runtime.RetryPolicy, queues []string)
 	}
 	for _, q := range queues {
 		var rungs []string
-		for _, d := range p.Rungs() {
+		for _, d := range wire.Rungs(wire.Waits(p.Attempts(), p.Delay), p.WaitInBrokerFrom()) {
 			rungs = append(rungs, wire.RungQueue(q, d))
 		}
 		if len(rungs) == 0 {
