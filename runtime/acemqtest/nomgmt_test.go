@@ -33,3 +33,21 @@ func TestManagementPluginOff(t *testing.T) {
 		}
 	}
 }
+
+// DialVHost against a broker whose management API does not answer fails
+// the test naming the plugin and the command, not only "connection
+// refused" on port 15672.
+func TestDialVHostWithoutManagement(t *testing.T) {
+	acemqtest.Require(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgmt := "http://" + ln.Addr().String()
+	ln.Close()
+	t.Setenv("ACEMQ_TEST_MGMT_URL", mgmt)
+	r := ended(t, func(tb testing.TB) { acemqtest.DialVHost(tb) })
+	if !strings.Contains(r.failed, "rabbitmq-plugins enable rabbitmq_management") || !strings.Contains(r.failed, mgmt) {
+		t.Errorf("DialVHost failed the test with %q, want it to name %s and `rabbitmq-plugins enable rabbitmq_management`", r.failed, mgmt)
+	}
+}
