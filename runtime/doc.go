@@ -10,6 +10,9 @@
 // same retry arithmetic, so a message can move between services written
 // with any of them. docs/design.md in the repository is that contract in
 // full: names, headers, reason texts, the retry arithmetic, the rules.
+// Package runtime/wire spells its names and derives them (a queue's q.dlq,
+// q.parked and rungs, and back), for the runtime, the generator and the
+// operator command alike.
 //
 // # Handlers and acks
 //
