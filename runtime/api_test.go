@@ -69,10 +69,12 @@ func TestExportedAPI(t *testing.T) {
 // type, an alias as one; each exported function, a constructor go doc lists
 // under its type included; each exported method). 208 when it was written
 // (issue 38), 211 with the outbox's API that left runtime/acemqimpl
-// (Outgoing, NewOutgoing, Connection.PublishOutgoing); the issue's goal is
-// 150. Lower it as names leave; a name added past it is a design question,
+// (Outgoing, NewOutgoing, Connection.PublishOutgoing), 203 once MessageType
+// and Format were aliases of internal/msgtype's and Violation and
+// SchemaError of internal/jsoncheck's (go doc lists an alias's methods on
+// the internal package's page); the issue's goal is 150. Lower it as names leave; a name added past it is a design question,
 // not a number to raise.
-const maxGoDocEntries = 211
+const maxGoDocEntries = 203
 
 // TestGoDocEntries keeps package runtime's go doc within maxGoDocEntries.
 func TestGoDocEntries(t *testing.T) {

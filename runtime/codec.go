@@ -1,8 +1,7 @@
 package runtime
 
 import (
-	"context"
-
+	"github.com/acemq/acemq-go/runtime/internal/msgtype"
 	"github.com/acemq/acemq-go/runtime/wire"
 )
 
@@ -20,27 +19,22 @@ const (
 // An error from Decode parks the message with
 // "could not be decoded: <error>", so it should say where and what:
 // "/customer_id: missing property", not "invalid".
-type Codec interface {
-	// ContentType is the AMQP content_type property of what Encode writes.
-	ContentType() string
-	// Encode returns the body for v. ctx bounds any registry call.
-	Encode(ctx context.Context, v any) ([]byte, error)
-	// Decode fills v (a pointer) from body. ctx bounds any registry call.
-	Decode(ctx context.Context, body []byte, v any) error
-}
+//
+// Its methods: ContentType (the AMQP content_type of what Encode writes),
+// Encode(ctx, v) (the body for v; ctx bounds any registry call) and
+// Decode(ctx, body, v) (fills the pointer v from body).
+type Codec = msgtype.Codec
 
 // SchemaRegistry stores Avro writer schemas by id, as the Confluent wire
 // format needs: the publisher registers its schema under a subject and
 // writes the id in each body; the consumer looks the writer schema up by
 // that id. Implementations must be safe for concurrent use.
-type SchemaRegistry interface {
-	// Register stores schema under subject and returns its id; registering
-	// the same schema again returns the same id.
-	Register(ctx context.Context, subject, schema string) (int, error)
-	// Schema returns the schema registered with id, or an error wrapping
-	// ErrSchemaNotFound.
-	Schema(ctx context.Context, id int) (string, error)
-}
+//
+// Its methods: Register(ctx, subject, schema) stores schema under subject
+// and returns its id (registering the same schema again returns the same
+// id); Schema(ctx, id) returns the schema registered with id, or an error
+// wrapping ErrSchemaNotFound.
+type SchemaRegistry = msgtype.SchemaRegistry
 
 // opener is a registry that can be opened ahead of its first use
 // (registry.OpenLazy's): a Consume whose Avro types use it opens it before

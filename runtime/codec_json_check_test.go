@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/acemq/acemq-go/runtime/internal/jsoncheck"
+	"github.com/acemq/acemq-go/runtime/internal/msgtype"
 )
 
 // checkedOrder is a hand-written jsoncheck.Checker of codecBenchSchema's order,
@@ -86,14 +87,14 @@ func TestWithReferenceValidation(t *testing.T) {
 	mt := newCheckedJSONType[codecBenchOrder]("test.checked.v2", codecBenchSchema, checkedOrder(&calls), nil)
 	var cfg dialConfig
 	WithReferenceValidation().applyDial(&cfg)
-	ref, err := mt.codecFor(&Connection{cfg: cfg})
+	ref, err := codecFor(mt, &Connection{cfg: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ref.Encode(t.Context(), codecBenchValue()); err != nil || calls != 0 {
 		t.Errorf("reference codec: %v, check called %d times", err, calls)
 	}
-	fast, err := mt.codecFor(&Connection{})
+	fast, err := codecFor(mt, &Connection{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +175,8 @@ func TestJSONCodecCheckedDecode(t *testing.T) {
 // (impltest.GeneratedCheck, which this package's tests cannot import).
 func generatedCheck[T any](mt *MessageType[T], v T) (*jsoncheck.Check, bool) {
 	c := new(jsoncheck.Check)
-	if mt.check == nil || !mt.check(v, c) {
+	check, _ := msgtype.JSONCheckOf(mt)
+	if check == nil || !check(v, c) {
 		return nil, false
 	}
 	return c, true
@@ -184,12 +186,13 @@ func generatedCheck[T any](mt *MessageType[T], v T) (*jsoncheck.Check, bool) {
 // (impltest.GeneratedDecodeCheck).
 func generatedDecodeCheck[T any](mt *MessageType[T], body []byte) (*jsoncheck.Check, bool) {
 	var v T
-	if mt.check == nil || mt.shape == nil || json.Unmarshal(body, &v) != nil {
+	check, shape := msgtype.JSONCheckOf(mt)
+	if check == nil || shape == nil || json.Unmarshal(body, &v) != nil {
 		return nil, false
 	}
 	c := new(jsoncheck.Check)
-	jsoncheck.Scan(c, body, mt.shape())
-	if !mt.check(&v, c) {
+	jsoncheck.Scan(c, body, shape())
+	if !check(&v, c) {
 		return nil, false
 	}
 	return c, true

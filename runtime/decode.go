@@ -20,7 +20,7 @@ func DecodeDelivery[T any](ctx context.Context, c *Connection, mt *MessageType[T
 	if d.Type != mt.Name() {
 		return v, fmt.Errorf("%w: it is %q, not %q", ErrOtherType, d.Type, mt.Name())
 	}
-	codec, err := mt.codecFor(c)
+	codec, err := codecFor(mt, c)
 	if err != nil {
 		return v, err
 	}

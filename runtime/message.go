@@ -58,13 +58,13 @@ func Handle[T any](mt *MessageType[T], h Handler[T]) Route {
 // route is the route of mt to h.
 func route[T any](mt *MessageType[T], h Handler[T]) Route {
 	return Route{
-		typeName: mt.name,
+		typeName: mt.Name(),
 		prepare: func(c *Connection) error {
-			reg := mt.registryFor(c)
+			reg := registryFor(mt, c)
 			if _, err := mt.Codec(reg); err != nil {
 				return err
 			}
-			if o, ok := reg.(opener); ok && mt.format == FormatAvro {
+			if o, ok := reg.(opener); ok && mt.Format() == FormatAvro {
 				// A registry that cannot open (a missing credential) fails
 				// Consume now, not every message later.
 				return o.OpenNow()
@@ -115,11 +115,11 @@ func decodeAndCall[T any](ctx context.Context, c *Connection, mt *MessageType[T]
 
 // decodeInto decodes d's body as mt into *v, checking its content type.
 func decodeInto[T any](ctx context.Context, c *Connection, mt *MessageType[T], d *amqp.Delivery, v *T) error {
-	codec, err := mt.codecFor(c)
+	codec, err := codecFor(mt, c)
 	if err != nil {
 		return err
 	}
-	if mt.format != FormatText && d.ContentType != "" && d.ContentType != codec.ContentType() {
+	if mt.Format() != FormatText && d.ContentType != "" && d.ContentType != codec.ContentType() {
 		return fmt.Errorf("content type %q is not %q", d.ContentType, codec.ContentType())
 	}
 	return codec.Decode(ctx, d.Body, v)

@@ -30,25 +30,15 @@ type Outgoing struct {
 	Msg         amqp.Publishing
 }
 
-// encodable is every *MessageType[T]: what building a message needs of
-// its type, without its type parameter.
-type encodable interface {
-	codecFor(c *Connection) (Codec, error)
-	Name() string
-}
-
-// encodeOne encodes v as a message of mt to exchange with opts applied:
-// the message Publish and PublishAsync send, and an outbox stores.
-func (c *Connection) encodeOne(ctx context.Context, mt encodable, exchange string, v any, opts []PublishOption) (outgoing, publishConfig, error) {
-	codec, err := mt.codecFor(c)
-	if err != nil {
-		return outgoing{}, publishConfig{}, err
-	}
+// encodeOne encodes v as a message of type typ (whose codec on c is
+// codec) to exchange with opts applied: the message Publish and
+// PublishAsync send, and an outbox stores.
+func (c *Connection) encodeOne(ctx context.Context, typ string, codec Codec, exchange string, v any, opts []PublishOption) (outgoing, publishConfig, error) {
 	fp, _ := codec.(interface{ schemaFingerprint() string })
 	cfg := publishConfigOf(opts)
-	o, err := encodeOutgoing(ctx, c, mt.Name(), codec, fp, exchange, v, cfg)
+	o, err := encodeOutgoing(ctx, c, typ, codec, fp, exchange, v, cfg)
 	if err != nil {
-		return outgoing{}, cfg, fmt.Errorf("publish %s to exchange %q: %w", mt.Name(), exchange, err)
+		return outgoing{}, cfg, fmt.Errorf("publish %s to exchange %q: %w", typ, exchange, err)
 	}
 	return o, cfg, nil
 }
@@ -63,12 +53,16 @@ func (c *Connection) encodeOne(ctx context.Context, mt encodable, exchange strin
 // AMQP type, a header frame over the connection's frame_max (131072 while
 // it has none).
 func NewOutgoing[T any](ctx context.Context, c *Connection, mt *MessageType[T], exchange string, v T, opts ...PublishOption) (Outgoing, error) {
-	return c.newOutgoing(ctx, mt, exchange, v, opts)
+	codec, err := codecFor(mt, c)
+	if err != nil {
+		return Outgoing{}, err
+	}
+	return c.newOutgoing(ctx, mt.Name(), codec, exchange, v, opts)
 }
 
 // newOutgoing is NewOutgoing without its type parameter.
-func (c *Connection) newOutgoing(ctx context.Context, mt encodable, exchange string, v any, opts []PublishOption) (Outgoing, error) {
-	o, cfg, err := c.encodeOne(ctx, mt, exchange, v, opts)
+func (c *Connection) newOutgoing(ctx context.Context, typ string, codec Codec, exchange string, v any, opts []PublishOption) (Outgoing, error) {
+	o, cfg, err := c.encodeOne(ctx, typ, codec, exchange, v, opts)
 	if err != nil {
 		return Outgoing{}, err
 	}
@@ -76,7 +70,7 @@ func (c *Connection) newOutgoing(ctx context.Context, mt encodable, exchange str
 	// What Publish would refuse when writing it: its header frame above
 	// the connection's frame_max.
 	if err := checkOutgoing(o.exchange, o.key, &o.msg, c.frameMax()); err != nil {
-		return Outgoing{}, fmt.Errorf("publish %s to exchange %q: %w", mt.Name(), exchange, err)
+		return Outgoing{}, fmt.Errorf("publish %s to exchange %q: %w", typ, exchange, err)
 	}
 	key := cfg.correlationID
 	if cfg.orderingKeySet {

@@ -36,14 +36,14 @@ func Publish[T any](ctx context.Context, c *Connection, mt *MessageType[T], exch
 // joins one error per failed message, each naming its index (errors.Is and
 // errors.As work through it); nil means every message was confirmed.
 func PublishBatch[T any](ctx context.Context, c *Connection, mt *MessageType[T], exchange string, vs []T, opts ...PublishOption) error {
-	codec, err := mt.codecFor(c)
+	codec, err := codecFor(mt, c)
 	if err != nil {
 		return err
 	}
 	fp, _ := codec.(interface{ schemaFingerprint() string })
 	cfg := publishConfigOf(opts)
 	if cfg.messageIDSet && len(vs) > 1 {
-		return fmt.Errorf("publish %s to exchange %q: %w: WithMessageID names one message, not a batch of %d", mt.name, exchange, ErrInvalidMessage, len(vs))
+		return fmt.Errorf("publish %s to exchange %q: %w: WithMessageID names one message, not a batch of %d", mt.Name(), exchange, ErrInvalidMessage, len(vs))
 	}
 	var one [1]outgoing // Publish's one message, and its outcome, on the stack
 	var oneErr [1]error
@@ -52,12 +52,12 @@ func PublishBatch[T any](ctx context.Context, c *Connection, mt *MessageType[T],
 		out, errs = make([]outgoing, len(vs)), make([]error, len(vs))
 	}
 	for i, v := range vs {
-		o, err := encodeOutgoing(ctx, c, mt.name, codec, fp, exchange, v, cfg)
+		o, err := encodeOutgoing(ctx, c, mt.Name(), codec, fp, exchange, v, cfg)
 		if err != nil {
 			if len(vs) > 1 {
-				return fmt.Errorf("publish %s to exchange %q: message %d of %d (index %d): %w", mt.name, exchange, i+1, len(vs), i, err)
+				return fmt.Errorf("publish %s to exchange %q: message %d of %d (index %d): %w", mt.Name(), exchange, i+1, len(vs), i, err)
 			}
-			return fmt.Errorf("publish %s to exchange %q: %w", mt.name, exchange, err)
+			return fmt.Errorf("publish %s to exchange %q: %w", mt.Name(), exchange, err)
 		}
 		out[i] = o
 	}

@@ -69,7 +69,11 @@ func (p *Pending) Wait(ctx context.Context) error {
 // Pending says so), not the confirm: cancelling it after the write does not
 // touch the Pending.
 func PublishAsync[T any](ctx context.Context, c *Connection, mt *MessageType[T], exchange string, v T, opts ...PublishOption) (*Pending, error) {
-	o, _, err := c.encodeOne(ctx, mt, exchange, v, opts)
+	codec, err := codecFor(mt, c)
+	if err != nil {
+		return nil, err
+	}
+	o, _, err := c.encodeOne(ctx, mt.Name(), codec, exchange, v, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -305,24 +305,24 @@ type replySession struct {
 // WithReplyQueue it keeps waiting until ctx ends).
 func Request[Req, Rep any](ctx context.Context, r *Requester, reqType *MessageType[Req], repType *MessageType[Rep], exchange string, v Req, opts ...PublishOption) (rep Rep, err error) {
 	start := time.Now()
-	defer func() { r.c.metrics.requested(exchange, reqType.name, repType.name, time.Since(start), err) }()
+	defer func() { r.c.metrics.requested(exchange, reqType.Name(), repType.Name(), time.Since(start), err) }()
 	var zero Rep
-	codec, err := reqType.codecFor(r.c)
+	codec, err := codecFor(reqType, r.c)
 	if err != nil {
 		return zero, err
 	}
 	fp, _ := codec.(interface{ schemaFingerprint() string })
 	cfg := publishConfigOf(opts)
-	o, err := encodeOutgoing(ctx, r.c, reqType.name, codec, fp, exchange, v, cfg)
+	o, err := encodeOutgoing(ctx, r.c, reqType.Name(), codec, fp, exchange, v, cfg)
 	if err != nil {
-		return zero, fmt.Errorf("request %s to exchange %q: %w", reqType.name, exchange, err)
+		return zero, fmt.Errorf("request %s to exchange %q: %w", reqType.Name(), exchange, err)
 	}
-	o.msg.Headers[HeaderReplyType] = repType.name
+	o.msg.Headers[HeaderReplyType] = repType.Name()
 	d, err := r.call(ctx, o)
 	if err != nil {
-		return zero, fmt.Errorf("request %s to exchange %q: %w", reqType.name, exchange, err)
+		return zero, fmt.Errorf("request %s to exchange %q: %w", reqType.Name(), exchange, err)
 	}
-	return decodeReply(ctx, r.c, reqType.name, repType, d)
+	return decodeReply(ctx, r.c, reqType.Name(), repType, d)
 }
 
 // decodeReply is d's reply as a Rep, or the responder's error.
@@ -333,15 +333,15 @@ func decodeReply[Rep any](ctx context.Context, c *Connection, request string, re
 		return v, &ReplyError{Code: headerString(d.Headers, HeaderReplyErrorCode), Reason: reasonText,
 			Request: request, Responder: headerString(d.Headers, HeaderOrigin)}
 	}
-	if d.Type != repType.name {
-		return v, fmt.Errorf("request %s: the reply: %w: it is %q, not %q", request, ErrOtherType, d.Type, repType.name)
+	if d.Type != repType.Name() {
+		return v, fmt.Errorf("request %s: the reply: %w: it is %q, not %q", request, ErrOtherType, d.Type, repType.Name())
 	}
-	codec, err := repType.codecFor(c)
+	codec, err := codecFor(repType, c)
 	if err != nil {
 		return v, err
 	}
 	if err := codec.Decode(replyDecodeCtx(ctx, d), d.Body, &v); err != nil {
-		return v, fmt.Errorf("request %s: the reply %s: %w", request, repType.name, err)
+		return v, fmt.Errorf("request %s: the reply %s: %w", request, repType.Name(), err)
 	}
 	return v, nil
 }

@@ -63,9 +63,9 @@ func RetryRequest(err error) error { return &retryRequestError{err: err} }
 // not taken for a duplicate of itself.
 func HandleRequest[Req, Rep any](reqType *MessageType[Req], repType *MessageType[Rep], h RequestHandler[Req, Rep]) Route {
 	inner := answerInto(repType, h)
-	r := requestRoute(reqType, repType.name, inner)
+	r := requestRoute(reqType, repType.Name(), inner)
 	r.wrap = func(queue string, mws []Middleware) Route {
-		return requestRoute(reqType, repType.name, chain(queue, mws, inner))
+		return requestRoute(reqType, repType.Name(), chain(queue, mws, inner))
 	}
 	return r
 }
@@ -171,12 +171,12 @@ func (r responding) answerThen(ctx context.Context, code string, ack Ack) Ack {
 
 // replyWith encodes rep and sends it as r's reply.
 func replyWith[Rep any](ctx context.Context, r responding, repType *MessageType[Rep], rep Rep) Ack {
-	codec, err := repType.codecFor(r.c)
+	codec, err := codecFor(repType, r.c)
 	if err != nil {
 		return Retry(fmt.Errorf("the reply's codec: %w", err))
 	}
 	fp, _ := codec.(interface{ schemaFingerprint() string })
-	o, err := encodeOutgoing(ctx, r.c, repType.name, codec, fp, "", rep, publishConfig{})
+	o, err := encodeOutgoing(ctx, r.c, repType.Name(), codec, fp, "", rep, publishConfig{})
 	if err != nil {
 		return r.replyError(ctx, &ReplyError{Code: "error", Reason: "the reply does not encode: " + err.Error()})
 	}

@@ -6,7 +6,7 @@ import (
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/internal/avrounion"
 	"github.com/acemq/acemq-go/runtime/internal/jsoncheck"
-	"github.com/acemq/acemq-go/runtime/internal/typeimpl"
+	"github.com/acemq/acemq-go/runtime/internal/msgtype"
 	"github.com/hamba/avro/v2"
 )
 
@@ -79,7 +79,7 @@ func JSONFormat(name string) func(s string) bool { return jsoncheck.Format(name)
 // NewJSONType decodes it, by the reference.
 func NewCheckedJSONType[T any](name, schema string, check JSONChecker, shape func() *JSONShape) *runtime.MessageType[T] {
 	mt := runtime.NewJSONType[T](name, schema)
-	typeimpl.SetJSONCheck(mt, check, shape)
+	msgtype.SetJSONCheck(mt, check, shape)
 	return mt
 }
 
@@ -97,7 +97,7 @@ type JSONEncoder = jsoncheck.Encoder
 // keeps json.Marshal). Generated code calls it on the type it declares,
 // before any use.
 func WithJSONEncoder[T any](mt *runtime.MessageType[T], enc JSONEncoder) *runtime.MessageType[T] {
-	typeimpl.SetJSONEncoder(mt, enc)
+	msgtype.SetJSONEncoder(mt, enc)
 	return mt
 }
 
@@ -161,7 +161,7 @@ type JSONSliceBuf[T any] = jsoncheck.SliceBuf[T]
 // codec of runtime.WithReferenceValidation does without it. Generated
 // code calls it on the type it declares, before any use.
 func WithJSONDecoder[T any](mt *runtime.MessageType[T], dec JSONDecodeFunc) *runtime.MessageType[T] {
-	typeimpl.SetJSONDecoder(mt, dec)
+	msgtype.SetJSONDecoder(mt, dec)
 	return mt
 }
 

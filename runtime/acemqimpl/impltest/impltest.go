@@ -14,7 +14,7 @@ import (
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/acemqimpl"
 	"github.com/acemq/acemq-go/runtime/internal/jsoncheck"
-	"github.com/acemq/acemq-go/runtime/internal/typeimpl"
+	"github.com/acemq/acemq-go/runtime/internal/msgtype"
 )
 
 // GeneratedCheck runs the generated check of a JSON type alone, without
@@ -22,7 +22,7 @@ import (
 // type has none, or the check does not take v). Publish and Validate use
 // both.
 func GeneratedCheck[T any](mt *runtime.MessageType[T], v T) (c *acemqimpl.JSONCheck, ok bool) {
-	check, _ := typeimpl.JSONCheckOf(mt)
+	check, _ := msgtype.JSONCheckOf(mt)
 	if check == nil {
 		return nil, false
 	}
@@ -38,7 +38,7 @@ func GeneratedCheck[T any](mt *runtime.MessageType[T], v T) (c *acemqimpl.JSONCh
 // no decode check), its shape's scan and the generated check, without the
 // reference validator.
 func GeneratedDecodeCheck[T any](mt *runtime.MessageType[T], body []byte) (c *acemqimpl.JSONCheck, ok bool) {
-	check, shape := typeimpl.JSONCheckOf(mt)
+	check, shape := msgtype.JSONCheckOf(mt)
 	if check == nil || shape == nil {
 		return nil, false
 	}
@@ -58,7 +58,7 @@ func GeneratedDecodeCheck[T any](mt *runtime.MessageType[T], body []byte) (c *ac
 // bytes it writes for v, wrote false when it does not take v (json.Marshal
 // would refuse it), has false when the type has no encoder.
 func GeneratedEncode[T any](mt *runtime.MessageType[T], v T) (body []byte, wrote, has bool) {
-	enc := typeimpl.JSONEncoderOf(mt)
+	enc := msgtype.JSONEncoderOf(mt)
 	if enc == nil {
 		return nil, false, false
 	}
@@ -72,11 +72,11 @@ func GeneratedEncode[T any](mt *runtime.MessageType[T], v T) (body []byte, wrote
 // scan finds nothing), passed that the generated check passes v too; has
 // is false when the type has no decoder.
 func GeneratedDecode[T any](mt *runtime.MessageType[T], body []byte) (v T, took, passed, has bool) {
-	dec := typeimpl.JSONDecoderOf(mt)
+	dec := msgtype.JSONDecoderOf(mt)
 	if dec == nil {
 		return v, false, false, false
 	}
-	check, shape := typeimpl.JSONCheckOf(mt)
+	check, shape := msgtype.JSONCheckOf(mt)
 	var sh *jsoncheck.Shape
 	if shape != nil {
 		sh = shape()

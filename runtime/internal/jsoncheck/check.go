@@ -88,16 +88,16 @@ func (c *Check) Passed() bool { return len(c.violations) == 0 && !c.undecided }
 // IsUndecided reports whether the check left the verdict to the reference.
 func (c *Check) IsUndecided() bool { return c.undecided }
 
-// Err is nil when the check found nothing, else a *runtime.SchemaError
-// with what it found, sorted by location as the codec sorts the
-// reference's.
+// Err is nil when the check found nothing, else a *SchemaError
+// (runtime.SchemaError) with what it found, sorted by location as the
+// codec sorts the reference's.
 func (c *Check) Err() error {
 	if len(c.violations) == 0 {
 		return nil
 	}
 	out := slices.Clone(c.violations)
 	slices.SortStableFunc(out, func(a, b Violation) int { return strings.Compare(a.Location, b.Location) })
-	return NewSchemaError(slices.Compact(out))
+	return &SchemaError{Violations: slices.Compact(out)}
 }
 
 func (c *Check) reset() {
@@ -337,18 +337,6 @@ func isUUID(s string) bool {
 	}
 	return true
 }
-
-// Violation is one way a JSON document breaks its schema: the same fields
-// as runtime.Violation, which converts it.
-type Violation struct {
-	Location string
-	Message  string
-}
-
-// NewSchemaError makes the error Check.Err returns from what a check
-// found: package runtime sets it (in its init) to build a
-// *runtime.SchemaError, which this package cannot name.
-var NewSchemaError func([]Violation) error
 
 // Pointer is the RFC 6901 pointer of tokens, "/" for the document.
 func Pointer(tokens []string) string {
