@@ -56,8 +56,8 @@ publishers:
 			}
 			if f.Path == "outbox.acemq.go" {
 				sawOutbox = true
-				if len(parsed.Imports) != 4 {
-					t.Errorf("outbox.acemq.go imports %d packages, want context, pgstore, runtime, pgx", len(parsed.Imports))
+				if len(parsed.Imports) != 5 {
+					t.Errorf("outbox.acemq.go imports %d packages, want context, pgstore, runtime, acemqimpl, pgx", len(parsed.Imports))
 				}
 			}
 		}

@@ -41,7 +41,9 @@ func (fn BenchJSONHandlerFunc) HandleOrderJSON(ctx context.Context, m *runtime.M
 // The consumer declares the queue's .dlq and .parked queues before it
 // subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only;
 // stop the consumer with its Close method.
-func ConsumeBenchJSON(ctx context.Context, c *runtime.Connection, h BenchJSONHandler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+func ConsumeBenchJSON(
+	ctx context.Context, c *runtime.Connection, h BenchJSONHandler, opts ...runtime.ConsumeOption,
+) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("ConsumeBenchJSON: the handler is nil")
 	}
@@ -81,7 +83,9 @@ func (fn BenchAvroHandlerFunc) HandleOrderAvro(ctx context.Context, m *runtime.M
 // The consumer declares the queue's .dlq and .parked queues before it
 // subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only;
 // stop the consumer with its Close method.
-func ConsumeBenchAvro(ctx context.Context, c *runtime.Connection, h BenchAvroHandler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+func ConsumeBenchAvro(
+	ctx context.Context, c *runtime.Connection, h BenchAvroHandler, opts ...runtime.ConsumeOption,
+) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("ConsumeBenchAvro: the handler is nil")
 	}
@@ -119,7 +123,9 @@ func (fn BenchR1HandlerFunc) HandleOrderAvro(ctx context.Context, m *runtime.Mes
 // The consumer declares the queue's .dlq and .parked queues before it
 // subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only;
 // stop the consumer with its Close method.
-func ConsumeBenchR1(ctx context.Context, c *runtime.Connection, h BenchR1Handler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+func ConsumeBenchR1(
+	ctx context.Context, c *runtime.Connection, h BenchR1Handler, opts ...runtime.ConsumeOption,
+) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("ConsumeBenchR1: the handler is nil")
 	}
@@ -150,7 +156,9 @@ type BenchInboxHandler interface {
 type BenchInboxHandlerFunc func(ctx context.Context, tx pgx.Tx, m *runtime.Message[OrderAvro]) runtime.Ack
 
 // HandleOrderAvro calls fn(ctx, tx, m).
-func (fn BenchInboxHandlerFunc) HandleOrderAvro(ctx context.Context, tx pgx.Tx, m *runtime.Message[OrderAvro]) runtime.Ack {
+func (fn BenchInboxHandlerFunc) HandleOrderAvro(
+	ctx context.Context, tx pgx.Tx, m *runtime.Message[OrderAvro],
+) runtime.Ack {
 	return fn(ctx, tx, m)
 }
 
@@ -167,14 +175,18 @@ func (fn BenchInboxHandlerFunc) HandleOrderAvro(ctx context.Context, tx pgx.Tx, 
 // Every delivery goes through inbox (its Middleware, outside the middlewares
 // of opts), which remembers each message id for 24h; a message without an id
 // is parked.
-func ConsumeBenchInbox(ctx context.Context, c *runtime.Connection, inbox *pgstore.Inbox, h BenchInboxHandler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+func ConsumeBenchInbox(
+	ctx context.Context, c *runtime.Connection, inbox *pgstore.Inbox, h BenchInboxHandler, opts ...runtime.ConsumeOption,
+) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("ConsumeBenchInbox: the handler is nil")
 	}
 	if inbox == nil {
 		return nil, errors.New("ConsumeBenchInbox: the inbox is nil")
 	}
-	opts = append([]runtime.ConsumeOption{runtime.WithMiddleware(inbox.Middleware(pgstore.WithRetention(24 * time.Hour)))}, opts...)
+	opts = append(
+		[]runtime.ConsumeOption{runtime.WithMiddleware(inbox.Middleware(pgstore.WithRetention(24 * time.Hour)))}, opts...,
+	)
 	return runtime.Consume(ctx, c, runtime.ConsumerSpec{
 		Queue: "bench.inbox",
 		Routes: []runtime.Route{
@@ -211,7 +223,9 @@ func (fn BenchQAvroHandlerFunc) HandleOrderAvro(ctx context.Context, m *runtime.
 // The consumer declares the queue's .dlq and .parked queues before it
 // subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only;
 // stop the consumer with its Close method.
-func ConsumeBenchQAvro(ctx context.Context, c *runtime.Connection, h BenchQAvroHandler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+func ConsumeBenchQAvro(
+	ctx context.Context, c *runtime.Connection, h BenchQAvroHandler, opts ...runtime.ConsumeOption,
+) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("ConsumeBenchQAvro: the handler is nil")
 	}
@@ -251,7 +265,9 @@ func (fn BenchQR1HandlerFunc) HandleOrderAvro(ctx context.Context, m *runtime.Me
 // The consumer declares the queue's .dlq and .parked queues before it
 // subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only;
 // stop the consumer with its Close method.
-func ConsumeBenchQR1(ctx context.Context, c *runtime.Connection, h BenchQR1Handler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+func ConsumeBenchQR1(
+	ctx context.Context, c *runtime.Connection, h BenchQR1Handler, opts ...runtime.ConsumeOption,
+) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("ConsumeBenchQR1: the handler is nil")
 	}
@@ -284,7 +300,9 @@ type BenchRequestsHandler interface {
 type BenchRequestsHandlerFunc func(ctx context.Context, m *runtime.Message[PriceOrder]) (OrderPriced, error)
 
 // HandlePriceOrder calls fn(ctx, m).
-func (fn BenchRequestsHandlerFunc) HandlePriceOrder(ctx context.Context, m *runtime.Message[PriceOrder]) (OrderPriced, error) {
+func (fn BenchRequestsHandlerFunc) HandlePriceOrder(
+	ctx context.Context, m *runtime.Message[PriceOrder],
+) (OrderPriced, error) {
 	return fn(ctx, m)
 }
 
@@ -297,7 +315,9 @@ func (fn BenchRequestsHandlerFunc) HandlePriceOrder(ctx context.Context, m *runt
 // The consumer declares the queue's .dlq and .parked queues before it
 // subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only;
 // stop the consumer with its Close method.
-func ConsumeBenchRequests(ctx context.Context, c *runtime.Connection, h BenchRequestsHandler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+func ConsumeBenchRequests(
+	ctx context.Context, c *runtime.Connection, h BenchRequestsHandler, opts ...runtime.ConsumeOption,
+) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("ConsumeBenchRequests: the handler is nil")
 	}

@@ -53,7 +53,12 @@ const orderJSONSchema = `{
 // what it does not pass), encoded by acemqEncodeOrderJSON (json.Marshal's
 // bytes, without reflection), decoded in one pass by acemqDecodeOrderJSON
 // (json.Unmarshal's value and the decode shape's scan).
-var orderJSONType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[OrderJSON]("bench.order.json.v1", orderJSONSchema, acemqCheckOrderJSON, acemqShapeOrderJSON), acemqEncodeOrderJSON), acemqDecodeOrderJSON)
+var orderJSONType = acemqimpl.NewJSONType[OrderJSON]("bench.order.json.v1", orderJSONSchema, acemqimpl.JSONFuncs{
+	Check:  acemqCheckOrderJSON,
+	Decode: acemqDecodeOrderJSON,
+	Encode: acemqEncodeOrderJSON,
+	Shape:  acemqShapeOrderJSON,
+})
 
 // TypeOfOrderJSON returns the message type "bench.order.json.v1", payload
 // OrderJSON: JSON, validated against its JSON Schema on publish and on
@@ -144,7 +149,12 @@ const priceOrderSchema = `{
 // acemqEncodePriceOrder (json.Marshal's bytes, without reflection), decoded in
 // one pass by acemqDecodePriceOrder (json.Unmarshal's value and the decode
 // shape's scan).
-var priceOrderType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[PriceOrder]("bench.order.price.v1", priceOrderSchema, acemqCheckPriceOrder, acemqShapePriceOrder), acemqEncodePriceOrder), acemqDecodePriceOrder)
+var priceOrderType = acemqimpl.NewJSONType[PriceOrder]("bench.order.price.v1", priceOrderSchema, acemqimpl.JSONFuncs{
+	Check:  acemqCheckPriceOrder,
+	Decode: acemqDecodePriceOrder,
+	Encode: acemqEncodePriceOrder,
+	Shape:  acemqShapePriceOrder,
+})
 
 // TypeOfPriceOrder returns the message type "bench.order.price.v1", payload
 // PriceOrder: JSON, validated against its JSON Schema on publish and on
@@ -185,7 +195,14 @@ const orderPricedSchema = `{
 // acemqEncodeOrderPriced (json.Marshal's bytes, without reflection), decoded
 // in one pass by acemqDecodeOrderPriced (json.Unmarshal's value and the decode
 // shape's scan).
-var orderPricedType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[OrderPriced]("bench.order.priced.v1", orderPricedSchema, acemqCheckOrderPriced, acemqShapeOrderPriced), acemqEncodeOrderPriced), acemqDecodeOrderPriced)
+var orderPricedType = acemqimpl.NewJSONType[OrderPriced](
+	"bench.order.priced.v1", orderPricedSchema, acemqimpl.JSONFuncs{
+		Check:  acemqCheckOrderPriced,
+		Decode: acemqDecodeOrderPriced,
+		Encode: acemqEncodeOrderPriced,
+		Shape:  acemqShapeOrderPriced,
+	},
+)
 
 // TypeOfOrderPriced returns the message type "bench.order.priced.v1", payload
 // OrderPriced: JSON, validated against its JSON Schema on publish and on

@@ -8,6 +8,7 @@ import (
 
 	"github.com/acemq/acemq-go/pgstore"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -33,8 +34,11 @@ func NewBenchOutbox(ob *pgstore.Outbox) *BenchOutbox {
 // (x-acemq-id) instead of a fresh one: give a re-publish the id of the publish
 // it repeats, and a consumer's inbox handles it once. See pgstore.PublishTx
 // for the ordering key and its lock.
-func (p *BenchOutbox) PublishOrderJSONTx(ctx context.Context, tx pgx.Tx, m OrderJSON, opts ...runtime.PublishOption) error {
-	return pgstore.PublishTx(ctx, tx, p.ob, orderJSONType, "bench", m, append([]runtime.PublishOption{runtime.WithRoutingKey("json")}, opts...)...)
+func (p *BenchOutbox) PublishOrderJSONTx(
+	ctx context.Context, tx pgx.Tx, m OrderJSON, opts ...runtime.PublishOption,
+) error {
+	var o acemqimpl.PublishOptions
+	return pgstore.PublishTx(ctx, tx, p.ob, orderJSONType, "bench", m, o.With(runtime.WithRoutingKey("json"), opts)...)
 }
 
 // PublishOrderAvroTx writes m, as "bench.order.avro.v1" to the exchange
@@ -46,6 +50,9 @@ func (p *BenchOutbox) PublishOrderJSONTx(ctx context.Context, tx pgx.Tx, m Order
 // (x-acemq-id) instead of a fresh one: give a re-publish the id of the publish
 // it repeats, and a consumer's inbox handles it once. See pgstore.PublishTx
 // for the ordering key and its lock.
-func (p *BenchOutbox) PublishOrderAvroTx(ctx context.Context, tx pgx.Tx, m OrderAvro, opts ...runtime.PublishOption) error {
-	return pgstore.PublishTx(ctx, tx, p.ob, orderAvroType, "bench", m, append([]runtime.PublishOption{runtime.WithRoutingKey("avro")}, opts...)...)
+func (p *BenchOutbox) PublishOrderAvroTx(
+	ctx context.Context, tx pgx.Tx, m OrderAvro, opts ...runtime.PublishOption,
+) error {
+	var o acemqimpl.PublishOptions
+	return pgstore.PublishTx(ctx, tx, p.ob, orderAvroType, "bench", m, o.With(runtime.WithRoutingKey("avro"), opts)...)
 }

@@ -11,7 +11,9 @@ import (
 
 // r1Policy is the retry policy "r1": 3 attempts, waits [500ms 1s], broker
 // rungs [1s].
-var r1Policy = runtime.Exponential(3, 500*time.Millisecond, time.Second).WithJitter(0.0).WithWaitInBrokerFrom(time.Second)
+var r1Policy = runtime.Exponential(3, 500*time.Millisecond, time.Second).
+	WithJitter(0.0).
+	WithWaitInBrokerFrom(time.Second)
 
 // R1Policy returns the retry policy "r1" (a copy): 3 attempts, waits [500ms
 // 1s], broker rungs [1s]. The consumers of its queues use it unless their opts

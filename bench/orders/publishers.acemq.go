@@ -7,6 +7,7 @@ import (
 	"context"
 
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
 )
 
 // BenchPublisher publishes to the exchange "bench".
@@ -27,7 +28,8 @@ func NewBenchPublisher(c *runtime.Connection) *BenchPublisher {
 // of the publish it repeats, and a consumer's inbox handles it once. See
 // runtime.Publish for its errors and for what cancelling ctx does.
 func (p *BenchPublisher) PublishOrderJSON(ctx context.Context, m OrderJSON, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, orderJSONType, "bench", m, append([]runtime.PublishOption{runtime.WithRoutingKey("json")}, opts...)...)
+	var o acemqimpl.PublishOptions
+	return runtime.Publish(ctx, p.c, orderJSONType, "bench", m, o.With(runtime.WithRoutingKey("json"), opts)...)
 }
 
 // PublishOrderJSONBatch publishes ms as "bench.order.json.v1" to the exchange
@@ -35,8 +37,11 @@ func (p *BenchPublisher) PublishOrderJSON(ctx context.Context, m OrderJSON, opts
 // every confirm. The options in opts apply after that routing key, so a
 // runtime.WithRoutingKey among them wins. See runtime.PublishBatch for its
 // errors and for what cancelling ctx does.
-func (p *BenchPublisher) PublishOrderJSONBatch(ctx context.Context, ms []OrderJSON, opts ...runtime.PublishOption) error {
-	return runtime.PublishBatch(ctx, p.c, orderJSONType, "bench", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("json")}, opts...)...)
+func (p *BenchPublisher) PublishOrderJSONBatch(
+	ctx context.Context, ms []OrderJSON, opts ...runtime.PublishOption,
+) error {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishBatch(ctx, p.c, orderJSONType, "bench", ms, o.With(runtime.WithRoutingKey("json"), opts)...)
 }
 
 // PublishOrderJSONAsync publishes m as "bench.order.json.v1" to the exchange
@@ -48,8 +53,11 @@ func (p *BenchPublisher) PublishOrderJSONBatch(ctx context.Context, ms []OrderJS
 // (x-acemq-id) instead of a fresh one: give a re-publish the id of the publish
 // it repeats, and a consumer's inbox handles it once. See runtime.PublishAsync
 // for its errors and for what cancelling ctx does.
-func (p *BenchPublisher) PublishOrderJSONAsync(ctx context.Context, m OrderJSON, opts ...runtime.PublishOption) (*runtime.Pending, error) {
-	return runtime.PublishAsync(ctx, p.c, orderJSONType, "bench", m, append([]runtime.PublishOption{runtime.WithRoutingKey("json")}, opts...)...)
+func (p *BenchPublisher) PublishOrderJSONAsync(
+	ctx context.Context, m OrderJSON, opts ...runtime.PublishOption,
+) (*runtime.Pending, error) {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishAsync(ctx, p.c, orderJSONType, "bench", m, o.With(runtime.WithRoutingKey("json"), opts)...)
 }
 
 // PublishOrderAvro publishes m as "bench.order.avro.v1" to the exchange
@@ -60,7 +68,8 @@ func (p *BenchPublisher) PublishOrderJSONAsync(ctx context.Context, m OrderJSON,
 // of the publish it repeats, and a consumer's inbox handles it once. See
 // runtime.Publish for its errors and for what cancelling ctx does.
 func (p *BenchPublisher) PublishOrderAvro(ctx context.Context, m OrderAvro, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, orderAvroType, "bench", m, append([]runtime.PublishOption{runtime.WithRoutingKey("avro")}, opts...)...)
+	var o acemqimpl.PublishOptions
+	return runtime.Publish(ctx, p.c, orderAvroType, "bench", m, o.With(runtime.WithRoutingKey("avro"), opts)...)
 }
 
 // PublishOrderAvroBatch publishes ms as "bench.order.avro.v1" to the exchange
@@ -68,8 +77,11 @@ func (p *BenchPublisher) PublishOrderAvro(ctx context.Context, m OrderAvro, opts
 // every confirm. The options in opts apply after that routing key, so a
 // runtime.WithRoutingKey among them wins. See runtime.PublishBatch for its
 // errors and for what cancelling ctx does.
-func (p *BenchPublisher) PublishOrderAvroBatch(ctx context.Context, ms []OrderAvro, opts ...runtime.PublishOption) error {
-	return runtime.PublishBatch(ctx, p.c, orderAvroType, "bench", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("avro")}, opts...)...)
+func (p *BenchPublisher) PublishOrderAvroBatch(
+	ctx context.Context, ms []OrderAvro, opts ...runtime.PublishOption,
+) error {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishBatch(ctx, p.c, orderAvroType, "bench", ms, o.With(runtime.WithRoutingKey("avro"), opts)...)
 }
 
 // PublishOrderAvroAsync publishes m as "bench.order.avro.v1" to the exchange
@@ -81,8 +93,11 @@ func (p *BenchPublisher) PublishOrderAvroBatch(ctx context.Context, ms []OrderAv
 // (x-acemq-id) instead of a fresh one: give a re-publish the id of the publish
 // it repeats, and a consumer's inbox handles it once. See runtime.PublishAsync
 // for its errors and for what cancelling ctx does.
-func (p *BenchPublisher) PublishOrderAvroAsync(ctx context.Context, m OrderAvro, opts ...runtime.PublishOption) (*runtime.Pending, error) {
-	return runtime.PublishAsync(ctx, p.c, orderAvroType, "bench", m, append([]runtime.PublishOption{runtime.WithRoutingKey("avro")}, opts...)...)
+func (p *BenchPublisher) PublishOrderAvroAsync(
+	ctx context.Context, m OrderAvro, opts ...runtime.PublishOption,
+) (*runtime.Pending, error) {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishAsync(ctx, p.c, orderAvroType, "bench", m, o.With(runtime.WithRoutingKey("avro"), opts)...)
 }
 
 // BenchRequestsPublisher publishes through the default exchange, straight to
@@ -116,6 +131,11 @@ func (p *BenchRequestsPublisher) Close(ctx context.Context) error {
 // error comes back as a *runtime.ReplyError, never as a timeout; a reply after
 // ctx ended is dropped. The options in opts apply after that routing key, so a
 // runtime.WithRoutingKey among them wins. See runtime.Request for its errors.
-func (p *BenchRequestsPublisher) RequestPriceOrder(ctx context.Context, m PriceOrder, opts ...runtime.PublishOption) (OrderPriced, error) {
-	return runtime.Request(ctx, p.r, priceOrderType, orderPricedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("bench.requests")}, opts...)...)
+func (p *BenchRequestsPublisher) RequestPriceOrder(
+	ctx context.Context, m PriceOrder, opts ...runtime.PublishOption,
+) (OrderPriced, error) {
+	var o acemqimpl.PublishOptions
+	return runtime.Request(
+		ctx, p.r, priceOrderType, orderPricedType, "", m, o.With(runtime.WithRoutingKey("bench.requests"), opts)...,
+	)
 }

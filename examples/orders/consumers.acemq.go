@@ -37,7 +37,9 @@ func (fn OrdersNewHandlerFunc) HandleOrderPlaced(ctx context.Context, m *runtime
 // The consumer declares the queue's .dlq and .parked queues before it
 // subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only;
 // stop the consumer with its Close method.
-func ConsumeOrdersNew(ctx context.Context, c *runtime.Connection, h OrdersNewHandler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+func ConsumeOrdersNew(
+	ctx context.Context, c *runtime.Connection, h OrdersNewHandler, opts ...runtime.ConsumeOption,
+) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("ConsumeOrdersNew: the handler is nil")
 	}

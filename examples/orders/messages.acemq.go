@@ -34,7 +34,12 @@ const orderPlacedSchema = `{
 // what it does not pass), encoded by acemqEncodeOrderPlaced (json.Marshal's
 // bytes, without reflection), decoded in one pass by acemqDecodeOrderPlaced
 // (json.Unmarshal's value and the decode shape's scan).
-var orderPlacedType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[OrderPlaced]("order.placed.v2", orderPlacedSchema, acemqCheckOrderPlaced, acemqShapeOrderPlaced), acemqEncodeOrderPlaced), acemqDecodeOrderPlaced)
+var orderPlacedType = acemqimpl.NewJSONType[OrderPlaced]("order.placed.v2", orderPlacedSchema, acemqimpl.JSONFuncs{
+	Check:  acemqCheckOrderPlaced,
+	Decode: acemqDecodeOrderPlaced,
+	Encode: acemqEncodeOrderPlaced,
+	Shape:  acemqShapeOrderPlaced,
+})
 
 // TypeOfOrderPlaced returns the message type "order.placed.v2", payload
 // OrderPlaced: JSON, validated against its JSON Schema on publish and on

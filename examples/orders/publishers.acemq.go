@@ -7,6 +7,7 @@ import (
 	"context"
 
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
 )
 
 // OrdersPublisher publishes to the exchange "orders".
@@ -27,7 +28,8 @@ func NewOrdersPublisher(c *runtime.Connection) *OrdersPublisher {
 // of the publish it repeats, and a consumer's inbox handles it once. See
 // runtime.Publish for its errors and for what cancelling ctx does.
 func (p *OrdersPublisher) PublishOrderPlaced(ctx context.Context, m OrderPlaced, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, orderPlacedType, "orders", m, append([]runtime.PublishOption{runtime.WithRoutingKey("order.placed")}, opts...)...)
+	var o acemqimpl.PublishOptions
+	return runtime.Publish(ctx, p.c, orderPlacedType, "orders", m, o.With(runtime.WithRoutingKey("order.placed"), opts)...)
 }
 
 // PublishOrderPlacedBatch publishes ms as "order.placed.v2" to the exchange
@@ -35,8 +37,13 @@ func (p *OrdersPublisher) PublishOrderPlaced(ctx context.Context, m OrderPlaced,
 // waits for every confirm. The options in opts apply after that routing key,
 // so a runtime.WithRoutingKey among them wins. See runtime.PublishBatch for
 // its errors and for what cancelling ctx does.
-func (p *OrdersPublisher) PublishOrderPlacedBatch(ctx context.Context, ms []OrderPlaced, opts ...runtime.PublishOption) error {
-	return runtime.PublishBatch(ctx, p.c, orderPlacedType, "orders", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("order.placed")}, opts...)...)
+func (p *OrdersPublisher) PublishOrderPlacedBatch(
+	ctx context.Context, ms []OrderPlaced, opts ...runtime.PublishOption,
+) error {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishBatch(
+		ctx, p.c, orderPlacedType, "orders", ms, o.With(runtime.WithRoutingKey("order.placed"), opts)...,
+	)
 }
 
 // PublishOrderPlacedAsync publishes m as "order.placed.v2" to the exchange
@@ -48,6 +55,11 @@ func (p *OrdersPublisher) PublishOrderPlacedBatch(ctx context.Context, ms []Orde
 // (x-acemq-id) instead of a fresh one: give a re-publish the id of the publish
 // it repeats, and a consumer's inbox handles it once. See runtime.PublishAsync
 // for its errors and for what cancelling ctx does.
-func (p *OrdersPublisher) PublishOrderPlacedAsync(ctx context.Context, m OrderPlaced, opts ...runtime.PublishOption) (*runtime.Pending, error) {
-	return runtime.PublishAsync(ctx, p.c, orderPlacedType, "orders", m, append([]runtime.PublishOption{runtime.WithRoutingKey("order.placed")}, opts...)...)
+func (p *OrdersPublisher) PublishOrderPlacedAsync(
+	ctx context.Context, m OrderPlaced, opts ...runtime.PublishOption,
+) (*runtime.Pending, error) {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishAsync(
+		ctx, p.c, orderPlacedType, "orders", m, o.With(runtime.WithRoutingKey("order.placed"), opts)...,
+	)
 }

@@ -29,7 +29,9 @@ type QuotesHandler interface {
 type QuotesHandlerFunc func(ctx context.Context, m *runtime.Message[QuoteRequested]) (Quote, error)
 
 // HandleQuoteRequested calls fn(ctx, m).
-func (fn QuotesHandlerFunc) HandleQuoteRequested(ctx context.Context, m *runtime.Message[QuoteRequested]) (Quote, error) {
+func (fn QuotesHandlerFunc) HandleQuoteRequested(
+	ctx context.Context, m *runtime.Message[QuoteRequested],
+) (Quote, error) {
 	return fn(ctx, m)
 }
 
@@ -42,7 +44,9 @@ func (fn QuotesHandlerFunc) HandleQuoteRequested(ctx context.Context, m *runtime
 // The consumer declares the queue's .dlq and .parked queues before it
 // subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only;
 // stop the consumer with its Close method.
-func ConsumeQuotes(ctx context.Context, c *runtime.Connection, h QuotesHandler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+func ConsumeQuotes(
+	ctx context.Context, c *runtime.Connection, h QuotesHandler, opts ...runtime.ConsumeOption,
+) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("ConsumeQuotes: the handler is nil")
 	}

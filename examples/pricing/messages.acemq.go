@@ -35,7 +35,14 @@ const quoteRequestedSchema = `{
 // acemqEncodeQuoteRequested (json.Marshal's bytes, without reflection),
 // decoded in one pass by acemqDecodeQuoteRequested (json.Unmarshal's value and
 // the decode shape's scan).
-var quoteRequestedType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[QuoteRequested]("pricing.quote.requested.v1", quoteRequestedSchema, acemqCheckQuoteRequested, acemqShapeQuoteRequested), acemqEncodeQuoteRequested), acemqDecodeQuoteRequested)
+var quoteRequestedType = acemqimpl.NewJSONType[QuoteRequested](
+	"pricing.quote.requested.v1", quoteRequestedSchema, acemqimpl.JSONFuncs{
+		Check:  acemqCheckQuoteRequested,
+		Decode: acemqDecodeQuoteRequested,
+		Encode: acemqEncodeQuoteRequested,
+		Shape:  acemqShapeQuoteRequested,
+	},
+)
 
 // TypeOfQuoteRequested returns the message type "pricing.quote.requested.v1",
 // payload QuoteRequested: JSON, validated against its JSON Schema on publish
@@ -76,7 +83,12 @@ const quoteSchema = `{
 // does not pass), encoded by acemqEncodeQuote (json.Marshal's bytes, without
 // reflection), decoded in one pass by acemqDecodeQuote (json.Unmarshal's value
 // and the decode shape's scan).
-var quoteType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[Quote]("pricing.quote.v1", quoteSchema, acemqCheckQuote, acemqShapeQuote), acemqEncodeQuote), acemqDecodeQuote)
+var quoteType = acemqimpl.NewJSONType[Quote]("pricing.quote.v1", quoteSchema, acemqimpl.JSONFuncs{
+	Check:  acemqCheckQuote,
+	Decode: acemqDecodeQuote,
+	Encode: acemqEncodeQuote,
+	Shape:  acemqShapeQuote,
+})
 
 // TypeOfQuote returns the message type "pricing.quote.v1", payload Quote:
 // JSON, validated against its JSON Schema on publish and on consume, checked

@@ -7,6 +7,7 @@ import (
 	"context"
 
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
 )
 
 // PricingPublisher publishes through the default exchange, straight to queues.
@@ -39,6 +40,11 @@ func (p *PricingPublisher) Close(ctx context.Context) error {
 // a *runtime.ReplyError, never as a timeout; a reply after ctx ended is
 // dropped. The options in opts apply after that routing key, so a
 // runtime.WithRoutingKey among them wins. See runtime.Request for its errors.
-func (p *PricingPublisher) RequestQuoteRequested(ctx context.Context, m QuoteRequested, opts ...runtime.PublishOption) (Quote, error) {
-	return runtime.Request(ctx, p.r, quoteRequestedType, quoteType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("pricing.quotes")}, opts...)...)
+func (p *PricingPublisher) RequestQuoteRequested(
+	ctx context.Context, m QuoteRequested, opts ...runtime.PublishOption,
+) (Quote, error) {
+	var o acemqimpl.PublishOptions
+	return runtime.Request(
+		ctx, p.r, quoteRequestedType, quoteType, "", m, o.With(runtime.WithRoutingKey("pricing.quotes"), opts)...,
+	)
 }

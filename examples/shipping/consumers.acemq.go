@@ -25,7 +25,9 @@ type ShippingOrdersHandler interface {
 type ShippingOrdersHandlerFunc func(ctx context.Context, m *runtime.Message[OrderPlaced]) runtime.Ack
 
 // HandleOrderPlaced calls fn(ctx, m).
-func (fn ShippingOrdersHandlerFunc) HandleOrderPlaced(ctx context.Context, m *runtime.Message[OrderPlaced]) runtime.Ack {
+func (fn ShippingOrdersHandlerFunc) HandleOrderPlaced(
+	ctx context.Context, m *runtime.Message[OrderPlaced],
+) runtime.Ack {
 	return fn(ctx, m)
 }
 
@@ -37,7 +39,9 @@ func (fn ShippingOrdersHandlerFunc) HandleOrderPlaced(ctx context.Context, m *ru
 // The consumer declares the queue's .dlq and .parked queues before it
 // subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only;
 // stop the consumer with its Close method.
-func ConsumeShippingOrders(ctx context.Context, c *runtime.Connection, h ShippingOrdersHandler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+func ConsumeShippingOrders(
+	ctx context.Context, c *runtime.Connection, h ShippingOrdersHandler, opts ...runtime.ConsumeOption,
+) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("ConsumeShippingOrders: the handler is nil")
 	}

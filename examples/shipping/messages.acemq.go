@@ -39,7 +39,14 @@ const shipmentScheduledSchema = `{
 // acemqEncodeShipmentScheduled (json.Marshal's bytes, without reflection),
 // decoded in one pass by acemqDecodeShipmentScheduled (json.Unmarshal's value
 // and the decode shape's scan).
-var shipmentScheduledType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[ShipmentScheduled]("shipping.shipment.scheduled.v1", shipmentScheduledSchema, acemqCheckShipmentScheduled, acemqShapeShipmentScheduled), acemqEncodeShipmentScheduled), acemqDecodeShipmentScheduled)
+var shipmentScheduledType = acemqimpl.NewJSONType[ShipmentScheduled](
+	"shipping.shipment.scheduled.v1", shipmentScheduledSchema, acemqimpl.JSONFuncs{
+		Check:  acemqCheckShipmentScheduled,
+		Decode: acemqDecodeShipmentScheduled,
+		Encode: acemqEncodeShipmentScheduled,
+		Shape:  acemqShapeShipmentScheduled,
+	},
+)
 
 // TypeOfShipmentScheduled returns the message type
 // "shipping.shipment.scheduled.v1", payload ShipmentScheduled: JSON, validated
@@ -57,7 +64,9 @@ func TypeOfShipmentScheduled() *runtime.MessageType[ShipmentScheduled] {
 // letter, a parked message) as ShipmentScheduled, with the codec the message
 // type has on c. A delivery of another type is an error matching
 // runtime.ErrOtherType.
-func DecodeShipmentScheduled(ctx context.Context, c *runtime.Connection, d *runtime.Delivery) (ShipmentScheduled, error) {
+func DecodeShipmentScheduled(
+	ctx context.Context, c *runtime.Connection, d *runtime.Delivery,
+) (ShipmentScheduled, error) {
 	return runtime.DecodeDelivery(ctx, c, shipmentScheduledType, d)
 }
 
@@ -82,7 +91,12 @@ const orderPlacedSchema = `{
 // what it does not pass), encoded by acemqEncodeOrderPlaced (json.Marshal's
 // bytes, without reflection), decoded in one pass by acemqDecodeOrderPlaced
 // (json.Unmarshal's value and the decode shape's scan).
-var orderPlacedType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[OrderPlaced]("order.placed.v2", orderPlacedSchema, acemqCheckOrderPlaced, acemqShapeOrderPlaced), acemqEncodeOrderPlaced), acemqDecodeOrderPlaced)
+var orderPlacedType = acemqimpl.NewJSONType[OrderPlaced]("order.placed.v2", orderPlacedSchema, acemqimpl.JSONFuncs{
+	Check:  acemqCheckOrderPlaced,
+	Decode: acemqDecodeOrderPlaced,
+	Encode: acemqEncodeOrderPlaced,
+	Shape:  acemqShapeOrderPlaced,
+})
 
 // TypeOfOrderPlaced returns the message type "order.placed.v2", payload
 // OrderPlaced: JSON, validated against its JSON Schema on publish and on

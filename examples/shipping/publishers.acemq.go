@@ -7,6 +7,7 @@ import (
 	"context"
 
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
 )
 
 // ShipmentsPublisher publishes to the exchange "shipping".
@@ -27,8 +28,13 @@ func NewShipmentsPublisher(c *runtime.Connection) *ShipmentsPublisher {
 // one: give a re-publish the id of the publish it repeats, and a consumer's
 // inbox handles it once. See runtime.Publish for its errors and for what
 // cancelling ctx does.
-func (p *ShipmentsPublisher) PublishShipmentScheduled(ctx context.Context, m ShipmentScheduled, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, shipmentScheduledType, "shipping", m, append([]runtime.PublishOption{runtime.WithRoutingKey("shipment.scheduled")}, opts...)...)
+func (p *ShipmentsPublisher) PublishShipmentScheduled(
+	ctx context.Context, m ShipmentScheduled, opts ...runtime.PublishOption,
+) error {
+	var o acemqimpl.PublishOptions
+	return runtime.Publish(
+		ctx, p.c, shipmentScheduledType, "shipping", m, o.With(runtime.WithRoutingKey("shipment.scheduled"), opts)...,
+	)
 }
 
 // PublishShipmentScheduledBatch publishes ms as
@@ -37,8 +43,13 @@ func (p *ShipmentsPublisher) PublishShipmentScheduled(ctx context.Context, m Shi
 // confirm. The options in opts apply after that routing key, so a
 // runtime.WithRoutingKey among them wins. See runtime.PublishBatch for its
 // errors and for what cancelling ctx does.
-func (p *ShipmentsPublisher) PublishShipmentScheduledBatch(ctx context.Context, ms []ShipmentScheduled, opts ...runtime.PublishOption) error {
-	return runtime.PublishBatch(ctx, p.c, shipmentScheduledType, "shipping", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("shipment.scheduled")}, opts...)...)
+func (p *ShipmentsPublisher) PublishShipmentScheduledBatch(
+	ctx context.Context, ms []ShipmentScheduled, opts ...runtime.PublishOption,
+) error {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishBatch(
+		ctx, p.c, shipmentScheduledType, "shipping", ms, o.With(runtime.WithRoutingKey("shipment.scheduled"), opts)...,
+	)
 }
 
 // PublishShipmentScheduledAsync publishes m as
@@ -51,6 +62,11 @@ func (p *ShipmentsPublisher) PublishShipmentScheduledBatch(ctx context.Context, 
 // (x-acemq-id) instead of a fresh one: give a re-publish the id of the publish
 // it repeats, and a consumer's inbox handles it once. See runtime.PublishAsync
 // for its errors and for what cancelling ctx does.
-func (p *ShipmentsPublisher) PublishShipmentScheduledAsync(ctx context.Context, m ShipmentScheduled, opts ...runtime.PublishOption) (*runtime.Pending, error) {
-	return runtime.PublishAsync(ctx, p.c, shipmentScheduledType, "shipping", m, append([]runtime.PublishOption{runtime.WithRoutingKey("shipment.scheduled")}, opts...)...)
+func (p *ShipmentsPublisher) PublishShipmentScheduledAsync(
+	ctx context.Context, m ShipmentScheduled, opts ...runtime.PublishOption,
+) (*runtime.Pending, error) {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishAsync(
+		ctx, p.c, shipmentScheduledType, "shipping", m, o.With(runtime.WithRoutingKey("shipment.scheduled"), opts)...,
+	)
 }

@@ -38,7 +38,9 @@ func (fn AvroAllHandlerFunc) HandleEverything(ctx context.Context, m *runtime.Me
 // The consumer declares the queue's .dlq and .parked queues before it
 // subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only;
 // stop the consumer with its Close method.
-func ConsumeAvroAll(ctx context.Context, c *runtime.Connection, h AvroAllHandler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+func ConsumeAvroAll(
+	ctx context.Context, c *runtime.Connection, h AvroAllHandler, opts ...runtime.ConsumeOption,
+) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("ConsumeAvroAll: the handler is nil")
 	}

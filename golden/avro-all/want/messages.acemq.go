@@ -62,7 +62,9 @@ const everythingSchema = `{
 // everythingType is the message type "golden.avro.everything.v1", payload
 // Everything: Avro in the Confluent wire format, its schema registered under
 // the subject "golden-avro-everything".
-var everythingType = runtime.NewAvroType[Everything]("golden.avro.everything.v1", "golden-avro-everything", everythingSchema)
+var everythingType = runtime.NewAvroType[Everything](
+	"golden.avro.everything.v1", "golden-avro-everything", everythingSchema,
+)
 
 // TypeOfEverything returns the message type "golden.avro.everything.v1",
 // payload Everything: Avro in the Confluent wire format, its schema registered

@@ -7,6 +7,7 @@ import (
 	"context"
 
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
 )
 
 // DirectPublisher publishes through the default exchange, straight to queues.
@@ -28,7 +29,8 @@ func NewDirectPublisher(c *runtime.Connection) *DirectPublisher {
 // handles it once. See runtime.Publish for its errors and for what cancelling
 // ctx does.
 func (p *DirectPublisher) PublishEverything(ctx context.Context, m Everything, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, everythingType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.avro-all")}, opts...)...)
+	var o acemqimpl.PublishOptions
+	return runtime.Publish(ctx, p.c, everythingType, "", m, o.With(runtime.WithRoutingKey("golden.avro-all"), opts)...)
 }
 
 // PublishEverythingBatch publishes ms as "golden.avro.everything.v1" to the
@@ -36,8 +38,13 @@ func (p *DirectPublisher) PublishEverything(ctx context.Context, m Everything, o
 // batch, and waits for every confirm. The options in opts apply after that
 // routing key, so a runtime.WithRoutingKey among them wins. See
 // runtime.PublishBatch for its errors and for what cancelling ctx does.
-func (p *DirectPublisher) PublishEverythingBatch(ctx context.Context, ms []Everything, opts ...runtime.PublishOption) error {
-	return runtime.PublishBatch(ctx, p.c, everythingType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.avro-all")}, opts...)...)
+func (p *DirectPublisher) PublishEverythingBatch(
+	ctx context.Context, ms []Everything, opts ...runtime.PublishOption,
+) error {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishBatch(
+		ctx, p.c, everythingType, "", ms, o.With(runtime.WithRoutingKey("golden.avro-all"), opts)...,
+	)
 }
 
 // PublishEverythingAsync publishes m as "golden.avro.everything.v1" to the
@@ -49,6 +56,11 @@ func (p *DirectPublisher) PublishEverythingBatch(ctx context.Context, ms []Every
 // (x-acemq-id) instead of a fresh one: give a re-publish the id of the publish
 // it repeats, and a consumer's inbox handles it once. See runtime.PublishAsync
 // for its errors and for what cancelling ctx does.
-func (p *DirectPublisher) PublishEverythingAsync(ctx context.Context, m Everything, opts ...runtime.PublishOption) (*runtime.Pending, error) {
-	return runtime.PublishAsync(ctx, p.c, everythingType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.avro-all")}, opts...)...)
+func (p *DirectPublisher) PublishEverythingAsync(
+	ctx context.Context, m Everything, opts ...runtime.PublishOption,
+) (*runtime.Pending, error) {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishAsync(
+		ctx, p.c, everythingType, "", m, o.With(runtime.WithRoutingKey("golden.avro-all"), opts)...,
+	)
 }

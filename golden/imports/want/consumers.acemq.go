@@ -31,7 +31,9 @@ type PricesHandler interface {
 // The consumer declares the queue's .dlq and .parked queues before it
 // subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only;
 // stop the consumer with its Close method.
-func ConsumePrices(ctx context.Context, c *runtime.Connection, h PricesHandler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+func ConsumePrices(
+	ctx context.Context, c *runtime.Connection, h PricesHandler, opts ...runtime.ConsumeOption,
+) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("ConsumePrices: the handler is nil")
 	}

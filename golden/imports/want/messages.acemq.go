@@ -34,7 +34,9 @@ const priceChangedSchema = `{
 // priceChangedType is the message type "golden.price.changed.v1", payload
 // PriceChanged: Avro in the Confluent wire format, its schema registered under
 // the subject "golden.price.changed.v1".
-var priceChangedType = runtime.NewAvroType[PriceChanged]("golden.price.changed.v1", "golden.price.changed.v1", priceChangedSchema)
+var priceChangedType = runtime.NewAvroType[PriceChanged](
+	"golden.price.changed.v1", "golden.price.changed.v1", priceChangedSchema,
+)
 
 // TypeOfPriceChanged returns the message type "golden.price.changed.v1",
 // payload PriceChanged: Avro in the Confluent wire format, its schema
@@ -86,7 +88,12 @@ const stockLowSchema = `{
 // it does not pass), encoded by acemqEncodeStockLow (json.Marshal's bytes,
 // without reflection), decoded in one pass by acemqDecodeStockLow
 // (json.Unmarshal's value and the decode shape's scan).
-var stockLowType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[StockLow]("golden.stock.low.v1", stockLowSchema, acemqCheckStockLow, acemqShapeStockLow), acemqEncodeStockLow), acemqDecodeStockLow)
+var stockLowType = acemqimpl.NewJSONType[StockLow]("golden.stock.low.v1", stockLowSchema, acemqimpl.JSONFuncs{
+	Check:  acemqCheckStockLow,
+	Decode: acemqDecodeStockLow,
+	Encode: acemqEncodeStockLow,
+	Shape:  acemqShapeStockLow,
+})
 
 // TypeOfStockLow returns the message type "golden.stock.low.v1", payload
 // StockLow: JSON, validated against its JSON Schema on publish and on consume,

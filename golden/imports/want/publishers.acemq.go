@@ -7,6 +7,7 @@ import (
 	"context"
 
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
 )
 
 // RelayPublisher publishes to the exchange "golden.imports.events".
@@ -28,7 +29,10 @@ func NewRelayPublisher(c *runtime.Connection) *RelayPublisher {
 // handles it once. See runtime.Publish for its errors and for what cancelling
 // ctx does.
 func (p *RelayPublisher) PublishPriceChanged(ctx context.Context, m PriceChanged, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, priceChangedType, "golden.imports.events", m, append([]runtime.PublishOption{runtime.WithRoutingKey("price.changed")}, opts...)...)
+	var o acemqimpl.PublishOptions
+	return runtime.Publish(
+		ctx, p.c, priceChangedType, "golden.imports.events", m, o.With(runtime.WithRoutingKey("price.changed"), opts)...,
+	)
 }
 
 // PublishPriceChangedBatch publishes ms as "golden.price.changed.v1" to the
@@ -36,8 +40,13 @@ func (p *RelayPublisher) PublishPriceChanged(ctx context.Context, m PriceChanged
 // one pipelined batch, and waits for every confirm. The options in opts apply
 // after that routing key, so a runtime.WithRoutingKey among them wins. See
 // runtime.PublishBatch for its errors and for what cancelling ctx does.
-func (p *RelayPublisher) PublishPriceChangedBatch(ctx context.Context, ms []PriceChanged, opts ...runtime.PublishOption) error {
-	return runtime.PublishBatch(ctx, p.c, priceChangedType, "golden.imports.events", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("price.changed")}, opts...)...)
+func (p *RelayPublisher) PublishPriceChangedBatch(
+	ctx context.Context, ms []PriceChanged, opts ...runtime.PublishOption,
+) error {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishBatch(
+		ctx, p.c, priceChangedType, "golden.imports.events", ms, o.With(runtime.WithRoutingKey("price.changed"), opts)...,
+	)
 }
 
 // PublishPriceChangedAsync publishes m as "golden.price.changed.v1" to the
@@ -50,8 +59,13 @@ func (p *RelayPublisher) PublishPriceChangedBatch(ctx context.Context, ms []Pric
 // give a re-publish the id of the publish it repeats, and a consumer's inbox
 // handles it once. See runtime.PublishAsync for its errors and for what
 // cancelling ctx does.
-func (p *RelayPublisher) PublishPriceChangedAsync(ctx context.Context, m PriceChanged, opts ...runtime.PublishOption) (*runtime.Pending, error) {
-	return runtime.PublishAsync(ctx, p.c, priceChangedType, "golden.imports.events", m, append([]runtime.PublishOption{runtime.WithRoutingKey("price.changed")}, opts...)...)
+func (p *RelayPublisher) PublishPriceChangedAsync(
+	ctx context.Context, m PriceChanged, opts ...runtime.PublishOption,
+) (*runtime.Pending, error) {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishAsync(
+		ctx, p.c, priceChangedType, "golden.imports.events", m, o.With(runtime.WithRoutingKey("price.changed"), opts)...,
+	)
 }
 
 // PublishStockLow publishes m as "golden.stock.low.v1" to the exchange
@@ -63,7 +77,10 @@ func (p *RelayPublisher) PublishPriceChangedAsync(ctx context.Context, m PriceCh
 // handles it once. See runtime.Publish for its errors and for what cancelling
 // ctx does.
 func (p *RelayPublisher) PublishStockLow(ctx context.Context, m StockLow, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, stockLowType, "golden.imports.events", m, append([]runtime.PublishOption{runtime.WithRoutingKey("price.stock")}, opts...)...)
+	var o acemqimpl.PublishOptions
+	return runtime.Publish(
+		ctx, p.c, stockLowType, "golden.imports.events", m, o.With(runtime.WithRoutingKey("price.stock"), opts)...,
+	)
 }
 
 // PublishStockLowBatch publishes ms as "golden.stock.low.v1" to the exchange
@@ -72,7 +89,10 @@ func (p *RelayPublisher) PublishStockLow(ctx context.Context, m StockLow, opts .
 // routing key, so a runtime.WithRoutingKey among them wins. See
 // runtime.PublishBatch for its errors and for what cancelling ctx does.
 func (p *RelayPublisher) PublishStockLowBatch(ctx context.Context, ms []StockLow, opts ...runtime.PublishOption) error {
-	return runtime.PublishBatch(ctx, p.c, stockLowType, "golden.imports.events", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("price.stock")}, opts...)...)
+	var o acemqimpl.PublishOptions
+	return runtime.PublishBatch(
+		ctx, p.c, stockLowType, "golden.imports.events", ms, o.With(runtime.WithRoutingKey("price.stock"), opts)...,
+	)
 }
 
 // PublishStockLowAsync publishes m as "golden.stock.low.v1" to the exchange
@@ -85,6 +105,11 @@ func (p *RelayPublisher) PublishStockLowBatch(ctx context.Context, ms []StockLow
 // give a re-publish the id of the publish it repeats, and a consumer's inbox
 // handles it once. See runtime.PublishAsync for its errors and for what
 // cancelling ctx does.
-func (p *RelayPublisher) PublishStockLowAsync(ctx context.Context, m StockLow, opts ...runtime.PublishOption) (*runtime.Pending, error) {
-	return runtime.PublishAsync(ctx, p.c, stockLowType, "golden.imports.events", m, append([]runtime.PublishOption{runtime.WithRoutingKey("price.stock")}, opts...)...)
+func (p *RelayPublisher) PublishStockLowAsync(
+	ctx context.Context, m StockLow, opts ...runtime.PublishOption,
+) (*runtime.Pending, error) {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishAsync(
+		ctx, p.c, stockLowType, "golden.imports.events", m, o.With(runtime.WithRoutingKey("price.stock"), opts)...,
+	)
 }

@@ -39,7 +39,9 @@ func (fn JSONAllHandlerFunc) HandleEverything(ctx context.Context, m *runtime.Me
 // The consumer declares the queue's .dlq and .parked queues before it
 // subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only;
 // stop the consumer with its Close method.
-func ConsumeJSONAll(ctx context.Context, c *runtime.Connection, h JSONAllHandler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+func ConsumeJSONAll(
+	ctx context.Context, c *runtime.Connection, h JSONAllHandler, opts ...runtime.ConsumeOption,
+) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("ConsumeJSONAll: the handler is nil")
 	}

@@ -188,7 +188,13 @@ const everythingSchema = `{
 // on consume, checked in plain Go by acemqCheckEverything (the reference
 // validator decides only what it does not pass), encoded by
 // acemqEncodeEverything (json.Marshal's bytes, without reflection).
-var everythingType = acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[Everything]("golden.jsonschema.everything.v1", everythingSchema, acemqCheckEverything, acemqShapeEverything), acemqEncodeEverything)
+var everythingType = acemqimpl.NewJSONType[Everything](
+	"golden.jsonschema.everything.v1", everythingSchema, acemqimpl.JSONFuncs{
+		Check:  acemqCheckEverything,
+		Encode: acemqEncodeEverything,
+		Shape:  acemqShapeEverything,
+	},
+)
 
 // TypeOfEverything returns the message type "golden.jsonschema.everything.v1",
 // payload Everything: JSON, validated against its JSON Schema on publish and

@@ -34,7 +34,9 @@ func (p *FanoutPublisher) PublishEverything(ctx context.Context, m Everything, o
 // the exchange "golden.jsonschema-all" with an empty routing key, in one
 // pipelined batch, and waits for every confirm. See runtime.PublishBatch for
 // its errors and for what cancelling ctx does.
-func (p *FanoutPublisher) PublishEverythingBatch(ctx context.Context, ms []Everything, opts ...runtime.PublishOption) error {
+func (p *FanoutPublisher) PublishEverythingBatch(
+	ctx context.Context, ms []Everything, opts ...runtime.PublishOption,
+) error {
 	return runtime.PublishBatch(ctx, p.c, everythingType, "golden.jsonschema-all", ms, opts...)
 }
 
@@ -46,6 +48,8 @@ func (p *FanoutPublisher) PublishEverythingBatch(ctx context.Context, ms []Every
 // identity (x-acemq-id) instead of a fresh one: give a re-publish the id of
 // the publish it repeats, and a consumer's inbox handles it once. See
 // runtime.PublishAsync for its errors and for what cancelling ctx does.
-func (p *FanoutPublisher) PublishEverythingAsync(ctx context.Context, m Everything, opts ...runtime.PublishOption) (*runtime.Pending, error) {
+func (p *FanoutPublisher) PublishEverythingAsync(
+	ctx context.Context, m Everything, opts ...runtime.PublishOption,
+) (*runtime.Pending, error) {
 	return runtime.PublishAsync(ctx, p.c, everythingType, "golden.jsonschema-all", m, opts...)
 }

@@ -37,7 +37,9 @@ type GoldenNamesSelect1Handler interface {
 // The consumer declares the queue's .dlq and .parked queues before it
 // subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only;
 // stop the consumer with its Close method.
-func ConsumeGoldenNamesSelect1(ctx context.Context, c *runtime.Connection, h GoldenNamesSelect1Handler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+func ConsumeGoldenNamesSelect1(
+	ctx context.Context, c *runtime.Connection, h GoldenNamesSelect1Handler, opts ...runtime.ConsumeOption,
+) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("ConsumeGoldenNamesSelect1: the handler is nil")
 	}
@@ -80,7 +82,9 @@ func (fn InterfaceHandlerFunc) HandleRangeEvent(ctx context.Context, m *runtime.
 // The consumer declares the queue's .dlq and .parked queues before it
 // subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only;
 // stop the consumer with its Close method.
-func ConsumeInterface(ctx context.Context, c *runtime.Connection, h InterfaceHandler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+func ConsumeInterface(
+	ctx context.Context, c *runtime.Connection, h InterfaceHandler, opts ...runtime.ConsumeOption,
+) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("ConsumeInterface: the handler is nil")
 	}

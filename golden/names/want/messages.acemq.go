@@ -42,7 +42,12 @@ const typeSchema = `{
 // decides only what it does not pass), encoded by acemqEncodeType
 // (json.Marshal's bytes, without reflection), decoded in one pass by
 // acemqDecodeType (json.Unmarshal's value and the decode shape's scan).
-var typeType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[Type]("names.type.v1 */ //go:generate echo pwned", typeSchema, acemqCheckType, acemqShapeType), acemqEncodeType), acemqDecodeType)
+var typeType = acemqimpl.NewJSONType[Type]("names.type.v1 */ //go:generate echo pwned", typeSchema, acemqimpl.JSONFuncs{
+	Check:  acemqCheckType,
+	Decode: acemqDecodeType,
+	Encode: acemqEncodeType,
+	Shape:  acemqShapeType,
+})
 
 // TypeOfType returns the message type "names.type.v1 */ //go:generate echo
 // pwned", payload Type: JSON, validated against its JSON Schema on publish and
@@ -112,7 +117,12 @@ const caféCrèmeSchema = `{
 // what it does not pass), encoded by acemqEncodeCaféCrème (json.Marshal's
 // bytes, without reflection), decoded in one pass by acemqDecodeCaféCrème
 // (json.Unmarshal's value and the decode shape's scan).
-var caféCrèmeType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[CaféCrème]("names.café.v1", caféCrèmeSchema, acemqCheckCaféCrème, acemqShapeCaféCrème), acemqEncodeCaféCrème), acemqDecodeCaféCrème)
+var caféCrèmeType = acemqimpl.NewJSONType[CaféCrème]("names.café.v1", caféCrèmeSchema, acemqimpl.JSONFuncs{
+	Check:  acemqCheckCaféCrème,
+	Decode: acemqDecodeCaféCrème,
+	Encode: acemqEncodeCaféCrème,
+	Shape:  acemqShapeCaféCrème,
+})
 
 // TypeOfCaféCrème returns the message type "names.café.v1", payload
 // CaféCrème: JSON, validated against its JSON Schema on publish and on
@@ -149,7 +159,12 @@ const x订单Schema = `{
 // does not pass), encoded by acemqEncodeX订单 (json.Marshal's bytes, without
 // reflection), decoded in one pass by acemqDecodeX订单 (json.Unmarshal's
 // value and the decode shape's scan).
-var x订单Type = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[X订单]("names.订单.v1", x订单Schema, acemqCheckX订单, acemqShapeX订单), acemqEncodeX订单), acemqDecodeX订单)
+var x订单Type = acemqimpl.NewJSONType[X订单]("names.订单.v1", x订单Schema, acemqimpl.JSONFuncs{
+	Check:  acemqCheckX订单,
+	Decode: acemqDecodeX订单,
+	Encode: acemqEncodeX订单,
+	Shape:  acemqShapeX订单,
+})
 
 // TypeOfX订单 returns the message type "names.订单.v1", payload X订单:
 // JSON, validated against its JSON Schema on publish and on consume, checked
@@ -185,7 +200,12 @@ const rangeEventSchema = `{
 // what it does not pass), encoded by acemqEncodeRangeEvent (json.Marshal's
 // bytes, without reflection), decoded in one pass by acemqDecodeRangeEvent
 // (json.Unmarshal's value and the decode shape's scan).
-var rangeEventType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[RangeEvent]("names.range.v1", rangeEventSchema, acemqCheckRangeEvent, acemqShapeRangeEvent), acemqEncodeRangeEvent), acemqDecodeRangeEvent)
+var rangeEventType = acemqimpl.NewJSONType[RangeEvent]("names.range.v1", rangeEventSchema, acemqimpl.JSONFuncs{
+	Check:  acemqCheckRangeEvent,
+	Decode: acemqDecodeRangeEvent,
+	Encode: acemqEncodeRangeEvent,
+	Shape:  acemqShapeRangeEvent,
+})
 
 // TypeOfRangeEvent returns the message type "names.range.v1", payload
 // RangeEvent: JSON, validated against its JSON Schema on publish and on

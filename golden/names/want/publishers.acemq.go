@@ -7,6 +7,7 @@ import (
 	"context"
 
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
 )
 
 // FuncPublisher publishes to the exchange "golden.names".
@@ -28,7 +29,15 @@ func NewFuncPublisher(c *runtime.Connection) *FuncPublisher {
 // it repeats, and a consumer's inbox handles it once. See runtime.Publish for
 // its errors and for what cancelling ctx does.
 func (p *FuncPublisher) PublishType(ctx context.Context, m Type, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, typeType, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
+	var o acemqimpl.PublishOptions
+	return runtime.Publish(
+		ctx,
+		p.c,
+		typeType,
+		"golden.names",
+		m,
+		o.With(runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned"), opts)...,
+	)
 }
 
 // PublishTypeBatch publishes ms as "names.type.v1 */ //go:generate echo pwned"
@@ -38,7 +47,15 @@ func (p *FuncPublisher) PublishType(ctx context.Context, m Type, opts ...runtime
 // among them wins. See runtime.PublishBatch for its errors and for what
 // cancelling ctx does.
 func (p *FuncPublisher) PublishTypeBatch(ctx context.Context, ms []Type, opts ...runtime.PublishOption) error {
-	return runtime.PublishBatch(ctx, p.c, typeType, "golden.names", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
+	var o acemqimpl.PublishOptions
+	return runtime.PublishBatch(
+		ctx,
+		p.c,
+		typeType,
+		"golden.names",
+		ms,
+		o.With(runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned"), opts)...,
+	)
 }
 
 // PublishTypeAsync publishes m as "names.type.v1 */ //go:generate echo pwned"
@@ -51,8 +68,18 @@ func (p *FuncPublisher) PublishTypeBatch(ctx context.Context, ms []Type, opts ..
 // give a re-publish the id of the publish it repeats, and a consumer's inbox
 // handles it once. See runtime.PublishAsync for its errors and for what
 // cancelling ctx does.
-func (p *FuncPublisher) PublishTypeAsync(ctx context.Context, m Type, opts ...runtime.PublishOption) (*runtime.Pending, error) {
-	return runtime.PublishAsync(ctx, p.c, typeType, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
+func (p *FuncPublisher) PublishTypeAsync(
+	ctx context.Context, m Type, opts ...runtime.PublishOption,
+) (*runtime.Pending, error) {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishAsync(
+		ctx,
+		p.c,
+		typeType,
+		"golden.names",
+		m,
+		o.With(runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned"), opts)...,
+	)
 }
 
 // PublishX2faCode publishes m as "names.2fa-code.v1" to the exchange
@@ -64,7 +91,15 @@ func (p *FuncPublisher) PublishTypeAsync(ctx context.Context, m Type, opts ...ru
 // it repeats, and a consumer's inbox handles it once. See runtime.Publish for
 // its errors and for what cancelling ctx does.
 func (p *FuncPublisher) PublishX2faCode(ctx context.Context, m X2faCode, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, x2faCodeType, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
+	var o acemqimpl.PublishOptions
+	return runtime.Publish(
+		ctx,
+		p.c,
+		x2faCodeType,
+		"golden.names",
+		m,
+		o.With(runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned"), opts)...,
+	)
 }
 
 // PublishX2faCodeBatch publishes ms as "names.2fa-code.v1" to the exchange
@@ -74,7 +109,15 @@ func (p *FuncPublisher) PublishX2faCode(ctx context.Context, m X2faCode, opts ..
 // wins. See runtime.PublishBatch for its errors and for what cancelling ctx
 // does.
 func (p *FuncPublisher) PublishX2faCodeBatch(ctx context.Context, ms []X2faCode, opts ...runtime.PublishOption) error {
-	return runtime.PublishBatch(ctx, p.c, x2faCodeType, "golden.names", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
+	var o acemqimpl.PublishOptions
+	return runtime.PublishBatch(
+		ctx,
+		p.c,
+		x2faCodeType,
+		"golden.names",
+		ms,
+		o.With(runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned"), opts)...,
+	)
 }
 
 // PublishX2faCodeAsync publishes m as "names.2fa-code.v1" to the exchange
@@ -87,8 +130,18 @@ func (p *FuncPublisher) PublishX2faCodeBatch(ctx context.Context, ms []X2faCode,
 // give a re-publish the id of the publish it repeats, and a consumer's inbox
 // handles it once. See runtime.PublishAsync for its errors and for what
 // cancelling ctx does.
-func (p *FuncPublisher) PublishX2faCodeAsync(ctx context.Context, m X2faCode, opts ...runtime.PublishOption) (*runtime.Pending, error) {
-	return runtime.PublishAsync(ctx, p.c, x2faCodeType, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
+func (p *FuncPublisher) PublishX2faCodeAsync(
+	ctx context.Context, m X2faCode, opts ...runtime.PublishOption,
+) (*runtime.Pending, error) {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishAsync(
+		ctx,
+		p.c,
+		x2faCodeType,
+		"golden.names",
+		m,
+		o.With(runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned"), opts)...,
+	)
 }
 
 // PublishCaféCrème publishes m as "names.café.v1" to the exchange
@@ -100,7 +153,15 @@ func (p *FuncPublisher) PublishX2faCodeAsync(ctx context.Context, m X2faCode, op
 // it repeats, and a consumer's inbox handles it once. See runtime.Publish for
 // its errors and for what cancelling ctx does.
 func (p *FuncPublisher) PublishCaféCrème(ctx context.Context, m CaféCrème, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, caféCrèmeType, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
+	var o acemqimpl.PublishOptions
+	return runtime.Publish(
+		ctx,
+		p.c,
+		caféCrèmeType,
+		"golden.names",
+		m,
+		o.With(runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned"), opts)...,
+	)
 }
 
 // PublishCaféCrèmeBatch publishes ms as "names.café.v1" to the exchange
@@ -109,8 +170,18 @@ func (p *FuncPublisher) PublishCaféCrème(ctx context.Context, m CaféCrème, o
 // opts apply after that routing key, so a runtime.WithRoutingKey among them
 // wins. See runtime.PublishBatch for its errors and for what cancelling ctx
 // does.
-func (p *FuncPublisher) PublishCaféCrèmeBatch(ctx context.Context, ms []CaféCrème, opts ...runtime.PublishOption) error {
-	return runtime.PublishBatch(ctx, p.c, caféCrèmeType, "golden.names", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
+func (p *FuncPublisher) PublishCaféCrèmeBatch(
+	ctx context.Context, ms []CaféCrème, opts ...runtime.PublishOption,
+) error {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishBatch(
+		ctx,
+		p.c,
+		caféCrèmeType,
+		"golden.names",
+		ms,
+		o.With(runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned"), opts)...,
+	)
 }
 
 // PublishCaféCrèmeAsync publishes m as "names.café.v1" to the exchange
@@ -123,8 +194,18 @@ func (p *FuncPublisher) PublishCaféCrèmeBatch(ctx context.Context, ms []CaféC
 // give a re-publish the id of the publish it repeats, and a consumer's inbox
 // handles it once. See runtime.PublishAsync for its errors and for what
 // cancelling ctx does.
-func (p *FuncPublisher) PublishCaféCrèmeAsync(ctx context.Context, m CaféCrème, opts ...runtime.PublishOption) (*runtime.Pending, error) {
-	return runtime.PublishAsync(ctx, p.c, caféCrèmeType, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
+func (p *FuncPublisher) PublishCaféCrèmeAsync(
+	ctx context.Context, m CaféCrème, opts ...runtime.PublishOption,
+) (*runtime.Pending, error) {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishAsync(
+		ctx,
+		p.c,
+		caféCrèmeType,
+		"golden.names",
+		m,
+		o.With(runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned"), opts)...,
+	)
 }
 
 // PublishX订单 publishes m as "names.订单.v1" to the exchange
@@ -136,7 +217,15 @@ func (p *FuncPublisher) PublishCaféCrèmeAsync(ctx context.Context, m CaféCrè
 // it repeats, and a consumer's inbox handles it once. See runtime.Publish for
 // its errors and for what cancelling ctx does.
 func (p *FuncPublisher) PublishX订单(ctx context.Context, m X订单, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, x订单Type, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
+	var o acemqimpl.PublishOptions
+	return runtime.Publish(
+		ctx,
+		p.c,
+		x订单Type,
+		"golden.names",
+		m,
+		o.With(runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned"), opts)...,
+	)
 }
 
 // PublishX订单Batch publishes ms as "names.订单.v1" to the exchange
@@ -146,7 +235,15 @@ func (p *FuncPublisher) PublishX订单(ctx context.Context, m X订单, opts ...r
 // wins. See runtime.PublishBatch for its errors and for what cancelling ctx
 // does.
 func (p *FuncPublisher) PublishX订单Batch(ctx context.Context, ms []X订单, opts ...runtime.PublishOption) error {
-	return runtime.PublishBatch(ctx, p.c, x订单Type, "golden.names", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
+	var o acemqimpl.PublishOptions
+	return runtime.PublishBatch(
+		ctx,
+		p.c,
+		x订单Type,
+		"golden.names",
+		ms,
+		o.With(runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned"), opts)...,
+	)
 }
 
 // PublishX订单Async publishes m as "names.订单.v1" to the exchange
@@ -159,8 +256,18 @@ func (p *FuncPublisher) PublishX订单Batch(ctx context.Context, ms []X订单, o
 // give a re-publish the id of the publish it repeats, and a consumer's inbox
 // handles it once. See runtime.PublishAsync for its errors and for what
 // cancelling ctx does.
-func (p *FuncPublisher) PublishX订单Async(ctx context.Context, m X订单, opts ...runtime.PublishOption) (*runtime.Pending, error) {
-	return runtime.PublishAsync(ctx, p.c, x订单Type, "golden.names", m, append([]runtime.PublishOption{runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned")}, opts...)...)
+func (p *FuncPublisher) PublishX订单Async(
+	ctx context.Context, m X订单, opts ...runtime.PublishOption,
+) (*runtime.Pending, error) {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishAsync(
+		ctx,
+		p.c,
+		x订单Type,
+		"golden.names",
+		m,
+		o.With(runtime.WithRoutingKey("key */ with\nnewline //go:generate echo pwned"), opts)...,
+	)
 }
 
 // DirectPublisher publishes through the default exchange, straight to queues.
@@ -182,7 +289,8 @@ func NewDirectPublisher(c *runtime.Connection) *DirectPublisher {
 // handles it once. See runtime.Publish for its errors and for what cancelling
 // ctx does.
 func (p *DirectPublisher) PublishRangeEvent(ctx context.Context, m RangeEvent, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, rangeEventType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.names.other")}, opts...)...)
+	var o acemqimpl.PublishOptions
+	return runtime.Publish(ctx, p.c, rangeEventType, "", m, o.With(runtime.WithRoutingKey("golden.names.other"), opts)...)
 }
 
 // PublishRangeEventBatch publishes ms as "names.range.v1" to the queue
@@ -190,8 +298,13 @@ func (p *DirectPublisher) PublishRangeEvent(ctx context.Context, m RangeEvent, o
 // and waits for every confirm. The options in opts apply after that routing
 // key, so a runtime.WithRoutingKey among them wins. See runtime.PublishBatch
 // for its errors and for what cancelling ctx does.
-func (p *DirectPublisher) PublishRangeEventBatch(ctx context.Context, ms []RangeEvent, opts ...runtime.PublishOption) error {
-	return runtime.PublishBatch(ctx, p.c, rangeEventType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.names.other")}, opts...)...)
+func (p *DirectPublisher) PublishRangeEventBatch(
+	ctx context.Context, ms []RangeEvent, opts ...runtime.PublishOption,
+) error {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishBatch(
+		ctx, p.c, rangeEventType, "", ms, o.With(runtime.WithRoutingKey("golden.names.other"), opts)...,
+	)
 }
 
 // PublishRangeEventAsync publishes m as "names.range.v1" to the queue
@@ -203,6 +316,11 @@ func (p *DirectPublisher) PublishRangeEventBatch(ctx context.Context, ms []Range
 // (x-acemq-id) instead of a fresh one: give a re-publish the id of the publish
 // it repeats, and a consumer's inbox handles it once. See runtime.PublishAsync
 // for its errors and for what cancelling ctx does.
-func (p *DirectPublisher) PublishRangeEventAsync(ctx context.Context, m RangeEvent, opts ...runtime.PublishOption) (*runtime.Pending, error) {
-	return runtime.PublishAsync(ctx, p.c, rangeEventType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.names.other")}, opts...)...)
+func (p *DirectPublisher) PublishRangeEventAsync(
+	ctx context.Context, m RangeEvent, opts ...runtime.PublishOption,
+) (*runtime.Pending, error) {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishAsync(
+		ctx, p.c, rangeEventType, "", m, o.With(runtime.WithRoutingKey("golden.names.other"), opts)...,
+	)
 }

@@ -80,7 +80,14 @@ const orderCancelledSchema = `{
 // acemqEncodeOrderCancelled (json.Marshal's bytes, without reflection),
 // decoded in one pass by acemqDecodeOrderCancelled (json.Unmarshal's value and
 // the decode shape's scan).
-var orderCancelledType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[OrderCancelled]("order.cancelled.v1", orderCancelledSchema, acemqCheckOrderCancelled, acemqShapeOrderCancelled), acemqEncodeOrderCancelled), acemqDecodeOrderCancelled)
+var orderCancelledType = acemqimpl.NewJSONType[OrderCancelled](
+	"order.cancelled.v1", orderCancelledSchema, acemqimpl.JSONFuncs{
+		Check:  acemqCheckOrderCancelled,
+		Decode: acemqDecodeOrderCancelled,
+		Encode: acemqEncodeOrderCancelled,
+		Shape:  acemqShapeOrderCancelled,
+	},
+)
 
 // TypeOfOrderCancelled returns the message type "order.cancelled.v1", payload
 // OrderCancelled: JSON, validated against its JSON Schema on publish and on

@@ -7,6 +7,7 @@ import (
 	"context"
 
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
 )
 
 // OrdersPublisher publishes to the exchange "golden.orders".
@@ -28,7 +29,10 @@ func NewOrdersPublisher(c *runtime.Connection) *OrdersPublisher {
 // handles it once. See runtime.Publish for its errors and for what cancelling
 // ctx does.
 func (p *OrdersPublisher) PublishOrderPlaced(ctx context.Context, m OrderPlaced, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, orderPlacedType, "golden.orders", m, append([]runtime.PublishOption{runtime.WithRoutingKey("order.created")}, opts...)...)
+	var o acemqimpl.PublishOptions
+	return runtime.Publish(
+		ctx, p.c, orderPlacedType, "golden.orders", m, o.With(runtime.WithRoutingKey("order.created"), opts)...,
+	)
 }
 
 // PublishOrderPlacedBatch publishes ms as "order.placed.v2" to the exchange
@@ -36,8 +40,13 @@ func (p *OrdersPublisher) PublishOrderPlaced(ctx context.Context, m OrderPlaced,
 // batch, and waits for every confirm. The options in opts apply after that
 // routing key, so a runtime.WithRoutingKey among them wins. See
 // runtime.PublishBatch for its errors and for what cancelling ctx does.
-func (p *OrdersPublisher) PublishOrderPlacedBatch(ctx context.Context, ms []OrderPlaced, opts ...runtime.PublishOption) error {
-	return runtime.PublishBatch(ctx, p.c, orderPlacedType, "golden.orders", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("order.created")}, opts...)...)
+func (p *OrdersPublisher) PublishOrderPlacedBatch(
+	ctx context.Context, ms []OrderPlaced, opts ...runtime.PublishOption,
+) error {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishBatch(
+		ctx, p.c, orderPlacedType, "golden.orders", ms, o.With(runtime.WithRoutingKey("order.created"), opts)...,
+	)
 }
 
 // PublishOrderPlacedAsync publishes m as "order.placed.v2" to the exchange
@@ -49,8 +58,13 @@ func (p *OrdersPublisher) PublishOrderPlacedBatch(ctx context.Context, ms []Orde
 // (x-acemq-id) instead of a fresh one: give a re-publish the id of the publish
 // it repeats, and a consumer's inbox handles it once. See runtime.PublishAsync
 // for its errors and for what cancelling ctx does.
-func (p *OrdersPublisher) PublishOrderPlacedAsync(ctx context.Context, m OrderPlaced, opts ...runtime.PublishOption) (*runtime.Pending, error) {
-	return runtime.PublishAsync(ctx, p.c, orderPlacedType, "golden.orders", m, append([]runtime.PublishOption{runtime.WithRoutingKey("order.created")}, opts...)...)
+func (p *OrdersPublisher) PublishOrderPlacedAsync(
+	ctx context.Context, m OrderPlaced, opts ...runtime.PublishOption,
+) (*runtime.Pending, error) {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishAsync(
+		ctx, p.c, orderPlacedType, "golden.orders", m, o.With(runtime.WithRoutingKey("order.created"), opts)...,
+	)
 }
 
 // PublishOrderCancelled publishes m as "order.cancelled.v1" to the exchange
@@ -61,8 +75,13 @@ func (p *OrdersPublisher) PublishOrderPlacedAsync(ctx context.Context, m OrderPl
 // give a re-publish the id of the publish it repeats, and a consumer's inbox
 // handles it once. See runtime.Publish for its errors and for what cancelling
 // ctx does.
-func (p *OrdersPublisher) PublishOrderCancelled(ctx context.Context, m OrderCancelled, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, orderCancelledType, "golden.orders", m, append([]runtime.PublishOption{runtime.WithRoutingKey("order.cancelled")}, opts...)...)
+func (p *OrdersPublisher) PublishOrderCancelled(
+	ctx context.Context, m OrderCancelled, opts ...runtime.PublishOption,
+) error {
+	var o acemqimpl.PublishOptions
+	return runtime.Publish(
+		ctx, p.c, orderCancelledType, "golden.orders", m, o.With(runtime.WithRoutingKey("order.cancelled"), opts)...,
+	)
 }
 
 // PublishOrderCancelledBatch publishes ms as "order.cancelled.v1" to the
@@ -70,8 +89,13 @@ func (p *OrdersPublisher) PublishOrderCancelled(ctx context.Context, m OrderCanc
 // pipelined batch, and waits for every confirm. The options in opts apply
 // after that routing key, so a runtime.WithRoutingKey among them wins. See
 // runtime.PublishBatch for its errors and for what cancelling ctx does.
-func (p *OrdersPublisher) PublishOrderCancelledBatch(ctx context.Context, ms []OrderCancelled, opts ...runtime.PublishOption) error {
-	return runtime.PublishBatch(ctx, p.c, orderCancelledType, "golden.orders", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("order.cancelled")}, opts...)...)
+func (p *OrdersPublisher) PublishOrderCancelledBatch(
+	ctx context.Context, ms []OrderCancelled, opts ...runtime.PublishOption,
+) error {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishBatch(
+		ctx, p.c, orderCancelledType, "golden.orders", ms, o.With(runtime.WithRoutingKey("order.cancelled"), opts)...,
+	)
 }
 
 // PublishOrderCancelledAsync publishes m as "order.cancelled.v1" to the
@@ -84,6 +108,11 @@ func (p *OrdersPublisher) PublishOrderCancelledBatch(ctx context.Context, ms []O
 // give a re-publish the id of the publish it repeats, and a consumer's inbox
 // handles it once. See runtime.PublishAsync for its errors and for what
 // cancelling ctx does.
-func (p *OrdersPublisher) PublishOrderCancelledAsync(ctx context.Context, m OrderCancelled, opts ...runtime.PublishOption) (*runtime.Pending, error) {
-	return runtime.PublishAsync(ctx, p.c, orderCancelledType, "golden.orders", m, append([]runtime.PublishOption{runtime.WithRoutingKey("order.cancelled")}, opts...)...)
+func (p *OrdersPublisher) PublishOrderCancelledAsync(
+	ctx context.Context, m OrderCancelled, opts ...runtime.PublishOption,
+) (*runtime.Pending, error) {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishAsync(
+		ctx, p.c, orderCancelledType, "golden.orders", m, o.With(runtime.WithRoutingKey("order.cancelled"), opts)...,
+	)
 }

@@ -29,7 +29,9 @@ type QuotesHandler interface {
 type QuotesHandlerFunc func(ctx context.Context, m *runtime.Message[QuoteRequested]) (Quote, error)
 
 // HandleQuoteRequested calls fn(ctx, m).
-func (fn QuotesHandlerFunc) HandleQuoteRequested(ctx context.Context, m *runtime.Message[QuoteRequested]) (Quote, error) {
+func (fn QuotesHandlerFunc) HandleQuoteRequested(
+	ctx context.Context, m *runtime.Message[QuoteRequested],
+) (Quote, error) {
 	return fn(ctx, m)
 }
 
@@ -42,7 +44,9 @@ func (fn QuotesHandlerFunc) HandleQuoteRequested(ctx context.Context, m *runtime
 // The consumer declares the queue's .dlq and .parked queues before it
 // subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only;
 // stop the consumer with its Close method.
-func ConsumeQuotes(ctx context.Context, c *runtime.Connection, h QuotesHandler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+func ConsumeQuotes(
+	ctx context.Context, c *runtime.Connection, h QuotesHandler, opts ...runtime.ConsumeOption,
+) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("ConsumeQuotes: the handler is nil")
 	}
@@ -82,7 +86,9 @@ func (fn ChangesHandlerFunc) HandlePriceChanged(ctx context.Context, m *runtime.
 // The consumer declares the queue's .dlq and .parked queues before it
 // subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only;
 // stop the consumer with its Close method.
-func ConsumeChanges(ctx context.Context, c *runtime.Connection, h ChangesHandler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+func ConsumeChanges(
+	ctx context.Context, c *runtime.Connection, h ChangesHandler, opts ...runtime.ConsumeOption,
+) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("ConsumeChanges: the handler is nil")
 	}
@@ -126,7 +132,9 @@ func (fn StockChecksHandlerFunc) HandleStockAsked(ctx context.Context, m *runtim
 // The consumer declares the queue's .dlq and .parked queues before it
 // subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only;
 // stop the consumer with its Close method.
-func ConsumeStockChecks(ctx context.Context, c *runtime.Connection, h StockChecksHandler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+func ConsumeStockChecks(
+	ctx context.Context, c *runtime.Connection, h StockChecksHandler, opts ...runtime.ConsumeOption,
+) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("ConsumeStockChecks: the handler is nil")
 	}

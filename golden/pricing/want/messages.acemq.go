@@ -39,7 +39,14 @@ const quoteRequestedSchema = `{
 // acemqEncodeQuoteRequested (json.Marshal's bytes, without reflection),
 // decoded in one pass by acemqDecodeQuoteRequested (json.Unmarshal's value and
 // the decode shape's scan).
-var quoteRequestedType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[QuoteRequested]("pricing.quote.requested.v1", quoteRequestedSchema, acemqCheckQuoteRequested, acemqShapeQuoteRequested), acemqEncodeQuoteRequested), acemqDecodeQuoteRequested)
+var quoteRequestedType = acemqimpl.NewJSONType[QuoteRequested](
+	"pricing.quote.requested.v1", quoteRequestedSchema, acemqimpl.JSONFuncs{
+		Check:  acemqCheckQuoteRequested,
+		Decode: acemqDecodeQuoteRequested,
+		Encode: acemqEncodeQuoteRequested,
+		Shape:  acemqShapeQuoteRequested,
+	},
+)
 
 // TypeOfQuoteRequested returns the message type "pricing.quote.requested.v1",
 // payload QuoteRequested: JSON, validated against its JSON Schema on publish
@@ -80,7 +87,12 @@ const quoteSchema = `{
 // does not pass), encoded by acemqEncodeQuote (json.Marshal's bytes, without
 // reflection), decoded in one pass by acemqDecodeQuote (json.Unmarshal's value
 // and the decode shape's scan).
-var quoteType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[Quote]("pricing.quote.v1", quoteSchema, acemqCheckQuote, acemqShapeQuote), acemqEncodeQuote), acemqDecodeQuote)
+var quoteType = acemqimpl.NewJSONType[Quote]("pricing.quote.v1", quoteSchema, acemqimpl.JSONFuncs{
+	Check:  acemqCheckQuote,
+	Decode: acemqDecodeQuote,
+	Encode: acemqEncodeQuote,
+	Shape:  acemqShapeQuote,
+})
 
 // TypeOfQuote returns the message type "pricing.quote.v1", payload Quote:
 // JSON, validated against its JSON Schema on publish and on consume, checked
@@ -119,7 +131,14 @@ const priceChangedSchema = `{
 // acemqEncodePriceChanged (json.Marshal's bytes, without reflection), decoded
 // in one pass by acemqDecodePriceChanged (json.Unmarshal's value and the
 // decode shape's scan).
-var priceChangedType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[PriceChanged]("pricing.price.changed.v1", priceChangedSchema, acemqCheckPriceChanged, acemqShapePriceChanged), acemqEncodePriceChanged), acemqDecodePriceChanged)
+var priceChangedType = acemqimpl.NewJSONType[PriceChanged](
+	"pricing.price.changed.v1", priceChangedSchema, acemqimpl.JSONFuncs{
+		Check:  acemqCheckPriceChanged,
+		Decode: acemqDecodePriceChanged,
+		Encode: acemqEncodePriceChanged,
+		Shape:  acemqShapePriceChanged,
+	},
+)
 
 // TypeOfPriceChanged returns the message type "pricing.price.changed.v1",
 // payload PriceChanged: JSON, validated against its JSON Schema on publish and
@@ -160,7 +179,12 @@ const stockAskedSchema = `{
 // acemqEncodeStockAsked (json.Marshal's bytes, without reflection), decoded in
 // one pass by acemqDecodeStockAsked (json.Unmarshal's value and the decode
 // shape's scan).
-var stockAskedType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[StockAsked]("pricing.stock.asked.v1", stockAskedSchema, acemqCheckStockAsked, acemqShapeStockAsked), acemqEncodeStockAsked), acemqDecodeStockAsked)
+var stockAskedType = acemqimpl.NewJSONType[StockAsked]("pricing.stock.asked.v1", stockAskedSchema, acemqimpl.JSONFuncs{
+	Check:  acemqCheckStockAsked,
+	Decode: acemqDecodeStockAsked,
+	Encode: acemqEncodeStockAsked,
+	Shape:  acemqShapeStockAsked,
+})
 
 // TypeOfStockAsked returns the message type "pricing.stock.asked.v1", payload
 // StockAsked: JSON, validated against its JSON Schema on publish and on
@@ -199,7 +223,12 @@ const stockSchema = `{
 // does not pass), encoded by acemqEncodeStock (json.Marshal's bytes, without
 // reflection), decoded in one pass by acemqDecodeStock (json.Unmarshal's value
 // and the decode shape's scan).
-var stockType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[Stock]("pricing.stock.v1", stockSchema, acemqCheckStock, acemqShapeStock), acemqEncodeStock), acemqDecodeStock)
+var stockType = acemqimpl.NewJSONType[Stock]("pricing.stock.v1", stockSchema, acemqimpl.JSONFuncs{
+	Check:  acemqCheckStock,
+	Decode: acemqDecodeStock,
+	Encode: acemqEncodeStock,
+	Shape:  acemqShapeStock,
+})
 
 // TypeOfStock returns the message type "pricing.stock.v1", payload Stock:
 // JSON, validated against its JSON Schema on publish and on consume, checked

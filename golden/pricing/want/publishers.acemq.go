@@ -7,6 +7,7 @@ import (
 	"context"
 
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
 )
 
 // PricingPublisher publishes through the default exchange, straight to queues.
@@ -39,8 +40,13 @@ func (p *PricingPublisher) Close(ctx context.Context) error {
 // comes back as a *runtime.ReplyError, never as a timeout; a reply after ctx
 // ended is dropped. The options in opts apply after that routing key, so a
 // runtime.WithRoutingKey among them wins. See runtime.Request for its errors.
-func (p *PricingPublisher) RequestQuoteRequested(ctx context.Context, m QuoteRequested, opts ...runtime.PublishOption) (Quote, error) {
-	return runtime.Request(ctx, p.r, quoteRequestedType, quoteType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.pricing.quotes")}, opts...)...)
+func (p *PricingPublisher) RequestQuoteRequested(
+	ctx context.Context, m QuoteRequested, opts ...runtime.PublishOption,
+) (Quote, error) {
+	var o acemqimpl.PublishOptions
+	return runtime.Request(
+		ctx, p.r, quoteRequestedType, quoteType, "", m, o.With(runtime.WithRoutingKey("golden.pricing.quotes"), opts)...,
+	)
 }
 
 // PublishPriceChanged publishes m as "pricing.price.changed.v1" to the queue
@@ -51,8 +57,13 @@ func (p *PricingPublisher) RequestQuoteRequested(ctx context.Context, m QuoteReq
 // give a re-publish the id of the publish it repeats, and a consumer's inbox
 // handles it once. See runtime.Publish for its errors and for what cancelling
 // ctx does.
-func (p *PricingPublisher) PublishPriceChanged(ctx context.Context, m PriceChanged, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, priceChangedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.pricing.changes")}, opts...)...)
+func (p *PricingPublisher) PublishPriceChanged(
+	ctx context.Context, m PriceChanged, opts ...runtime.PublishOption,
+) error {
+	var o acemqimpl.PublishOptions
+	return runtime.Publish(
+		ctx, p.c, priceChangedType, "", m, o.With(runtime.WithRoutingKey("golden.pricing.changes"), opts)...,
+	)
 }
 
 // PublishPriceChangedBatch publishes ms as "pricing.price.changed.v1" to the
@@ -60,8 +71,13 @@ func (p *PricingPublisher) PublishPriceChanged(ctx context.Context, m PriceChang
 // pipelined batch, and waits for every confirm. The options in opts apply
 // after that routing key, so a runtime.WithRoutingKey among them wins. See
 // runtime.PublishBatch for its errors and for what cancelling ctx does.
-func (p *PricingPublisher) PublishPriceChangedBatch(ctx context.Context, ms []PriceChanged, opts ...runtime.PublishOption) error {
-	return runtime.PublishBatch(ctx, p.c, priceChangedType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.pricing.changes")}, opts...)...)
+func (p *PricingPublisher) PublishPriceChangedBatch(
+	ctx context.Context, ms []PriceChanged, opts ...runtime.PublishOption,
+) error {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishBatch(
+		ctx, p.c, priceChangedType, "", ms, o.With(runtime.WithRoutingKey("golden.pricing.changes"), opts)...,
+	)
 }
 
 // PublishPriceChangedAsync publishes m as "pricing.price.changed.v1" to the
@@ -74,8 +90,13 @@ func (p *PricingPublisher) PublishPriceChangedBatch(ctx context.Context, ms []Pr
 // give a re-publish the id of the publish it repeats, and a consumer's inbox
 // handles it once. See runtime.PublishAsync for its errors and for what
 // cancelling ctx does.
-func (p *PricingPublisher) PublishPriceChangedAsync(ctx context.Context, m PriceChanged, opts ...runtime.PublishOption) (*runtime.Pending, error) {
-	return runtime.PublishAsync(ctx, p.c, priceChangedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.pricing.changes")}, opts...)...)
+func (p *PricingPublisher) PublishPriceChangedAsync(
+	ctx context.Context, m PriceChanged, opts ...runtime.PublishOption,
+) (*runtime.Pending, error) {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishAsync(
+		ctx, p.c, priceChangedType, "", m, o.With(runtime.WithRoutingKey("golden.pricing.changes"), opts)...,
+	)
 }
 
 // RequestStockAsked sends m as "pricing.stock.asked.v1" to the queue
@@ -84,6 +105,11 @@ func (p *PricingPublisher) PublishPriceChangedAsync(ctx context.Context, m Price
 // back as a *runtime.ReplyError, never as a timeout; a reply after ctx ended
 // is dropped. The options in opts apply after that routing key, so a
 // runtime.WithRoutingKey among them wins. See runtime.Request for its errors.
-func (p *PricingPublisher) RequestStockAsked(ctx context.Context, m StockAsked, opts ...runtime.PublishOption) (Stock, error) {
-	return runtime.Request(ctx, p.r, stockAskedType, stockType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.pricing.stock")}, opts...)...)
+func (p *PricingPublisher) RequestStockAsked(
+	ctx context.Context, m StockAsked, opts ...runtime.PublishOption,
+) (Stock, error) {
+	var o acemqimpl.PublishOptions
+	return runtime.Request(
+		ctx, p.r, stockAskedType, stockType, "", m, o.With(runtime.WithRoutingKey("golden.pricing.stock"), opts)...,
+	)
 }

@@ -25,7 +25,9 @@ type GoldenRegistryHandler interface {
 type GoldenRegistryHandlerFunc func(ctx context.Context, m *runtime.Message[OrderPlaced]) runtime.Ack
 
 // HandleOrderPlaced calls fn(ctx, m).
-func (fn GoldenRegistryHandlerFunc) HandleOrderPlaced(ctx context.Context, m *runtime.Message[OrderPlaced]) runtime.Ack {
+func (fn GoldenRegistryHandlerFunc) HandleOrderPlaced(
+	ctx context.Context, m *runtime.Message[OrderPlaced],
+) runtime.Ack {
 	return fn(ctx, m)
 }
 
@@ -38,7 +40,9 @@ func (fn GoldenRegistryHandlerFunc) HandleOrderPlaced(ctx context.Context, m *ru
 // The consumer declares the queue's .dlq and .parked queues before it
 // subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only;
 // stop the consumer with its Close method.
-func ConsumeGoldenRegistry(ctx context.Context, c *runtime.Connection, h GoldenRegistryHandler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+func ConsumeGoldenRegistry(
+	ctx context.Context, c *runtime.Connection, h GoldenRegistryHandler, opts ...runtime.ConsumeOption,
+) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("ConsumeGoldenRegistry: the handler is nil")
 	}

@@ -40,7 +40,9 @@ const orderPlacedSchema = `{"type": "record", "name": "Order", "namespace": "gol
 // orderPlacedType is the message type "golden.registry.order.v1", payload
 // OrderPlaced: Avro in the Confluent wire format, its schema registered under
 // the subject "golden-registry-orders".
-var orderPlacedType = runtime.NewAvroType[OrderPlaced]("golden.registry.order.v1", "golden-registry-orders", orderPlacedSchema, runtime.WithSchemaRegistry(schemaRegistry))
+var orderPlacedType = runtime.NewAvroType[OrderPlaced](
+	"golden.registry.order.v1", "golden-registry-orders", orderPlacedSchema, runtime.WithSchemaRegistry(schemaRegistry),
+)
 
 // TypeOfOrderPlaced returns the message type "golden.registry.order.v1",
 // payload OrderPlaced: Avro in the Confluent wire format, its schema

@@ -7,6 +7,7 @@ import (
 	"context"
 
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
 )
 
 // DirectPublisher publishes through the default exchange, straight to queues.
@@ -28,7 +29,8 @@ func NewDirectPublisher(c *runtime.Connection) *DirectPublisher {
 // handles it once. See runtime.Publish for its errors and for what cancelling
 // ctx does.
 func (p *DirectPublisher) PublishOrderPlaced(ctx context.Context, m OrderPlaced, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, orderPlacedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.registry")}, opts...)...)
+	var o acemqimpl.PublishOptions
+	return runtime.Publish(ctx, p.c, orderPlacedType, "", m, o.With(runtime.WithRoutingKey("golden.registry"), opts)...)
 }
 
 // PublishOrderPlacedBatch publishes ms as "golden.registry.order.v1" to the
@@ -36,8 +38,13 @@ func (p *DirectPublisher) PublishOrderPlaced(ctx context.Context, m OrderPlaced,
 // batch, and waits for every confirm. The options in opts apply after that
 // routing key, so a runtime.WithRoutingKey among them wins. See
 // runtime.PublishBatch for its errors and for what cancelling ctx does.
-func (p *DirectPublisher) PublishOrderPlacedBatch(ctx context.Context, ms []OrderPlaced, opts ...runtime.PublishOption) error {
-	return runtime.PublishBatch(ctx, p.c, orderPlacedType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.registry")}, opts...)...)
+func (p *DirectPublisher) PublishOrderPlacedBatch(
+	ctx context.Context, ms []OrderPlaced, opts ...runtime.PublishOption,
+) error {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishBatch(
+		ctx, p.c, orderPlacedType, "", ms, o.With(runtime.WithRoutingKey("golden.registry"), opts)...,
+	)
 }
 
 // PublishOrderPlacedAsync publishes m as "golden.registry.order.v1" to the
@@ -49,6 +56,11 @@ func (p *DirectPublisher) PublishOrderPlacedBatch(ctx context.Context, ms []Orde
 // (x-acemq-id) instead of a fresh one: give a re-publish the id of the publish
 // it repeats, and a consumer's inbox handles it once. See runtime.PublishAsync
 // for its errors and for what cancelling ctx does.
-func (p *DirectPublisher) PublishOrderPlacedAsync(ctx context.Context, m OrderPlaced, opts ...runtime.PublishOption) (*runtime.Pending, error) {
-	return runtime.PublishAsync(ctx, p.c, orderPlacedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.registry")}, opts...)...)
+func (p *DirectPublisher) PublishOrderPlacedAsync(
+	ctx context.Context, m OrderPlaced, opts ...runtime.PublishOption,
+) (*runtime.Pending, error) {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishAsync(
+		ctx, p.c, orderPlacedType, "", m, o.With(runtime.WithRoutingKey("golden.registry"), opts)...,
+	)
 }

@@ -54,7 +54,11 @@ func acemqShapeShipmentRequested() *acemqimpl.JSONShape {
 	s0.Fields = []acemqimpl.JSONMember{
 		{Name: "order_id", Required: true, Shape: &acemqimpl.JSONShape{}},
 		{Name: "address", Required: true, Shape: s1},
-		{Name: "requested_at", Required: true, Shape: &acemqimpl.JSONShape{Kind: acemqimpl.JSONString, Format: acemqFormatDateTime}},
+		{
+			Name:     "requested_at",
+			Required: true,
+			Shape:    &acemqimpl.JSONShape{Kind: acemqimpl.JSONString, Format: acemqFormatDateTime},
+		},
 		{Name: "express", Required: false, Shape: &acemqimpl.JSONShape{}},
 		{Name: "parcels", Required: false, Shape: &acemqimpl.JSONShape{}},
 	}

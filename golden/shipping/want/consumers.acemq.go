@@ -26,7 +26,9 @@ type RequestsHandler interface {
 type RequestsHandlerFunc func(ctx context.Context, m *runtime.Message[ShipmentRequested]) runtime.Ack
 
 // HandleShipmentRequested calls fn(ctx, m).
-func (fn RequestsHandlerFunc) HandleShipmentRequested(ctx context.Context, m *runtime.Message[ShipmentRequested]) runtime.Ack {
+func (fn RequestsHandlerFunc) HandleShipmentRequested(
+	ctx context.Context, m *runtime.Message[ShipmentRequested],
+) runtime.Ack {
 	return fn(ctx, m)
 }
 
@@ -38,7 +40,9 @@ func (fn RequestsHandlerFunc) HandleShipmentRequested(ctx context.Context, m *ru
 // The consumer declares the queue's .dlq and .parked queues before it
 // subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only;
 // stop the consumer with its Close method.
-func ConsumeRequests(ctx context.Context, c *runtime.Connection, h RequestsHandler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+func ConsumeRequests(
+	ctx context.Context, c *runtime.Connection, h RequestsHandler, opts ...runtime.ConsumeOption,
+) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("ConsumeRequests: the handler is nil")
 	}
@@ -66,7 +70,9 @@ type UrgentHandler interface {
 type UrgentHandlerFunc func(ctx context.Context, m *runtime.Message[ShipmentRequested]) runtime.Ack
 
 // HandleShipmentRequested calls fn(ctx, m).
-func (fn UrgentHandlerFunc) HandleShipmentRequested(ctx context.Context, m *runtime.Message[ShipmentRequested]) runtime.Ack {
+func (fn UrgentHandlerFunc) HandleShipmentRequested(
+	ctx context.Context, m *runtime.Message[ShipmentRequested],
+) runtime.Ack {
 	return fn(ctx, m)
 }
 
@@ -81,7 +87,9 @@ func (fn UrgentHandlerFunc) HandleShipmentRequested(ctx context.Context, m *runt
 // The consumer declares the queue's .dlq and .parked queues before it
 // subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only;
 // stop the consumer with its Close method.
-func ConsumeUrgent(ctx context.Context, c *runtime.Connection, h UrgentHandler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+func ConsumeUrgent(
+	ctx context.Context, c *runtime.Connection, h UrgentHandler, opts ...runtime.ConsumeOption,
+) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("ConsumeUrgent: the handler is nil")
 	}

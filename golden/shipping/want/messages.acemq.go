@@ -53,7 +53,14 @@ const shipmentRequestedSchema = `{
 // acemqEncodeShipmentRequested (json.Marshal's bytes, without reflection),
 // decoded in one pass by acemqDecodeShipmentRequested (json.Unmarshal's value
 // and the decode shape's scan).
-var shipmentRequestedType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[ShipmentRequested]("shipment.requested.v1", shipmentRequestedSchema, acemqCheckShipmentRequested, acemqShapeShipmentRequested), acemqEncodeShipmentRequested), acemqDecodeShipmentRequested)
+var shipmentRequestedType = acemqimpl.NewJSONType[ShipmentRequested](
+	"shipment.requested.v1", shipmentRequestedSchema, acemqimpl.JSONFuncs{
+		Check:  acemqCheckShipmentRequested,
+		Decode: acemqDecodeShipmentRequested,
+		Encode: acemqEncodeShipmentRequested,
+		Shape:  acemqShapeShipmentRequested,
+	},
+)
 
 // TypeOfShipmentRequested returns the message type "shipment.requested.v1",
 // payload ShipmentRequested: JSON, validated against its JSON Schema on
@@ -70,6 +77,8 @@ func TypeOfShipmentRequested() *runtime.MessageType[ShipmentRequested] {
 // letter, a parked message) as ShipmentRequested, with the codec the message
 // type has on c. A delivery of another type is an error matching
 // runtime.ErrOtherType.
-func DecodeShipmentRequested(ctx context.Context, c *runtime.Connection, d *runtime.Delivery) (ShipmentRequested, error) {
+func DecodeShipmentRequested(
+	ctx context.Context, c *runtime.Connection, d *runtime.Delivery,
+) (ShipmentRequested, error) {
 	return runtime.DecodeDelivery(ctx, c, shipmentRequestedType, d)
 }

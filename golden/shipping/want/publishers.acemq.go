@@ -7,6 +7,7 @@ import (
 	"context"
 
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
 )
 
 // ShippingPublisher publishes through the default exchange, straight to
@@ -28,8 +29,13 @@ func NewShippingPublisher(c *runtime.Connection) *ShippingPublisher {
 // give a re-publish the id of the publish it repeats, and a consumer's inbox
 // handles it once. See runtime.Publish for its errors and for what cancelling
 // ctx does.
-func (p *ShippingPublisher) PublishShipmentRequested(ctx context.Context, m ShipmentRequested, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, shipmentRequestedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.shipping.requests")}, opts...)...)
+func (p *ShippingPublisher) PublishShipmentRequested(
+	ctx context.Context, m ShipmentRequested, opts ...runtime.PublishOption,
+) error {
+	var o acemqimpl.PublishOptions
+	return runtime.Publish(
+		ctx, p.c, shipmentRequestedType, "", m, o.With(runtime.WithRoutingKey("golden.shipping.requests"), opts)...,
+	)
 }
 
 // PublishShipmentRequestedBatch publishes ms as "shipment.requested.v1" to the
@@ -37,8 +43,13 @@ func (p *ShippingPublisher) PublishShipmentRequested(ctx context.Context, m Ship
 // pipelined batch, and waits for every confirm. The options in opts apply
 // after that routing key, so a runtime.WithRoutingKey among them wins. See
 // runtime.PublishBatch for its errors and for what cancelling ctx does.
-func (p *ShippingPublisher) PublishShipmentRequestedBatch(ctx context.Context, ms []ShipmentRequested, opts ...runtime.PublishOption) error {
-	return runtime.PublishBatch(ctx, p.c, shipmentRequestedType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.shipping.requests")}, opts...)...)
+func (p *ShippingPublisher) PublishShipmentRequestedBatch(
+	ctx context.Context, ms []ShipmentRequested, opts ...runtime.PublishOption,
+) error {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishBatch(
+		ctx, p.c, shipmentRequestedType, "", ms, o.With(runtime.WithRoutingKey("golden.shipping.requests"), opts)...,
+	)
 }
 
 // PublishShipmentRequestedAsync publishes m as "shipment.requested.v1" to the
@@ -51,6 +62,11 @@ func (p *ShippingPublisher) PublishShipmentRequestedBatch(ctx context.Context, m
 // give a re-publish the id of the publish it repeats, and a consumer's inbox
 // handles it once. See runtime.PublishAsync for its errors and for what
 // cancelling ctx does.
-func (p *ShippingPublisher) PublishShipmentRequestedAsync(ctx context.Context, m ShipmentRequested, opts ...runtime.PublishOption) (*runtime.Pending, error) {
-	return runtime.PublishAsync(ctx, p.c, shipmentRequestedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("golden.shipping.requests")}, opts...)...)
+func (p *ShippingPublisher) PublishShipmentRequestedAsync(
+	ctx context.Context, m ShipmentRequested, opts ...runtime.PublishOption,
+) (*runtime.Pending, error) {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishAsync(
+		ctx, p.c, shipmentRequestedType, "", m, o.With(runtime.WithRoutingKey("golden.shipping.requests"), opts)...,
+	)
 }

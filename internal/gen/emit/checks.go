@@ -451,11 +451,17 @@ func checkShape(f *jen.File, root *schema.Type, fn string, cv *checkVars) {
 	for _, k := range order {
 		body = append(body, jen.Id(vars[k]).Dot("Fields").Op("=").Index().Add(impl("JSONMember")).ValuesFunc(func(g *jen.Group) {
 			for _, fc := range k.t.JSONCheck.Fields {
-				g.Line().Values(
+				member := []jen.Code{
 					jen.Id("Name").Op(":").Lit(fc.Field.WireName),
 					jen.Id("Required").Op(":").Lit(!fc.Field.Optional),
 					jen.Id("Shape").Op(":").Add(shapeOf(fc.Field.Type, fc.Value, vars, cv)),
-				)
+				}
+				// One line, or a field a line when that is too wide.
+				lit := jen.Values(member...)
+				if !fits(2, ",", lit) {
+					lit = jen.Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, member...)
+				}
+				g.Line().Add(lit)
 			}
 			g.Line()
 		}))

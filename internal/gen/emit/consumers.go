@@ -38,32 +38,34 @@ func consumersFile(m *model.Model, source string) *jen.File {
 //	}
 func handlerFunc(f *jen.File, q *model.Queue) {
 	msg := q.Consumes[0]
-	params := func() *jen.Statement { return handlerParams(q, msg) }
 	consumeArgs, callArgs := "ctx, c", "ctx, m"
 	if q.Inbox != nil {
 		consumeArgs, callArgs = "ctx, c, inbox", "ctx, tx, m"
 	}
 	doc(f.Comment, "%s adapts a func to %s, as http.HandlerFunc adapts one to http.Handler: %s(%s, %s(handle)).", q.HandlerFuncName, q.HandlerName, q.ConsumeName, consumeArgs, q.HandlerFuncName)
-	f.Type().Id(q.HandlerFuncName).Func().Add(params()).Add(handlerResults(msg))
+	f.Add(fitted(0, "", func(list *jen.Statement) *jen.Statement {
+		return jen.Type().Id(q.HandlerFuncName).Func().Add(list).Add(handlerResults(msg))
+	}, handlerParams(q, msg)...))
 	f.Line()
 	doc(f.Comment, "%s calls fn(%s).", msg.HandlerMethod, callArgs)
 	args := []jen.Code{jen.Id("ctx"), jen.Id("m")}
 	if q.Inbox != nil {
 		args = []jen.Code{jen.Id("ctx"), jen.Id("tx"), jen.Id("m")}
 	}
-	f.Func().Params(jen.Id("fn").Id(q.HandlerFuncName)).Id(msg.HandlerMethod).Add(params()).Add(handlerResults(msg)).Block(
-		jen.Return(jen.Id("fn").Call(args...)),
-	)
+	sig := fitted(0, " {", func(list *jen.Statement) *jen.Statement {
+		return jen.Func().Params(jen.Id("fn").Id(q.HandlerFuncName)).Id(msg.HandlerMethod).Add(list).Add(handlerResults(msg))
+	}, handlerParams(q, msg)...)
+	f.Add(sig.Block(jen.Return(jen.Id("fn").Call(args...))))
 }
 
 // handlerParams are a handler's parameters: (ctx, m), or (ctx, tx, m) on
 // a queue with an inbox, tx being the inbox's pgx.Tx.
-func handlerParams(q *model.Queue, msg *model.Message) *jen.Statement {
+func handlerParams(q *model.Queue, msg *model.Message) []jen.Code {
 	m := jen.Id("m").Op("*").Add(rt("Message")).Types(jen.Id(msg.GoName))
 	if q.Inbox != nil {
-		return jen.Params(jen.Id("ctx").Qual(contextPkg, "Context"), jen.Id("tx").Qual(pgxPkg, "Tx"), m)
+		return []jen.Code{jen.Id("ctx").Qual(contextPkg, "Context"), jen.Id("tx").Qual(pgxPkg, "Tx"), m}
 	}
-	return jen.Params(jen.Id("ctx").Qual(contextPkg, "Context"), m)
+	return []jen.Code{jen.Id("ctx").Qual(contextPkg, "Context"), m}
 }
 
 // handlerInterface emits
@@ -88,7 +90,9 @@ func handlerInterface(f *jen.File, q *model.Queue) {
 			} else {
 				doc(g.Comment, "%s handles a message of the type %q.", msg.HandlerMethod, msg.Type)
 			}
-			g.Id(msg.HandlerMethod).Add(handlerParams(q, msg)).Add(handlerResults(msg))
+			g.Add(fitted(1, "", func(list *jen.Statement) *jen.Statement {
+				return jen.Id(msg.HandlerMethod).Add(list).Add(handlerResults(msg))
+			}, handlerParams(q, msg)...))
 		}
 	})
 }
@@ -127,17 +131,22 @@ func consumeFunc(f *jen.File, m *model.Model, q *model.Queue) {
 		params = append(params, jen.Id("inbox").Op("*").Qual(pgstorePkg, "Inbox"))
 		body = append(body, consumeNilCheck(q, "inbox", "the inbox"))
 		body = append(body, prefixCheck(m, q.ConsumeName, "inbox", "nil")...)
-		body = append(body, jen.Id("opts").Op("=").Append(jen.Index().Add(rt("ConsumeOption")).Values(
+		body = append(body, fitted(1, "", func(list *jen.Statement) *jen.Statement {
+			return jen.Id("opts").Op("=").Id("append").Add(list)
+		}, jen.Index().Add(rt("ConsumeOption")).Values(
 			rt("WithMiddleware").Call(jen.Id("inbox").Dot("Middleware").Call(inboxOptions(q)...))), jen.Id("opts").Op("...")))
 	}
 	params = append(params, jen.Id("h").Id(q.HandlerName), jen.Id("opts").Op("...").Add(rt("ConsumeOption")))
 	body = append(body, jen.Return(rt("Consume").Call(jen.Id("ctx"), jen.Id("c"), consumerSpec(q), jen.Id("opts").Op("..."))))
-	f.Func().Id(q.ConsumeName).Params(params...).Params(jen.Op("*").Add(rt("Consumer")), jen.Error()).Block(body...)
+	sig := fitted(0, " {", func(list *jen.Statement) *jen.Statement {
+		return jen.Func().Id(q.ConsumeName).Add(list).Params(jen.Op("*").Add(rt("Consumer")), jen.Error())
+	}, params...)
+	f.Add(sig.Block(body...))
 }
 
 func consumeNilCheck(q *model.Queue, name, what string) jen.Code {
 	return jen.If(jen.Id(name).Op("==").Nil()).Block(
-		jen.Return(jen.Nil(), jen.Qual(errorsPkg, "New").Call(jen.Lit(q.ConsumeName+": "+what+" is nil"))),
+		jen.Return(jen.Nil(), jen.Qual(errorsPkg, "New").Call(litFit(2, "return nil, errors.New(", q.ConsumeName+": "+what+" is nil"))),
 	)
 }
 

@@ -82,48 +82,72 @@ func registryVar(f *jen.File, r *model.Registry) {
 //	var orderPlacedType = runtime.NewAvroType[OrderPlaced]("order.placed.v2", "orders", orderPlacedSchema)
 //
 //	func TypeOfOrderPlaced() *runtime.MessageType[OrderPlaced] { return orderPlacedType }
+//
+// A JSON message with generated code is declared in one call:
+//
+//	var orderType = acemqimpl.NewJSONType[Order](
+//		"order.v1",
+//		orderSchema,
+//		acemqimpl.JSONFuncs{
+//			Check:  acemqCheckOrder,
+//			Decode: acemqDecodeOrder,
+//			Encode: acemqEncodeOrder,
+//			Shape:  acemqShapeOrder,
+//		},
+//	)
 func messageTypeVar(f *jen.File, msg *model.Message, reg *model.Registry, enc *jsonEncoders, dec *jsonDecoders) {
-	var ctor *jen.Statement
+	var fn func() *jen.Statement
+	var args []jen.Code
 	var what string
 	switch msg.Format {
 	case schema.Avro:
 		what = fmt.Sprintf("the message type %q, payload %s: Avro in the Confluent wire format, its schema registered under the subject %q", msg.Type, msg.GoName, msg.Subject)
-		args := []jen.Code{jen.Lit(msg.Type), jen.Lit(msg.Subject), jen.Id(msg.SchemaConst)}
+		args = []jen.Code{jen.Lit(msg.Type), jen.Lit(msg.Subject), jen.Id(msg.SchemaConst)}
 		if reg != nil {
 			args = append(args, rt("WithSchemaRegistry").Call(jen.Id(reg.VarName)))
 		}
-		ctor = rt("NewAvroType").Types(jen.Id(msg.GoName)).Call(args...)
+		fn = func() *jen.Statement { return rt("NewAvroType").Types(jen.Id(msg.GoName)) }
 	default:
 		what = fmt.Sprintf("the message type %q, payload %s: JSON, validated against its JSON Schema on publish and on consume", msg.Type, msg.GoName)
-		ctor = rt("NewJSONType").Types(jen.Id(msg.GoName)).Call(jen.Lit(msg.Type), jen.Id(msg.SchemaConst))
+		args = []jen.Code{jen.Lit(msg.Type), jen.Id(msg.SchemaConst)}
+		fn = func() *jen.Statement { return rt("NewJSONType").Types(jen.Id(msg.GoName)) }
+		fns := jen.Dict{}
 		if jsonChecked(msg) {
 			what += ", checked in plain Go by " + msg.CheckFunc + " (the reference validator decides only what it does not pass)"
-			ctor = impl("NewCheckedJSONType").Types(jen.Id(msg.GoName)).Call(jen.Lit(msg.Type), jen.Id(msg.SchemaConst), jen.Id(msg.CheckFunc),
-				jen.Id(msg.ShapeFunc))
+			fns[jen.Id("Check")], fns[jen.Id("Shape")] = jen.Id(msg.CheckFunc), jen.Id(msg.ShapeFunc)
 		}
 		if enc.encodes(msg) {
 			what += ", encoded by " + msg.EncodeFunc + " (json.Marshal's bytes, without reflection)"
-			ctor = impl("WithJSONEncoder").Call(ctor, jen.Id(msg.EncodeFunc))
+			fns[jen.Id("Encode")] = jen.Id(msg.EncodeFunc)
 		}
 		if dec.decodes(msg) {
 			what += ", decoded in one pass by " + msg.JSONDecodeFunc + " (json.Unmarshal's value and the decode shape's scan)"
-			ctor = impl("WithJSONDecoder").Call(ctor, jen.Id(msg.JSONDecodeFunc))
+			fns[jen.Id("Decode")] = jen.Id(msg.JSONDecodeFunc)
+		}
+		if len(fns) > 0 {
+			args = append(args, impl("JSONFuncs").Values(fns))
+			fn = func() *jen.Statement { return impl("NewJSONType").Types(jen.Id(msg.GoName)) }
 		}
 	}
 	doc(f.Comment, "%s is %s.", msg.VarName, what)
-	f.Var().Id(msg.VarName).Op("=").Add(ctor)
+	f.Add(fitted(0, "", func(list *jen.Statement) *jen.Statement {
+		return jen.Var().Id(msg.VarName).Op("=").Add(fn()).Add(list)
+	}, args...))
 	f.Line()
 	doc(f.Comment, "%s returns %s.", msg.TypeFunc, what)
 	f.Func().Id(msg.TypeFunc).Params().Op("*").Add(rt("MessageType")).Types(jen.Id(msg.GoName)).Block(jen.Return(jen.Id(msg.VarName)))
 	f.Line()
 	doc(f.Comment, "%s decodes a delivery taken by Pull or Browse (a dead letter, a parked message) as %s, with the codec the message type has on c. A delivery of another type is an error matching runtime.ErrOtherType.", msg.DecodeFunc, msg.GoName)
-	f.Func().Id(msg.DecodeFunc).Params(
+	params := []jen.Code{
 		jen.Id("ctx").Qual(contextPkg, "Context"),
 		jen.Id("c").Op("*").Add(rt("Connection")),
 		jen.Id("d").Op("*").Add(rt("Delivery")),
-	).Params(jen.Id(msg.GoName), jen.Error()).Block(
+	}
+	f.Add(fitted(0, " {", func(list *jen.Statement) *jen.Statement {
+		return jen.Func().Id(msg.DecodeFunc).Add(list).Params(jen.Id(msg.GoName), jen.Error())
+	}, params...).Block(
 		jen.Return(rt("DecodeDelivery").Call(jen.Id("ctx"), jen.Id("c"), jen.Id(msg.VarName), jen.Id("d"))),
-	)
+	))
 }
 
 // jsonChecked says msg is a JSON message whose payload struct has a

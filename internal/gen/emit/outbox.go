@@ -46,19 +46,23 @@ func outboxFile(m *model.Model, source string) *jen.File {
 // publishTxMethod emits
 //
 //	func (p *OrdersOutbox) PublishOrderPlacedTx(ctx context.Context, tx pgx.Tx, m OrderPlaced, opts ...runtime.PublishOption) error {
-//		return pgstore.PublishTx(ctx, tx, p.ob, orderPlacedType, "orders", m, append([]runtime.PublishOption{runtime.WithRoutingKey("order.created")}, opts...)...)
+//		var o acemqimpl.PublishOptions
+//		return pgstore.PublishTx(ctx, tx, p.ob, orderPlacedType, "orders", m, o.With(runtime.WithRoutingKey("order.created"), opts)...)
 //	}
+//
+// (see publishCall).
 func publishTxMethod(f *jen.File, m *model.Model, p *model.Publisher, pm *model.Published) {
 	msg := pm.Message
 	doc(f.Comment, "%s writes m, as %q %s, to the outbox in tx: encoded and validated now (an invalid m is an error matching runtime.ErrInvalidMessage, and nothing is written), published by the relay once tx commits.%s%s See pgstore.PublishTx for the ordering key and its lock.",
 		pm.TxName, msg.Type, route(p, pm), optionsNote(pm), idNote)
-	f.Func().Params(jen.Id("p").Op("*").Id(p.OutboxName)).Id(pm.TxName).Params(
+	params := []jen.Code{
 		jen.Id("ctx").Qual(contextPkg, "Context"),
 		jen.Id("tx").Qual(pgxPkg, "Tx"),
 		jen.Id("m").Id(msg.GoName),
 		jen.Id("opts").Op("...").Add(rt("PublishOption")),
-	).Error().Block(append(prefixCheck(m, pm.TxName, "ob", ""),
-		jen.Return(jen.Qual(pgstorePkg, "PublishTx").Call(jen.Id("ctx"), jen.Id("tx"), jen.Id("p").Dot("ob"), jen.Id(msg.VarName),
-			jen.Lit(p.ExchangeName()), jen.Id("m"), publishOptions(pm))))...,
-	)
+	}
+	lead := []jen.Code{jen.Id("ctx"), jen.Id("tx"), jen.Id("p").Dot("ob"), jen.Id(msg.VarName), jen.Lit(p.ExchangeName())}
+	publishTx := func() *jen.Statement { return jen.Qual(pgstorePkg, "PublishTx") }
+	body := append(prefixCheck(m, pm.TxName, "ob", ""), publishCall(pm, publishTx, lead, "m")...)
+	f.Add(method(p.OutboxName, pm.TxName, params, jen.Error()).Block(body...))
 }

@@ -18,7 +18,11 @@ func policiesFile(m *model.Model, source string) *jen.File {
 	f := newFile(m, source)
 	for _, p := range m.Policies {
 		doc(f.Comment, "%s is the retry policy %q: %s.", p.VarName, p.Name, p.Value.String())
-		f.Var().Id(p.VarName).Op("=").Add(policyExpr(p))
+		decl := jen.Var().Id(p.VarName).Op("=").Add(policyExpr(p, false))
+		if !fits(0, "", decl) {
+			decl = jen.Var().Id(p.VarName).Op("=").Add(policyExpr(p, true))
+		}
+		f.Add(decl)
 		f.Line()
 		doc(f.Comment, "%s returns the retry policy %q (a copy): %s. The consumers of its queues use it unless their opts carry runtime.WithRetry.", p.GoName, p.Name, p.Value.String())
 		f.Func().Id(p.GoName).Params().Add(rt("RetryPolicy")).Block(jen.Return(jen.Id(p.VarName)))
@@ -27,7 +31,13 @@ func policiesFile(m *model.Model, source string) *jen.File {
 	return f
 }
 
-func policyExpr(p *model.Policy) *jen.Statement {
+// policyExpr is the policy's constructor and its With methods, chained on
+// one line or, when lines, each method on a line of its own:
+//
+//	var r1Policy = runtime.Exponential(3, 500*time.Millisecond, time.Second).
+//		WithJitter(0.0).
+//		WithWaitInBrokerFrom(time.Second)
+func policyExpr(p *model.Policy, lines bool) *jen.Statement {
 	var s *jen.Statement
 	if p.Kind == model.Exponential {
 		s = rt("Exponential").Call(jen.Lit(p.Attempts), duration(p.Initial), duration(p.Max))
@@ -35,16 +45,16 @@ func policyExpr(p *model.Policy) *jen.Statement {
 		s = rt("Fixed").Call(jen.Lit(p.Attempts), duration(p.Initial))
 	}
 	if p.Multiplier != nil {
-		s = s.Dot("WithMultiplier").Call(jen.Lit(*p.Multiplier))
+		s = dot(s, "WithMultiplier", lines).Call(jen.Lit(*p.Multiplier))
 	}
 	if p.Jitter != nil {
-		s = s.Dot("WithJitter").Call(jen.Lit(*p.Jitter))
+		s = dot(s, "WithJitter", lines).Call(jen.Lit(*p.Jitter))
 	}
 	if p.WaitInBrokerFrom != nil {
-		s = s.Dot("WithWaitInBrokerFrom").Call(duration(*p.WaitInBrokerFrom))
+		s = dot(s, "WithWaitInBrokerFrom", lines).Call(duration(*p.WaitInBrokerFrom))
 	}
 	if p.GiveUpAfter > 0 {
-		s = s.Dot("WithGiveUpAfter").Call(duration(p.GiveUpAfter))
+		s = dot(s, "WithGiveUpAfter", lines).Call(duration(p.GiveUpAfter))
 	}
 	return s
 }
@@ -73,4 +83,12 @@ func duration(d time.Duration) *jen.Statement {
 		return jen.Qual(timePkg, u.name)
 	}
 	return jen.Qual(timePkg, "Duration").Call(jen.Lit(int64(d)))
+}
+
+// dot is s.name, after a line break when lines.
+func dot(s *jen.Statement, name string, lines bool) *jen.Statement {
+	if lines {
+		return s.Op(".").Line().Id(name)
+	}
+	return s.Dot(name)
 }

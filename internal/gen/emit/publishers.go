@@ -72,20 +72,20 @@ const idNote = " A runtime.WithMessageID among opts gives m the producer's own i
 // publishMethod emits
 //
 //	func (p *OrdersPublisher) PublishOrderPlaced(ctx context.Context, m OrderPlaced, opts ...runtime.PublishOption) error {
-//		return runtime.Publish(ctx, p.c, OrderPlacedType, "orders", m, append([]runtime.PublishOption{runtime.WithRoutingKey("order.created")}, opts...)...)
+//		var o acemqimpl.PublishOptions
+//		return runtime.Publish(ctx, p.c, orderPlacedType, "orders", m, o.With(runtime.WithRoutingKey("order.created"), opts)...)
 //	}
+//
+// (runtime.Publish(ctx, p.c, orderPlacedType, "orders", m, opts...) when
+// the manifest gives no routing key: see publishCall; a list wrapped when
+// its line would pass MaxLine: see fitted).
 func publishMethod(f *jen.File, p *model.Publisher, pm *model.Published) {
 	msg := pm.Message
 	doc(f.Comment, "%s publishes m as %q %s, and waits for the broker's confirm.%s%s See runtime.Publish for its errors and for what cancelling ctx does.",
 		pm.Method, msg.Type, route(p, pm), optionsNote(pm), idNote)
-	f.Func().Params(jen.Id("p").Op("*").Id(p.GoName)).Id(pm.Method).Params(
-		jen.Id("ctx").Qual(contextPkg, "Context"),
-		jen.Id("m").Id(msg.GoName),
-		jen.Id("opts").Op("...").Add(rt("PublishOption")),
-	).Error().Block(
-		jen.Return(rt("Publish").Call(jen.Id("ctx"), jen.Id("p").Dot("c"), jen.Id(msg.VarName),
-			jen.Lit(p.ExchangeName()), jen.Id("m"), publishOptions(pm))),
-	)
+	f.Add(method(p.GoName, pm.Method, publishParams(jen.Id("m").Id(msg.GoName)), jen.Error()).Block(
+		publishCall(pm, runtimeCall("Publish"), []jen.Code{jen.Id("ctx"), jen.Id("p").Dot("c"), jen.Id(msg.VarName), jen.Lit(p.ExchangeName())}, "m")...,
+	))
 }
 
 // publishBatchMethod emits PublishOrderPlacedBatch over runtime.PublishBatch.
@@ -93,14 +93,9 @@ func publishBatchMethod(f *jen.File, p *model.Publisher, pm *model.Published) {
 	msg := pm.Message
 	doc(f.Comment, "%s publishes ms as %q %s, in one pipelined batch, and waits for every confirm.%s See runtime.PublishBatch for its errors and for what cancelling ctx does.",
 		pm.BatchName, msg.Type, route(p, pm), optionsNote(pm))
-	f.Func().Params(jen.Id("p").Op("*").Id(p.GoName)).Id(pm.BatchName).Params(
-		jen.Id("ctx").Qual(contextPkg, "Context"),
-		jen.Id("ms").Index().Id(msg.GoName),
-		jen.Id("opts").Op("...").Add(rt("PublishOption")),
-	).Error().Block(
-		jen.Return(rt("PublishBatch").Call(jen.Id("ctx"), jen.Id("p").Dot("c"), jen.Id(msg.VarName),
-			jen.Lit(p.ExchangeName()), jen.Id("ms"), publishOptions(pm))),
-	)
+	f.Add(method(p.GoName, pm.BatchName, publishParams(jen.Id("ms").Index().Id(msg.GoName)), jen.Error()).Block(
+		publishCall(pm, runtimeCall("PublishBatch"), []jen.Code{jen.Id("ctx"), jen.Id("p").Dot("c"), jen.Id(msg.VarName), jen.Lit(p.ExchangeName())}, "ms")...,
+	))
 }
 
 // publishAsyncMethod emits PublishOrderPlacedAsync over runtime.PublishAsync.
@@ -108,24 +103,48 @@ func publishAsyncMethod(f *jen.File, p *model.Publisher, pm *model.Published) {
 	msg := pm.Message
 	doc(f.Comment, "%s publishes m as %q %s, and returns once it is written, without waiting for the broker's confirm: the runtime.Pending's Wait gives the error %s would have returned.%s%s See runtime.PublishAsync for its errors and for what cancelling ctx does.",
 		pm.AsyncName, msg.Type, route(p, pm), pm.Method, optionsNote(pm), idNote)
-	f.Func().Params(jen.Id("p").Op("*").Id(p.GoName)).Id(pm.AsyncName).Params(
-		jen.Id("ctx").Qual(contextPkg, "Context"),
-		jen.Id("m").Id(msg.GoName),
-		jen.Id("opts").Op("...").Add(rt("PublishOption")),
-	).Params(jen.Op("*").Add(rt("Pending")), jen.Error()).Block(
-		jen.Return(rt("PublishAsync").Call(jen.Id("ctx"), jen.Id("p").Dot("c"), jen.Id(msg.VarName),
-			jen.Lit(p.ExchangeName()), jen.Id("m"), publishOptions(pm))),
-	)
+	results := jen.Params(jen.Op("*").Add(rt("Pending")), jen.Error())
+	f.Add(method(p.GoName, pm.AsyncName, publishParams(jen.Id("m").Id(msg.GoName)), results).Block(
+		publishCall(pm, runtimeCall("PublishAsync"), []jen.Code{jen.Id("ctx"), jen.Id("p").Dot("c"), jen.Id(msg.VarName), jen.Lit(p.ExchangeName())}, "m")...,
+	))
 }
 
-// publishOptions is opts..., or, with a default routing key,
-// append([]runtime.PublishOption{runtime.WithRoutingKey("key")}, opts...)...
-func publishOptions(pm *model.Published) jen.Code {
+// publishParams are a publish method's parameters: ctx, the message (or
+// messages) and opts.
+func publishParams(m jen.Code) []jen.Code {
+	return []jen.Code{jen.Id("ctx").Qual(contextPkg, "Context"), m, jen.Id("opts").Op("...").Add(rt("PublishOption"))}
+}
+
+// method is the signature of the method name of *recv, with params on its
+// line when it fits MaxLine, else one a line (fitted).
+func method(recv, name string, params []jen.Code, results jen.Code) *jen.Statement {
+	return fitted(0, " {", func(list *jen.Statement) *jen.Statement {
+		return jen.Func().Params(jen.Id("p").Op("*").Id(recv)).Id(name).Add(list).Add(results)
+	}, params...)
+}
+
+// publishCall is a publish method's body: the call (a function of the
+// runtime, or fn's) with lead, then v and opts... when the manifest gives
+// the message no routing key; else v and the routing key before opts, held
+// on the stack by an acemqimpl.PublishOptions (the options of
+// append([]runtime.PublishOption{runtime.WithRoutingKey(key)}, opts...),
+// in the same order, without allocating a slice a call):
+//
+//	var o acemqimpl.PublishOptions
+//	return runtime.Publish(ctx, p.c, orderPlacedType, "orders", m, o.With(runtime.WithRoutingKey("order.created"), opts)...)
+func publishCall(pm *model.Published, fn func() *jen.Statement, lead []jen.Code, v string) []jen.Code {
+	args := append(append([]jen.Code{}, lead...), jen.Id(v))
+	var body []jen.Code
 	if pm.RoutingKey == "" {
-		return jen.Id("opts").Op("...")
+		args = append(args, jen.Id("opts").Op("..."))
+	} else {
+		body = append(body, jen.Var().Id("o").Add(impl("PublishOptions")))
+		args = append(args, jen.Id("o").Dot("With").Call(rt("WithRoutingKey").Call(jen.Lit(pm.RoutingKey)), jen.Id("opts")).Op("..."))
 	}
-	return jen.Append(
-		jen.Index().Add(rt("PublishOption")).Values(rt("WithRoutingKey").Call(jen.Lit(pm.RoutingKey))),
-		jen.Id("opts").Op("..."),
-	).Op("...")
+	return append(body, fitted(1, "", func(list *jen.Statement) *jen.Statement { return jen.Return(fn().Add(list)) }, args...))
+}
+
+// runtimeCall is the runtime's function name, for publishCall.
+func runtimeCall(name string) func() *jen.Statement {
+	return func() *jen.Statement { return rt(name) }
 }

@@ -43,18 +43,16 @@ func requesterStruct(f *jen.File, p *model.Publisher) {
 // requestMethod emits
 //
 //	func (p *PricingPublisher) RequestQuoteRequested(ctx context.Context, m QuoteRequested, opts ...runtime.PublishOption) (Quote, error) {
-//		return runtime.Request(ctx, p.r, quoteRequestedType, quoteType, "", m, append(...)...)
+//		var o acemqimpl.PublishOptions
+//		return runtime.Request(ctx, p.r, quoteRequestedType, quoteType, "", m, o.With(runtime.WithRoutingKey("quotes"), opts)...)
 //	}
 func requestMethod(f *jen.File, p *model.Publisher, pm *model.Published) {
 	msg := pm.Message
 	doc(f.Comment, "%s sends m as %q %s and waits for its reply, %s (%q): ctx is the timeout. A responder's error comes back as a *runtime.ReplyError, never as a timeout; a reply after ctx ended is dropped.%s See runtime.Request for its errors.",
 		pm.RequestName, msg.Type, route(p, pm), msg.Reply.GoName, msg.Reply.Type, optionsNote(pm))
-	f.Func().Params(jen.Id("p").Op("*").Id(p.GoName)).Id(pm.RequestName).Params(
-		jen.Id("ctx").Qual(contextPkg, "Context"),
-		jen.Id("m").Id(msg.GoName),
-		jen.Id("opts").Op("...").Add(rt("PublishOption")),
-	).Params(jen.Id(msg.Reply.GoName), jen.Error()).Block(
-		jen.Return(rt("Request").Call(jen.Id("ctx"), jen.Id("p").Dot("r"), jen.Id(msg.VarName), jen.Id(msg.Reply.VarName),
-			jen.Lit(p.ExchangeName()), jen.Id("m"), publishOptions(pm))),
-	)
+	results := jen.Params(jen.Id(msg.Reply.GoName), jen.Error())
+	lead := []jen.Code{jen.Id("ctx"), jen.Id("p").Dot("r"), jen.Id(msg.VarName), jen.Id(msg.Reply.VarName), jen.Lit(p.ExchangeName())}
+	f.Add(method(p.GoName, pm.RequestName, publishParams(jen.Id("m").Id(msg.GoName)), results).Block(
+		publishCall(pm, runtimeCall("Request"), lead, "m")...,
+	))
 }

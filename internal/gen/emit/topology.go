@@ -108,9 +108,9 @@ func prefixCheck(m *model.Model, who, store, ret string) []jen.Code {
 	}
 	table := map[string]string{"inbox": "inbox", "ob": "outbox"}[store]
 	msg := fmt.Sprintf("%s: the %s is not on the manifest's table %s%s: make it with pgstore.WithPrefix(TablePrefix)", who, table, m.TablePrefix, table)
-	var r jen.Code = jen.Return(jen.Qual(errorsPkg, "New").Call(jen.Lit(msg)))
+	var r jen.Code = jen.Return(jen.Qual(errorsPkg, "New").Call(litFit(2, "return errors.New(", msg)))
 	if ret == "nil" {
-		r = jen.Return(jen.Nil(), jen.Qual(errorsPkg, "New").Call(jen.Lit(msg)))
+		r = jen.Return(jen.Nil(), jen.Qual(errorsPkg, "New").Call(litFit(2, "return nil, errors.New(", msg)))
 	}
 	return []jen.Code{jen.If(jen.Id(storeExpr(store)).Dot("Prefix").Call().Op("!=").Id("TablePrefix")).Block(r)}
 }

@@ -32,7 +32,9 @@ type PaymentsReceivedHandler interface {
 type PaymentsReceivedHandlerFunc func(ctx context.Context, tx pgx.Tx, m *runtime.Message[PaymentReceived]) runtime.Ack
 
 // HandlePaymentReceived calls fn(ctx, tx, m).
-func (fn PaymentsReceivedHandlerFunc) HandlePaymentReceived(ctx context.Context, tx pgx.Tx, m *runtime.Message[PaymentReceived]) runtime.Ack {
+func (fn PaymentsReceivedHandlerFunc) HandlePaymentReceived(
+	ctx context.Context, tx pgx.Tx, m *runtime.Message[PaymentReceived],
+) runtime.Ack {
 	return fn(ctx, tx, m)
 }
 
@@ -48,14 +50,22 @@ func (fn PaymentsReceivedHandlerFunc) HandlePaymentReceived(ctx context.Context,
 // Every delivery goes through inbox (its Middleware, outside the middlewares
 // of opts), which remembers each message id for 72h; a message without an id
 // is parked.
-func ConsumePaymentsReceived(ctx context.Context, c *runtime.Connection, inbox *pgstore.Inbox, h PaymentsReceivedHandler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+func ConsumePaymentsReceived(
+	ctx context.Context,
+	c *runtime.Connection,
+	inbox *pgstore.Inbox,
+	h PaymentsReceivedHandler,
+	opts ...runtime.ConsumeOption,
+) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("ConsumePaymentsReceived: the handler is nil")
 	}
 	if inbox == nil {
 		return nil, errors.New("ConsumePaymentsReceived: the inbox is nil")
 	}
-	opts = append([]runtime.ConsumeOption{runtime.WithMiddleware(inbox.Middleware(pgstore.WithRetention(72 * time.Hour)))}, opts...)
+	opts = append(
+		[]runtime.ConsumeOption{runtime.WithMiddleware(inbox.Middleware(pgstore.WithRetention(72 * time.Hour)))}, opts...,
+	)
 	return runtime.Consume(ctx, c, runtime.ConsumerSpec{
 		Queue: "payments.received",
 		Retry: &quickPolicy,
@@ -80,7 +90,9 @@ type PaymentsAuditHandler interface {
 type PaymentsAuditHandlerFunc func(ctx context.Context, m *runtime.Message[PaymentReceived]) runtime.Ack
 
 // HandlePaymentReceived calls fn(ctx, m).
-func (fn PaymentsAuditHandlerFunc) HandlePaymentReceived(ctx context.Context, m *runtime.Message[PaymentReceived]) runtime.Ack {
+func (fn PaymentsAuditHandlerFunc) HandlePaymentReceived(
+	ctx context.Context, m *runtime.Message[PaymentReceived],
+) runtime.Ack {
 	return fn(ctx, m)
 }
 
@@ -93,7 +105,9 @@ func (fn PaymentsAuditHandlerFunc) HandlePaymentReceived(ctx context.Context, m 
 // The consumer declares the queue's .dlq and .parked queues before it
 // subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only;
 // stop the consumer with its Close method.
-func ConsumePaymentsAudit(ctx context.Context, c *runtime.Connection, h PaymentsAuditHandler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+func ConsumePaymentsAudit(
+	ctx context.Context, c *runtime.Connection, h PaymentsAuditHandler, opts ...runtime.ConsumeOption,
+) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("ConsumePaymentsAudit: the handler is nil")
 	}

@@ -39,7 +39,14 @@ const paymentReceivedSchema = `{
 // acemqEncodePaymentReceived (json.Marshal's bytes, without reflection),
 // decoded in one pass by acemqDecodePaymentReceived (json.Unmarshal's value
 // and the decode shape's scan).
-var paymentReceivedType = acemqimpl.WithJSONDecoder(acemqimpl.WithJSONEncoder(acemqimpl.NewCheckedJSONType[PaymentReceived]("payment.received.v1", paymentReceivedSchema, acemqCheckPaymentReceived, acemqShapePaymentReceived), acemqEncodePaymentReceived), acemqDecodePaymentReceived)
+var paymentReceivedType = acemqimpl.NewJSONType[PaymentReceived](
+	"payment.received.v1", paymentReceivedSchema, acemqimpl.JSONFuncs{
+		Check:  acemqCheckPaymentReceived,
+		Decode: acemqDecodePaymentReceived,
+		Encode: acemqEncodePaymentReceived,
+		Shape:  acemqShapePaymentReceived,
+	},
+)
 
 // TypeOfPaymentReceived returns the message type "payment.received.v1",
 // payload PaymentReceived: JSON, validated against its JSON Schema on publish

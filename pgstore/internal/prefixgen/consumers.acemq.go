@@ -31,7 +31,9 @@ type BillingPaymentsHandler interface {
 type BillingPaymentsHandlerFunc func(ctx context.Context, tx pgx.Tx, m *runtime.Message[PaymentReceived]) runtime.Ack
 
 // HandlePaymentReceived calls fn(ctx, tx, m).
-func (fn BillingPaymentsHandlerFunc) HandlePaymentReceived(ctx context.Context, tx pgx.Tx, m *runtime.Message[PaymentReceived]) runtime.Ack {
+func (fn BillingPaymentsHandlerFunc) HandlePaymentReceived(
+	ctx context.Context, tx pgx.Tx, m *runtime.Message[PaymentReceived],
+) runtime.Ack {
 	return fn(ctx, tx, m)
 }
 
@@ -48,7 +50,13 @@ func (fn BillingPaymentsHandlerFunc) HandlePaymentReceived(ctx context.Context, 
 // Every delivery goes through inbox (its Middleware, outside the middlewares
 // of opts), which remembers each message id for 24h; a message without an id
 // is parked.
-func ConsumeBillingPayments(ctx context.Context, c *runtime.Connection, inbox *pgstore.Inbox, h BillingPaymentsHandler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+func ConsumeBillingPayments(
+	ctx context.Context,
+	c *runtime.Connection,
+	inbox *pgstore.Inbox,
+	h BillingPaymentsHandler,
+	opts ...runtime.ConsumeOption,
+) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("ConsumeBillingPayments: the handler is nil")
 	}
@@ -56,9 +64,12 @@ func ConsumeBillingPayments(ctx context.Context, c *runtime.Connection, inbox *p
 		return nil, errors.New("ConsumeBillingPayments: the inbox is nil")
 	}
 	if inbox.Prefix() != TablePrefix {
-		return nil, errors.New("ConsumeBillingPayments: the inbox is not on the manifest's table billing_inbox: make it with pgstore.WithPrefix(TablePrefix)")
+		return nil, errors.New("ConsumeBillingPayments: the inbox is not on the manifest's table billing_inbox: make it " +
+			"with pgstore.WithPrefix(TablePrefix)")
 	}
-	opts = append([]runtime.ConsumeOption{runtime.WithMiddleware(inbox.Middleware(pgstore.WithRetention(24 * time.Hour)))}, opts...)
+	opts = append(
+		[]runtime.ConsumeOption{runtime.WithMiddleware(inbox.Middleware(pgstore.WithRetention(24 * time.Hour)))}, opts...,
+	)
 	return runtime.Consume(ctx, c, runtime.ConsumerSpec{
 		Queue: "billing.payments",
 		Routes: []runtime.Route{

@@ -9,6 +9,7 @@ import (
 
 	"github.com/acemq/acemq-go/pgstore"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -35,9 +36,15 @@ func NewBillingOutbox(ob *pgstore.Outbox) *BillingOutbox {
 // gives m the producer's own identity (x-acemq-id) instead of a fresh one:
 // give a re-publish the id of the publish it repeats, and a consumer's inbox
 // handles it once. See pgstore.PublishTx for the ordering key and its lock.
-func (p *BillingOutbox) PublishPaymentReceivedTx(ctx context.Context, tx pgx.Tx, m PaymentReceived, opts ...runtime.PublishOption) error {
+func (p *BillingOutbox) PublishPaymentReceivedTx(
+	ctx context.Context, tx pgx.Tx, m PaymentReceived, opts ...runtime.PublishOption,
+) error {
 	if p.ob.Prefix() != TablePrefix {
-		return errors.New("PublishPaymentReceivedTx: the outbox is not on the manifest's table billing_outbox: make it with pgstore.WithPrefix(TablePrefix)")
+		return errors.New("PublishPaymentReceivedTx: the outbox is not on the manifest's table billing_outbox: make it " +
+			"with pgstore.WithPrefix(TablePrefix)")
 	}
-	return pgstore.PublishTx(ctx, tx, p.ob, paymentReceivedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("billing.payments")}, opts...)...)
+	var o acemqimpl.PublishOptions
+	return pgstore.PublishTx(
+		ctx, tx, p.ob, paymentReceivedType, "", m, o.With(runtime.WithRoutingKey("billing.payments"), opts)...,
+	)
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
 )
 
 // BillingPublisher publishes through the default exchange, straight to queues.
@@ -27,8 +28,13 @@ func NewBillingPublisher(c *runtime.Connection) *BillingPublisher {
 // give a re-publish the id of the publish it repeats, and a consumer's inbox
 // handles it once. See runtime.Publish for its errors and for what cancelling
 // ctx does.
-func (p *BillingPublisher) PublishPaymentReceived(ctx context.Context, m PaymentReceived, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, paymentReceivedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("billing.payments")}, opts...)...)
+func (p *BillingPublisher) PublishPaymentReceived(
+	ctx context.Context, m PaymentReceived, opts ...runtime.PublishOption,
+) error {
+	var o acemqimpl.PublishOptions
+	return runtime.Publish(
+		ctx, p.c, paymentReceivedType, "", m, o.With(runtime.WithRoutingKey("billing.payments"), opts)...,
+	)
 }
 
 // PublishPaymentReceivedBatch publishes ms as "payment.received.v1" to the
@@ -36,8 +42,13 @@ func (p *BillingPublisher) PublishPaymentReceived(ctx context.Context, m Payment
 // batch, and waits for every confirm. The options in opts apply after that
 // routing key, so a runtime.WithRoutingKey among them wins. See
 // runtime.PublishBatch for its errors and for what cancelling ctx does.
-func (p *BillingPublisher) PublishPaymentReceivedBatch(ctx context.Context, ms []PaymentReceived, opts ...runtime.PublishOption) error {
-	return runtime.PublishBatch(ctx, p.c, paymentReceivedType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("billing.payments")}, opts...)...)
+func (p *BillingPublisher) PublishPaymentReceivedBatch(
+	ctx context.Context, ms []PaymentReceived, opts ...runtime.PublishOption,
+) error {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishBatch(
+		ctx, p.c, paymentReceivedType, "", ms, o.With(runtime.WithRoutingKey("billing.payments"), opts)...,
+	)
 }
 
 // PublishPaymentReceivedAsync publishes m as "payment.received.v1" to the
@@ -49,6 +60,11 @@ func (p *BillingPublisher) PublishPaymentReceivedBatch(ctx context.Context, ms [
 // (x-acemq-id) instead of a fresh one: give a re-publish the id of the publish
 // it repeats, and a consumer's inbox handles it once. See runtime.PublishAsync
 // for its errors and for what cancelling ctx does.
-func (p *BillingPublisher) PublishPaymentReceivedAsync(ctx context.Context, m PaymentReceived, opts ...runtime.PublishOption) (*runtime.Pending, error) {
-	return runtime.PublishAsync(ctx, p.c, paymentReceivedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("billing.payments")}, opts...)...)
+func (p *BillingPublisher) PublishPaymentReceivedAsync(
+	ctx context.Context, m PaymentReceived, opts ...runtime.PublishOption,
+) (*runtime.Pending, error) {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishAsync(
+		ctx, p.c, paymentReceivedType, "", m, o.With(runtime.WithRoutingKey("billing.payments"), opts)...,
+	)
 }

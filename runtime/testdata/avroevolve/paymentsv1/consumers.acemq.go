@@ -26,7 +26,9 @@ type PaymentsRequestedHandler interface {
 type PaymentsRequestedHandlerFunc func(ctx context.Context, m *runtime.Message[PaymentRequested]) runtime.Ack
 
 // HandlePaymentRequested calls fn(ctx, m).
-func (fn PaymentsRequestedHandlerFunc) HandlePaymentRequested(ctx context.Context, m *runtime.Message[PaymentRequested]) runtime.Ack {
+func (fn PaymentsRequestedHandlerFunc) HandlePaymentRequested(
+	ctx context.Context, m *runtime.Message[PaymentRequested],
+) runtime.Ack {
 	return fn(ctx, m)
 }
 
@@ -39,7 +41,9 @@ func (fn PaymentsRequestedHandlerFunc) HandlePaymentRequested(ctx context.Contex
 // The consumer declares the queue's .dlq and .parked queues before it
 // subscribes (runtime.WithoutDeclare stops that). ctx bounds the start only;
 // stop the consumer with its Close method.
-func ConsumePaymentsRequested(ctx context.Context, c *runtime.Connection, h PaymentsRequestedHandler, opts ...runtime.ConsumeOption) (*runtime.Consumer, error) {
+func ConsumePaymentsRequested(
+	ctx context.Context, c *runtime.Connection, h PaymentsRequestedHandler, opts ...runtime.ConsumeOption,
+) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("ConsumePaymentsRequested: the handler is nil")
 	}

@@ -35,7 +35,9 @@ const paymentRequestedSchema = `{
 // paymentRequestedType is the message type "payments.requested.v1", payload
 // PaymentRequested: Avro in the Confluent wire format, its schema registered
 // under the subject "payments-requested".
-var paymentRequestedType = runtime.NewAvroType[PaymentRequested]("payments.requested.v1", "payments-requested", paymentRequestedSchema)
+var paymentRequestedType = runtime.NewAvroType[PaymentRequested](
+	"payments.requested.v1", "payments-requested", paymentRequestedSchema,
+)
 
 // TypeOfPaymentRequested returns the message type "payments.requested.v1",
 // payload PaymentRequested: Avro in the Confluent wire format, its schema

@@ -7,6 +7,7 @@ import (
 	"context"
 
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/acemqimpl"
 )
 
 // PaymentsPublisher publishes through the default exchange, straight to
@@ -28,8 +29,13 @@ func NewPaymentsPublisher(c *runtime.Connection) *PaymentsPublisher {
 // give a re-publish the id of the publish it repeats, and a consumer's inbox
 // handles it once. See runtime.Publish for its errors and for what cancelling
 // ctx does.
-func (p *PaymentsPublisher) PublishPaymentRequested(ctx context.Context, m PaymentRequested, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p.c, paymentRequestedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("payments.requested")}, opts...)...)
+func (p *PaymentsPublisher) PublishPaymentRequested(
+	ctx context.Context, m PaymentRequested, opts ...runtime.PublishOption,
+) error {
+	var o acemqimpl.PublishOptions
+	return runtime.Publish(
+		ctx, p.c, paymentRequestedType, "", m, o.With(runtime.WithRoutingKey("payments.requested"), opts)...,
+	)
 }
 
 // PublishPaymentRequestedBatch publishes ms as "payments.requested.v1" to the
@@ -37,8 +43,13 @@ func (p *PaymentsPublisher) PublishPaymentRequested(ctx context.Context, m Payme
 // batch, and waits for every confirm. The options in opts apply after that
 // routing key, so a runtime.WithRoutingKey among them wins. See
 // runtime.PublishBatch for its errors and for what cancelling ctx does.
-func (p *PaymentsPublisher) PublishPaymentRequestedBatch(ctx context.Context, ms []PaymentRequested, opts ...runtime.PublishOption) error {
-	return runtime.PublishBatch(ctx, p.c, paymentRequestedType, "", ms, append([]runtime.PublishOption{runtime.WithRoutingKey("payments.requested")}, opts...)...)
+func (p *PaymentsPublisher) PublishPaymentRequestedBatch(
+	ctx context.Context, ms []PaymentRequested, opts ...runtime.PublishOption,
+) error {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishBatch(
+		ctx, p.c, paymentRequestedType, "", ms, o.With(runtime.WithRoutingKey("payments.requested"), opts)...,
+	)
 }
 
 // PublishPaymentRequestedAsync publishes m as "payments.requested.v1" to the
@@ -50,6 +61,11 @@ func (p *PaymentsPublisher) PublishPaymentRequestedBatch(ctx context.Context, ms
 // own identity (x-acemq-id) instead of a fresh one: give a re-publish the id
 // of the publish it repeats, and a consumer's inbox handles it once. See
 // runtime.PublishAsync for its errors and for what cancelling ctx does.
-func (p *PaymentsPublisher) PublishPaymentRequestedAsync(ctx context.Context, m PaymentRequested, opts ...runtime.PublishOption) (*runtime.Pending, error) {
-	return runtime.PublishAsync(ctx, p.c, paymentRequestedType, "", m, append([]runtime.PublishOption{runtime.WithRoutingKey("payments.requested")}, opts...)...)
+func (p *PaymentsPublisher) PublishPaymentRequestedAsync(
+	ctx context.Context, m PaymentRequested, opts ...runtime.PublishOption,
+) (*runtime.Pending, error) {
+	var o acemqimpl.PublishOptions
+	return runtime.PublishAsync(
+		ctx, p.c, paymentRequestedType, "", m, o.With(runtime.WithRoutingKey("payments.requested"), opts)...,
+	)
 }
