@@ -63,7 +63,7 @@ func NewJSONType[T any](name, schema string) *MessageType[T] {
 }
 
 // newCheckedJSONType is NewJSONType with a generated check of the payload type
-// (acemq-gen emits it, through acemqimpl.NewCheckedJSONType, for a schema
+// (acemq-gen emits it, through acemqimpl.NewJSONType, for a schema
 // whose keywords it can check in plain Go; docs/schema-mapping.md):
 // Publish validates a value with check and asks the reference validator
 // (santhosh-tekuri/jsonschema) only when check does not pass it, so an

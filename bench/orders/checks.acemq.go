@@ -150,8 +150,8 @@ func (v OrderJSON) Validate() error {
 	return orderJSONType.Validate(v)
 }
 
-// acemqShapeOrderJSON is the decode shape of OrderJSON
-// (acemqimpl.NewCheckedJSONType): what the struct cannot show of a body.
+// acemqShapeOrderJSON is the decode shape of OrderJSON (its
+// acemqimpl.JSONFuncs.Shape): what the struct cannot show of a body.
 func acemqShapeOrderJSON() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
 	s1 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
@@ -205,8 +205,8 @@ func (v PriceOrder) Validate() error {
 	return priceOrderType.Validate(v)
 }
 
-// acemqShapePriceOrder is the decode shape of PriceOrder
-// (acemqimpl.NewCheckedJSONType): what the struct cannot show of a body.
+// acemqShapePriceOrder is the decode shape of PriceOrder (its
+// acemqimpl.JSONFuncs.Shape): what the struct cannot show of a body.
 func acemqShapePriceOrder() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
 	s1 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
@@ -260,8 +260,8 @@ func (v OrderPriced) Validate() error {
 	return orderPricedType.Validate(v)
 }
 
-// acemqShapeOrderPriced is the decode shape of OrderPriced
-// (acemqimpl.NewCheckedJSONType): what the struct cannot show of a body.
+// acemqShapeOrderPriced is the decode shape of OrderPriced (its
+// acemqimpl.JSONFuncs.Shape): what the struct cannot show of a body.
 func acemqShapeOrderPriced() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
 	s0.Fields = []acemqimpl.JSONMember{

@@ -16,7 +16,7 @@ import (
 
 // This code and the runtime it calls must agree: a runtime that
 // dropped this version stops the package compiling.
-const _ = acemqimpl.SupportPackageIsVersion1
+const _ = acemqimpl.SupportPackageIsVersion2
 
 // orderJSONSchema is the schema of OrderJSON, from "schemas/order.json".
 const orderJSONSchema = `{

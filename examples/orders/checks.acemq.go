@@ -35,8 +35,8 @@ func (v OrderPlaced) Validate() error {
 	return orderPlacedType.Validate(v)
 }
 
-// acemqShapeOrderPlaced is the decode shape of OrderPlaced
-// (acemqimpl.NewCheckedJSONType): what the struct cannot show of a body.
+// acemqShapeOrderPlaced is the decode shape of OrderPlaced (its
+// acemqimpl.JSONFuncs.Shape): what the struct cannot show of a body.
 func acemqShapeOrderPlaced() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
 	s0.Fields = []acemqimpl.JSONMember{

@@ -54,8 +54,8 @@ func (v QuoteRequested) Validate() error {
 	return quoteRequestedType.Validate(v)
 }
 
-// acemqShapeQuoteRequested is the decode shape of QuoteRequested
-// (acemqimpl.NewCheckedJSONType): what the struct cannot show of a body.
+// acemqShapeQuoteRequested is the decode shape of QuoteRequested (its
+// acemqimpl.JSONFuncs.Shape): what the struct cannot show of a body.
 func acemqShapeQuoteRequested() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
 	s0.Fields = []acemqimpl.JSONMember{
@@ -91,8 +91,8 @@ func (v Quote) Validate() error {
 	return quoteType.Validate(v)
 }
 
-// acemqShapeQuote is the decode shape of Quote (acemqimpl.NewCheckedJSONType):
-// what the struct cannot show of a body.
+// acemqShapeQuote is the decode shape of Quote (its
+// acemqimpl.JSONFuncs.Shape): what the struct cannot show of a body.
 func acemqShapeQuote() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
 	s0.Fields = []acemqimpl.JSONMember{

@@ -39,8 +39,8 @@ func (v ShipmentScheduled) Validate() error {
 	return shipmentScheduledType.Validate(v)
 }
 
-// acemqShapeShipmentScheduled is the decode shape of ShipmentScheduled
-// (acemqimpl.NewCheckedJSONType): what the struct cannot show of a body.
+// acemqShapeShipmentScheduled is the decode shape of ShipmentScheduled (its
+// acemqimpl.JSONFuncs.Shape): what the struct cannot show of a body.
 func acemqShapeShipmentScheduled() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
 	s0.Fields = []acemqimpl.JSONMember{
@@ -76,8 +76,8 @@ func (v OrderPlaced) Validate() error {
 	return orderPlacedType.Validate(v)
 }
 
-// acemqShapeOrderPlaced is the decode shape of OrderPlaced
-// (acemqimpl.NewCheckedJSONType): what the struct cannot show of a body.
+// acemqShapeOrderPlaced is the decode shape of OrderPlaced (its
+// acemqimpl.JSONFuncs.Shape): what the struct cannot show of a body.
 func acemqShapeOrderPlaced() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
 	s0.Fields = []acemqimpl.JSONMember{

@@ -3,18 +3,20 @@ package acemqimpl
 import (
 	"time"
 
-	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/internal/avrounion"
 	"github.com/acemq/acemq-go/runtime/internal/jsoncheck"
-	"github.com/acemq/acemq-go/runtime/internal/msgtype"
 	"github.com/hamba/avro/v2"
 )
 
-// SupportPackageIsVersion1 is referenced by generated code
-// (`const _ = acemqimpl.SupportPackageIsVersion1`). A runtime that no
+// SupportPackageIsVersion2 is referenced by generated code
+// (`const _ = acemqimpl.SupportPackageIsVersion2`). A runtime that no
 // longer supports the code a generator emitted drops the constant, and
-// the generated package stops compiling instead of misbehaving.
-const SupportPackageIsVersion1 = true
+// the generated package stops compiling instead of misbehaving. Version 2
+// declares a JSON type with its generated code in one NewJSONType call
+// and publishes through PublishOptions; version 1's code (nested
+// NewCheckedJSONType, WithJSONEncoder and WithJSONDecoder) is no longer
+// supported: run acemq-gen again.
+const SupportPackageIsVersion2 = true
 
 // JSONChecker is a generated check of a typed value against the JSON
 // Schema of its message type, in plain Go: it reports to c every violation
@@ -66,40 +68,12 @@ const (
 // is of the format. It is nil for a name the validator does not assert.
 func JSONFormat(name string) func(s string) bool { return jsoncheck.Format(name) }
 
-// NewCheckedJSONType is runtime.NewJSONType with the check acemq-gen generated
-// for the payload type: Publish (and Validate) check a value with check
-// and ask the reference validator only when check does not pass it, so an
-// error is the same as NewJSONType's, its text the reference's.
-// runtime.WithReferenceValidation turns the check off on a connection.
-//
-// With a shape (nil for none; shape is called once, on first use), Decode
-// checks too: json.Unmarshal, a scan of the body for what the struct
-// cannot show (missing and unknown members, nulls, the text of
-// date-times), then check; a body any of them does not pass is decoded as
-// NewJSONType decodes it, by the reference.
-func NewCheckedJSONType[T any](name, schema string, check JSONChecker, shape func() *JSONShape) *runtime.MessageType[T] {
-	mt := runtime.NewJSONType[T](name, schema)
-	msgtype.SetJSONCheck(mt, check, shape)
-	return mt
-}
-
 // JSONEncoder is a generated encoder of a typed value: it appends to b the
 // bytes json.Marshal(v) would return, and returns false when it does not
 // take v or json.Marshal would fail (the codec then calls json.Marshal,
 // whose error is the codec's). acemq-gen emits one per JSON message type
 // whose payload is a struct.
 type JSONEncoder = jsoncheck.Encoder
-
-// WithJSONEncoder gives the JSON message type mt the encoder acemq-gen
-// generated for its payload and returns mt: Publish, Request and a
-// reply encode a value with enc instead of json.Marshal's reflection (the
-// same bytes; the reference codec of runtime.WithReferenceValidation
-// keeps json.Marshal). Generated code calls it on the type it declares,
-// before any use.
-func WithJSONEncoder[T any](mt *runtime.MessageType[T], enc JSONEncoder) *runtime.MessageType[T] {
-	msgtype.SetJSONEncoder(mt, enc)
-	return mt
-}
 
 // AppendJSONString appends s as json.Marshal writes a string (<, > and &
 // escaped, U+2028 and U+2029 escaped, a byte that is not UTF-8 as
@@ -152,18 +126,6 @@ type JSONArrayState = jsoncheck.ArrayState
 // JSONSliceBuf is where a generated decoder reads an array's elements
 // (Next, then Slice): the first four on the stack.
 type JSONSliceBuf[T any] = jsoncheck.SliceBuf[T]
-
-// WithJSONDecoder gives the JSON message type mt the one-pass decoder
-// acemq-gen generated for its payload and returns mt: a consumer's
-// Decode reads a body with dec first (the same value, the same verdict);
-// a body dec does not take is decoded as before (json.Unmarshal, the
-// decode shape's scan, the check, the reference validator). The reference
-// codec of runtime.WithReferenceValidation does without it. Generated
-// code calls it on the type it declares, before any use.
-func WithJSONDecoder[T any](mt *runtime.MessageType[T], dec JSONDecodeFunc) *runtime.MessageType[T] {
-	msgtype.SetJSONDecoder(mt, dec)
-	return mt
-}
 
 // DecodeJSONString reads a JSON string without escapes into *p (a string,
 // or a named string type), for generated decoders; false for anything

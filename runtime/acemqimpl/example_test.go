@@ -37,9 +37,9 @@ func checkPing(v any, c *acemqimpl.JSONCheck) bool {
 // error is the reference's. Generated code declares its types this way
 // (with a decode shape for Decode); runtime.WithReferenceValidation on Dial
 // turns the checks off.
-func ExampleNewCheckedJSONType() {
-	ping := acemqimpl.NewCheckedJSONType[pingMessage]("example.ping.v1",
-		`{"required": ["seq"], "properties": {"seq": {"type": "integer", "minimum": 1}}}`, checkPing, nil)
+func ExampleNewJSONType() {
+	ping := acemqimpl.NewJSONType[pingMessage]("example.ping.v1",
+		`{"required": ["seq"], "properties": {"seq": {"type": "integer", "minimum": 1}}}`, acemqimpl.JSONFuncs{Check: checkPing})
 	fmt.Println(ping.Validate(pingMessage{Seq: 1}))
 	fmt.Println(ping.Validate(pingMessage{Seq: 0}))
 	c, _ := impltest.GeneratedCheck(ping, pingMessage{Seq: 0})

@@ -46,8 +46,8 @@ func (v StockLow) Validate() error {
 	return stockLowType.Validate(v)
 }
 
-// acemqShapeStockLow is the decode shape of StockLow
-// (acemqimpl.NewCheckedJSONType): what the struct cannot show of a body.
+// acemqShapeStockLow is the decode shape of StockLow (its
+// acemqimpl.JSONFuncs.Shape): what the struct cannot show of a body.
 func acemqShapeStockLow() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
 	s0.Fields = []acemqimpl.JSONMember{

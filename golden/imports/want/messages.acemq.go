@@ -16,7 +16,7 @@ import (
 
 // This code and the runtime it calls must agree: a runtime that
 // dropped this version stops the package compiling.
-const _ = acemqimpl.SupportPackageIsVersion1
+const _ = acemqimpl.SupportPackageIsVersion2
 
 // priceChangedSchema is the schema of PriceChanged, from
 // "producer/schemas/price_changed.avsc": the message is declared by

@@ -109,8 +109,8 @@ func (v Everything) Validate() error {
 	return everythingType.Validate(v)
 }
 
-// acemqShapeEverything is the decode shape of Everything
-// (acemqimpl.NewCheckedJSONType): what the struct cannot show of a body.
+// acemqShapeEverything is the decode shape of Everything (its
+// acemqimpl.JSONFuncs.Shape): what the struct cannot show of a body.
 func acemqShapeEverything() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject, Closed: true}
 	s1 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}

@@ -60,7 +60,7 @@ func (v Type) Validate() error {
 	return typeType.Validate(v)
 }
 
-// acemqShapeType is the decode shape of Type (acemqimpl.NewCheckedJSONType):
+// acemqShapeType is the decode shape of Type (its acemqimpl.JSONFuncs.Shape):
 // what the struct cannot show of a body.
 func acemqShapeType() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
@@ -101,8 +101,8 @@ func (v CaféCrème) Validate() error {
 	return caféCrèmeType.Validate(v)
 }
 
-// acemqShapeCaféCrème is the decode shape of CaféCrème
-// (acemqimpl.NewCheckedJSONType): what the struct cannot show of a body.
+// acemqShapeCaféCrème is the decode shape of CaféCrème (its
+// acemqimpl.JSONFuncs.Shape): what the struct cannot show of a body.
 func acemqShapeCaféCrème() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
 	s0.Fields = []acemqimpl.JSONMember{
@@ -138,8 +138,8 @@ func (v X订单) Validate() error {
 	return x订单Type.Validate(v)
 }
 
-// acemqShapeX订单 is the decode shape of X订单
-// (acemqimpl.NewCheckedJSONType): what the struct cannot show of a body.
+// acemqShapeX订单 is the decode shape of X订单 (its
+// acemqimpl.JSONFuncs.Shape): what the struct cannot show of a body.
 func acemqShapeX订单() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
 	s0.Fields = []acemqimpl.JSONMember{
@@ -174,8 +174,8 @@ func (v RangeEvent) Validate() error {
 	return rangeEventType.Validate(v)
 }
 
-// acemqShapeRangeEvent is the decode shape of RangeEvent
-// (acemqimpl.NewCheckedJSONType): what the struct cannot show of a body.
+// acemqShapeRangeEvent is the decode shape of RangeEvent (its
+// acemqimpl.JSONFuncs.Shape): what the struct cannot show of a body.
 func acemqShapeRangeEvent() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
 	s0.Fields = []acemqimpl.JSONMember{

@@ -48,8 +48,8 @@ func (v OrderCancelled) Validate() error {
 	return orderCancelledType.Validate(v)
 }
 
-// acemqShapeOrderCancelled is the decode shape of OrderCancelled
-// (acemqimpl.NewCheckedJSONType): what the struct cannot show of a body.
+// acemqShapeOrderCancelled is the decode shape of OrderCancelled (its
+// acemqimpl.JSONFuncs.Shape): what the struct cannot show of a body.
 func acemqShapeOrderCancelled() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject, Closed: true}
 	s0.Fields = []acemqimpl.JSONMember{

@@ -78,8 +78,8 @@ func (v QuoteRequested) Validate() error {
 	return quoteRequestedType.Validate(v)
 }
 
-// acemqShapeQuoteRequested is the decode shape of QuoteRequested
-// (acemqimpl.NewCheckedJSONType): what the struct cannot show of a body.
+// acemqShapeQuoteRequested is the decode shape of QuoteRequested (its
+// acemqimpl.JSONFuncs.Shape): what the struct cannot show of a body.
 func acemqShapeQuoteRequested() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
 	s0.Fields = []acemqimpl.JSONMember{
@@ -115,8 +115,8 @@ func (v Quote) Validate() error {
 	return quoteType.Validate(v)
 }
 
-// acemqShapeQuote is the decode shape of Quote (acemqimpl.NewCheckedJSONType):
-// what the struct cannot show of a body.
+// acemqShapeQuote is the decode shape of Quote (its
+// acemqimpl.JSONFuncs.Shape): what the struct cannot show of a body.
 func acemqShapeQuote() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
 	s0.Fields = []acemqimpl.JSONMember{
@@ -153,8 +153,8 @@ func (v PriceChanged) Validate() error {
 	return priceChangedType.Validate(v)
 }
 
-// acemqShapePriceChanged is the decode shape of PriceChanged
-// (acemqimpl.NewCheckedJSONType): what the struct cannot show of a body.
+// acemqShapePriceChanged is the decode shape of PriceChanged (its
+// acemqimpl.JSONFuncs.Shape): what the struct cannot show of a body.
 func acemqShapePriceChanged() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
 	s0.Fields = []acemqimpl.JSONMember{
@@ -190,8 +190,8 @@ func (v StockAsked) Validate() error {
 	return stockAskedType.Validate(v)
 }
 
-// acemqShapeStockAsked is the decode shape of StockAsked
-// (acemqimpl.NewCheckedJSONType): what the struct cannot show of a body.
+// acemqShapeStockAsked is the decode shape of StockAsked (its
+// acemqimpl.JSONFuncs.Shape): what the struct cannot show of a body.
 func acemqShapeStockAsked() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
 	s0.Fields = []acemqimpl.JSONMember{
@@ -226,8 +226,8 @@ func (v Stock) Validate() error {
 	return stockType.Validate(v)
 }
 
-// acemqShapeStock is the decode shape of Stock (acemqimpl.NewCheckedJSONType):
-// what the struct cannot show of a body.
+// acemqShapeStock is the decode shape of Stock (its
+// acemqimpl.JSONFuncs.Shape): what the struct cannot show of a body.
 func acemqShapeStock() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
 	s0.Fields = []acemqimpl.JSONMember{

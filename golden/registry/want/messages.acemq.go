@@ -17,7 +17,7 @@ import (
 
 // This code and the runtime it calls must agree: a runtime that
 // dropped this version stops the package compiling.
-const _ = acemqimpl.SupportPackageIsVersion1
+const _ = acemqimpl.SupportPackageIsVersion2
 
 // schemaRegistry is the manifest's registry: the directory
 // ${ACEMQ_GOLDEN_REGISTRY}. The Avro message types use it unless the

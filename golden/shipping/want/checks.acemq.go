@@ -46,8 +46,8 @@ func (v ShipmentRequested) Validate() error {
 	return shipmentRequestedType.Validate(v)
 }
 
-// acemqShapeShipmentRequested is the decode shape of ShipmentRequested
-// (acemqimpl.NewCheckedJSONType): what the struct cannot show of a body.
+// acemqShapeShipmentRequested is the decode shape of ShipmentRequested (its
+// acemqimpl.JSONFuncs.Shape): what the struct cannot show of a body.
 func acemqShapeShipmentRequested() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}
 	s1 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject}

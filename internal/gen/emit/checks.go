@@ -18,7 +18,7 @@ import (
 //
 // which reports to c every violation of its schema in the value as
 // encoding/json writes it; the message types of such structs are declared
-// with acemqimpl.NewCheckedJSONType and the payload gets a Validate method.
+// with the check (acemqimpl.JSONFuncs) and the payload gets a Validate method.
 // The JSON encoders and decoders are codec.acemq.go's (codecFile).
 func checksFile(m *model.Model, source string) *jen.File {
 	f := newFile(m, source)
@@ -467,7 +467,7 @@ func checkShape(f *jen.File, root *schema.Type, fn string, cv *checkVars) {
 		}))
 	}
 	body = append(body, jen.Return(jen.Id(vars[rootKey])))
-	doc(f.Comment, "%s is the decode shape of %s (acemqimpl.NewCheckedJSONType): what the struct cannot show of a body.", fn, root.Name)
+	doc(f.Comment, "%s is the decode shape of %s (its acemqimpl.JSONFuncs.Shape): what the struct cannot show of a body.", fn, root.Name)
 	f.Func().Id(fn).Params().Op("*").Add(impl("JSONShape")).Block(body...)
 }
 

@@ -23,7 +23,7 @@ import (
 //
 //	func acemqDecodeOrder(d *acemqimpl.JSONDecoder, v any) bool
 //
-// that its message type is given with acemqimpl.WithJSONDecoder. Whatever
+// that its message type is given as acemqimpl.JSONFuncs.Decode. Whatever
 // it does not read exactly (an escape, a key in another case, an unknown
 // or repeated key, null, a number its Go type would read otherwise) makes
 // it return false, and the codec decodes the body as it does without it.
@@ -303,8 +303,8 @@ func (d *jsonDecoders) typDecoder(f *jen.File, t *schema.Type) {
 	)
 }
 
-// decodeRoot emits the func a message type is given with
-// acemqimpl.WithJSONDecoder:
+// decodeRoot emits the func a message type is given as
+// acemqimpl.JSONFuncs.Decode:
 //
 //	func acemqDecodeOrder(d *acemqimpl.JSONDecoder, v any) bool
 func decodeRoot(f *jen.File, t *schema.Type, fn string) {

@@ -23,7 +23,7 @@ import (
 //
 //	func acemqEncodeOrder(v any, b []byte) ([]byte, bool)
 //
-// that its message type is given with acemqimpl.WithJSONEncoder. A value of
+// that its message type is given as acemqimpl.JSONFuncs.Encode. A value of
 // a kind the encoder does not write out is appended as json.Marshal
 // writes it (acemqimpl.AppendJSONValue); whatever json.Marshal would
 // refuse (NaN, a time out of range) makes the encoder return false, and the
@@ -411,8 +411,8 @@ func (e *jsonEncoders) typEncoder(f *jen.File, t *schema.Type) {
 	f.Func().Params(jen.Id("v").Op("*").Id(t.Name)).Id(encName).Params(jen.Id("b").Index().Byte()).Params(jen.Index().Byte(), jen.Bool()).Block(body...)
 }
 
-// encodeRoot emits the func a message type is given with
-// acemqimpl.WithJSONEncoder:
+// encodeRoot emits the func a message type is given as
+// acemqimpl.JSONFuncs.Encode:
 //
 //	func acemqEncodeOrder(v any, b []byte) ([]byte, bool)
 func encodeRoot(f *jen.File, t *schema.Type, fn string) {

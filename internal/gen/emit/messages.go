@@ -17,10 +17,10 @@ func messagesFile(m *model.Model, source string) *jen.File {
 		doc(func(s string) *jen.Statement { f.PackageComment(s); return nil }, "Package %s is the messaging code acemq-gen generated from %s: message types, retry policies, the topology, typed publishers and consumers over github.com/acemq/acemq-go/runtime. Edit the manifest and its schemas, then regenerate; do not edit these files.",
 			m.Package, oneline.Quote(source))
 	}
-	// const _ = acemqimpl.SupportPackageIsVersion1
+	// const _ = acemqimpl.SupportPackageIsVersion2
 	f.Comment("This code and the runtime it calls must agree: a runtime that")
 	f.Comment("dropped this version stops the package compiling.")
-	f.Const().Id("_").Op("=").Add(impl("SupportPackageIsVersion1"))
+	f.Const().Id("_").Op("=").Add(impl("SupportPackageIsVersion2"))
 	if m.Registry != nil {
 		f.Line()
 		registryVar(f, m.Registry)

@@ -82,7 +82,7 @@ type Message struct {
 	// acemqCheckOrderCancelled; "" for an Avro message.
 	CheckFunc string
 	// ShapeFunc is the unexported func returning the decode shape of a
-	// JSON Schema payload (acemqimpl.NewCheckedJSONType), e.g.
+	// JSON Schema payload (acemqimpl.JSONFuncs.Check), e.g.
 	// acemqShapeOrderCancelled; "" for an Avro message.
 	ShapeFunc string
 	// EncodeFunc is the unexported func that encodes a JSON Schema

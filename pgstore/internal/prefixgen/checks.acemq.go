@@ -39,8 +39,8 @@ func (v PaymentReceived) Validate() error {
 	return paymentReceivedType.Validate(v)
 }
 
-// acemqShapePaymentReceived is the decode shape of PaymentReceived
-// (acemqimpl.NewCheckedJSONType): what the struct cannot show of a body.
+// acemqShapePaymentReceived is the decode shape of PaymentReceived (its
+// acemqimpl.JSONFuncs.Shape): what the struct cannot show of a body.
 func acemqShapePaymentReceived() *acemqimpl.JSONShape {
 	s0 := &acemqimpl.JSONShape{Kind: acemqimpl.JSONObject, Closed: true}
 	s0.Fields = []acemqimpl.JSONMember{

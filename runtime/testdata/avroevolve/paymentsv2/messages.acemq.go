@@ -16,7 +16,7 @@ import (
 
 // This code and the runtime it calls must agree: a runtime that
 // dropped this version stops the package compiling.
-const _ = acemqimpl.SupportPackageIsVersion1
+const _ = acemqimpl.SupportPackageIsVersion2
 
 // paymentRequestedSchema is the schema of PaymentRequested, from
 // "schemas/payment_requested.avsc".
