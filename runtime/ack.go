@@ -60,7 +60,7 @@ func Park(err error) Ack { return Ack{kind: AckPark, err: err} }
 // Kind reports what the handler decided, after applying Fatal: a Retry whose
 // error wraps a Fatal error is AckReject.
 func (a Ack) Kind() AckKind {
-	if a.kind == AckRetry && IsFatal(a.err) {
+	if a.kind == AckRetry && a.err != nil && errors.Is(a.err, ErrFatal) {
 		return AckReject
 	}
 	return a.kind
@@ -93,9 +93,6 @@ func (e *fatalError) Unwrap() []error { return []error{ErrFatal, e.err} }
 // Retry or wrapped further up a call stack, the message is rejected to the
 // dead-letter queue instead of climbing the retry ladder. Its text is err's.
 func Fatal(err error) error { return &fatalError{err: err} }
-
-// IsFatal reports whether err wraps an error made by Fatal.
-func IsFatal(err error) bool { return err != nil && errors.Is(err, ErrFatal) }
 
 // reason is the text an error leaves in x-acemq-error.
 func reason(err error) string {

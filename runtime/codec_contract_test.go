@@ -56,7 +56,7 @@ func codecContractCodecs() []codecContractCodec {
 		{
 			name:        "text",
 			contentType: ContentTypeText,
-			newCodec:    func(testing.TB) Codec { return NewTextCodec() },
+			newCodec:    func(testing.TB) Codec { return newTextCodec() },
 			value:       "hello, world",
 			newTarget:   func() any { return new(string) },
 			got:         func(p any) any { return *p.(*string) },

@@ -8,12 +8,12 @@ import (
 // textCodec is the text/plain codec of the untyped API.
 type textCodec struct{}
 
-// NewTextCodec returns the text/plain codec. Encode accepts a string, a
+// newTextCodec returns the text/plain codec. Encode accepts a string, a
 // []byte or a fmt.Stringer and writes its bytes unchanged; Decode fills a
 // *string or a *[]byte with the body, byte for byte (no UTF-8 check: a body
 // is kept as it came). Any other value or target is an error naming its Go
 // type. It needs no registry and ignores ctx.
-func NewTextCodec() Codec { return textCodec{} }
+func newTextCodec() Codec { return textCodec{} }
 
 // ContentType is text/plain.
 func (textCodec) ContentType() string { return ContentTypeText }

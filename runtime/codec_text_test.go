@@ -14,7 +14,7 @@ func (c *codecStringer) String() string { return c.s }
 
 func TestTextCodecEncode(t *testing.T) {
 	ctx := context.Background()
-	c := NewTextCodec()
+	c := newTextCodec()
 	if c.ContentType() != "text/plain" {
 		t.Fatalf("content type %q", c.ContentType())
 	}
@@ -46,7 +46,7 @@ func TestTextCodecEncode(t *testing.T) {
 }
 
 func TestTextCodecEncodeRefuses(t *testing.T) {
-	c := NewTextCodec()
+	c := newTextCodec()
 	var nilStringer *codecStringer
 	var nilString *string
 	for _, in := range []any{42, nil, struct{}{}, nilStringer, nilString, []string{"a"}} {
@@ -66,7 +66,7 @@ func TestTextCodecEncodeRefuses(t *testing.T) {
 
 func TestTextCodecDecode(t *testing.T) {
 	ctx := context.Background()
-	c := NewTextCodec()
+	c := newTextCodec()
 	body := []byte("héllo\x00\xff")
 	var s string
 	if err := c.Decode(ctx, body, &s); err != nil || s != string(body) {

@@ -170,14 +170,6 @@ func (c *Connection) Address() string {
 	return c.addrs[c.current].redacted
 }
 
-// Origin is what the connection writes in x-acemq-origin.
-func (c *Connection) Origin() string { return c.cfg.origin }
-
-// Registry is the schema registry the connection's Avro types use: the
-// WithSchemaRegistry option's, else the process default (an Avro type with
-// a registry of its own uses that one on a connection without the option).
-func (c *Connection) Registry() SchemaRegistry { return c.registry }
-
 // Close closes the connection. Consumers still running are closed first,
 // together (see Consumer.Close), bounded by ctx; unsettled deliveries go
 // back to their queues. Closing the AMQP connection waits for the broker's

@@ -315,7 +315,8 @@ func TestTruncatedAvroIsParked(t *testing.T) {
 	mt := runtime.NewAvroType[payment]("acemq.test.payment.v1", "acemq.test.payment", schema)
 	q := brokertest.Queue(t, "avro")
 	rawQueue(t, q, nil)
-	c := dial(t)
+	reg := runtime.NewFingerprintRegistry()
+	c := dial(t, runtime.WithSchemaRegistry(reg))
 	got := make(chan payment, 4)
 	spec := runtime.ConsumerSpec{Queue: q, Routes: []runtime.Route{runtime.Handle(mt,
 		func(_ context.Context, m *runtime.Message[payment]) runtime.Ack {
@@ -328,7 +329,7 @@ func TestTruncatedAvroIsParked(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = cs.Close(ctxFor(t, 10*time.Second)) })
 
-	codec, err := mt.Codec(c.Registry())
+	codec, err := mt.Codec(reg)
 	if err != nil {
 		t.Fatalf("Codec: %v", err)
 	}

@@ -223,9 +223,6 @@ func (cs *Consumer) validate(spec ConsumerSpec) error {
 // Queue is the queue the consumer reads.
 func (cs *Consumer) Queue() string { return cs.queue }
 
-// Policy is the retry policy the consumer applies.
-func (cs *Consumer) Policy() RetryPolicy { return cs.policy }
-
 func (cs *Consumer) isClosing() bool { return cs.closingNow.Load() }
 
 // Close stops the consumer: no new deliveries are taken, in-flight handlers

@@ -284,13 +284,3 @@ func (e *DeclareError) Error() string {
 }
 
 func (e *DeclareError) Unwrap() error { return e.Err }
-
-// DecodeError is a body that its codec could not decode.
-type DecodeError struct {
-	Queue string
-	Type  string
-	Err   error
-}
-
-func (e *DecodeError) Error() string { return e.Err.Error() }
-func (e *DecodeError) Unwrap() error { return e.Err }

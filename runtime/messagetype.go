@@ -33,7 +33,7 @@ type MessageType[T any] = msgtype.MessageType[T]
 // codecs are the constructors a MessageType makes its codecs with.
 type codecs struct{}
 
-func (codecs) Text() Codec { return NewTextCodec() }
+func (codecs) Text() Codec { return newTextCodec() }
 
 func (codecs) JSON(schema string, check jsoncheck.Checker, shape *jsoncheck.Shape, enc jsoncheck.Encoder, dec jsoncheck.DecodeFunc) (Codec, error) {
 	c, err := newJSONCodecChecked(schema, check, shape)

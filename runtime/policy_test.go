@@ -215,14 +215,14 @@ func TestAckKinds(t *testing.T) {
 		}
 	}
 	f := runtime.Fatal(boom)
-	if !errors.Is(f, boom) || !errors.Is(f, runtime.ErrFatal) || !runtime.IsFatal(f) {
+	if !errors.Is(f, boom) || !errors.Is(f, runtime.ErrFatal) {
 		t.Errorf("Fatal(err) must match err and ErrFatal with errors.Is")
 	}
 	if f.Error() != "no such item" {
 		t.Errorf("Fatal(err).Error() = %q, want err's text", f.Error())
 	}
-	if runtime.IsFatal(boom) || runtime.IsFatal(nil) {
-		t.Errorf("IsFatal of a plain error or nil must be false")
+	if errors.Is(boom, runtime.ErrFatal) || errors.Is(nil, runtime.ErrFatal) {
+		t.Errorf("a plain error or nil must not match ErrFatal")
 	}
 }
 

@@ -149,9 +149,9 @@ type requesterOptionFunc func(*Requester)
 
 func (f requesterOptionFunc) applyRequester(r *Requester) { f(r) }
 
-// DefaultReplyQueueTTL is how long a reply queue of WithReplyQueue lives
+// defaultReplyQueueTTL is how long a reply queue of WithReplyQueue lives
 // without a consumer (its x-expires) unless the option says otherwise.
-const DefaultReplyQueueTTL = 30 * time.Minute
+const defaultReplyQueueTTL = 30 * time.Minute
 
 // WithReplyQueue makes the Requester take its replies from a durable queue
 // of its own instead of direct reply-to: a reply that arrives while the
@@ -159,7 +159,7 @@ const DefaultReplyQueueTTL = 30 * time.Minute
 // still waits. The queue is named ReplyQueuePrefix + name (name as it is
 // when it begins with ReplyQueuePrefix already), the shape a responder
 // replies to (Requester.ReplyTo says the name). It is declared durable
-// with x-expires ttl (DefaultReplyQueueTTL when ttl is 0): the broker
+// with x-expires ttl (30 minutes when ttl is 0): the broker
 // deletes it once no requester has used it for that long (RabbitMQ 4.3
 // refuses transient queues that are not exclusive). name must be one
 // client's alone: two requesters on one queue take each other's replies.
@@ -170,7 +170,7 @@ func WithReplyQueue(name string, ttl time.Duration) RequesterOption {
 		}
 		r.queue, r.ttl = name, ttl
 		if r.ttl <= 0 {
-			r.ttl = DefaultReplyQueueTTL
+			r.ttl = defaultReplyQueueTTL
 		}
 	})
 }

@@ -169,7 +169,8 @@ func TestReplyWire(t *testing.T) {
 }
 
 func TestRequestGetsTheRespondersError(t *testing.T) {
-	c := dial(t)
+	origin := brokertest.Name("rr-responder")
+	c := dial(t, runtime.WithOrigin(origin))
 	q := responder(t, c, func(_ context.Context, m *runtime.Message[string]) (string, error) {
 		switch m.Payload {
 		case "coded":
@@ -191,8 +192,8 @@ func TestRequestGetsTheRespondersError(t *testing.T) {
 		if !errors.As(err, &re) {
 			t.Fatalf("%s: err = %v, want a *ReplyError", tc.body, err)
 		}
-		if re.Code != tc.code || !strings.Contains(re.Reason, tc.reason) || re.Request != quoteReqType.Name() || re.Responder != c.Origin() {
-			t.Fatalf("%s: ReplyError = %+v, want code %q reason containing %q from %q", tc.body, re, tc.code, tc.reason, c.Origin())
+		if re.Code != tc.code || !strings.Contains(re.Reason, tc.reason) || re.Request != quoteReqType.Name() || re.Responder != origin {
+			t.Fatalf("%s: ReplyError = %+v, want code %q reason containing %q from %q", tc.body, re, tc.code, tc.reason, origin)
 		}
 		if errors.Is(err, context.DeadlineExceeded) || time.Since(start) > wait/2 {
 			t.Fatalf("%s: the error came as a timeout: %v", tc.body, err)
