@@ -11,6 +11,7 @@ package pgstore_test
 
 import (
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"maps"
 	"math"
 	"reflect"
@@ -74,7 +75,7 @@ func TestRelayedHeadersAreByteForByte(t *testing.T) {
 	e.write(ctx, event{Key: "k", Seq: 1}, runtime.WithHeaders(headers))
 	e.relay()
 	relayed := e.receive(1, 20*time.Second)[0]
-	own := map[string]bool{runtime.HeaderID: true, runtime.HeaderFirstSeen: true, "traceparent": true, "tracestate": true}
+	own := map[string]bool{wire.HeaderID: true, wire.HeaderFirstSeen: true, "traceparent": true, "tracestate": true}
 	for k := range headers {
 		if !reflect.DeepEqual(relayed.Headers[k], direct.Headers[k]) {
 			t.Errorf("header %q: relayed %#v, published %#v", k, relayed.Headers[k], direct.Headers[k])
@@ -114,21 +115,21 @@ func TestOutboxHeaderTableRoundTrip(t *testing.T) {
 	}
 	keys := slicesSorted(maps.Keys(headers))
 	for _, k := range keys {
-		if want := wire(headers[k]); wire(got[k]) != want {
+		if want := wireForm(headers[k]); wireForm(got[k]) != want {
 			t.Errorf("header %q: read back %#v, wrote %#v", k, got[k], headers[k])
 		}
 	}
-	if got[runtime.HeaderID] == nil {
+	if got[wire.HeaderID] == nil {
 		t.Errorf("x-acemq-id not read back: %v", got)
 	}
 }
 
-// wire is how amqp091-go writes v, as a comparable string: the Go type it
+// wireForm is how amqp091-go writes v, as a comparable string: the Go type it
 // reads back and its bits.
-func wire(v any) string {
+func wireForm(v any) string {
 	switch x := v.(type) {
 	case int:
-		return wire(int32(x))
+		return wireForm(int32(x))
 	case float32:
 		return fmt.Sprintf("f32:%08x", math.Float32bits(x))
 	case float64:
@@ -139,14 +140,14 @@ func wire(v any) string {
 		var b strings.Builder
 		b.WriteString("F{")
 		for _, k := range slicesSorted(maps.Keys(x)) {
-			fmt.Fprintf(&b, "%q:%s,", k, wire(x[k]))
+			fmt.Fprintf(&b, "%q:%s,", k, wireForm(x[k]))
 		}
 		return b.String() + "}"
 	case []any:
 		var b strings.Builder
 		b.WriteString("A[")
 		for _, e := range x {
-			b.WriteString(wire(e) + ",")
+			b.WriteString(wireForm(e) + ",")
 		}
 		return b.String() + "]"
 	}

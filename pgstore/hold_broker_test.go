@@ -3,6 +3,7 @@ package pgstore_test
 import (
 	"context"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"strings"
 	"sync"
 	"testing"
@@ -35,14 +36,14 @@ func watchDeadLetters(t *testing.T, q string, start time.Time) *deadLetters {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds, err := ch.Consume(runtime.DeadLetterQueue(q), "", true, false, false, false, nil)
+	ds, err := ch.Consume(wire.DeadLetterQueue(q), "", true, false, false, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dl := &deadLetters{}
 	go func() {
 		for d := range ds {
-			why, _ := d.Headers[runtime.HeaderError].(string)
+			why, _ := d.Headers[wire.HeaderError].(string)
 			dl.mu.Lock()
 			dl.at, dl.why = append(dl.at, time.Since(start)), append(dl.why, why)
 			dl.mu.Unlock()

@@ -3,6 +3,7 @@ package pgstore_test
 import (
 	"context"
 	"errors"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -76,7 +77,7 @@ func publishRaw(t *testing.T, q, id, body string) {
 	}
 	h := amqp.Table{}
 	if id != "" {
-		h[runtime.HeaderID] = id
+		h[wire.HeaderID] = id
 	}
 	err = ch.PublishWithContext(context.Background(), "", q, false, false, amqp.Publishing{
 		Headers: h, Type: "payment.v1", ContentType: "application/json", Body: []byte(body), DeliveryMode: amqp.Persistent})
@@ -160,7 +161,7 @@ func TestInboxOnTheBrokerParksAMessageWithoutID(t *testing.T) {
 		got = d
 		return err == nil && ok
 	})
-	reason, _ := got.Headers[runtime.HeaderError].(string)
+	reason, _ := got.Headers[wire.HeaderError].(string)
 	if !strings.Contains(reason, "no x-acemq-id") || string(got.Body) != `{"id": "P-anon"}` {
 		t.Errorf("parked: %s %q; want the body and a reason naming x-acemq-id", got.Body, reason)
 	}

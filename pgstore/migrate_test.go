@@ -95,7 +95,7 @@ func TestMigrateConvertsOldOutboxRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if wire(got) != wire(want) {
+	if wireForm(got) != wireForm(want) {
 		t.Errorf("converted headers %v, want %v", got, want)
 	}
 	// An older writer's row after the migration.
@@ -105,7 +105,7 @@ func TestMigrateConvertsOldOutboxRows(t *testing.T) {
 	if _, err := pool.Exec(ctx, insert, "id-2", js); err != nil {
 		t.Fatal(err)
 	}
-	if got, err = pgstore.RowHeadersForTest(ctx, pool, ob); err != nil || wire(got) != wire(want) {
+	if got, err = pgstore.RowHeadersForTest(ctx, pool, ob); err != nil || wireForm(got) != wireForm(want) {
 		t.Errorf("an older writer's row read back as %v, %v; want %v", got, err, want)
 	}
 	if err := pgstore.Migrate(ctx, pool); err != nil {

@@ -3,6 +3,7 @@ package pgstore_test
 import (
 	"context"
 	"errors"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"log/slog"
 	"maps"
 	"reflect"
@@ -69,10 +70,10 @@ func TestRelayedMessageIsThePublishersMessage(t *testing.T) {
 	e.write(ctx, event{Key: "k", Seq: 1}, runtime.WithHeaders(headers), runtime.WithCorrelationID("corr-1"))
 	e.relay()
 	relayed := e.receive(1, 20*time.Second)[0]
-	if relayed.MessageId == direct.MessageId || relayed.Headers[runtime.HeaderID] != relayed.MessageId {
-		t.Errorf("ids: relayed %q (header %v), direct %q; want a fresh x-acemq-id, equal to message_id", relayed.MessageId, relayed.Headers[runtime.HeaderID], direct.MessageId)
+	if relayed.MessageId == direct.MessageId || relayed.Headers[wire.HeaderID] != relayed.MessageId {
+		t.Errorf("ids: relayed %q (header %v), direct %q; want a fresh x-acemq-id, equal to message_id", relayed.MessageId, relayed.Headers[wire.HeaderID], direct.MessageId)
 	}
-	own := []string{runtime.HeaderID, runtime.HeaderFirstSeen, "traceparent", "tracestate"}
+	own := []string{wire.HeaderID, wire.HeaderFirstSeen, "traceparent", "tracestate"}
 	strip := func(d amqp.Delivery) amqp.Delivery {
 		d.Headers = maps.Clone(d.Headers)
 		for _, k := range own {
@@ -188,10 +189,10 @@ func TestPublishTxTakesTheProducersID(t *testing.T) {
 	ctx := ctxFor(t, 60*time.Second)
 	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
 		return pgstore.PublishTx(ctx, tx, e.ob, eventType, "", event{Key: "k", Seq: 1},
-			runtime.WithRoutingKey(e.queue), runtime.WithHeaders(map[string]any{runtime.HeaderID: "forged"}))
+			runtime.WithRoutingKey(e.queue), runtime.WithHeaders(map[string]any{wire.HeaderID: "forged"}))
 	})
-	if !errors.Is(err, runtime.ErrInvalidMessage) || !strings.Contains(err.Error(), runtime.HeaderID) {
-		t.Fatalf("PublishTx with x-acemq-id among the headers: %v; want an error matching ErrInvalidMessage naming %s", err, runtime.HeaderID)
+	if !errors.Is(err, runtime.ErrInvalidMessage) || !strings.Contains(err.Error(), wire.HeaderID) {
+		t.Fatalf("PublishTx with x-acemq-id among the headers: %v; want an error matching ErrInvalidMessage naming %s", err, wire.HeaderID)
 	}
 	if n := e.rows(ctx); n != 0 {
 		t.Fatalf("rows after the refused write: %d, want 0", n)
@@ -199,8 +200,8 @@ func TestPublishTxTakesTheProducersID(t *testing.T) {
 	e.write(ctx, event{Key: "k", Seq: 1}, runtime.WithMessageID("order-k:1"))
 	e.relay()
 	d := e.receive(1, 20*time.Second)[0]
-	if d.MessageId != "order-k:1" || d.Headers[runtime.HeaderID] != "order-k:1" {
-		t.Errorf("relayed message_id %q, x-acemq-id %v; want both order-k:1", d.MessageId, d.Headers[runtime.HeaderID])
+	if d.MessageId != "order-k:1" || d.Headers[wire.HeaderID] != "order-k:1" {
+		t.Errorf("relayed message_id %q, x-acemq-id %v; want both order-k:1", d.MessageId, d.Headers[wire.HeaderID])
 	}
 	e.waitRows(ctx, 0, 20*time.Second)
 }

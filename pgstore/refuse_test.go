@@ -10,6 +10,7 @@ package pgstore_test
 import (
 	"context"
 	"errors"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -233,7 +234,7 @@ func TestRelayNeverTrimsARow(t *testing.T) {
 		`SELECT attempts = 1 AND last_error LIKE '%above the broker''s frame_max 131072%' FROM acemq_outbox`)
 	select {
 	case d := <-e.got:
-		t.Errorf("published: %s, headers %v", d.Body, d.Headers[runtime.HeaderDropped])
+		t.Errorf("published: %s, headers %v", d.Body, d.Headers[wire.HeaderDropped])
 	case <-time.After(time.Second):
 	}
 }

@@ -3,6 +3,7 @@ package pgstore_test
 import (
 	"context"
 	"errors"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -45,7 +46,7 @@ func TestInboxOnARequestRouteMarksTheIDOnceTheReplyIsConfirmed(t *testing.T) {
 				t.Fatal(err)
 			}
 			ch := rawAMQP(t)
-			replyQ := runtime.ReplyQueuePrefix + acemqtest.Name("inbox")
+			replyQ := wire.ReplyQueuePrefix + acemqtest.Name("inbox")
 			args := amqp.Table{}
 			if tc.refused {
 				args = amqp.Table{"x-max-length": int32(0), "x-overflow": "reject-publish"}
@@ -84,7 +85,7 @@ func TestInboxOnARequestRouteMarksTheIDOnceTheReplyIsConfirmed(t *testing.T) {
 			}
 			t.Cleanup(func() { _ = cs.Close(context.Background()) })
 			err = ch.PublishWithContext(ctx, "", q, false, false, amqp.Publishing{Type: "payment.v1", ContentType: "application/json",
-				Headers: amqp.Table{runtime.HeaderID: "req-1"}, CorrelationId: "c-1", ReplyTo: replyQ, Body: []byte(`{"id": "P-1"}`)})
+				Headers: amqp.Table{wire.HeaderID: "req-1"}, CorrelationId: "c-1", ReplyTo: replyQ, Body: []byte(`{"id": "P-1"}`)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,8 +104,8 @@ func TestInboxOnARequestRouteMarksTheIDOnceTheReplyIsConfirmed(t *testing.T) {
 			if !got {
 				t.Fatalf("no reply in %s after 10s (handler calls %d, inbox %+v): the retried request was taken for a duplicate", replyQ, calls.Load(), in.Stats())
 			}
-			if reply.CorrelationId != "c-1" || reply.Headers[runtime.HeaderReplyError] != nil || string(reply.Body) != `{"id":"P-1"}` {
-				t.Errorf("reply: correlation %q, error %v, body %s; want c-1, none, the receipt", reply.CorrelationId, reply.Headers[runtime.HeaderReplyError], reply.Body)
+			if reply.CorrelationId != "c-1" || reply.Headers[wire.HeaderReplyError] != nil || string(reply.Body) != `{"id":"P-1"}` {
+				t.Errorf("reply: correlation %q, error %v, body %s; want c-1, none, the receipt", reply.CorrelationId, reply.Headers[wire.HeaderReplyError], reply.Body)
 			}
 			if n := count(t, pool, `SELECT count(*) FROM payments WHERE id = 'P-1'`); n != 1 || calls.Load() != 2 {
 				t.Errorf("payments of P-1: %d, handler calls %d; want 1 (the first attempt rolled back), 2", n, calls.Load())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -43,7 +44,7 @@ func rawChannel(t *testing.T) *amqp.Channel {
 func publishPayment(t *testing.T, ch *amqp.Channel, q, id string) {
 	t.Helper()
 	err := ch.PublishWithContext(context.Background(), "", q, false, false, amqp.Publishing{Type: "payment.v1", ContentType: "application/json",
-		Headers: amqp.Table{runtime.HeaderID: id}, Body: []byte(`{"id": "P-1"}`)})
+		Headers: amqp.Table{wire.HeaderID: id}, Body: []byte(`{"id": "P-1"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func TestDedupHoldsDeliveriesThroughARedisOutage(t *testing.T) {
 	if err := d.Ready(); !errors.Is(err, redisstore.ErrUnavailable) {
 		t.Errorf("Ready() during the outage = %v; want ErrUnavailable", err)
 	}
-	for _, side := range []string{runtime.DeadLetterQueue(q), runtime.ParkedQueue(q)} {
+	for _, side := range []string{wire.DeadLetterQueue(q), wire.ParkedQueue(q)} {
 		if st, err := ch.QueueDeclarePassive(side, true, false, false, false, nil); err != nil || st.Messages != 0 {
 			t.Errorf("%s during the outage: %d messages (%v); want 0", side, st.Messages, err)
 		}
@@ -173,7 +174,7 @@ func TestDedupHoldsDeliveriesThroughARedisOutage(t *testing.T) {
 	if proxy.Conns() <= conns {
 		t.Errorf("no new connection to Redis after the outage (%d forwarded)", proxy.Conns())
 	}
-	for _, side := range []string{runtime.DeadLetterQueue(q), runtime.ParkedQueue(q)} {
+	for _, side := range []string{wire.DeadLetterQueue(q), wire.ParkedQueue(q)} {
 		if st, err := ch.QueueDeclarePassive(side, true, false, false, false, nil); err != nil || st.Messages != 0 {
 			t.Errorf("%s after the outage: %d messages (%v); want 0", side, st.Messages, err)
 		}

@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"strings"
 	"sync"
 	"testing"
@@ -49,7 +50,7 @@ func TestDedupHoldIsCountedFromReceipt(t *testing.T) {
 	}
 	proxy.Cut()
 	ch := rawChannel(t)
-	arrivals, err := ch.Consume(runtime.DeadLetterQueue(q), "", true, false, false, false, nil)
+	arrivals, err := ch.Consume(wire.DeadLetterQueue(q), "", true, false, false, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func TestDedupHoldIsCountedFromReceipt(t *testing.T) {
 	var why []string
 	go func() {
 		for m := range arrivals {
-			w, _ := m.Headers[runtime.HeaderError].(string)
+			w, _ := m.Headers[wire.HeaderError].(string)
 			mu.Lock()
 			at, why = append(at, time.Since(start)), append(why, w)
 			mu.Unlock()

@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -38,7 +39,7 @@ func TestDedupOnARequestRouteMarksTheIDOnceTheReplyIsConfirmed(t *testing.T) {
 				t.Fatal(err)
 			}
 			ch := rawChannel(t)
-			replyQ := runtime.ReplyQueuePrefix + acemqtest.Name("dedup")
+			replyQ := wire.ReplyQueuePrefix + acemqtest.Name("dedup")
 			args := amqp.Table{}
 			if refused {
 				args = amqp.Table{"x-max-length": int32(0), "x-overflow": "reject-publish"}
@@ -70,7 +71,7 @@ func TestDedupOnARequestRouteMarksTheIDOnceTheReplyIsConfirmed(t *testing.T) {
 			}
 			t.Cleanup(func() { _ = cs.Close(context.Background()) })
 			err = ch.PublishWithContext(ctx, "", q, false, false, amqp.Publishing{Type: "payment.v1", ContentType: "application/json",
-				Headers: amqp.Table{runtime.HeaderID: "req-1"}, CorrelationId: "c-1", ReplyTo: replyQ, Body: []byte(`{"id": "P-1"}`)})
+				Headers: amqp.Table{wire.HeaderID: "req-1"}, CorrelationId: "c-1", ReplyTo: replyQ, Body: []byte(`{"id": "P-1"}`)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,8 +90,8 @@ func TestDedupOnARequestRouteMarksTheIDOnceTheReplyIsConfirmed(t *testing.T) {
 			if !got {
 				t.Fatalf("no reply in %s after 10s (handler calls %d, dedup %+v): the retried request was taken for a duplicate", replyQ, calls.Load(), d.Stats())
 			}
-			if reply.CorrelationId != "c-1" || reply.Headers[runtime.HeaderReplyError] != nil {
-				t.Errorf("reply: correlation %q, error %v; want c-1, none", reply.CorrelationId, reply.Headers[runtime.HeaderReplyError])
+			if reply.CorrelationId != "c-1" || reply.Headers[wire.HeaderReplyError] != nil {
+				t.Errorf("reply: correlation %q, error %v; want c-1, none", reply.CorrelationId, reply.Headers[wire.HeaderReplyError])
 			}
 			if s := d.Stats(); calls.Load() != 2 || s.Handled != 1 || s.Duplicates != 0 {
 				t.Errorf("handler calls %d, dedup %+v; want 2, 1 handled, no duplicate", calls.Load(), s)

@@ -9,6 +9,7 @@ package runtime_test
 import (
 	"context"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"net/url"
 	"slices"
 	"sync"
@@ -210,9 +211,9 @@ func TestAcksAfterTheCopy(t *testing.T) {
 	}, runtime.WithConcurrency(3), runtime.WithPrefetch(n))
 	waitUnacked(t, q, 1)
 	close(release)
-	ds := drain(t, runtime.DeadLetterQueue(q), 1, wait)
+	ds := drain(t, wire.DeadLetterQueue(q), 1, wait)
 	if got := string(ds[0].Body); got != "r00" {
-		t.Errorf("%s got %q, want r00", runtime.DeadLetterQueue(q), got)
+		t.Errorf("%s got %q, want r00", wire.DeadLetterQueue(q), got)
 	}
 	waitUnacked(t, q, 0)
 	if d := depth(t, q); d != 0 {

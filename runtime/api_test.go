@@ -72,9 +72,14 @@ func TestExportedAPI(t *testing.T) {
 // (Outgoing, NewOutgoing, Connection.PublishOutgoing), 203 once MessageType
 // and Format were aliases of internal/msgtype's and Violation and
 // SchemaError of internal/jsoncheck's (go doc lists an alias's methods on
-// the internal package's page); the goal is 150. Lower it as names leave; a name added past it is a design question,
-// not a number to raise.
-const maxGoDocEntries = 203
+// the internal package's page), 195 without the names nothing called
+// (IsFatal, NewTextCodec, DecodeError, Connection.Origin and .Registry,
+// Consumer.Policy), 186 once the wire contract's names and the rung
+// arithmetic were runtime/wire's only (DeadLetterQueue, ParkedQueue,
+// RungQueue, RetryPolicy's BrokerRungs, SpillRungs, SpillRung, Rungs,
+// InBroker, NativeRetry); the goal is 150. Lower it as names
+// leave; a name added past it is a design question, not a number to raise.
+const maxGoDocEntries = 186
 
 // TestGoDocEntries keeps package runtime's go doc within maxGoDocEntries.
 func TestGoDocEntries(t *testing.T) {

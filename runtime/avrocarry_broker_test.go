@@ -1,6 +1,7 @@
 package runtime_test
 
 import (
+	"github.com/acemq/acemq-go/runtime/wire"
 	"testing"
 	"time"
 
@@ -33,17 +34,17 @@ func TestAvroPublishCarriesItsSchemaWithoutASharedRegistry(t *testing.T) {
 	}
 	ds := drain(t, q, 2, wait)
 	want := `{"name":"shop.Order","type":"record","fields":[{"name":"id","type":"string"},{"name":"note","type":["null","string"]}]}`
-	if got := headerString(t, ds[0], runtime.HeaderSchema); got != want {
+	if got := headerString(t, ds[0], wire.HeaderSchema); got != want {
 		t.Errorf("x-acemq-schema = %s, want %s", got, want)
 	}
 	fp, _ := runtime.SchemaFingerprint(schema)
-	if got := headerString(t, ds[0], runtime.HeaderSchemaFingerprint); got != fp {
+	if got := headerString(t, ds[0], wire.HeaderSchemaFingerprint); got != fp {
 		t.Errorf("x-acemq-schema-fingerprint = %s, want %s", got, fp)
 	}
 	if got, _ := runtime.SchemaFingerprint(want); got != fp {
 		t.Errorf("the carried schema's fingerprint %s is not the schema's, %s", got, fp)
 	}
-	if v, ok := ds[1].Headers[runtime.HeaderSchema]; ok {
+	if v, ok := ds[1].Headers[wire.HeaderSchema]; ok {
 		t.Errorf("with a registry configured, x-acemq-schema = %v, want none", v)
 	}
 }

@@ -5,6 +5,7 @@ package runtime_test
 
 import (
 	"errors"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"slices"
 	"testing"
 	"time"
@@ -37,10 +38,10 @@ func TestGarbledAttemptIsAttemptOne(t *testing.T) {
 		"retry after 2^63 as float64": float64(1 << 63),
 	}
 	for body, attempt := range forged {
-		rawPublish(t, q, textMessage(body, amqp.Table{runtime.HeaderAttempt: attempt}))
+		rawPublish(t, q, textMessage(body, amqp.Table{wire.HeaderAttempt: attempt}))
 	}
 	rawPublish(t, q, textMessage("absent", nil))
-	rawPublish(t, q, textMessage("numeric string 3", amqp.Table{runtime.HeaderAttempt: "3"}))
+	rawPublish(t, q, textMessage("numeric string 3", amqp.Table{wire.HeaderAttempt: "3"}))
 
 	calls := rec.waitN(t, len(forged)+2+2, wait) // two retried once
 	got := map[string][]int{}
@@ -83,13 +84,13 @@ func TestGarbledEnvelopeOnDeadLetter(t *testing.T) {
 	c := dial(t)
 	consume(t, c, q, nil, func(seen) runtime.Ack { return runtime.Retry(errors.New("no")) })
 	rawPublish(t, q, textMessage("forged", amqp.Table{
-		runtime.HeaderAttempt:   "9223372036854775808",
-		runtime.HeaderFirstSeen: "yesterday-ish",
-		runtime.HeaderID:        int64(42),
-		"x-death":               "not a table",
+		wire.HeaderAttempt:   "9223372036854775808",
+		wire.HeaderFirstSeen: "yesterday-ish",
+		wire.HeaderID:        int64(42),
+		"x-death":            "not a table",
 	}))
 	d := getOne(t, q+".dlq", wait)
-	if got := headerString(t, d, runtime.HeaderError); got != "gave up after 1 attempts: no" {
+	if got := headerString(t, d, wire.HeaderError); got != "gave up after 1 attempts: no" {
 		t.Errorf("x-acemq-error = %q", got)
 	}
 	if string(d.Body) != "forged" {

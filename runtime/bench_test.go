@@ -13,6 +13,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"strings"
 	"testing"
 	"time"
@@ -46,16 +47,16 @@ func rawMessage() amqp.Publishing {
 	_, _ = rand.Read(id)
 	now := time.Now().UTC()
 	return amqp.Publishing{
-		ContentType:  runtime.ContentTypeText,
+		ContentType:  wire.ContentTypeText,
 		Type:         textType.Name(),
 		DeliveryMode: amqp.Persistent,
 		MessageId:    hex.EncodeToString(id),
 		Timestamp:    now,
 		Headers: amqp.Table{
-			runtime.HeaderID:        hex.EncodeToString(id),
-			runtime.HeaderAttempt:   int64(1),
-			runtime.HeaderFirstSeen: now.Format("2006-01-02T15:04:05.000Z"),
-			runtime.HeaderOrigin:    "bench@localhost",
+			wire.HeaderID:        hex.EncodeToString(id),
+			wire.HeaderAttempt:   int64(1),
+			wire.HeaderFirstSeen: now.Format("2006-01-02T15:04:05.000Z"),
+			wire.HeaderOrigin:    "bench@localhost",
 		},
 		Body: []byte(benchBody),
 	}
@@ -225,7 +226,7 @@ func BenchmarkReplay(b *testing.B) {
 	const perOp = 1000
 	c := dial(b)
 	q := brokertest.Queue(b, "bench-replay")
-	dlq := runtime.DeadLetterQueue(q)
+	dlq := wire.DeadLetterQueue(q)
 	_, ch := brokertest.Raw(b)
 	for _, name := range []string{q, dlq} {
 		if _, err := ch.QueueDeclare(name, true, false, false, false, nil); err != nil { // durable: see benchQueue

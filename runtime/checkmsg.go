@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"slices"
 	"strconv"
 	"strings"
@@ -163,8 +164,8 @@ const maxMessageID = maxShortstr
 // publish and every outbox row is built from them (encodeOutgoing), just
 // before checkOutgoing.
 func checkIdentity(cfg publishConfig) error {
-	if _, ok := cfg.headers[HeaderID]; ok {
-		return fmt.Errorf("%w: the header %s is the runtime's, not an application header: set the message's identity with WithMessageID", ErrInvalidMessage, HeaderID)
+	if _, ok := cfg.headers[wire.HeaderID]; ok {
+		return fmt.Errorf("%w: the header %s is the runtime's, not an application header: set the message's identity with WithMessageID", ErrInvalidMessage, wire.HeaderID)
 	}
 	if !cfg.messageIDSet {
 		return nil
@@ -184,9 +185,9 @@ func checkIdentity(cfg publishConfig) error {
 // close the connection. It is not ErrInvalidMessage: no message is at
 // fault.
 func checkQueueNames(q string, policy RetryPolicy) error {
-	names := []string{q, DeadLetterQueue(q), ParkedQueue(q)}
-	for _, d := range policy.Rungs() {
-		names = append(names, RungQueue(q, d))
+	names := []string{q, wire.DeadLetterQueue(q), wire.ParkedQueue(q)}
+	for _, d := range policy.rungs() {
+		names = append(names, wire.RungQueue(q, d))
 	}
 	for _, n := range names {
 		if len(n) > maxShortstr {

@@ -2,14 +2,6 @@ package runtime
 
 import (
 	"github.com/acemq/acemq-go/runtime/internal/msgtype"
-	"github.com/acemq/acemq-go/runtime/wire"
-)
-
-// Content types the runtime's codecs write and accept.
-const (
-	ContentTypeText = wire.ContentTypeText
-	ContentTypeJSON = wire.ContentTypeJSON
-	ContentTypeAvro = wire.ContentTypeAvro
 )
 
 // Codec turns a message value into a body and back. Generated code picks one

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"io"
 	"reflect"
 	"slices"
@@ -185,7 +186,7 @@ func (c *avroCodec) schemaFingerprintValue() any { return c.printValue }
 func (c *avroCodec) writerSchemaValue() any { return c.carry }
 
 // ContentType is application/vnd.apache.avro+binary.
-func (c *avroCodec) ContentType() string { return ContentTypeAvro }
+func (c *avroCodec) ContentType() string { return wire.ContentTypeAvro }
 
 // Encode writes the Confluent header and v in the reader schema.
 func (c *avroCodec) Encode(ctx context.Context, v any) (body []byte, err error) {
@@ -274,7 +275,7 @@ func (c *avroCodec) Decode(ctx context.Context, body []byte, v any) (err error) 
 		}
 		if info.fingerprint != "" && w.print != "" && info.fingerprint != w.print {
 			return fmt.Errorf("writer schema %d: %w: the registry's schema %d has fingerprint %s, the message's %s header says %s (do the publisher and the consumer share a registry?)",
-				id, ErrSchemaMismatch, id, w.print, HeaderSchemaFingerprint, info.fingerprint)
+				id, ErrSchemaMismatch, id, w.print, wire.HeaderSchemaFingerprint, info.fingerprint)
 		}
 		if w.err != nil {
 			return w.err
@@ -400,19 +401,19 @@ func (c *avroCodec) carriedWriter(id int, fp, text string) (*avroWriter, error) 
 		}
 	}
 	if len(text) > MaxCarriedSchema {
-		return nil, fmt.Errorf("writer schema %d: the %s header is %d bytes, over %d", id, HeaderSchema, len(text), MaxCarriedSchema)
+		return nil, fmt.Errorf("writer schema %d: the %s header is %d bytes, over %d", id, wire.HeaderSchema, len(text), MaxCarriedSchema)
 	}
 	ws, err := avroParse(text)
 	if err != nil {
-		return nil, fmt.Errorf("writer schema %d: the %s header: %w", id, HeaderSchema, err)
+		return nil, fmt.Errorf("writer schema %d: the %s header: %w", id, wire.HeaderSchema, err)
 	}
 	if print := fingerprintText(ws); print != fp {
 		return nil, fmt.Errorf("writer schema %d: %w: the %s header's schema has fingerprint %s, the %s header says %s",
-			id, ErrSchemaMismatch, HeaderSchema, print, HeaderSchemaFingerprint, fp)
+			id, ErrSchemaMismatch, wire.HeaderSchema, print, wire.HeaderSchemaFingerprint, fp)
 	}
 	if derived := fingerprintID(ws.Fingerprint()); derived != id {
 		return nil, fmt.Errorf("writer schema %d: %w: the body's schema id is not %d, the id derived from the %s header's schema",
-			id, ErrSchemaMismatch, derived, HeaderSchema)
+			id, ErrSchemaMismatch, derived, wire.HeaderSchema)
 	}
 	w := c.resolve(id, text)
 	if w.err != nil {

@@ -8,6 +8,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -55,7 +56,7 @@ func codecContractCodecs() []codecContractCodec {
 	return []codecContractCodec{
 		{
 			name:        "text",
-			contentType: ContentTypeText,
+			contentType: wire.ContentTypeText,
 			newCodec:    func(testing.TB) Codec { return newTextCodec() },
 			value:       "hello, world",
 			newTarget:   func() any { return new(string) },
@@ -64,7 +65,7 @@ func codecContractCodecs() []codecContractCodec {
 		},
 		{
 			name:        "json",
-			contentType: ContentTypeJSON,
+			contentType: wire.ContentTypeJSON,
 			newCodec:    func(t testing.TB) Codec { return codecMustJSON(t, codecContractJSONSchema) },
 			value:       record,
 			newTarget:   newRecord,
@@ -75,7 +76,7 @@ func codecContractCodecs() []codecContractCodec {
 		},
 		{
 			name:        "avro",
-			contentType: ContentTypeAvro,
+			contentType: wire.ContentTypeAvro,
 			newCodec: func(t testing.TB) Codec {
 				return codecMustAvro(t, schemareg.NewMemory(), "contract", codecContractAvroSchema)
 			},
@@ -291,7 +292,7 @@ func TestCodecMessageTypeWiring(t *testing.T) {
 		t.Fatalf("per-registry codecs: %v %v same=%v distinct=%v", err1, err2, c1 == c1again, c1 != c2)
 	}
 	text, err := NewTextType("note").Codec(nil)
-	if err != nil || text.ContentType() != ContentTypeText {
+	if err != nil || text.ContentType() != wire.ContentTypeText {
 		t.Fatalf("text type: %v", err)
 	}
 }

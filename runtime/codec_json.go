@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"io"
 	"reflect"
 	"slices"
@@ -141,7 +142,7 @@ func (codecNoLoader) Load(url string) (any, error) {
 }
 
 // ContentType is application/json.
-func (c *jsonCodec) ContentType() string { return ContentTypeJSON }
+func (c *jsonCodec) ContentType() string { return wire.ContentTypeJSON }
 
 // Encode marshals v and validates the result.
 func (c *jsonCodec) Encode(_ context.Context, v any) (body []byte, err error) {

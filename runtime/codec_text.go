@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 )
 
 // textCodec is the text/plain codec of the untyped API.
@@ -16,7 +17,7 @@ type textCodec struct{}
 func newTextCodec() Codec { return textCodec{} }
 
 // ContentType is text/plain.
-func (textCodec) ContentType() string { return ContentTypeText }
+func (textCodec) ContentType() string { return wire.ContentTypeText }
 
 // Encode returns the bytes of v.
 func (textCodec) Encode(_ context.Context, v any) (b []byte, err error) {

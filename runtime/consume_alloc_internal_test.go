@@ -43,10 +43,10 @@ func allocConsumer(t testing.TB, h Handler[string]) (*Consumer, *session) {
 func allocDelivery(tag uint64) amqp.Delivery {
 	return amqp.Delivery{
 		Headers: amqp.Table{
-			HeaderID: "id-1", HeaderAttempt: int64(1), HeaderFirstSeen: "2026-12-03T06:00:00.123Z",
-			HeaderOrigin: "svc@host", "tenant": "t-1",
+			wire.HeaderID: "id-1", wire.HeaderAttempt: int64(1), wire.HeaderFirstSeen: "2026-12-03T06:00:00.123Z",
+			wire.HeaderOrigin: "svc@host", "tenant": "t-1",
 		},
-		ContentType: ContentTypeText, MessageId: "id-1", CorrelationId: "conv-1", Type: allocTextType.Name(),
+		ContentType: wire.ContentTypeText, MessageId: "id-1", CorrelationId: "conv-1", Type: allocTextType.Name(),
 		RoutingKey: "orders.new", DeliveryTag: tag, Body: []byte("order A-1 placed"),
 	}
 }
@@ -188,16 +188,16 @@ func benchDeliveryGlue(b *testing.B, app bool) {
 // The handler's headers are a map of its own, without the x-acemq-
 // namespace, empty (not nil) when nothing else is there.
 func TestAppHeadersAreTheHandlersOwn(t *testing.T) {
-	h := amqp.Table{HeaderID: "id-1", HeaderAttempt: int64(2), HeaderReplayedFrom: "q.dlq", "tenant": "t-1", "x-death": []any{}}
+	h := amqp.Table{wire.HeaderID: "id-1", wire.HeaderAttempt: int64(2), wire.HeaderReplayedFrom: "q.dlq", "tenant": "t-1", "x-death": []any{}}
 	got := appHeaders(h)
-	if len(got) != 3 || got["tenant"] != "t-1" || got[HeaderReplayedFrom] != "q.dlq" || got["x-death"] == nil {
-		t.Errorf("appHeaders = %#v, want tenant, %s and x-death", got, HeaderReplayedFrom)
+	if len(got) != 3 || got["tenant"] != "t-1" || got[wire.HeaderReplayedFrom] != "q.dlq" || got["x-death"] == nil {
+		t.Errorf("appHeaders = %#v, want tenant, %s and x-death", got, wire.HeaderReplayedFrom)
 	}
 	got["added"] = 1
 	if _, ok := h["added"]; ok {
 		t.Error("a write into the handler's headers reached the delivery's")
 	}
-	for _, h := range []amqp.Table{nil, {}, {HeaderID: "id-1", HeaderAttempt: int64(1)}} {
+	for _, h := range []amqp.Table{nil, {}, {wire.HeaderID: "id-1", wire.HeaderAttempt: int64(1)}} {
 		got := appHeaders(h)
 		if got == nil || len(got) != 0 {
 			t.Errorf("appHeaders(%v) = %#v, want an empty map", h, got)
@@ -210,8 +210,8 @@ func TestAppHeadersAreTheHandlersOwn(t *testing.T) {
 // its lookups read, for every header envelopeOf reads, present or not, of
 // any type, beside others (issue 23: one pass up to envelopeScanMax).
 func TestEnvelopeHeadersOnePassIsTheLookups(t *testing.T) {
-	keys := []string{HeaderID, HeaderOrigin, HeaderAttempt, HeaderError, HeaderQueue, HeaderReplayedFrom, HeaderReplayCount,
-		HeaderFirstSeen, HeaderReplayedAt, headerXDeath, headerLastDeathQueue, headerLastDeathReason, headerFirstDeathQueue,
+	keys := []string{wire.HeaderID, wire.HeaderOrigin, wire.HeaderAttempt, wire.HeaderError, wire.HeaderQueue, wire.HeaderReplayedFrom, wire.HeaderReplayCount,
+		wire.HeaderFirstSeen, wire.HeaderReplayedAt, headerXDeath, headerLastDeathQueue, headerLastDeathReason, headerFirstDeathQueue,
 		headerFirstDeathReason, "tenant", "x-acemq-other", "traceparent"}
 	values := []any{"v", []byte("b"), int64(3), int32(-1), 2.5, nil, time.Unix(1, 0), amqp.Table{"reason": "expired"},
 		[]any{amqp.Table{"queue": "q", "reason": "delivery_limit", "count": int64(2)}}, "2026-12-03T06:00:00.123Z"}
@@ -238,12 +238,12 @@ func TestEnvelopeHeadersOnePassIsTheLookups(t *testing.T) {
 		}
 		env := envelopeOf(h, "mid", "cid", "t", "ct")
 		d, ok := BrokerDeath(h)
-		if h[HeaderQueue] == nil && ok && !(d.Reason == "expired" && wire.IsRung(d.Queue)) && env.Queue != d.Queue {
+		if h[wire.HeaderQueue] == nil && ok && !(d.Reason == "expired" && wire.IsRung(d.Queue)) && env.Queue != d.Queue {
 			t.Fatalf("headers %v: envelope queue %q, BrokerDeath %+v", h, env.Queue, d)
 		}
 	}
 	// Past envelopeScanMax the lookups read it: the same envelope.
-	wide := amqp.Table{HeaderID: "id-1", HeaderAttempt: int64(4), HeaderFirstSeen: "2026-12-03T06:00:00.123Z",
+	wide := amqp.Table{wire.HeaderID: "id-1", wire.HeaderAttempt: int64(4), wire.HeaderFirstSeen: "2026-12-03T06:00:00.123Z",
 		headerLastDeathQueue: "orders", headerLastDeathReason: "delivery_limit"}
 	narrow := maps.Clone(wide)
 	for i := range envelopeScanMax {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -43,15 +44,15 @@ func TestNoRetryDeadLettersAfterOneAttempt(t *testing.T) {
 	publishText(t, c, q, body, runtime.WithHeaders(map[string]any{"tenant": "t1"}), runtime.WithCorrelationID("corr-1"))
 	d := getOne(t, q+".dlq", wait)
 	// Everything the message had is kept; what is added is in headers.
-	if d.ContentType != runtime.ContentTypeText || d.Type != textType.Name() || d.CorrelationId != "corr-1" ||
+	if d.ContentType != wire.ContentTypeText || d.Type != textType.Name() || d.CorrelationId != "corr-1" ||
 		d.DeliveryMode != amqp.Persistent || d.Headers["tenant"] != "t1" {
 		t.Errorf("dead letter lost properties: content_type %q type %q correlation_id %q delivery mode %d tenant %v",
 			d.ContentType, d.Type, d.CorrelationId, d.DeliveryMode, d.Headers["tenant"])
 	}
-	if got := headerString(t, d, runtime.HeaderError); got != "gave up after 1 attempts: the warehouse is not answering" {
+	if got := headerString(t, d, wire.HeaderError); got != "gave up after 1 attempts: the warehouse is not answering" {
 		t.Errorf("x-acemq-error = %q", got)
 	}
-	if got := headerString(t, d, runtime.HeaderQueue); got != q {
+	if got := headerString(t, d, wire.HeaderQueue); got != q {
 		t.Errorf("x-acemq-queue = %q, want %q", got, q)
 	}
 	if string(d.Body) != body {
@@ -61,7 +62,7 @@ func TestNoRetryDeadLettersAfterOneAttempt(t *testing.T) {
 	if len(calls) != 1 || calls[0].Envelope.Attempt != 1 {
 		t.Fatalf("handler calls: %s; want exactly one, attempt 1", describe(calls))
 	}
-	if id := headerString(t, d, runtime.HeaderID); id == "" || id != calls[0].Envelope.ID {
+	if id := headerString(t, d, wire.HeaderID); id == "" || id != calls[0].Envelope.ID {
 		t.Errorf("dead letter x-acemq-id %q, want the handler's Envelope.ID %q", id, calls[0].Envelope.ID)
 	}
 	if _, ok := d.Headers["x-death"]; ok {
@@ -116,7 +117,7 @@ func TestHandlerOutcomes(t *testing.T) {
 			body := "body of " + tc.name
 			publishText(t, c, q, body)
 			d := getOne(t, q+tc.to, wait)
-			got := headerString(t, d, runtime.HeaderError)
+			got := headerString(t, d, wire.HeaderError)
 			if prefix, ok := strings.CutSuffix(tc.reason, "…"); ok {
 				if !strings.HasPrefix(got, prefix) {
 					t.Errorf("x-acemq-error = %q, want it to start %q", got, prefix)
@@ -127,7 +128,7 @@ func TestHandlerOutcomes(t *testing.T) {
 			if tc.name == "panic is a retry" && !strings.Contains(got, "boom in the handler") {
 				t.Errorf("x-acemq-error = %q, want the panic value in it", got)
 			}
-			if got := headerString(t, d, runtime.HeaderQueue); got != q {
+			if got := headerString(t, d, wire.HeaderQueue); got != q {
 				t.Errorf("x-acemq-queue = %q, want %q", got, q)
 			}
 			if string(d.Body) != body {
@@ -184,10 +185,10 @@ func TestRetryAdvancesAttemptKeepsID(t *testing.T) {
 			t.Errorf("attempt %d came %s after the previous one, want ≥ 200ms (Fixed has no jitter)", i+1, call.At.Sub(calls[i-1].At))
 		}
 	}
-	if got := headerString(t, d, runtime.HeaderError); got != "gave up after 3 attempts: try 3 failed" {
+	if got := headerString(t, d, wire.HeaderError); got != "gave up after 3 attempts: try 3 failed" {
 		t.Errorf("dead letter x-acemq-error = %q", got)
 	}
-	if got := headerString(t, d, runtime.HeaderID); got != calls[0].Envelope.ID {
+	if got := headerString(t, d, wire.HeaderID); got != calls[0].Envelope.ID {
 		t.Errorf("dead letter x-acemq-id = %q, want %q", got, calls[0].Envelope.ID)
 	}
 	if got := d.MessageId; got != calls[0].Envelope.ID {
@@ -242,9 +243,9 @@ func TestDecodeFailuresAreParked(t *testing.T) {
 	cases := []struct {
 		name, contentType, body, reason string
 	}{
-		{"not JSON", runtime.ContentTypeJSON, "this is not JSON", "could not be decoded: …"},
-		{"breaks the schema", runtime.ContentTypeJSON, `{"order_id": 42}`, "could not be decoded: …order_id"},
-		{"missing required", runtime.ContentTypeJSON, `{"customer": "C-9"}`, "could not be decoded: …order_id"},
+		{"not JSON", wire.ContentTypeJSON, "this is not JSON", "could not be decoded: …"},
+		{"breaks the schema", wire.ContentTypeJSON, `{"order_id": 42}`, "could not be decoded: …order_id"},
+		{"missing required", wire.ContentTypeJSON, `{"customer": "C-9"}`, "could not be decoded: …order_id"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -288,7 +289,7 @@ func TestDecodeFailuresAreParked(t *testing.T) {
 // from a text the rest must contain), origin queue and body.
 func checkParked(t *testing.T, d amqp.Delivery, q, body, reason string) {
 	t.Helper()
-	got := headerString(t, d, runtime.HeaderError)
+	got := headerString(t, d, wire.HeaderError)
 	prefix, rest, cut := strings.Cut(reason, "…")
 	if !cut && got != reason {
 		t.Errorf("x-acemq-error = %q, want %q", got, reason)
@@ -296,7 +297,7 @@ func checkParked(t *testing.T, d amqp.Delivery, q, body, reason string) {
 	if cut && (!strings.HasPrefix(got, prefix) || !strings.Contains(got[len(prefix):], rest)) {
 		t.Errorf("x-acemq-error = %q, want it to start %q and then mention %q", got, prefix, rest)
 	}
-	if got := headerString(t, d, runtime.HeaderQueue); got != q {
+	if got := headerString(t, d, wire.HeaderQueue); got != q {
 		t.Errorf("x-acemq-queue = %q, want %q", got, q)
 	}
 	if string(d.Body) != body {
@@ -341,7 +342,7 @@ func TestTruncatedAvroIsParked(t *testing.T) {
 		t.Fatalf("Avro body %x is not in the Confluent wire format (magic byte 0, 4-byte id)", full)
 	}
 	truncated := full[:len(full)-4]
-	rawPublish(t, q, amqp.Publishing{ContentType: runtime.ContentTypeAvro, Type: mt.Name(), Body: truncated})
+	rawPublish(t, q, amqp.Publishing{ContentType: wire.ContentTypeAvro, Type: mt.Name(), Body: truncated})
 	d := getOne(t, q+".parked", wait)
 	checkParked(t, d, q, string(truncated), "could not be decoded: …")
 
@@ -386,15 +387,15 @@ func TestGiveUpAfterDeadLettersOldMessage(t *testing.T) {
 	policy := runtime.Fixed(5, 100*time.Millisecond).WithGiveUpAfter(time.Minute)
 	_, rec := consume(t, c, q, &policy, func(seen) runtime.Ack { return runtime.Retry(errors.New("still down")) })
 	hourAgo := time.Now().Add(-time.Hour).UTC().Format("2006-01-02T15:04:05.000Z")
-	rawPublish(t, q, textMessage("old news", amqp.Table{runtime.HeaderFirstSeen: hourAgo, runtime.HeaderID: "old-1"}))
+	rawPublish(t, q, textMessage("old news", amqp.Table{wire.HeaderFirstSeen: hourAgo, wire.HeaderID: "old-1"}))
 	d := getOne(t, q+".dlq", wait)
-	if got := headerString(t, d, runtime.HeaderError); got != "gave up after 1 attempts (older than 1m0s): still down" {
+	if got := headerString(t, d, wire.HeaderError); got != "gave up after 1 attempts (older than 1m0s): still down" {
 		t.Errorf("x-acemq-error = %q", got)
 	}
-	if got := headerString(t, d, runtime.HeaderID); got != "old-1" {
+	if got := headerString(t, d, wire.HeaderID); got != "old-1" {
 		t.Errorf("x-acemq-id = %q, want old-1 kept", got)
 	}
-	if got := headerString(t, d, runtime.HeaderFirstSeen); got != hourAgo {
+	if got := headerString(t, d, wire.HeaderFirstSeen); got != hourAgo {
 		t.Errorf("x-acemq-first-seen = %q, want %q kept", got, hourAgo)
 	}
 	time.Sleep(settle)
@@ -435,7 +436,7 @@ func TestPolicyPrecedence(t *testing.T) {
 			_, rec := consume(t, c, q, tc.spec, fail, tc.opts...)
 			publishText(t, c, q, "x")
 			d := getOne(t, q+".dlq", wait)
-			if got, want := headerString(t, d, runtime.HeaderError), fmt.Sprintf("gave up after %d attempts: no", tc.attempts); got != want {
+			if got, want := headerString(t, d, wire.HeaderError), fmt.Sprintf("gave up after %d attempts: no", tc.attempts); got != want {
 				t.Errorf("x-acemq-error = %q, want %q", got, want)
 			}
 			if n := rec.len(); n != tc.attempts {
@@ -535,7 +536,7 @@ func TestMessageFields(t *testing.T) {
 
 	// A message returned once by a raw reader is redelivered.
 	rawPublish(t, q, textMessage("forged", amqp.Table{
-		runtime.HeaderID: "id-1", runtime.HeaderAttempt: int64(1), runtime.HeaderOrigin: "raw@test",
+		wire.HeaderID: "id-1", wire.HeaderAttempt: int64(1), wire.HeaderOrigin: "raw@test",
 		"tenant": "t1", "x-acemq-private": "hidden",
 	}))
 	ch := rawChannel(t)
@@ -561,7 +562,7 @@ func TestMessageFields(t *testing.T) {
 		}
 	}
 	e := got.Envelope
-	if e.ID != "id-1" || e.Origin != "raw@test" || e.Type != textType.Name() || e.Attempt != 1 || e.ContentType != runtime.ContentTypeText {
+	if e.ID != "id-1" || e.Origin != "raw@test" || e.Type != textType.Name() || e.Attempt != 1 || e.ContentType != wire.ContentTypeText {
 		t.Errorf("Envelope = %+v", e)
 	}
 
@@ -594,7 +595,7 @@ func TestLongReasonIsCapped(t *testing.T) {
 	})
 	publishText(t, c, q, "long")
 	d := getOne(t, q+".dlq", wait)
-	got := headerString(t, d, runtime.HeaderError)
+	got := headerString(t, d, wire.HeaderError)
 	if !strings.HasPrefix(got, "rejected by the handler: éé") {
 		t.Errorf("x-acemq-error starts %q", got[:min(len(got), 40)])
 	}
@@ -622,7 +623,7 @@ func TestReadDeadLettersWithConsumer(t *testing.T) {
 	publishText(t, c, q, "o-1", runtime.WithCorrelationID("order-o-1"))
 
 	// A one-off reader of q.dlq: WithoutDeclare, so no q.dlq.dlq.
-	_, rec := consume(t, c, runtime.DeadLetterQueue(q), nil, accept, runtime.WithoutDeclare())
+	_, rec := consume(t, c, wire.DeadLetterQueue(q), nil, accept, runtime.WithoutDeclare())
 	got := rec.waitN(t, 1, wait)[0]
 	e := got.Envelope
 	if got.Body != "o-1" || e.Attempt != 2 || e.Queue != q || e.CorrelationID != "order-o-1" ||

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"strings"
 	"sync"
 	"testing"
@@ -90,8 +91,8 @@ func consumeWith(tb testing.TB, c *runtime.Connection, q string, policy runtime.
 func expectDeadLetters(tb testing.TB, q string, n, attempts int) {
 	tb.Helper()
 	want := fmt.Sprintf("gave up after %d attempts: always fails", attempts)
-	for _, d := range drain(tb, runtime.DeadLetterQueue(q), n, 60*time.Second) {
-		if got := headerString(tb, d, runtime.HeaderError); got != want {
+	for _, d := range drain(tb, wire.DeadLetterQueue(q), n, 60*time.Second) {
+		if got := headerString(tb, d, wire.HeaderError); got != want {
 			tb.Errorf("%s on q.dlq: x-acemq-error %q, want %q", d.Body, got, want)
 		}
 	}
@@ -197,7 +198,7 @@ func TestForgedDeliveryCountDoesNotLoopARequeue(t *testing.T) {
 	c := dial(t)
 	f := &failing{}
 	consumeWith(t, c, q, runtime.Fixed(3, time.Hour), f.handler, runtime.WithRequeueOnFailure())
-	rawPublish(t, q, textMessage("m00", amqp.Table{"x-delivery-count": int64(0), runtime.HeaderID: "forged-1"}))
+	rawPublish(t, q, textMessage("m00", amqp.Table{"x-delivery-count": int64(0), wire.HeaderID: "forged-1"}))
 	expectDeadLetters(t, q, 1, 3)
 	time.Sleep(300 * time.Millisecond) // no call after the last attempt
 	if bad := f.check(1, 3); len(bad) > 0 {
@@ -227,21 +228,21 @@ func testNeverSettles(t *testing.T, kind string) {
 	const limit = 2
 	q := brokertest.Queue(t, "poison."+strings.ReplaceAll(kind, " ", "-"))
 	c := dial(t)
-	headers := amqp.Table{runtime.HeaderID: "stuck-1"}
+	headers := amqp.Table{wire.HeaderID: "stuck-1"}
 	switch kind {
 	case "classic forged":
 		rawQueue(t, q, nil)
-		rawQueue(t, runtime.ParkedQueue(q), nil)
+		rawQueue(t, wire.ParkedQueue(q), nil)
 		headers["x-delivery-count"] = int64(0)
 	case "quorum declared":
 		declareQuorum(t, c, q, 50)
 	case "quorum undeclared":
 		quorumQueue(t, q, 50)
-		rawQueue(t, runtime.ParkedQueue(q), nil)
+		rawQueue(t, wire.ParkedQueue(q), nil)
 	}
 	rawPublish(t, q, textMessage("stuck", headers))
 	calls := 0
-	for round := 1; depth(t, runtime.ParkedQueue(q)) < 1; round++ {
+	for round := 1; depth(t, wire.ParkedQueue(q)) < 1; round++ {
 		if round > limit+3 {
 			t.Fatalf("not parked after %d consumers were cut off on it (handler calls %d)", round-1, calls)
 		}
@@ -250,8 +251,8 @@ func testNeverSettles(t *testing.T, kind string) {
 	if calls != limit+1 {
 		t.Errorf("%d handler calls, want %d (the first delivery and %d redeliveries)", calls, limit+1, limit)
 	}
-	d := getOne(t, runtime.ParkedQueue(q), wait)
-	if got, want := headerString(t, d, runtime.HeaderError), "could not be handled: redelivered 3 times"; !strings.HasPrefix(got, want) {
+	d := getOne(t, wire.ParkedQueue(q), wait)
+	if got, want := headerString(t, d, wire.HeaderError), "could not be handled: redelivered 3 times"; !strings.HasPrefix(got, want) {
 		t.Errorf("x-acemq-error %q, want it to start %q", got, want)
 	}
 	waitDepth(t, q, 0, 10*time.Second)
@@ -281,7 +282,7 @@ wait:
 		case <-deadline:
 			t.Fatalf("no handler call and nothing parked on %s", q)
 		case <-time.After(50 * time.Millisecond):
-			if depth(t, runtime.ParkedQueue(q)) > 0 {
+			if depth(t, wire.ParkedQueue(q)) > 0 {
 				break wait
 			}
 		}

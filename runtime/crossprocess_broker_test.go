@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"bytes"
 	"context"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,8 +74,8 @@ func TestAvroBetweenTwoProcesses(t *testing.T) {
 		if got != want {
 			t.Fatalf("the consumer process got\n%s\nwant\n%s", got, want)
 		}
-		if d := depth(t, runtime.ParkedQueue(q)); d != 0 {
-			t.Fatalf("%s holds %d, want 0", runtime.ParkedQueue(q), d)
+		if d := depth(t, wire.ParkedQueue(q)); d != 0 {
+			t.Fatalf("%s holds %d, want 0", wire.ParkedQueue(q), d)
 		}
 	})
 	t.Run("v1 producer, v2 consumer, directory registry", func(t *testing.T) {
@@ -123,8 +124,8 @@ func TestAvroBetweenTwoProcesses(t *testing.T) {
 		if got != want {
 			t.Fatalf("the v1 consumer process got\n%s\nwant\n%s", got, want)
 		}
-		if d := depth(t, runtime.ParkedQueue(q)); d != 0 {
-			t.Fatalf("%s holds %d, want 0", runtime.ParkedQueue(q), d)
+		if d := depth(t, wire.ParkedQueue(q)); d != 0 {
+			t.Fatalf("%s holds %d, want 0", wire.ParkedQueue(q), d)
 		}
 	})
 	t.Run("v1 producer, v2 consumer, nothing shared", func(t *testing.T) {
@@ -170,16 +171,16 @@ func TestAvroBetweenTwoProcesses(t *testing.T) {
 		body := []byte{0, byte(id >> 24), byte(id >> 16), byte(id >> 8), byte(id), 6, 'A', '-', '1'}
 		ch := rawChannel(t)
 		for _, h := range []amqp.Table{
-			{runtime.HeaderSchemaFingerprint: fp},
-			{runtime.HeaderSchemaFingerprint: fp, runtime.HeaderSchema: v2}, // not the fingerprint's schema
+			{wire.HeaderSchemaFingerprint: fp},
+			{wire.HeaderSchemaFingerprint: fp, wire.HeaderSchema: v2}, // not the fingerprint's schema
 		} {
 			if err := ch.PublishWithContext(ctx, "", q, true, false, amqp.Publishing{
-				Type: "shop.order", ContentType: runtime.ContentTypeAvro, Headers: h, Body: body}); err != nil {
+				Type: "shop.order", ContentType: wire.ContentTypeAvro, Headers: h, Body: body}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		want := "could not be decoded: look up the writer schema: schema id " + strconv.Itoa(id) + ": acemq: schema not found (the default registry knows only the schemas of this program: share a directory or HTTP registry between the publisher and the consumer)"
-		if got := headerString(t, getOne(t, runtime.ParkedQueue(q), wait), "x-acemq-error"); got != want {
+		if got := headerString(t, getOne(t, wire.ParkedQueue(q), wait), "x-acemq-error"); got != want {
 			t.Fatalf("x-acemq-error:\n got %q\nwant %q", got, want)
 		}
 		v2print, err := runtime.SchemaFingerprint(v2)
@@ -187,7 +188,7 @@ func TestAvroBetweenTwoProcesses(t *testing.T) {
 			t.Fatal(err)
 		}
 		want = "could not be decoded: writer schema " + strconv.Itoa(id) + ": acemq: the registry's schema is not the writer's: the x-acemq-schema header's schema has fingerprint " + v2print + ", the x-acemq-schema-fingerprint header says " + fp
-		if got := headerString(t, getOne(t, runtime.ParkedQueue(q), wait), "x-acemq-error"); got != want {
+		if got := headerString(t, getOne(t, wire.ParkedQueue(q), wait), "x-acemq-error"); got != want {
 			t.Fatalf("x-acemq-error:\n got %q\nwant %q", got, want)
 		}
 	})

@@ -66,7 +66,7 @@ func (c *Connection) Declare(ctx context.Context, t *Topology) error {
 	}
 	for _, q := range t.Queues {
 		if q.NativeRetry {
-			lo, hi, _ := q.Retry.NativeRetry() // plan refused an error
+			lo, hi, _ := q.Retry.nativeRetry() // plan refused an error
 			c.native.note(q.Name, lo, hi)
 		}
 	}
@@ -99,8 +99,8 @@ func (t *Topology) Declarations() (Declarations, error) {
 	d.Exchanges = append(d.Exchanges, t.Exchanges...)
 	if len(t.Queues) > 0 {
 		d.Exchanges = append(d.Exchanges,
-			Exchange{Name: DeadLetterExchange, Kind: amqp.ExchangeDirect},
-			Exchange{Name: RetryExchange, Kind: amqp.ExchangeDirect})
+			Exchange{Name: wire.DeadLetterExchange, Kind: amqp.ExchangeDirect},
+			Exchange{Name: wire.RetryExchange, Kind: amqp.ExchangeDirect})
 	}
 	for _, q := range t.Queues {
 		if err := q.Retry.Validate(); err != nil {
@@ -112,16 +112,16 @@ func (t *Topology) Declarations() (Declarations, error) {
 		if err := q.validate(); err != nil {
 			return Declarations{}, err
 		}
-		dlq := DeadLetterQueue(q.Name)
+		dlq := wire.DeadLetterQueue(q.Name)
 		d.Queues = append(d.Queues,
 			QueueDeclaration{Name: q.Name, Arguments: q.arguments()},
 			QueueDeclaration{Name: dlq},
-			QueueDeclaration{Name: ParkedQueue(q.Name)})
-		d.Bindings = append(d.Bindings, Binding{Queue: dlq, Exchange: DeadLetterExchange, RoutingKey: dlq})
+			QueueDeclaration{Name: wire.ParkedQueue(q.Name)})
+		d.Bindings = append(d.Bindings, Binding{Queue: dlq, Exchange: wire.DeadLetterExchange, RoutingKey: dlq})
 		for _, delay := range q.rungs() {
-			rung := RungQueue(q.Name, delay)
+			rung := wire.RungQueue(q.Name, delay)
 			d.Queues = append(d.Queues, QueueDeclaration{Name: rung, Arguments: q.rungArguments(delay)})
-			d.Bindings = append(d.Bindings, Binding{Queue: rung, Exchange: RetryExchange, RoutingKey: rung})
+			d.Bindings = append(d.Bindings, Binding{Queue: rung, Exchange: wire.RetryExchange, RoutingKey: rung})
 		}
 	}
 	d.Bindings = append(d.Bindings, t.Bindings...)
@@ -179,8 +179,8 @@ func (q Queue) arguments() amqp.Table {
 		}
 	}
 	if q.DeadLetter {
-		args[wire.ArgDeadLetterExchange] = DeadLetterExchange
-		args[wire.ArgDeadLetterRoutingKey] = DeadLetterQueue(q.Name)
+		args[wire.ArgDeadLetterExchange] = wire.DeadLetterExchange
+		args[wire.ArgDeadLetterRoutingKey] = wire.DeadLetterQueue(q.Name)
 	}
 	if q.NativeRetry {
 		native, _ := q.nativeRetryArguments() // validate refused an error
@@ -199,7 +199,7 @@ func (q Queue) deliveryLimit() int {
 	if q.DeliveryLimit > 0 {
 		return q.DeliveryLimit
 	}
-	return DefaultDeliveryLimit
+	return wire.DefaultDeliveryLimit
 }
 
 // validate refuses what would let the broker drop a message on its own: a
@@ -207,7 +207,7 @@ func (q Queue) deliveryLimit() int {
 func (q Queue) validate() error {
 	switch {
 	case q.DeliveryLimit < 0:
-		return fmt.Errorf("queue %q: delivery limit %d: give a positive limit (-1 is unlimited on RabbitMQ 4 but drops after one delivery on 3.10), or 0 for the default %d", q.Name, q.DeliveryLimit, DefaultDeliveryLimit)
+		return fmt.Errorf("queue %q: delivery limit %d: give a positive limit (-1 is unlimited on RabbitMQ 4 but drops after one delivery on 3.10), or 0 for the default %d", q.Name, q.DeliveryLimit, wire.DefaultDeliveryLimit)
 	case q.Type != Quorum && q.DeliveryLimit != 0:
 		return fmt.Errorf("queue %q: a delivery limit applies to quorum queues only (a classic queue counts no deliveries); set Type: Quorum or drop DeliveryLimit", q.Name)
 	case q.Type == Quorum && !q.DeadLetter && q.Arguments[wire.ArgDeadLetterExchange] == nil:
@@ -224,7 +224,7 @@ func (q Queue) validate() error {
 func (q Queue) validateNative() error {
 	switch {
 	case q.Type != Quorum:
-		return fmt.Errorf("queue %q: native retry is a quorum queue's (RabbitMQ %s's x-delayed-retry-*); set Type: Quorum, or use the rungs", q.Name, NativeRetryBroker)
+		return fmt.Errorf("queue %q: native retry is a quorum queue's (RabbitMQ %s's x-delayed-retry-*); set Type: Quorum, or use the rungs", q.Name, wire.NativeRetryBroker)
 	case q.QuorumRungs:
 		return fmt.Errorf("queue %q: native retry declares no rungs; drop QuorumRungs", q.Name)
 	}
@@ -233,7 +233,7 @@ func (q Queue) validateNative() error {
 			return fmt.Errorf("queue %q: %s in Arguments: native retry sets the x-delayed-retry-* arguments from the policy; remove it", q.Name, k)
 		}
 	}
-	if _, _, err := q.Retry.NativeRetry(); err != nil {
+	if _, _, err := q.Retry.nativeRetry(); err != nil {
 		return fmt.Errorf("queue %q: native retry: %w", q.Name, err)
 	}
 	return nil
@@ -244,8 +244,8 @@ func (q Queue) validateNative() error {
 // delivery would come back at once, a hot loop.
 func checkBroker(t *Topology, version string) error {
 	for _, q := range t.Queues {
-		if q.NativeRetry && !brokerAtLeast(version, NativeRetryBroker) {
-			return fmt.Errorf("queue %q: native retry needs RabbitMQ %s or later; this broker is %q, which ignores x-delayed-retry-* (a failed delivery would come back at once): declare the queue without NativeRetry (rungs), or on %s", q.Name, NativeRetryBroker, version, NativeRetryBroker)
+		if q.NativeRetry && !brokerAtLeast(version, wire.NativeRetryBroker) {
+			return fmt.Errorf("queue %q: native retry needs RabbitMQ %s or later; this broker is %q, which ignores x-delayed-retry-* (a failed delivery would come back at once): declare the queue without NativeRetry (rungs), or on %s", q.Name, wire.NativeRetryBroker, version, wire.NativeRetryBroker)
 		}
 	}
 	return nil

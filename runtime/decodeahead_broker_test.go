@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"slices"
 	"strings"
 	"sync"
@@ -77,7 +78,7 @@ func TestDecodeAheadKeepsOrderAndBound(t *testing.T) {
 		if i == bad {
 			body = "this is not JSON"
 		}
-		rawPublish(t, q, amqp.Publishing{ContentType: runtime.ContentTypeJSON, Type: mt.Name(), MessageId: ids[i], Body: []byte(body)})
+		rawPublish(t, q, amqp.Publishing{ContentType: wire.ContentTypeJSON, Type: mt.Name(), MessageId: ids[i], Body: []byte(body)})
 	}
 
 	spans := tracetest.NewSpanRecorder()

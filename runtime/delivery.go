@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -169,8 +170,8 @@ func (cs *Consumer) routeOf(d *amqp.Delivery) (Route, error) {
 // decodeInfo is what the consumer tells its codec (and the handler's ctx)
 // about dv.
 func (cs *Consumer) decodeInfo(dv *delivery) decodeInfo {
-	return decodeInfo{fingerprint: headerString(dv.d.Headers, HeaderSchemaFingerprint),
-		schema: headerString(dv.d.Headers, HeaderSchema), maxBody: cs.cfg.maxBody,
+	return decodeInfo{fingerprint: headerString(dv.d.Headers, wire.HeaderSchemaFingerprint),
+		schema: headerString(dv.d.Headers, wire.HeaderSchema), maxBody: cs.cfg.maxBody,
 		checkRequester: cs.cfg.requesterCheck, received: dv.received, replyTo: cs.cfg.replyToAllowed,
 		queue: cs.queue}
 }

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"github.com/acemq/acemq-go/runtime/wire"
 	"math"
 	"testing"
 
@@ -67,8 +68,8 @@ func FuzzDeliveryCount(f *testing.F) {
 			cs.requeues.add(requeueKey(amqp.Delivery{}, env))
 		}
 		d := amqp.Delivery{Redelivered: redeliver, Headers: amqp.Table{
-			headerDeliveryCount: count,
-			HeaderRedeliveries:  stamped,
+			headerDeliveryCount:     count,
+			wire.HeaderRedeliveries: stamped,
 		}}
 		dv := &delivery{cs: cs, d: d, env: env}
 
@@ -87,7 +88,7 @@ func FuzzDeliveryCount(f *testing.F) {
 		if want := min(attempt+int(own%8), maxAttempt); got != want {
 			t.Fatalf("requeueAttempt = %d on a queue not known quorum (or a first delivery), x-delivery-count %#v: want the envelope's %d plus this consumer's %d requeues", got, count, attempt, own%8)
 		}
-		plain := &delivery{cs: cs, d: amqp.Delivery{Redelivered: redeliver, Headers: amqp.Table{HeaderRedeliveries: stamped}}, env: env}
+		plain := &delivery{cs: cs, d: amqp.Delivery{Redelivered: redeliver, Headers: amqp.Table{wire.HeaderRedeliveries: stamped}}, env: env}
 		if want := plain.redeliveries(); n != want {
 			t.Fatalf("redeliveries = %d with x-delivery-count %#v, %d without it: the producer's header counted", n, count, want)
 		}

@@ -58,7 +58,7 @@
 // nears the broker's consumer timeout nacks the original back, once.
 //
 // Quorum queues: the topology gives each an explicit x-delivery-limit
-// (DefaultDeliveryLimit unless told) and a dead-letter target, and no path
+// (wire.DefaultDeliveryLimit unless told) and a dead-letter target, and no path
 // of the runtime puts a delivery back unboundedly; WithRequeueOnFailure
 // counts its requeues with the broker's x-delivery-count and dead-letters
 // through the runtime after the policy's attempts. What the broker

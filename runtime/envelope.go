@@ -12,21 +12,6 @@ import (
 
 // Header names of the wire contract shared with the sibling libraries.
 const (
-	HeaderID        = wire.HeaderID
-	HeaderAttempt   = wire.HeaderAttempt
-	HeaderFirstSeen = wire.HeaderFirstSeen
-	HeaderOrigin    = wire.HeaderOrigin
-	HeaderError     = wire.HeaderError
-	HeaderQueue     = wire.HeaderQueue
-	// HeaderDropped says which headers of a message the runtime dropped,
-	// and why: a copy that would not fit the broker's frame_max, or a
-	// header table amqp091-go cannot read.
-	HeaderDropped = wire.HeaderDropped
-
-	// Replay stamps carry no x-acemq- prefix on purpose: they reach handlers.
-	HeaderReplayedFrom = wire.HeaderReplayedFrom
-	HeaderReplayedAt   = wire.HeaderReplayedAt
-	HeaderReplayCount  = wire.HeaderReplayCount
 
 	// internalPrefix is the namespace stripped from Message.Headers.
 	internalPrefix = wire.InternalPrefix
@@ -123,9 +108,9 @@ const envelopeScanMax = 16
 func readEnvelopeHeaders(h map[string]any, scan bool) (e envelopeHeaders) {
 	if !scan {
 		return envelopeHeaders{
-			id: h[HeaderID], origin: h[HeaderOrigin], attempt: h[HeaderAttempt], err: h[HeaderError],
-			queue: h[HeaderQueue], replayedFrom: h[HeaderReplayedFrom], replayCount: h[HeaderReplayCount],
-			firstSeen: h[HeaderFirstSeen], replayedAt: h[HeaderReplayedAt],
+			id: h[wire.HeaderID], origin: h[wire.HeaderOrigin], attempt: h[wire.HeaderAttempt], err: h[wire.HeaderError],
+			queue: h[wire.HeaderQueue], replayedFrom: h[wire.HeaderReplayedFrom], replayCount: h[wire.HeaderReplayCount],
+			firstSeen: h[wire.HeaderFirstSeen], replayedAt: h[wire.HeaderReplayedAt],
 			xDeath: h[headerXDeath], lastDeathQueue: h[headerLastDeathQueue], lastDeathReason: h[headerLastDeathReason],
 			firstDeathQueue: h[headerFirstDeathQueue], firstDeathReason: h[headerFirstDeathReason],
 			apps: -1,
@@ -136,23 +121,23 @@ func readEnvelopeHeaders(h map[string]any, scan bool) (e envelopeHeaders) {
 			e.apps++
 		}
 		switch k {
-		case HeaderID:
+		case wire.HeaderID:
 			e.id = v
-		case HeaderOrigin:
+		case wire.HeaderOrigin:
 			e.origin = v
-		case HeaderAttempt:
+		case wire.HeaderAttempt:
 			e.attempt = v
-		case HeaderError:
+		case wire.HeaderError:
 			e.err = v
-		case HeaderQueue:
+		case wire.HeaderQueue:
 			e.queue = v
-		case HeaderReplayedFrom:
+		case wire.HeaderReplayedFrom:
 			e.replayedFrom = v
-		case HeaderReplayCount:
+		case wire.HeaderReplayCount:
 			e.replayCount = v
-		case HeaderFirstSeen:
+		case wire.HeaderFirstSeen:
 			e.firstSeen = v
-		case HeaderReplayedAt:
+		case wire.HeaderReplayedAt:
 			e.replayedAt = v
 		case headerXDeath:
 			e.xDeath = v
@@ -172,7 +157,7 @@ func readEnvelopeHeaders(h map[string]any, scan bool) (e envelopeHeaders) {
 // attemptOf reads x-acemq-attempt: absent, garbled, below 1 or out of range
 // is attempt 1.
 func attemptOf(headers map[string]any) int {
-	return int(positiveInt(headers[HeaderAttempt], 1))
+	return int(positiveInt(headers[wire.HeaderAttempt], 1))
 }
 
 // positiveInt reads a header value written as any integer, float or numeric

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -39,23 +40,23 @@ func TestEnvelopeReadsTheBrokersDeadLettering(t *testing.T) {
 			"x-first-death-queue": "orders.new", "x-first-death-reason": "maxlen",
 		}, "dead-lettered by the broker: maxlen", "orders.new"},
 		{"a mid-ladder reason is kept after the broker's", map[string]any{
-			"x-death":   []any{death("orders.new", "delivery_limit")},
-			HeaderError: "timeout",
-			HeaderID:    "m-1",
+			"x-death":        []any{death("orders.new", "delivery_limit")},
+			wire.HeaderError: "timeout",
+			wire.HeaderID:    "m-1",
 		}, "dead-lettered by the broker: delivery_limit (last failure: timeout)", "orders.new"},
 		{"back from a rung: the ladder, not a death", map[string]any{
-			"x-death":   []any{death("orders.new.retry.40s", "expired")},
-			HeaderError: "timeout",
+			"x-death":        []any{death("orders.new.retry.40s", "expired")},
+			wire.HeaderError: "timeout",
 		}, "timeout", ""},
 		{"a TTL of the queue itself is a death", map[string]any{
 			"x-death": []any{death("orders.new", "expired")},
 		}, "dead-lettered by the broker: expired", "orders.new"},
 		{"the runtime's own dead letter is left alone", map[string]any{
-			"x-death":   []any{death("orders.new", "rejected")},
-			HeaderError: "gave up after 4 attempts: down",
-			HeaderQueue: "orders.new",
+			"x-death":        []any{death("orders.new", "rejected")},
+			wire.HeaderError: "gave up after 4 attempts: down",
+			wire.HeaderQueue: "orders.new",
 		}, "gave up after 4 attempts: down", "orders.new"},
-		{"no death", map[string]any{HeaderError: "timeout"}, "timeout", ""},
+		{"no death", map[string]any{wire.HeaderError: "timeout"}, "timeout", ""},
 		{"garbled x-death", map[string]any{"x-death": "nonsense"}, "", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"log"
 	"strings"
 	"time"
@@ -17,65 +18,10 @@ import (
 func ExampleExponential() {
 	policy := runtime.Exponential(5, time.Second, time.Minute)
 	fmt.Println(policy.Schedule())
-	fmt.Println(policy.BrokerRungs())
+	fmt.Println(policy.Delay(2), policy.Jitter())
 	// Output:
 	// [1s 2s 4s 8s]
-	// []
-}
-
-// A consumer holds waits below 30s in memory up to its hold budget
-// (WithHoldBudget); past it a wait spills to the rung for that wait,
-// rounded up to whole seconds. The topology declares those rungs too.
-func ExampleRetryPolicy_SpillRungs() {
-	policy := runtime.Exponential(4, 300*time.Millisecond, time.Minute)
-	fmt.Println(policy.Schedule())
-	fmt.Println(policy.SpillRungs())
-	for _, d := range policy.Rungs() {
-		fmt.Println(runtime.RungQueue("orders.new", d))
-	}
-	// Output:
-	// [300ms 600ms 1.2s]
-	// [1s 2s]
-	// orders.new.retry.1s
-	// orders.new.retry.2s
-}
-
-// Waits of 30s and more are held by the broker, one rung queue per
-// distinct delay; shorter ones by the consumer.
-func ExampleRetryPolicy_BrokerRungs() {
-	policy := runtime.Exponential(6, 10*time.Second, 300*time.Second)
-	fmt.Println(policy.Schedule())
-	fmt.Println(policy.BrokerRungs())
-	for _, d := range policy.BrokerRungs() {
-		fmt.Println(runtime.RungQueue("orders.new", d))
-	}
-	fmt.Println(policy.WithWaitInBrokerFrom(0).BrokerRungs())
-	// Output:
-	// [10s 20s 40s 1m20s 2m40s]
-	// [40s 1m20s 2m40s]
-	// orders.new.retry.40s
-	// orders.new.retry.80s
-	// orders.new.retry.160s
-	// []
-}
-
-// RabbitMQ 4.3's quorum queues delay a rejected message themselves, by
-// min(min × failures, max): a fixed or linear ladder without jitter, not an
-// exponential one. Queue.NativeRetry declares the queue so, with no rungs.
-func ExampleRetryPolicy_NativeRetry() {
-	fmt.Println(runtime.Fixed(4, 45*time.Second).NativeRetry())
-	fmt.Println(runtime.Exponential(3, time.Second, 2*time.Second).WithJitter(0).NativeRetry())
-	_, _, err := runtime.Exponential(4, time.Second, time.Minute).WithJitter(0).NativeRetry()
-	fmt.Println(err)
-	top := runtime.NewTopology().Queue(runtime.Queue{Name: "orders.new", Type: runtime.Quorum, DeadLetter: true,
-		Retry: runtime.Fixed(4, 45*time.Second), NativeRetry: true})
-	d, _ := top.Declarations()
-	fmt.Println(len(d.Queues), d.Queues[0].Arguments["x-delayed-retry-min"], d.Queues[0].Arguments["x-delayed-retry-type"])
-	// Output:
-	// 45s 45s <nil>
-	// 1s 2s <nil>
-	// retry policy: waits [1s 2s 4s]: the broker's delay is min(min × failures, max), 3s after failure 3, not 4s; native retry gives a fixed or linear ladder only (keep the rungs for this one)
-	// 3 45000 failed
+	// 2s 0.2
 }
 
 // A fixed delay is an exact request: no jitter.
@@ -262,14 +208,14 @@ func ExampleConnection_Pull() {
 	}
 	defer conn.Close(ctx)
 	for {
-		d, err := conn.Pull(ctx, runtime.DeadLetterQueue("orders.new"))
+		d, err := conn.Pull(ctx, wire.DeadLetterQueue("orders.new"))
 		if err != nil {
 			log.Fatal(err)
 		}
 		if d == nil {
 			break // empty; what was pulled goes back when conn closes
 		}
-		fmt.Println(d.Envelope.ID, d.Headers[runtime.HeaderError])
+		fmt.Println(d.Envelope.ID, d.Headers[wire.HeaderError])
 	}
 }
 
@@ -286,7 +232,7 @@ func ExampleConnection_Replay() {
 	defer conn.Close(ctx)
 	pass, cancel := context.WithTimeout(ctx, time.Minute) // the pass's deadline
 	defer cancel()
-	res, err := conn.Replay(pass, runtime.DeadLetterQueue("orders.new"), runtime.ReplayOptions{
+	res, err := conn.Replay(pass, wire.DeadLetterQueue("orders.new"), runtime.ReplayOptions{
 		Limit: 500,
 		Filter: func(e runtime.Envelope, _ map[string]any, _ []byte) bool {
 			return strings.Contains(e.Error, "warehouse")
@@ -326,7 +272,7 @@ func ExampleBrokerDeath() {
 	if d, ok := runtime.BrokerDeath(headers); ok {
 		fmt.Printf("%s from %s (%d time)\n", d.Reason, d.Queue, d.Count)
 	}
-	_, ok := runtime.BrokerDeath(map[string]any{runtime.HeaderError: "gave up after 4 attempts: down"})
+	_, ok := runtime.BrokerDeath(map[string]any{wire.HeaderError: "gave up after 4 attempts: down"})
 	fmt.Println(ok)
 	// Output:
 	// delivery_limit from orders.new (1 time)
@@ -343,7 +289,7 @@ func ExampleConnection_Browse() {
 	}
 	defer conn.Close(ctx)
 	reasons := map[string]int{}
-	n, err := conn.Browse(ctx, runtime.DeadLetterQueue("orders.new"), 0, func(d *runtime.Delivery) error {
+	n, err := conn.Browse(ctx, wire.DeadLetterQueue("orders.new"), 0, func(d *runtime.Delivery) error {
 		reasons[d.Envelope.Error]++
 		return nil
 	})

@@ -3,6 +3,7 @@ package runtime
 import (
 	"cmp"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"slices"
 	"strings"
 	"time"
@@ -34,9 +35,9 @@ const headerFrameFixed = 7 + 2 + 2 + 8 + 2 + 1
 // keptHeaders are never dropped from a copy: the message's identity and
 // what the runtime reads back (the schema fingerprint, the replay stamps).
 var keptHeaders = map[string]bool{
-	HeaderID: true, HeaderAttempt: true, HeaderFirstSeen: true, HeaderOrigin: true, HeaderError: true,
-	HeaderQueue: true, HeaderDropped: true, HeaderSchemaFingerprint: true, HeaderSchema: true,
-	HeaderReplayedFrom: true, HeaderReplayedAt: true, HeaderReplayCount: true,
+	wire.HeaderID: true, wire.HeaderAttempt: true, wire.HeaderFirstSeen: true, wire.HeaderOrigin: true, wire.HeaderError: true,
+	wire.HeaderQueue: true, wire.HeaderDropped: true, wire.HeaderSchemaFingerprint: true, wire.HeaderSchema: true,
+	wire.HeaderReplayedFrom: true, wire.HeaderReplayedAt: true, wire.HeaderReplayCount: true,
 }
 
 // keptCut is how long a kept string header may stay when the kept headers
@@ -146,7 +147,7 @@ func fitFrame(msg *amqp.Publishing, frameMax int) bool {
 		}
 		delete(msg.Headers, e.key)
 		names = append(names, e.key)
-		msg.Headers[HeaderDropped] = droppedNote(names, size, frameMax)
+		msg.Headers[wire.HeaderDropped] = droppedNote(names, size, frameMax)
 	}
 	if headerFrameSize(*msg) > frameMax {
 		cutKept(msg, names, size, frameMax)
@@ -158,7 +159,7 @@ func fitFrame(msg *amqp.Publishing, frameMax int) bool {
 func cutKept(msg *amqp.Publishing, names []string, size, frameMax int) {
 	var cut []string
 	for k, v := range msg.Headers {
-		if s, ok := v.(string); ok && len(s) > keptCut && k != HeaderDropped {
+		if s, ok := v.(string); ok && len(s) > keptCut && k != wire.HeaderDropped {
 			msg.Headers[k] = s[:keptCut]
 			cut = append(cut, k)
 		}
@@ -168,7 +169,7 @@ func cutKept(msg *amqp.Publishing, names []string, size, frameMax int) {
 	if len(cut) > 0 {
 		note += fmt.Sprintf("; cut to %d bytes: %s", keptCut, strings.Join(cut, ", "))
 	}
-	msg.Headers[HeaderDropped] = note
+	msg.Headers[wire.HeaderDropped] = note
 }
 
 // droppedNote is x-acemq-dropped-headers for a copy: the headers dropped

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"github.com/acemq/acemq-go/runtime/wire"
 	"math"
 	"testing"
 	"time"
@@ -36,10 +37,10 @@ func FuzzEnvelopeHeaders(f *testing.F) {
 			attempt = float32(fl)
 		}
 		h := amqp.Table{
-			HeaderAttempt:   attempt,
-			HeaderFirstSeen: firstSeen,
-			HeaderID:        s,
-			"x-death":       []any{amqp.Table{"count": i, "reason": s}},
+			wire.HeaderAttempt:   attempt,
+			wire.HeaderFirstSeen: firstSeen,
+			wire.HeaderID:        s,
+			"x-death":            []any{amqp.Table{"count": i, "reason": s}},
 		}
 		env := envelopeOf(h, "", "", "t", "text/plain")
 		if env.Attempt < 1 || env.Attempt > math.MaxInt32 {
@@ -50,17 +51,17 @@ func FuzzEnvelopeHeaders(f *testing.F) {
 		}
 		d := amqp.Delivery{Headers: h, Body: []byte(s)}
 		cp := copyOf(d, env.Attempt+1, "why", "q")
-		if a, ok := cp.Headers[HeaderAttempt].(int64); !ok || a != int64(env.Attempt+1) {
-			t.Fatalf("copy's attempt %v (%T), want int64 %d", cp.Headers[HeaderAttempt], cp.Headers[HeaderAttempt], env.Attempt+1)
+		if a, ok := cp.Headers[wire.HeaderAttempt].(int64); !ok || a != int64(env.Attempt+1) {
+			t.Fatalf("copy's attempt %v (%T), want int64 %d", cp.Headers[wire.HeaderAttempt], cp.Headers[wire.HeaderAttempt], env.Attempt+1)
 		}
 		if _, ok := cp.Headers["x-death"]; ok {
 			t.Fatal("the copy kept x-death")
 		}
-		if headerTime(cp.Headers, HeaderFirstSeen).IsZero() {
+		if headerTime(cp.Headers, wire.HeaderFirstSeen).IsZero() {
 			if _, err := time.Parse(time.RFC3339Nano, firstSeen); err == nil {
 				return // a valid but odd first-seen is kept as it was
 			}
-			t.Fatalf("the copy's first-seen %v does not parse", cp.Headers[HeaderFirstSeen])
+			t.Fatalf("the copy's first-seen %v does not parse", cp.Headers[wire.HeaderFirstSeen])
 		}
 	})
 }

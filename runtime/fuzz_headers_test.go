@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"strings"
 	"testing"
 
@@ -19,7 +20,7 @@ import (
 // bytes under "padding", then raw as the value of "raw" (a longstr).
 func tableBytes(depth, width int, nestedWidth bool, padding int, raw []byte) []byte {
 	var b []byte
-	b = appendStringEntry(b, HeaderID, "fuzz-id")
+	b = appendStringEntry(b, wire.HeaderID, "fuzz-id")
 	if depth > 0 {
 		inner := appendStringEntry(nil, "leaf", "x")
 		for range depth - 1 {
@@ -173,8 +174,8 @@ func FuzzFitFrame(f *testing.F) {
 	f.Add(uint32(10), uint16(0), uint16(5000), uint32(4096))
 	f.Fuzz(func(t *testing.T, padding uint32, others uint16, idLen uint16, frameMax uint32) {
 		fm := 4096 + int(frameMax%(1<<20))
-		h := amqp.Table{"padding": strings.Repeat("p", int(padding%(1<<20))), HeaderID: strings.Repeat("i", int(idLen%8000)),
-			HeaderFirstSeen: "2026-01-02T03:04:05.000Z", HeaderAttempt: int64(2), HeaderError: strings.Repeat("e", maxErrorLen)}
+		h := amqp.Table{"padding": strings.Repeat("p", int(padding%(1<<20))), wire.HeaderID: strings.Repeat("i", int(idLen%8000)),
+			wire.HeaderFirstSeen: "2026-01-02T03:04:05.000Z", wire.HeaderAttempt: int64(2), wire.HeaderError: strings.Repeat("e", maxErrorLen)}
 		for i := range int(others % 200) {
 			h[fmt.Sprint("h", i)] = amqp.Table{"n": int64(i), "s": strings.Repeat("x", i*7)}
 		}
@@ -190,15 +191,15 @@ func FuzzFitFrame(f *testing.F) {
 		if !changed {
 			return
 		}
-		note, _ := msg.Headers[HeaderDropped].(string)
+		note, _ := msg.Headers[wire.HeaderDropped].(string)
 		if !strings.Contains(note, fmt.Sprint("frame_max ", fm)) {
-			t.Errorf("%s = %q", HeaderDropped, note)
+			t.Errorf("%s = %q", wire.HeaderDropped, note)
 		}
-		if id, _ := msg.Headers[HeaderID].(string); len(id) != min(int(idLen%8000), keptCut) && len(id) != int(idLen%8000) {
+		if id, _ := msg.Headers[wire.HeaderID].(string); len(id) != min(int(idLen%8000), keptCut) && len(id) != int(idLen%8000) {
 			t.Errorf("x-acemq-id of %d bytes became %d", idLen%8000, len(id))
 		}
-		if msg.Headers[HeaderFirstSeen] != "2026-01-02T03:04:05.000Z" || msg.Headers[HeaderAttempt] != int64(2) || msg.CorrelationId != "corr" || msg.Type != "t" {
-			t.Errorf("identity changed: %v %v %q %q", msg.Headers[HeaderFirstSeen], msg.Headers[HeaderAttempt], msg.CorrelationId, msg.Type)
+		if msg.Headers[wire.HeaderFirstSeen] != "2026-01-02T03:04:05.000Z" || msg.Headers[wire.HeaderAttempt] != int64(2) || msg.CorrelationId != "corr" || msg.Type != "t" {
+			t.Errorf("identity changed: %v %v %q %q", msg.Headers[wire.HeaderFirstSeen], msg.Headers[wire.HeaderAttempt], msg.CorrelationId, msg.Type)
 		}
 	})
 }

@@ -14,6 +14,7 @@ package runtime_test
 import (
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"strconv"
 	"strings"
 	"sync"
@@ -124,8 +125,8 @@ func TestGiveBackRequeueOnFailureRejects(t *testing.T) {
 			t.Errorf("delivery %d: attempt %d, want %d", i+1, call.Envelope.Attempt, i+1)
 		}
 	}
-	dl := getOne(t, runtime.DeadLetterQueue(q), wait)
-	if got, want := headerString(t, dl, runtime.HeaderError), "gave up after 3 attempts: failed"; got != want {
+	dl := getOne(t, wire.DeadLetterQueue(q), wait)
+	if got, want := headerString(t, dl, wire.HeaderError), "gave up after 3 attempts: failed"; got != want {
 		t.Errorf("x-acemq-error %q, want %q", got, want)
 	}
 }
@@ -163,7 +164,7 @@ func TestGiveBackReplayDeclinedNacks(t *testing.T) {
 	declareQuorum(t, c, q, 20)
 	publishText(t, c, q, "declined")
 	res, err := c.Replay(ctxFor(t, 60*time.Second), q, runtime.ReplayOptions{
-		RoutingKey: runtime.ParkedQueue(q),
+		RoutingKey: wire.ParkedQueue(q),
 		Filter:     func(runtime.Envelope, map[string]any, []byte) bool { return false },
 	})
 	if err != nil || res.Moved != 0 {
@@ -183,8 +184,8 @@ func TestGiveBackFailedSetAsideNacks(t *testing.T) {
 	c := dial(t)
 	// Through c (known quorum), but with q.dlq gone: the copy is returned.
 	declareQuorum(t, c, q, 20)
-	if _, err := rawChannel(t).QueueDelete(runtime.DeadLetterQueue(q), false, false, false); err != nil {
-		t.Fatalf("delete %s: %v", runtime.DeadLetterQueue(q), err)
+	if _, err := rawChannel(t).QueueDelete(wire.DeadLetterQueue(q), false, false, false); err != nil {
+		t.Fatalf("delete %s: %v", wire.DeadLetterQueue(q), err)
 	}
 	_, rec := consume(t, c, q, nil, func(seen) runtime.Ack {
 		return runtime.Reject(errors.New("nowhere to go"))

@@ -209,7 +209,7 @@ func cleanTable(b []byte) ([]byte, bool) {
 	}
 	out := make([]byte, 0, len(b))
 	for _, e := range kept {
-		if e.key != HeaderDropped {
+		if e.key != wire.HeaderDropped {
 			out = append(out, e.raw...)
 		}
 	}
@@ -219,7 +219,7 @@ func cleanTable(b []byte) ([]byte, bool) {
 	} else {
 		out = appendStringEntry(out, headerUnreadable, capReason(reason))
 	}
-	return appendStringEntry(out, HeaderDropped, capReason(unreadableNote(dropped, reason))), true
+	return appendStringEntry(out, wire.HeaderDropped, capReason(unreadableNote(dropped, reason))), true
 }
 
 // readableTable is the filter's fast path: b is a table amqp091-go reads

@@ -8,6 +8,7 @@ package runtime_test
 import (
 	"context"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"net/url"
 	"slices"
 	"strings"
@@ -397,7 +398,7 @@ func publishText(tb testing.TB, c *runtime.Connection, q, body string, opts ...r
 // textMessage is a raw text/plain publishing of type textType.
 func textMessage(body string, headers amqp.Table) amqp.Publishing {
 	return amqp.Publishing{
-		ContentType:  runtime.ContentTypeText,
+		ContentType:  wire.ContentTypeText,
 		Type:         textType.Name(),
 		DeliveryMode: amqp.Persistent,
 		Headers:      headers,

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"slices"
 	"strings"
 	"sync"
@@ -130,14 +131,14 @@ func TestHeldRetriesDoNotStarveHandlers(t *testing.T) {
 	}
 	// The recorder sees a call as its handler starts; the outcome is
 	// counted once it is carried out, a moment later.
-	outcomes := waitPoint(t, reader, runtime.MetricOutcome, outcomeKey(q, "accepted", ""), healthy+failing, false)
+	outcomes := waitPoint(t, reader, wire.MetricOutcome, outcomeKey(q, "accepted", ""), healthy+failing, false)
 	onlyOutcomes(t, outcomes, q, map[string]float64{
 		outcomeKey(q, "retried", "memory"): prefetch,
 		outcomeKey(q, "retried", "broker"): failing - prefetch,
 		outcomeKey(q, "accepted", ""):      healthy + failing,
 	})
-	if n := counter(t, reader, runtime.MetricRetrySpilled); n != failing-prefetch {
-		t.Errorf("%s = %v, want %d", runtime.MetricRetrySpilled, n, failing-prefetch)
+	if n := counter(t, reader, wire.MetricRetrySpilled); n != failing-prefetch {
+		t.Errorf("%s = %v, want %d", wire.MetricRetrySpilled, n, failing-prefetch)
 	}
 	for _, n := range []string{q, rung, q + ".dlq", q + ".parked"} {
 		if d := depth(t, n); d != 0 {
@@ -153,8 +154,8 @@ func TestSpillRoundsUpToTheRung(t *testing.T) {
 	t.Parallel()
 	q := brokertest.Queue(t, "spill")
 	policy := runtime.Fixed(2, 500*time.Millisecond)
-	if got := policy.SpillRungs(); !slices.Equal(got, []time.Duration{time.Second}) {
-		t.Fatalf("SpillRungs() = %v, want [1s]", got)
+	if got := spillRungs(policy); !slices.Equal(got, []time.Duration{time.Second}) {
+		t.Fatalf("wire.SpillRungs = %v, want [1s]", got)
 	}
 	reader, meterOpt := meter(t)
 	c := dial(t, meterOpt)
@@ -197,13 +198,13 @@ func TestSpillRoundsUpToTheRung(t *testing.T) {
 			t.Errorf("%s came back after %s, want ≥ 1s (the rung's TTL, not the 500ms asked)", c.Body, gap)
 		}
 	}
-	outcomes := waitPoint(t, reader, runtime.MetricOutcome, outcomeKey(q, "accepted", ""), 3, false)
+	outcomes := waitPoint(t, reader, wire.MetricOutcome, outcomeKey(q, "accepted", ""), 3, false)
 	onlyOutcomes(t, outcomes, q, map[string]float64{
 		outcomeKey(q, "retried", "broker"): 3,
 		outcomeKey(q, "accepted", ""):      3,
 	})
-	if n := counter(t, reader, runtime.MetricRetrySpilled); n != 3 {
-		t.Errorf("%s = %v, want 3", runtime.MetricRetrySpilled, n)
+	if n := counter(t, reader, wire.MetricRetrySpilled); n != 3 {
+		t.Errorf("%s = %v, want 3", wire.MetricRetrySpilled, n)
 	}
 }
 
@@ -231,13 +232,13 @@ func TestSpillWithoutRungWaitsInMemory(t *testing.T) {
 	if gap := calls[1].At.Sub(calls[0].At); gap < 800*time.Millisecond {
 		t.Errorf("came back after %s, want about 1s waited in memory", gap)
 	}
-	if n := counter(t, reader, runtime.MetricRungMissing); n != 1 {
-		t.Errorf("%s = %v, want 1", runtime.MetricRungMissing, n)
+	if n := counter(t, reader, wire.MetricRungMissing); n != 1 {
+		t.Errorf("%s = %v, want 1", wire.MetricRungMissing, n)
 	}
-	if spilled, _ := points(t, reader, runtime.MetricRetrySpilled); len(spilled) != 1 || spilled[queueKey(q)] != 0 {
-		t.Errorf("%s = %v, want exactly {%s: 0}: the spill did not happen", runtime.MetricRetrySpilled, spilled, queueKey(q))
+	if spilled, _ := points(t, reader, wire.MetricRetrySpilled); len(spilled) != 1 || spilled[queueKey(q)] != 0 {
+		t.Errorf("%s = %v, want exactly {%s: 0}: the spill did not happen", wire.MetricRetrySpilled, spilled, queueKey(q))
 	}
-	outcomes := waitPoint(t, reader, runtime.MetricOutcome, outcomeKey(q, "accepted", ""), 1, false)
+	outcomes := waitPoint(t, reader, wire.MetricOutcome, outcomeKey(q, "accepted", ""), 1, false)
 	onlyOutcomes(t, outcomes, q, map[string]float64{
 		outcomeKey(q, "retried", "memory"): 1,
 		outcomeKey(q, "accepted", ""):      1,
@@ -438,8 +439,8 @@ func oneMultipleAckAfterTheConfirm(t *testing.T, q string, prefetch, slack int) 
 	if got, want := log.all(), []sentAck{{41, true}}; !slices.Equal(got, want) {
 		t.Errorf("acks sent after the confirm: %v, want %v (one multiple ack covering the original and the 40 behind it)", got, want)
 	}
-	if d := depth(t, runtime.DeadLetterQueue(q)); d != 1 {
-		t.Errorf("%s holds %d, want the dead letter", runtime.DeadLetterQueue(q), d)
+	if d := depth(t, wire.DeadLetterQueue(q)); d != 1 {
+		t.Errorf("%s holds %d, want the dead letter", wire.DeadLetterQueue(q), d)
 	}
 }
 

@@ -6,6 +6,7 @@ package runtime_test
 
 import (
 	"errors"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"slices"
 	"testing"
 	"time"
@@ -27,8 +28,8 @@ func TestThreeMessagesInFlightDoNotSpillAShortWait(t *testing.T) {
 	const hold = 8 * time.Second
 	q := brokertest.Queue(t, "fewinflight")
 	policy := runtime.Fixed(2, hold)
-	if got := policy.SpillRungs(); !slices.Equal(got, []time.Duration{hold}) {
-		t.Fatalf("SpillRungs() = %v, want [8s]", got)
+	if got := spillRungs(policy); !slices.Equal(got, []time.Duration{hold}) {
+		t.Fatalf("wire.SpillRungs = %v, want [8s]", got)
 	}
 	reader, meterOpt := meter(t)
 	c := dial(t, meterOpt)
@@ -63,10 +64,10 @@ func TestThreeMessagesInFlightDoNotSpillAShortWait(t *testing.T) {
 	if got := <-most; got != 0 {
 		t.Errorf("%s held %d messages, want none (three messages in flight fit the budget)", rung, got)
 	}
-	if n := counter(t, reader, runtime.MetricRetrySpilled); n != 0 {
-		t.Errorf("%s = %v, want 0", runtime.MetricRetrySpilled, n)
+	if n := counter(t, reader, wire.MetricRetrySpilled); n != 0 {
+		t.Errorf("%s = %v, want 0", wire.MetricRetrySpilled, n)
 	}
-	outcomes := waitPoint(t, reader, runtime.MetricOutcome, outcomeKey(q, "accepted", ""), 3, false)
+	outcomes := waitPoint(t, reader, wire.MetricOutcome, outcomeKey(q, "accepted", ""), 3, false)
 	onlyOutcomes(t, outcomes, q, map[string]float64{
 		outcomeKey(q, "retried", "memory"): 1,
 		outcomeKey(q, "accepted", ""):      3,

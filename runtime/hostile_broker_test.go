@@ -8,6 +8,7 @@ package runtime_test
 import (
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"math"
 	"strings"
 	"testing"
@@ -28,23 +29,23 @@ func TestForgedHeadersReachTheDLQWithinThePolicy(t *testing.T) {
 		return runtime.Retry(errors.New("always fails"))
 	})
 	forged := map[string]amqp.Table{
-		"attempt -1":         {runtime.HeaderAttempt: int64(-1)},
-		"attempt 0":          {runtime.HeaderAttempt: int64(0)},
-		"attempt 2^63":       {runtime.HeaderAttempt: "9223372036854775808"},
-		"attempt maxint64":   {runtime.HeaderAttempt: int64(math.MaxInt64)},
-		"attempt abc":        {runtime.HeaderAttempt: "abc"},
-		"attempt table":      {runtime.HeaderAttempt: amqp.Table{"n": int64(2)}},
-		"attempt float":      {runtime.HeaderAttempt: 2.5},
-		"attempt 1e300":      {runtime.HeaderAttempt: 1e300}, // RabbitMQ nacks a NaN header: the fuzz target covers it
-		"attempt bytes":      {runtime.HeaderAttempt: []byte{0xff, 0xfe}},
+		"attempt -1":         {wire.HeaderAttempt: int64(-1)},
+		"attempt 0":          {wire.HeaderAttempt: int64(0)},
+		"attempt 2^63":       {wire.HeaderAttempt: "9223372036854775808"},
+		"attempt maxint64":   {wire.HeaderAttempt: int64(math.MaxInt64)},
+		"attempt abc":        {wire.HeaderAttempt: "abc"},
+		"attempt table":      {wire.HeaderAttempt: amqp.Table{"n": int64(2)}},
+		"attempt float":      {wire.HeaderAttempt: 2.5},
+		"attempt 1e300":      {wire.HeaderAttempt: 1e300}, // RabbitMQ nacks a NaN header: the fuzz target covers it
+		"attempt bytes":      {wire.HeaderAttempt: []byte{0xff, 0xfe}},
 		"x-death a string":   {"x-death": "not a table"},
 		"x-death forged":     {"x-death": []any{amqp.Table{"queue": q, "reason": "expired", "count": int64(1 << 40), "exchange": ""}}},
-		"first-seen garbage": {runtime.HeaderFirstSeen: "yesterday-ish"},
-		"first-seen number":  {runtime.HeaderFirstSeen: int64(-5)},
-		"first-seen future":  {runtime.HeaderFirstSeen: "9999-12-31T23:59:59.000Z"},
+		"first-seen garbage": {wire.HeaderFirstSeen: "yesterday-ish"},
+		"first-seen number":  {wire.HeaderFirstSeen: int64(-5)},
+		"first-seen future":  {wire.HeaderFirstSeen: "9999-12-31T23:59:59.000Z"},
 		"all at once": {
-			runtime.HeaderAttempt: "-7", runtime.HeaderFirstSeen: "\x00", "x-death": int64(3),
-			runtime.HeaderID: int64(42), runtime.HeaderError: amqp.Table{},
+			wire.HeaderAttempt: "-7", wire.HeaderFirstSeen: "\x00", "x-death": int64(3),
+			wire.HeaderID: int64(42), wire.HeaderError: amqp.Table{},
 		},
 	}
 	for body, h := range forged {
@@ -68,15 +69,15 @@ func TestForgedHeadersReachTheDLQWithinThePolicy(t *testing.T) {
 		if n := calls[body]; n < 1 || n > attempts+1 {
 			t.Errorf("%s: handled %d times before the dead letter, want 1..%d", body, n, attempts+1)
 		}
-		reason, _ := d.Headers[runtime.HeaderError].(string)
+		reason, _ := d.Headers[wire.HeaderError].(string)
 		if !strings.HasPrefix(reason, "gave up after ") || !strings.HasSuffix(reason, ": always fails") {
 			t.Errorf("%s: x-acemq-error = %q", body, reason)
 		}
 		if _, ok := d.Headers["x-death"]; ok {
 			t.Errorf("%s: the dead letter kept x-death", body)
 		}
-		if a, ok := d.Headers[runtime.HeaderAttempt].(int64); !ok || a < 1 || a > attempts {
-			t.Errorf("%s: the dead letter's x-acemq-attempt = %v (%T), want 1..%d", body, d.Headers[runtime.HeaderAttempt], d.Headers[runtime.HeaderAttempt], attempts)
+		if a, ok := d.Headers[wire.HeaderAttempt].(int64); !ok || a < 1 || a > attempts {
+			t.Errorf("%s: the dead letter's x-acemq-attempt = %v (%T), want 1..%d", body, d.Headers[wire.HeaderAttempt], d.Headers[wire.HeaderAttempt], attempts)
 		}
 	}
 	time.Sleep(settle)

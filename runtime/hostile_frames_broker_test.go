@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
@@ -114,9 +115,9 @@ func TestUnreadableHeadersAreParked(t *testing.T) {
 	t.Cleanup(func() { _ = c.Close(context.Background()) })
 	live := c.AMQPForTest()
 	wide := wideTable(8193)
-	wide[runtime.HeaderID] = "wide-id"
+	wide[wire.HeaderID] = "wide-id"
 	deep := deepTable(40)
-	deep[runtime.HeaderID] = "deep-id"
+	deep[wire.HeaderID] = "deep-id"
 	deep["kept"] = "yes"
 	vhostPublish(t, raw, q, textMessage("deep", deep))
 	vhostPublish(t, raw, q, textMessage("wide", wide))
@@ -149,7 +150,7 @@ func TestUnreadableHeadersAreParked(t *testing.T) {
 	close(stop)
 	<-done
 
-	parked := vhostDrain(t, raw, runtime.ParkedQueue(q), 2, wait)
+	parked := vhostDrain(t, raw, wire.ParkedQueue(q), 2, wait)
 	byBody := map[string]amqp.Delivery{}
 	for _, d := range parked {
 		byBody[string(d.Body)] = d
@@ -160,24 +161,24 @@ func TestUnreadableHeadersAreParked(t *testing.T) {
 	} {
 		d, ok := byBody[body]
 		if !ok {
-			t.Errorf("%s: not on %s", body, runtime.ParkedQueue(q))
+			t.Errorf("%s: not on %s", body, wire.ParkedQueue(q))
 			continue
 		}
-		reason := hdr(t, d, runtime.HeaderError)
+		reason := hdr(t, d, wire.HeaderError)
 		for _, w := range want {
 			if !strings.Contains(reason, w) {
 				t.Errorf("%s: x-acemq-error %q does not say %q", body, reason, w)
 			}
 		}
-		if id := hdr(t, d, runtime.HeaderID); id != body+"-id" {
+		if id := hdr(t, d, wire.HeaderID); id != body+"-id" {
 			t.Errorf("%s: x-acemq-id = %q, want %q", body, id, body+"-id")
 		}
-		if got := hdr(t, d, runtime.HeaderQueue); got != q {
+		if got := hdr(t, d, wire.HeaderQueue); got != q {
 			t.Errorf("%s: x-acemq-queue = %q", body, got)
 		}
-		dropped := hdr(t, d, runtime.HeaderDropped)
+		dropped := hdr(t, d, wire.HeaderDropped)
 		if !strings.Contains(dropped, "unreadable") {
-			t.Errorf("%s: %s = %q", body, runtime.HeaderDropped, dropped)
+			t.Errorf("%s: %s = %q", body, wire.HeaderDropped, dropped)
 		}
 	}
 	if d := byBody["deep"]; d.Headers["kept"] != "yes" {
@@ -217,33 +218,33 @@ func TestOversizedCopyIsTrimmed(t *testing.T) {
 	live := c.AMQPForTest()
 	_, rec := consume(t, c, q, nil, func(seen) runtime.Ack { return runtime.Reject(fmt.Errorf("refused: %s", strings.Repeat("r", 5000))) })
 
-	reject := textMessage("reject-me", amqp.Table{"padding": padding, "small": "kept", runtime.HeaderID: "reject-id",
-		runtime.HeaderFirstSeen: "2026-01-02T03:04:05.000Z"})
+	reject := textMessage("reject-me", amqp.Table{"padding": padding, "small": "kept", wire.HeaderID: "reject-id",
+		wire.HeaderFirstSeen: "2026-01-02T03:04:05.000Z"})
 	reject.CorrelationId = "corr-1"
 	vhostPublish(t, raw, q, reject)
 	// Its reason is short: padding closer to the limit.
-	undecodable := textMessage("undecodable", amqp.Table{"padding": strings.Repeat("p", 130_950), runtime.HeaderID: "park-id"})
+	undecodable := textMessage("undecodable", amqp.Table{"padding": strings.Repeat("p", 130_950), wire.HeaderID: "park-id"})
 	undecodable.Type = "no.such.type"
 	vhostPublish(t, raw, q, undecodable)
 
-	dl := vhostDrain(t, raw, runtime.DeadLetterQueue(q), 1, wait)[0]
-	pk := vhostDrain(t, raw, runtime.ParkedQueue(q), 1, wait)[0]
+	dl := vhostDrain(t, raw, wire.DeadLetterQueue(q), 1, wait)[0]
+	pk := vhostDrain(t, raw, wire.ParkedQueue(q), 1, wait)[0]
 	for _, d := range []amqp.Delivery{dl, pk} {
 		if _, ok := d.Headers["padding"]; ok {
 			t.Errorf("%s: the copy kept the padding", d.Body)
 		}
-		dropped := hdr(t, d, runtime.HeaderDropped)
+		dropped := hdr(t, d, wire.HeaderDropped)
 		if !strings.Contains(dropped, "padding") || !strings.Contains(dropped, "frame_max") {
-			t.Errorf("%s: %s = %q, want it to name padding and frame_max", d.Body, runtime.HeaderDropped, dropped)
+			t.Errorf("%s: %s = %q, want it to name padding and frame_max", d.Body, wire.HeaderDropped, dropped)
 		}
-		if got := hdr(t, d, runtime.HeaderQueue); got != q {
+		if got := hdr(t, d, wire.HeaderQueue); got != q {
 			t.Errorf("%s: x-acemq-queue = %q", d.Body, got)
 		}
 	}
-	if got := hdr(t, dl, runtime.HeaderID); got != "reject-id" {
+	if got := hdr(t, dl, wire.HeaderID); got != "reject-id" {
 		t.Errorf("dead letter: x-acemq-id = %q", got)
 	}
-	if got := hdr(t, dl, runtime.HeaderFirstSeen); got != "2026-01-02T03:04:05.000Z" {
+	if got := hdr(t, dl, wire.HeaderFirstSeen); got != "2026-01-02T03:04:05.000Z" {
 		t.Errorf("dead letter: x-acemq-first-seen = %q", got)
 	}
 	if dl.CorrelationId != "corr-1" || dl.Type != textType.Name() {
@@ -252,13 +253,13 @@ func TestOversizedCopyIsTrimmed(t *testing.T) {
 	if dl.Headers["small"] != "kept" {
 		t.Errorf("dead letter: the small header is %v, want it kept", dl.Headers["small"])
 	}
-	if r := hdr(t, dl, runtime.HeaderError); !strings.Contains(r, "refused: rrr") {
+	if r := hdr(t, dl, wire.HeaderError); !strings.Contains(r, "refused: rrr") {
 		t.Errorf("dead letter: x-acemq-error = %.40q", r)
 	}
-	if got := hdr(t, pk, runtime.HeaderID); got != "park-id" {
+	if got := hdr(t, pk, wire.HeaderID); got != "park-id" {
 		t.Errorf("park: x-acemq-id = %q", got)
 	}
-	if r := hdr(t, pk, runtime.HeaderError); !strings.Contains(r, `no handler for type "no.such.type"`) {
+	if r := hdr(t, pk, wire.HeaderError); !strings.Contains(r, `no handler for type "no.such.type"`) {
 		t.Errorf("park: x-acemq-error = %q", r)
 	}
 	time.Sleep(settle)
@@ -343,7 +344,7 @@ func TestFrameErrorsIsolateAndBackOff(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = c.Close(context.Background()) })
 	badCs, badRec := consume(t, c, bad, nil, accept)
-	waitPoint(t, reader, runtime.MetricFrameErrors, queueKey(bad), 1, true)
+	waitPoint(t, reader, wire.MetricFrameErrors, queueKey(bad), 1, true)
 	st := badCs.Stats()
 	if st.State != runtime.ConsumerFailing || st.FrameErrors < 1 || !strings.Contains(st.LastError, "frame the client cannot read") {
 		t.Errorf("Stats = %+v, want failing with the frame error", st)

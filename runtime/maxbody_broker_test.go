@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -35,8 +36,8 @@ func TestConsumerMaxBodySizeParksUnreadWithBoundedMemory(t *testing.T) {
 	declare(t, c, acemq.NewTopology().Queue(acemq.Queue{Name: q}).Queue(acemq.Queue{Name: base}))
 	body := []byte(`{"pad":"` + strings.Repeat("x", size-10) + `"}`)
 	for range n {
-		rawPublish(t, q, amqp.Publishing{Type: "big.doc", ContentType: acemq.ContentTypeJSON, Body: body})
-		rawPublish(t, base, amqp.Publishing{Type: "big.doc", ContentType: acemq.ContentTypeJSON, Body: body})
+		rawPublish(t, q, amqp.Publishing{Type: "big.doc", ContentType: wire.ContentTypeJSON, Body: body})
+		rawPublish(t, base, amqp.Publishing{Type: "big.doc", ContentType: wire.ContentTypeJSON, Body: body})
 	}
 	body = nil
 	// A tight GC pace, so the peak heap reflects what is live rather than
@@ -84,7 +85,7 @@ func TestConsumerMaxBodySizeParksUnreadWithBoundedMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitDepth(t, acemq.ParkedQueue(q), n, 60*time.Second)
+	waitDepth(t, wire.ParkedQueue(q), n, 60*time.Second)
 	close(stop)
 	<-sampled
 	var after runtime.MemStats
@@ -104,7 +105,7 @@ func TestConsumerMaxBodySizeParksUnreadWithBoundedMemory(t *testing.T) {
 	if p := peak.Load(); p > before.HeapAlloc+6*size {
 		t.Fatalf("peak live heap %d MiB, want under %d MiB (before + 6 bodies)", p>>20, (before.HeapAlloc+6*size)>>20)
 	}
-	d := getOne(t, acemq.ParkedQueue(q), wait)
+	d := getOne(t, wire.ParkedQueue(q), wait)
 	want := fmt.Sprintf("could not be decoded: acemq: body too large: the body is %d bytes, over the consumer's limit of 1048576 bytes (WithMaxBodySize); it was not read", size)
 	if got := headerString(t, d, "x-acemq-error"); got != want || len(d.Body) != size {
 		t.Fatalf("parked: x-acemq-error %q (want %q), body %d bytes", got, want, len(d.Body))

@@ -11,88 +11,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 )
 
-// Names of the instruments the runtime records through OpenTelemetry (see
-// docs/metrics.md). The messaging.* ones follow OpenTelemetry's messaging
-// semantic conventions; the acemq.* ones are the library's own. Every one
-// carries messaging.system=rabbitmq and messaging.destination.name (the
-// exchange published to, amq.default for the default exchange, or the queue
-// consumed from); those about a message carry acemq.message.type, the
-// message's type when the process declared it (a MessageType), else
-// "unknown", so that no label is unbounded.
-const (
-	// MetricSent counts messages published (each one the runtime tried to
-	// send), error.type on failure; acemq.publish says whose: application,
-	// or the runtime's own copies: retry, dead_letter, park, replay.
-	MetricSent = wire.MetricSent
-	// MetricConsumed counts deliveries handed to a consumer
-	// (messaging.operation.name process) and messages Pull took
-	// (receive), or a Browse's callback acked (receive).
-	MetricConsumed = wire.MetricConsumed
-	// MetricProcessDuration is the time a delivery took from its start to
-	// its handler's (or the decoder's) answer, in seconds; error.type is
-	// set when the answer was not Accept.
-	MetricProcessDuration = wire.MetricProcessDuration
-	// MetricOperationDuration is the time a publish took until the broker
-	// confirmed it, or a Pull until the broker answered (receive, whether
-	// or not a message came), in seconds.
-	MetricOperationDuration = wire.MetricOperationDuration
-	// MetricOutcome counts settled deliveries by acemq.outcome: accepted,
-	// retried (with acemq.wait memory, broker or requeue), rejected,
-	// parked, gave_up_attempts (the policy's attempts ran out),
-	// gave_up_too_old (older than the policy's GiveUpAfter) or undecodable.
-	// It is counted once the outcome is carried out (the copy confirmed, the
-	// retry held).
-	MetricOutcome = wire.MetricOutcome
-	// MetricRungMissing counts broker waits held in memory because the
-	// rung queue was missing.
-	MetricRungMissing = wire.MetricRungMissing
-	// MetricRetrySpilled counts waits below the broker threshold sent to
-	// a rung because the consumer's hold budget was full (WithHoldBudget);
-	// each is also an acemq.outcome retried with acemq.wait broker.
-	MetricRetrySpilled = wire.MetricRetrySpilled
-	// MetricSetAsideFailed counts publishes of a retry, dead letter or park
-	// that were returned or refused (each try; the delivery is held and
-	// the copy tried again).
-	MetricSetAsideFailed = wire.MetricSetAsideFailed
-	// MetricFrameErrors counts the times a consumer's connection was
-	// closed on a frame the client cannot read (a message's header table
-	// amqp091-go refuses); the consumer moves to a connection of its own
-	// and backs off.
-	MetricFrameErrors = wire.MetricFrameErrors
-	// MetricRegistryUnavailable counts lookups of a writer schema that met
-	// a registry that did not answer; the message was held, not parked.
-	MetricRegistryUnavailable = wire.MetricRegistryUnavailable
-	// MetricReplayMoved counts messages Replay moved (copy confirmed,
-	// original acked), by source queue (messaging.destination.name).
-	MetricReplayMoved = wire.MetricReplayMoved
-	// MetricBrowsed counts messages Browse read and put back: a look, not
-	// a consumption (one the callback acked counts as consumed too).
-	MetricBrowsed = wire.MetricBrowsed
-	// MetricRequestDuration is a histogram: each Request from its send to
-	// its reply (or its failure: error.type timeout, unroutable,
-	// reply_error, no_reply …), by the request's destination and type. Its
-	// count is the requests sent.
-	MetricRequestDuration = wire.MetricRequestDuration
-	// MetricLateReplies counts the replies no request waited for any more
-	// (after its caller's ctx ended, or a second one), dropped; by the
-	// Requester's reply_to (amq.rabbitmq.reply-to or its reply queue).
-	MetricLateReplies = wire.MetricLateReplies
-	// MetricRequestsExpired counts the requests a responder settled
-	// without running them because their caller's deadline had passed
-	// when it came to them (their expiration, counted from when the
-	// consumer received them); by the responder's queue.
-	MetricRequestsExpired = wire.MetricRequestsExpired
-	// MetricHeld is the deliveries a consumer holds unsettled while its
-	// worker is free: retries waiting in memory, copies tried again or
-	// waiting for their confirm, deliveries waiting for the schema
-	// registry.
-	MetricHeld = wire.MetricHeld
-	// MetricInFlight is the deliveries a consumer's handlers (or decoders)
-	// are working on.
-	MetricInFlight = wire.MetricInFlight
-)
-
-// The outcomes of MetricOutcome, in Consumer.Stats order.
+// The outcomes of wire.MetricOutcome, in Consumer.Stats order.
 type outcome uint8
 
 const (
@@ -147,29 +66,29 @@ func newMetrics(mp metric.MeterProvider) *metrics {
 		}
 		return h
 	}
-	m.sent = counter(MetricSent, "{message}", "Number of messages producer attempted to send to the broker.")
-	m.consumed = counter(MetricConsumed, "{message}", "Number of messages that were delivered to the application.")
-	m.processDuration = histogram(MetricProcessDuration, "Duration of processing operation.")
-	m.operationDuration = histogram(MetricOperationDuration, "Duration of messaging operation initiated by a producer or consumer client (publish until confirmed).")
-	m.outcome = counter(MetricOutcome, "{message}", "Deliveries settled, by outcome (acemq.outcome) and, for retries, where the wait is held (acemq.wait).")
-	m.rungMissing = counter(MetricRungMissing, "{message}", "Broker waits held in memory because the rung queue was missing.")
-	m.retrySpilled = counter(MetricRetrySpilled, "{message}", "Waits below the broker threshold sent to a rung because the consumer's hold budget was full.")
-	m.setAsideFailed = counter(MetricSetAsideFailed, "{message}", "Publishes of a retry, dead letter or park that were returned or refused (each try; the delivery is held and the copy tried again).")
-	m.frameErrors = counter(MetricFrameErrors, "{error}", "Times a consumer's connection was closed on a frame the client cannot read; the consumer moved to a connection of its own and backs off.")
-	m.registryUnavail = counter(MetricRegistryUnavailable, "{lookup}", "Writer schema lookups that met an unavailable registry; the message was held.")
-	m.replayMoved = counter(MetricReplayMoved, "{message}", "Messages Replay moved: copy confirmed, original acked.")
-	m.requestDuration = histogram(MetricRequestDuration, "Duration of a request, from its send to its reply or its failure.")
-	m.lateReplies = counter(MetricLateReplies, "{message}", "Replies that came for no waiting request (its caller's ctx had ended), dropped.")
-	m.requestsExpired = counter(MetricRequestsExpired, "{message}", "Requests settled without running them: their caller's deadline had passed when the responder came to them.")
-	m.browsed = counter(MetricBrowsed, "{message}", "Messages Browse read and returned to their queue (a look, not a consumption).")
+	m.sent = counter(wire.MetricSent, "{message}", "Number of messages producer attempted to send to the broker.")
+	m.consumed = counter(wire.MetricConsumed, "{message}", "Number of messages that were delivered to the application.")
+	m.processDuration = histogram(wire.MetricProcessDuration, "Duration of processing operation.")
+	m.operationDuration = histogram(wire.MetricOperationDuration, "Duration of messaging operation initiated by a producer or consumer client (publish until confirmed).")
+	m.outcome = counter(wire.MetricOutcome, "{message}", "Deliveries settled, by outcome (acemq.outcome) and, for retries, where the wait is held (acemq.wait).")
+	m.rungMissing = counter(wire.MetricRungMissing, "{message}", "Broker waits held in memory because the rung queue was missing.")
+	m.retrySpilled = counter(wire.MetricRetrySpilled, "{message}", "Waits below the broker threshold sent to a rung because the consumer's hold budget was full.")
+	m.setAsideFailed = counter(wire.MetricSetAsideFailed, "{message}", "Publishes of a retry, dead letter or park that were returned or refused (each try; the delivery is held and the copy tried again).")
+	m.frameErrors = counter(wire.MetricFrameErrors, "{error}", "Times a consumer's connection was closed on a frame the client cannot read; the consumer moved to a connection of its own and backs off.")
+	m.registryUnavail = counter(wire.MetricRegistryUnavailable, "{lookup}", "Writer schema lookups that met an unavailable registry; the message was held.")
+	m.replayMoved = counter(wire.MetricReplayMoved, "{message}", "Messages Replay moved: copy confirmed, original acked.")
+	m.requestDuration = histogram(wire.MetricRequestDuration, "Duration of a request, from its send to its reply or its failure.")
+	m.lateReplies = counter(wire.MetricLateReplies, "{message}", "Replies that came for no waiting request (its caller's ctx had ended), dropped.")
+	m.requestsExpired = counter(wire.MetricRequestsExpired, "{message}", "Requests settled without running them: their caller's deadline had passed when the responder came to them.")
+	m.browsed = counter(wire.MetricBrowsed, "{message}", "Messages Browse read and returned to their queue (a look, not a consumption).")
 	var err error
-	if m.held, err = m.meter.Int64ObservableGauge(MetricHeld, metric.WithUnit("{message}"),
+	if m.held, err = m.meter.Int64ObservableGauge(wire.MetricHeld, metric.WithUnit("{message}"),
 		metric.WithDescription("Deliveries a consumer holds unsettled with its worker free (retries waiting in memory, copies tried again or waiting for their confirm, registry waits).")); err != nil {
-		m.held, _ = metricNoop.Int64ObservableGauge(MetricHeld)
+		m.held, _ = metricNoop.Int64ObservableGauge(wire.MetricHeld)
 	}
-	if m.inFlight, err = m.meter.Int64ObservableGauge(MetricInFlight, metric.WithUnit("{message}"),
+	if m.inFlight, err = m.meter.Int64ObservableGauge(wire.MetricInFlight, metric.WithUnit("{message}"),
 		metric.WithDescription("Deliveries a consumer's handlers are working on.")); err != nil {
-		m.inFlight, _ = metricNoop.Int64ObservableGauge(MetricInFlight)
+		m.inFlight, _ = metricNoop.Int64ObservableGauge(wire.MetricInFlight)
 	}
 	return m
 }

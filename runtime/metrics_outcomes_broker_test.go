@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"errors"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"sort"
 	"strings"
 	"testing"
@@ -92,11 +93,11 @@ func TestMetricsOfEveryOutcome(t *testing.T) {
 		policy := runtime.Fixed(5, 100*time.Millisecond).WithGiveUpAfter(time.Minute)
 		consume(t, c, q, &policy, func(seen) runtime.Ack { return runtime.Retry(errors.New("still down")) })
 		hourAgo := time.Now().Add(-time.Hour).UTC().Format("2006-01-02T15:04:05.000Z")
-		rawPublish(t, q, textMessage("old news", amqp.Table{runtime.HeaderFirstSeen: hourAgo, runtime.HeaderID: "old-1"}))
-		getOne(t, runtime.DeadLetterQueue(q), wait)
-		pts := waitPoint(t, reader, runtime.MetricOutcome, outcomeKey(q, "gave_up_too_old", ""), 1, false)
+		rawPublish(t, q, textMessage("old news", amqp.Table{wire.HeaderFirstSeen: hourAgo, wire.HeaderID: "old-1"}))
+		getOne(t, wire.DeadLetterQueue(q), wait)
+		pts := waitPoint(t, reader, wire.MetricOutcome, outcomeKey(q, "gave_up_too_old", ""), 1, false)
 		onlyOutcomes(t, pts, q, map[string]float64{outcomeKey(q, "gave_up_too_old", ""): 1})
-		sent, _ := points(t, reader, runtime.MetricSent)
+		sent, _ := points(t, reader, wire.MetricSent)
 		if got := sumWhere(sent, "acemq.publish=dead_letter", "messaging.destination.name=amq.default", "acemq.message.type="+textType.Name()); got != 1 {
 			t.Errorf("sent{acemq.publish=dead_letter} = %v, want 1: %v", got, sent)
 		}
@@ -118,11 +119,11 @@ func TestMetricsOfEveryOutcome(t *testing.T) {
 		publishText(t, c, q, "A-1")
 		publishText(t, c, q, "A-2")
 		for range 2 {
-			if got := headerString(t, getOne(t, runtime.DeadLetterQueue(q), wait), runtime.HeaderError); got != "gave up after 5 attempts: the warehouse said no" {
-				t.Errorf("dead letter's %s = %q", runtime.HeaderError, got)
+			if got := headerString(t, getOne(t, wire.DeadLetterQueue(q), wait), wire.HeaderError); got != "gave up after 5 attempts: the warehouse said no" {
+				t.Errorf("dead letter's %s = %q", wire.HeaderError, got)
 			}
 		}
-		pts := waitPoint(t, reader, runtime.MetricOutcome, outcomeKey(q, "gave_up_attempts", ""), 2, false)
+		pts := waitPoint(t, reader, wire.MetricOutcome, outcomeKey(q, "gave_up_attempts", ""), 2, false)
 		onlyOutcomes(t, pts, q, map[string]float64{outcomeKey(q, "retried", "memory"): 8, outcomeKey(q, "gave_up_attempts", ""): 2})
 		st := cs.Stats()
 		if st.Handled["gave_up_attempts"] != 2 || st.Handled["gave_up_too_old"] != 0 || st.Handled["retried"] != 8 {
@@ -147,10 +148,10 @@ func TestMetricsOfEveryOutcome(t *testing.T) {
 		c := dial(t, withMeter)
 		consume(t, c, q, nil, func(seen) runtime.Ack { return runtime.Reject(errors.New("no such customer")) })
 		publishText(t, c, q, "order for nobody")
-		getOne(t, runtime.DeadLetterQueue(q), wait)
-		pts := waitPoint(t, reader, runtime.MetricOutcome, outcomeKey(q, "rejected", ""), 1, false)
+		getOne(t, wire.DeadLetterQueue(q), wait)
+		pts := waitPoint(t, reader, wire.MetricOutcome, outcomeKey(q, "rejected", ""), 1, false)
 		onlyOutcomes(t, pts, q, map[string]float64{outcomeKey(q, "rejected", ""): 1})
-		durations, _ := points(t, reader, runtime.MetricProcessDuration)
+		durations, _ := points(t, reader, wire.MetricProcessDuration)
 		key := attrKey("messaging.system", "rabbitmq", "messaging.destination.name", q, "messaging.operation.name", "process",
 			"messaging.operation.type", "process", "acemq.message.type", textType.Name(), "error.type", "reject")
 		if durations[key] != 1 {
@@ -172,15 +173,15 @@ func TestMetricsOfEveryOutcome(t *testing.T) {
 			return runtime.Accept()
 		})
 		publishText(t, c, q, "via the rung")
-		pts := waitPoint(t, reader, runtime.MetricOutcome, outcomeKey(q, "accepted", ""), 1, false)
+		pts := waitPoint(t, reader, wire.MetricOutcome, outcomeKey(q, "accepted", ""), 1, false)
 		onlyOutcomes(t, pts, q, map[string]float64{outcomeKey(q, "retried", "broker"): 1, outcomeKey(q, "accepted", ""): 1})
-		sent, _ := points(t, reader, runtime.MetricSent)
+		sent, _ := points(t, reader, wire.MetricSent)
 		if got := sumWhere(sent, "acemq.publish=retry", "messaging.destination.name=amq.default"); got != 1 {
 			t.Errorf("sent{acemq.publish=retry} = %v, want 1 (the copy to the rung): %v", got, sent)
 		}
 		// With the rung declared: the queue's series at 0 (it exists from
 		// the consumer's start, so that Prometheus sees its first increase).
-		if missing, _ := points(t, reader, runtime.MetricRungMissing); len(missing) != 1 || missing[queueKey(q)] != 0 {
+		if missing, _ := points(t, reader, wire.MetricRungMissing); len(missing) != 1 || missing[queueKey(q)] != 0 {
 			t.Errorf("acemq.retry.rung.missing = %v with the rung declared, want exactly {%s: 0}", missing, queueKey(q))
 		}
 	})
@@ -198,9 +199,9 @@ func TestMetricsOfEveryOutcome(t *testing.T) {
 			return runtime.Accept()
 		}, runtime.WithRequeueOnFailure())
 		publishText(t, c, q, "bounce")
-		pts := waitPoint(t, reader, runtime.MetricOutcome, outcomeKey(q, "accepted", ""), 1, false)
+		pts := waitPoint(t, reader, wire.MetricOutcome, outcomeKey(q, "accepted", ""), 1, false)
 		onlyOutcomes(t, pts, q, map[string]float64{outcomeKey(q, "retried", "requeue"): 1, outcomeKey(q, "accepted", ""): 1})
-		consumed, _ := points(t, reader, runtime.MetricConsumed)
+		consumed, _ := points(t, reader, wire.MetricConsumed)
 		if got := sumWhere(consumed, "messaging.destination.name="+q); got != 2 {
 			t.Errorf("consumed = %v, want 2 (the delivery and its requeue): %v", got, consumed)
 		}
@@ -213,7 +214,7 @@ func TestMetricsOfEveryOutcome(t *testing.T) {
 		policy := runtime.Fixed(2, time.Second).WithWaitInBrokerFrom(time.Second)
 		c := dial(t, withMeter)
 		declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q, Retry: policy}))
-		if _, err := rawChannel(t).QueueDelete(runtime.RungQueue(q, time.Second), false, false, false); err != nil {
+		if _, err := rawChannel(t).QueueDelete(wire.RungQueue(q, time.Second), false, false, false); err != nil {
 			t.Fatalf("delete the rung: %v", err)
 		}
 		consume(t, c, q, &policy, func(m seen) runtime.Ack {
@@ -223,10 +224,10 @@ func TestMetricsOfEveryOutcome(t *testing.T) {
 			return runtime.Accept()
 		})
 		publishText(t, c, q, "lost rung")
-		pts := waitPoint(t, reader, runtime.MetricOutcome, outcomeKey(q, "accepted", ""), 1, false)
+		pts := waitPoint(t, reader, wire.MetricOutcome, outcomeKey(q, "accepted", ""), 1, false)
 		// The broker wait fell back to memory: counted as such.
 		onlyOutcomes(t, pts, q, map[string]float64{outcomeKey(q, "retried", "memory"): 1, outcomeKey(q, "accepted", ""): 1})
-		missing, m := points(t, reader, runtime.MetricRungMissing)
+		missing, m := points(t, reader, wire.MetricRungMissing)
 		if len(missing) != 1 || missing[queueKey(q)] != 1 {
 			t.Errorf("acemq.retry.rung.missing = %v, want exactly {%s: 1}", missing, queueKey(q))
 		}
@@ -244,21 +245,21 @@ func TestMetricsOfEveryOutcome(t *testing.T) {
 		consume(t, c, q, nil, func(seen) runtime.Ack { return runtime.Reject(errors.New("nowhere to go")) },
 			runtime.WithoutDeclare(), runtime.WithSetAsideTiming(50*time.Millisecond, 100*time.Millisecond, time.Hour))
 		publishText(t, c, q, "homeless")
-		failed := waitPoint(t, reader, runtime.MetricSetAsideFailed, queueKey(q), 3, true)
+		failed := waitPoint(t, reader, wire.MetricSetAsideFailed, queueKey(q), 3, true)
 		if len(failed) != 1 {
 			t.Errorf("acemq.set_aside.failed = %v, want only {%s}", failed, queueKey(q))
 		}
 		// Not carried out yet: no outcome counted.
-		if pts, _ := points(t, reader, runtime.MetricOutcome); sumWhere(pts, "messaging.destination.name="+q) != 0 {
+		if pts, _ := points(t, reader, wire.MetricOutcome); sumWhere(pts, "messaging.destination.name="+q) != 0 {
 			t.Errorf("outcomes counted while the dead letter could not be published: %v", pts)
 		}
-		sent, _ := points(t, reader, runtime.MetricSent)
+		sent, _ := points(t, reader, wire.MetricSent)
 		if got := sumWhere(sent, "acemq.publish=dead_letter", "error.type=unroutable"); got < 3 {
 			t.Errorf("sent{acemq.publish=dead_letter,error.type=unroutable} = %v, want ≥ 3 (each returned try): %v", got, sent)
 		}
 		declareDLQ(t, q)
-		getOne(t, runtime.DeadLetterQueue(q), wait)
-		pts := waitPoint(t, reader, runtime.MetricOutcome, outcomeKey(q, "rejected", ""), 1, false)
+		getOne(t, wire.DeadLetterQueue(q), wait)
+		pts := waitPoint(t, reader, wire.MetricOutcome, outcomeKey(q, "rejected", ""), 1, false)
 		onlyOutcomes(t, pts, q, map[string]float64{outcomeKey(q, "rejected", ""): 1})
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"slices"
 	"strings"
 	"sync"
@@ -176,8 +177,8 @@ func TestMiddlewareCtxValueAndItsAckDecide(t *testing.T) {
 	for _, b := range []string{"ok", "fails", "commit-fails", "seen-before"} {
 		publishText(t, c, q, b)
 	}
-	d := drain(t, runtime.DeadLetterQueue(q), 2, wait)
-	reasons := []string{headerString(t, d[0], runtime.HeaderError), headerString(t, d[1], runtime.HeaderError)}
+	d := drain(t, wire.DeadLetterQueue(q), 2, wait)
+	reasons := []string{headerString(t, d[0], wire.HeaderError), headerString(t, d[1], wire.HeaderError)}
 	slices.Sort(reasons)
 	want := []string{"gave up after 1 attempts: stock service down", "rejected by the handler: inbox: commit: serialization failure"}
 	if !slices.Equal(reasons, want) {
@@ -247,10 +248,10 @@ func TestMiddlewarePanicAndRetryAreRecorded(t *testing.T) {
 	publishText(t, c, q, "boom")
 	publishText(t, c, q, "retry", runtime.WithHeaders(map[string]any{"tenant": "t-0"}))
 	publishText(t, c, q, "fine")
-	d := drain(t, runtime.DeadLetterQueue(q), 2, wait)
+	d := drain(t, wire.DeadLetterQueue(q), 2, wait)
 	var reasons []string
 	for _, m := range d {
-		reasons = append(reasons, headerString(t, m, runtime.HeaderError))
+		reasons = append(reasons, headerString(t, m, wire.HeaderError))
 	}
 	slices.Sort(reasons)
 	if len(reasons) != 2 || reasons[1] != "gave up after 1 attempts: tenant t-0 unknown" ||
@@ -264,7 +265,7 @@ func TestMiddlewarePanicAndRetryAreRecorded(t *testing.T) {
 	}
 	dest := "messaging.destination.name=" + q
 	for deadline := time.Now().Add(wait); ; time.Sleep(20 * time.Millisecond) {
-		proc, _ := points(t, reader, runtime.MetricProcessDuration)
+		proc, _ := points(t, reader, wire.MetricProcessDuration)
 		if sumWhere(proc, dest, "error.type=panic") == 1 && sumWhere(proc, dest, "error.type=retry") == 1 {
 			break
 		}

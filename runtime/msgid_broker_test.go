@@ -6,6 +6,7 @@ package runtime_test
 
 import (
 	"errors"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"strings"
 	"testing"
 	"time"
@@ -25,14 +26,14 @@ func TestPublishWithMessageIDSetsTheIdentity(t *testing.T) {
 	publishText(t, c, q, "fresh")
 	ds := drain(t, q, 3, wait)
 	for i, d := range ds[:2] {
-		if got := headerString(t, d, runtime.HeaderID); got != id || d.MessageId != id {
+		if got := headerString(t, d, wire.HeaderID); got != id || d.MessageId != id {
 			t.Errorf("message %d: x-acemq-id %q, message_id %q; want both %q", i, got, d.MessageId, id)
 		}
-		if a, ok := d.Headers[runtime.HeaderAttempt].(int64); !ok || a != 1 {
-			t.Errorf("message %d: x-acemq-attempt = %#v, want int64(1)", i, d.Headers[runtime.HeaderAttempt])
+		if a, ok := d.Headers[wire.HeaderAttempt].(int64); !ok || a != 1 {
+			t.Errorf("message %d: x-acemq-attempt = %#v, want int64(1)", i, d.Headers[wire.HeaderAttempt])
 		}
 	}
-	if got := headerString(t, ds[2], runtime.HeaderID); got == id || got != ds[2].MessageId {
+	if got := headerString(t, ds[2], wire.HeaderID); got == id || got != ds[2].MessageId {
 		t.Errorf("a publish without WithMessageID: x-acemq-id %q, message_id %q; want a fresh id in both", got, ds[2].MessageId)
 	}
 }
@@ -44,12 +45,12 @@ func TestPublishRefusesTheIDAmongHeaders(t *testing.T) {
 	c := dial(t)
 	ctx := ctxFor(t, 10*time.Second)
 	err := runtime.Publish(ctx, c, textType, "", "forged", runtime.WithRoutingKey(q),
-		runtime.WithHeaders(map[string]any{"tenant": "t1", runtime.HeaderID: "mine"}))
+		runtime.WithHeaders(map[string]any{"tenant": "t1", wire.HeaderID: "mine"}))
 	if !errors.Is(err, runtime.ErrInvalidMessage) || !strings.Contains(err.Error(), "x-acemq-id") || !strings.Contains(err.Error(), "WithMessageID") {
 		t.Errorf("Publish with x-acemq-id among WithHeaders = %v; want an error matching ErrInvalidMessage naming x-acemq-id and WithMessageID", err)
 	}
 	if _, err := runtime.PublishAsync(ctx, c, textType, "", "forged", runtime.WithRoutingKey(q),
-		runtime.WithHeaders(map[string]any{runtime.HeaderID: "mine"})); !errors.Is(err, runtime.ErrInvalidMessage) {
+		runtime.WithHeaders(map[string]any{wire.HeaderID: "mine"})); !errors.Is(err, runtime.ErrInvalidMessage) {
 		t.Errorf("PublishAsync with x-acemq-id among WithHeaders = %v; want an error matching ErrInvalidMessage", err)
 	}
 	for _, bad := range []string{"", strings.Repeat("i", 256)} {

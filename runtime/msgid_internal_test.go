@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"github.com/acemq/acemq-go/runtime/wire"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -113,7 +114,7 @@ func TestNewPublishingAllocations(t *testing.T) {
 	c := &Connection{cfg: dialConfig{origin: "o"}, origin: "o"}
 	body := []byte("x")
 	if n := testing.AllocsPerRun(200, func() {
-		_ = c.newPublishing("t", ContentTypeText, body, publishConfig{})
+		_ = c.newPublishing("t", wire.ContentTypeText, body, publishConfig{})
 	}); n > 6 {
 		t.Fatalf("newPublishing: %.1f allocations, want at most 6", n)
 	}

@@ -22,11 +22,7 @@ const (
 	argDelayedRetryMax  = wire.ArgDelayedRetryMax
 )
 
-// NativeRetryBroker is the first RabbitMQ version whose quorum queues
-// delay a retry themselves (Queue.NativeRetry).
-const NativeRetryBroker = wire.NativeRetryBroker
-
-// NativeRetry is the broker's delayed retry that gives p's schedule
+// nativeRetry is the broker's delayed retry that gives p's schedule (wire.NativeRetry)
 // exactly: the first wait (min) and the last (max), such that the wait
 // after the k-th failure is min(min × k, max). It is an error, saying which
 // wait the broker would get wrong, for a policy the broker cannot give:
@@ -35,13 +31,13 @@ const NativeRetryBroker = wire.NativeRetryBroker
 // wait and then stay (an exponential ladder past its second wait, unless
 // max caps it there). Fixed(n, d) is always expressible (min = max = d),
 // and so is Exponential(3, d, 2d) with no jitter (d, 2d).
-func (p RetryPolicy) NativeRetry() (minWait, maxWait time.Duration, err error) {
+func (p RetryPolicy) nativeRetry() (minWait, maxWait time.Duration, err error) {
 	return wire.NativeRetry(p.Schedule(), p.jitter)
 }
 
 // nativeRetryArguments are a NativeRetry queue's delayed-retry arguments.
 func (q Queue) nativeRetryArguments() (map[string]any, error) {
-	lo, hi, err := q.Retry.NativeRetry()
+	lo, hi, err := q.Retry.nativeRetry()
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"github.com/acemq/acemq-go/runtime/wire"
 	"strings"
 	"testing"
 	"time"
@@ -30,15 +31,15 @@ func TestNativeRetryExpressible(t *testing.T) {
 		{name: "sub-millisecond", p: Fixed(3, 1500*time.Microsecond), err: "wait 1 (1.5ms) is not a positive whole number of milliseconds"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			lo, hi, err := c.p.NativeRetry()
+			lo, hi, err := wire.NativeRetry(c.p.Schedule(), c.p.Jitter())
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
-					t.Fatalf("NativeRetry() = %s, %s, %v; want an error with %q", lo, hi, err, c.err)
+					t.Fatalf("wire.NativeRetry = %s, %s, %v; want an error with %q", lo, hi, err, c.err)
 				}
 				return
 			}
 			if err != nil || lo != c.min || hi != c.max {
-				t.Fatalf("NativeRetry() = %s, %s, %v; want %s, %s", lo, hi, err, c.min, c.max)
+				t.Fatalf("wire.NativeRetry = %s, %s, %v; want %s, %s", lo, hi, err, c.min, c.max)
 			}
 			// The broker's delay after each failure is the schedule.
 			for k, w := range c.p.Schedule() {
@@ -84,7 +85,7 @@ func TestNativeRetryDeclarations(t *testing.T) {
 
 func TestBrokerAtLeast(t *testing.T) {
 	for v, want := range map[string]bool{"4.3.6": true, "4.3.0-rc.1": true, "4.10.0": true, "5.0.1": true, "4.2.3": false, "3.10.8": false, "4.0.5": false, "": false, "garbage": false} {
-		if got := brokerAtLeast(v, NativeRetryBroker); got != want {
+		if got := brokerAtLeast(v, wire.NativeRetryBroker); got != want {
 			t.Errorf("brokerAtLeast(%q, 4.3) = %v, want %v", v, got, want)
 		}
 	}

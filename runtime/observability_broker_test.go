@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"maps"
 	"strings"
 	"testing"
@@ -115,7 +116,7 @@ func TestObservabilityRetriedTwiceThenDeadLettered(t *testing.T) {
 	rec.waitN(t, 3, wait)
 	deadline := time.Now().Add(wait)
 	for {
-		pts, _ := points(t, reader, runtime.MetricOutcome)
+		pts, _ := points(t, reader, wire.MetricOutcome)
 		if sumWhere(pts, "acemq.outcome=gave_up_attempts") == 1 {
 			break
 		}
@@ -126,7 +127,7 @@ func TestObservabilityRetriedTwiceThenDeadLettered(t *testing.T) {
 	}
 
 	dest := "messaging.destination.name=" + q
-	sent, sentM := points(t, reader, runtime.MetricSent)
+	sent, sentM := points(t, reader, wire.MetricSent)
 	if got := sumWhere(sent, "acemq.publish=application", "messaging.system=rabbitmq", "messaging.operation.name=publish", "messaging.destination.name=amq.default", "acemq.message.type=acemq.test.text"); got != 1 {
 		t.Errorf("sent by the application = %v, want 1: %v", got, sent)
 	}
@@ -137,13 +138,13 @@ func TestObservabilityRetriedTwiceThenDeadLettered(t *testing.T) {
 		t.Errorf("sent as dead letters = %v, want 1: %v", got, sent)
 	}
 	if sentM.Unit != "{message}" {
-		t.Errorf("%s unit %q, want {message}", runtime.MetricSent, sentM.Unit)
+		t.Errorf("%s unit %q, want {message}", wire.MetricSent, sentM.Unit)
 	}
-	consumed, _ := points(t, reader, runtime.MetricConsumed)
+	consumed, _ := points(t, reader, wire.MetricConsumed)
 	if got := sumWhere(consumed, dest, "messaging.operation.name=process"); got != 3 {
 		t.Errorf("consumed = %v, want 3: %v", got, consumed)
 	}
-	outcomes, _ := points(t, reader, runtime.MetricOutcome)
+	outcomes, _ := points(t, reader, wire.MetricOutcome)
 	if got := sumWhere(outcomes, dest, "acemq.outcome=retried", "acemq.wait=memory"); got != 2 {
 		t.Errorf("retried = %v, want 2: %v", got, outcomes)
 	}
@@ -153,11 +154,11 @@ func TestObservabilityRetriedTwiceThenDeadLettered(t *testing.T) {
 	if got := sumWhere(outcomes); got != 3 {
 		t.Errorf("outcomes in all = %v, want 3: %v", got, outcomes)
 	}
-	proc, procM := points(t, reader, runtime.MetricProcessDuration)
+	proc, procM := points(t, reader, wire.MetricProcessDuration)
 	if got := sumWhere(proc, dest, "error.type=retry"); got != 3 || procM.Unit != "s" {
 		t.Errorf("process durations with error.type=retry = %v (unit %q), want 3 in s: %v", got, procM.Unit, proc)
 	}
-	ops, opsM := points(t, reader, runtime.MetricOperationDuration)
+	ops, opsM := points(t, reader, wire.MetricOperationDuration)
 	if got := sumWhere(ops, "messaging.operation.name=publish"); got != 4 || opsM.Unit != "s" {
 		t.Errorf("publish durations = %v (unit %q), want 4 in s: %v", got, opsM.Unit, ops)
 	}
@@ -263,7 +264,7 @@ func TestObservabilityRetriedTwiceThenDeadLettered(t *testing.T) {
 		if attr(at, "acemq.publish") != want {
 			t.Errorf("the publish after attempt %d is %q, want %s", attempt, attr(at, "acemq.publish"), want)
 		}
-		if want == "dead_letter" && attr(at, "messaging.rabbitmq.destination.routing_key") != runtime.DeadLetterQueue(q) {
+		if want == "dead_letter" && attr(at, "messaging.rabbitmq.destination.routing_key") != wire.DeadLetterQueue(q) {
 			t.Errorf("dead-letter publish routed to %q", attr(at, "messaging.rabbitmq.destination.routing_key"))
 		}
 	}
@@ -277,7 +278,7 @@ func TestObservabilityRetriedTwiceThenDeadLettered(t *testing.T) {
 		t.Fatal(err)
 	}
 	rctx, op := tp.Tracer("test").Start(ctxFor(t, 30*time.Second), "operator replays")
-	res, err := c.Replay(rctx, runtime.DeadLetterQueue(q), runtime.ReplayOptions{})
+	res, err := c.Replay(rctx, wire.DeadLetterQueue(q), runtime.ReplayOptions{})
 	op.End()
 	if err != nil || res.Moved != 1 {
 		t.Fatalf("Replay: %v %v", res, err)
@@ -297,8 +298,8 @@ func TestObservabilityRetriedTwiceThenDeadLettered(t *testing.T) {
 	case len(replay.Links()) != 1 || replay.Links()[0].SpanContext.SpanID() != op.SpanContext().SpanID():
 		t.Errorf("replay span links %v, want the operator's span", replay.Links())
 	}
-	moved, _ := points(t, reader, runtime.MetricReplayMoved)
-	if got := sumWhere(moved, "messaging.destination.name="+runtime.DeadLetterQueue(q)); got != 1 {
+	moved, _ := points(t, reader, wire.MetricReplayMoved)
+	if got := sumWhere(moved, "messaging.destination.name="+wire.DeadLetterQueue(q)); got != 1 {
 		t.Errorf("acemq.replay.moved = %v, want 1: %v", got, moved)
 	}
 }
@@ -325,13 +326,13 @@ func TestObservabilityPanicAndParkSpans(t *testing.T) {
 	publishText(t, c, q, "boom")
 	publishText(t, c, q, "park me")
 	// A type nobody declared: undecodable, and "unknown" on the metrics.
-	rawPublish(t, q, amqp.Publishing{Type: "someone.elses.type", ContentType: runtime.ContentTypeText, Body: []byte("?")})
+	rawPublish(t, q, amqp.Publishing{Type: "someone.elses.type", ContentType: wire.ContentTypeText, Body: []byte("?")})
 	rec.waitN(t, 2, wait)
-	waitDepth(t, runtime.DeadLetterQueue(q), 1, wait)
-	waitDepth(t, runtime.ParkedQueue(q), 2, wait)
+	waitDepth(t, wire.DeadLetterQueue(q), 1, wait)
+	waitDepth(t, wire.ParkedQueue(q), 2, wait)
 	dest := "messaging.destination.name=" + q
 	for deadline := time.Now().Add(wait); ; time.Sleep(20 * time.Millisecond) {
-		outcomes, _ := points(t, reader, runtime.MetricOutcome)
+		outcomes, _ := points(t, reader, wire.MetricOutcome)
 		ok := sumWhere(outcomes, dest, "acemq.outcome=gave_up_attempts", "acemq.message.type=acemq.test.text") == 1 &&
 			sumWhere(outcomes, dest, "acemq.outcome=parked") == 1 &&
 			sumWhere(outcomes, dest, "acemq.outcome=undecodable", "acemq.message.type=unknown") == 1
@@ -342,7 +343,7 @@ func TestObservabilityPanicAndParkSpans(t *testing.T) {
 			t.Fatalf("outcomes %v, want gave_up_attempts 1 (the panic, no retries), parked 1, undecodable 1 of type unknown", outcomes)
 		}
 	}
-	proc, _ := points(t, reader, runtime.MetricProcessDuration)
+	proc, _ := points(t, reader, wire.MetricProcessDuration)
 	if sumWhere(proc, dest, "error.type=panic") != 1 || sumWhere(proc, dest, "error.type=park") != 1 || sumWhere(proc, dest, "error.type=undecodable") != 1 {
 		t.Errorf("process durations by error.type: %v", proc)
 	}
@@ -409,8 +410,8 @@ func TestObservabilityGauges(t *testing.T) {
 	dest := "messaging.destination.name=" + q
 	var held, inFlight map[string]float64
 	for deadline := time.Now().Add(wait); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		held, _ = points(t, reader, runtime.MetricHeld)
-		inFlight, _ = points(t, reader, runtime.MetricInFlight)
+		held, _ = points(t, reader, wire.MetricHeld)
+		inFlight, _ = points(t, reader, wire.MetricInFlight)
 		if sumWhere(held, dest) == 1 {
 			break
 		}
@@ -423,7 +424,7 @@ func TestObservabilityGauges(t *testing.T) {
 	}
 	rec.waitN(t, 2, wait)
 	for deadline := time.Now().Add(wait); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if held, _ = points(t, reader, runtime.MetricHeld); sumWhere(held, dest) == 0 {
+		if held, _ = points(t, reader, wire.MetricHeld); sumWhere(held, dest) == 0 {
 			break
 		}
 	}

@@ -220,7 +220,7 @@ func WithPrefetch(n int) ConsumeOption {
 // channel's basic.qos is prefetch + budget, so held retries never starve
 // the handlers. Once the budget is full a further wait below the policy's
 // wait_in_broker_from spills to the broker: its copy goes to the rung for
-// that wait rounded up to whole seconds (RetryPolicy.SpillRungs, declared
+// that wait rounded up to whole seconds (wire.SpillRungs, declared
 // by the topology), confirmed, then the delivery is acked (the worker does
 // not wait for the confirm). 0 holds none:
 // every such wait goes to a rung. Under WithWaitInBrokerFrom(0) nothing

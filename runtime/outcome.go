@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"time"
 	"unicode/utf8"
 )
@@ -120,7 +121,7 @@ func (dv *delivery) retried(why, wait string, delay time.Duration) {
 func (dv *delivery) setAsideAs(o outcome, why, to string) {
 	dv.counted(o, "")
 	what := "acemq: parked"
-	if to == DeadLetterQueue(dv.cs.queue) {
+	if to == wire.DeadLetterQueue(dv.cs.queue) {
 		what = "acemq: dead-lettered"
 	}
 	if dv.cs.outcomeLog.allow(time.Now(), o, why) {

@@ -6,6 +6,7 @@ package runtime_test
 
 import (
 	"errors"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"log/slog"
 	"strings"
 	"sync"
@@ -120,7 +121,7 @@ func TestOutcomeLogLines(t *testing.T) {
 			dead = d
 		}
 	}
-	if r := headerString(t, dead, runtime.HeaderError); !strings.HasPrefix(r, "gave up after 3 attempts: handler panicked: assignment to entry in nil map (at runtime_test.") || !strings.Contains(r, "outcomelog_broker_test.go:") {
+	if r := headerString(t, dead, wire.HeaderError); !strings.HasPrefix(r, "gave up after 3 attempts: handler panicked: assignment to entry in nil map (at runtime_test.") || !strings.Contains(r, "outcomelog_broker_test.go:") {
 		t.Errorf("the panic's dead letter says %q; want the value and the frame", r)
 	}
 

@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"errors"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,7 +28,7 @@ func TestOutcomeLogLinesAreBounded(t *testing.T) {
 	for i := range 10 {
 		publishText(t, c, q, "order "+strconv.Itoa(i))
 	}
-	waitDepth(t, runtime.DeadLetterQueue(q), 10, wait)
+	waitDepth(t, wire.DeadLetterQueue(q), 10, wait)
 	var summaries []logRecord
 	for deadline := time.Now().Add(wait); ; time.Sleep(50 * time.Millisecond) {
 		lines, sum := len(logs.matching("acemq: dead-lettered")), 0

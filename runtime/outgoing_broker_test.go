@@ -5,6 +5,7 @@ package runtime_test
 
 import (
 	"errors"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"strings"
 	"testing"
 
@@ -32,10 +33,10 @@ func TestOutgoingIsSentAsBuilt(t *testing.T) {
 		t.Errorf("NewOutgoing = exchange %q, key %q, ordering key %q, mandatory %v; want \"\", %q, customer-7, true",
 			o.Exchange, o.RoutingKey, o.OrderingKey, o.Mandatory, q)
 	}
-	id, _ := o.Msg.Headers[runtime.HeaderID].(string)
+	id, _ := o.Msg.Headers[wire.HeaderID].(string)
 	if id == "" || string(o.Msg.Body) != "stored" || o.Msg.Type != textType.Name() || o.Msg.Headers["tenant"] != "acme" {
 		t.Fatalf("NewOutgoing's message: body %q, type %q, headers %v; want body stored, type %s, an %s and tenant=acme",
-			o.Msg.Body, o.Msg.Type, o.Msg.Headers, textType.Name(), runtime.HeaderID)
+			o.Msg.Body, o.Msg.Type, o.Msg.Headers, textType.Name(), wire.HeaderID)
 	}
 	if got := depth(t, q); got != 0 {
 		t.Fatalf("NewOutgoing sent something: %s holds %d", q, got)
@@ -53,9 +54,9 @@ func TestOutgoingIsSentAsBuilt(t *testing.T) {
 		t.Fatalf("%s: %d messages after PublishOutgoing, want 1", q, len(ds))
 	}
 	d := ds[0]
-	if string(d.Body) != "stored" || d.MessageId != o.Msg.MessageId || d.Headers[runtime.HeaderID] != id || d.Headers["tenant"] != "acme" {
+	if string(d.Body) != "stored" || d.MessageId != o.Msg.MessageId || d.Headers[wire.HeaderID] != id || d.Headers["tenant"] != "acme" {
 		t.Errorf("delivered: body %q, message id %q, %s %v, tenant %v; want stored, %q, %q, acme",
-			d.Body, d.MessageId, runtime.HeaderID, d.Headers[runtime.HeaderID], d.Headers["tenant"], o.Msg.MessageId, id)
+			d.Body, d.MessageId, wire.HeaderID, d.Headers[wire.HeaderID], d.Headers["tenant"], o.Msg.MessageId, id)
 	}
 }
 

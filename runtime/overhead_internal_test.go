@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"syscall"
 	"testing"
 	"time"
@@ -28,7 +29,7 @@ func TestObservabilityAddsNoAllocationsWithTheNoopProviders(t *testing.T) {
 	c := &Connection{metrics: newMetrics(otel.GetMeterProvider())}
 	declareType("acemq.alloc.test")
 	o := outgoing{exchange: "orders", key: "order.placed", mandatory: true, msg: amqp.Publishing{
-		Headers: amqp.Table{HeaderID: "id-1", HeaderAttempt: int64(1)}, MessageId: "id-1", Type: "acemq.alloc.test", Body: []byte("body"),
+		Headers: amqp.Table{wire.HeaderID: "id-1", wire.HeaderAttempt: int64(1)}, MessageId: "id-1", Type: "acemq.alloc.test", Body: []byte("body"),
 	}}
 	ctx := context.Background()
 	start := time.Now()
@@ -40,7 +41,7 @@ func TestObservabilityAddsNoAllocationsWithTheNoopProviders(t *testing.T) {
 	}
 
 	cs := &Consumer{c: c, queue: "orders.new", handlerCtx: ctx}
-	dv := &delivery{cs: cs, d: amqp.Delivery{Headers: amqp.Table{HeaderID: "id-1", HeaderAttempt: int64(1)}, MessageId: "id-1", Type: "acemq.alloc.test", Body: []byte("body")},
+	dv := &delivery{cs: cs, d: amqp.Delivery{Headers: amqp.Table{wire.HeaderID: "id-1", wire.HeaderAttempt: int64(1)}, MessageId: "id-1", Type: "acemq.alloc.test", Body: []byte("body")},
 		env: Envelope{Attempt: 1}, began: start}
 	if n := testing.AllocsPerRun(1000, func() {
 		cs.consumedOne(dv.d.Type)
@@ -58,7 +59,7 @@ func TestObservabilityAddsNoAllocationsWithTheNoopProviders(t *testing.T) {
 	// continues the trace) takes the two allocations of a context holding
 	// a span context, providers or not; nothing more.
 	const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-	dv.d.Headers = amqp.Table{HeaderID: "id-1", HeaderAttempt: int64(1), "traceparent": traceparent}
+	dv.d.Headers = amqp.Table{wire.HeaderID: "id-1", wire.HeaderAttempt: int64(1), "traceparent": traceparent}
 	var got context.Context
 	if n := testing.AllocsPerRun(1000, func() {
 		cs.consumedOne(dv.d.Type)
@@ -135,7 +136,7 @@ func benchDeliveryHooks(b *testing.B, mp metric.MeterProvider, tp trace.TracerPr
 	headers := make([]amqp.Table, 1024)
 	for i := range headers {
 		o := outgoing{exchange: "", key: "orders.new", msg: amqp.Publishing{
-			Headers: amqp.Table{HeaderID: "id-1", HeaderAttempt: int64(1)}, MessageId: "id-1", CorrelationId: "conv-1", Type: "acemq.alloc.test", Body: []byte("body"),
+			Headers: amqp.Table{wire.HeaderID: "id-1", wire.HeaderAttempt: int64(1)}, MessageId: "id-1", CorrelationId: "conv-1", Type: "acemq.alloc.test", Body: []byte("body"),
 		}}
 		span := publisher.startPublish(ctx, &o)
 		publisher.endPublish(span, &o, time.Now(), nil)
@@ -210,7 +211,7 @@ func BenchmarkObservabilityPublishHooksSDK(b *testing.B) {
 	declareType("acemq.alloc.test")
 	ctx := context.Background()
 	o := outgoing{exchange: "orders", key: "order.placed", msg: amqp.Publishing{
-		Headers: amqp.Table{HeaderID: "id-1", HeaderAttempt: int64(1)}, MessageId: "id-1", Type: "acemq.alloc.test", Body: []byte("body"),
+		Headers: amqp.Table{wire.HeaderID: "id-1", wire.HeaderAttempt: int64(1)}, MessageId: "id-1", Type: "acemq.alloc.test", Body: []byte("body"),
 	}}
 	b.ReportAllocs()
 	defer reportCPU(b)()

@@ -8,16 +8,6 @@ import (
 	"time"
 )
 
-// DefaultWaitInBrokerFrom is a policy's WaitInBrokerFrom unless
-// WithWaitInBrokerFrom says otherwise: the wait from which a retry is held
-// by the broker in a rung queue rather than on a timer in the consumer.
-const DefaultWaitInBrokerFrom = wire.DefaultWaitInBrokerFrom
-
-// MaxWaitInBrokerFrom is the largest WaitInBrokerFrom a policy may have: a
-// delivery held in memory must be settled well inside the broker's consumer
-// timeout (30 minutes by default).
-const MaxWaitInBrokerFrom = wire.MaxWaitInBrokerFrom
-
 // RetryPolicy says how many times a message is attempted and how long to
 // wait between attempts. Policies are immutable values: every With… method
 // returns a new policy, and the method without With reads what it set
@@ -82,10 +72,10 @@ func (p RetryPolicy) Jitter() float64 { return p.jitter }
 func (p RetryPolicy) Multiplier() float64 { return p.multiplier }
 
 // WaitInBrokerFrom is the wait from which the broker holds a retry
-// (DefaultWaitInBrokerFrom unless WithWaitInBrokerFrom); zero means never.
+// (wire.DefaultWaitInBrokerFrom unless WithWaitInBrokerFrom); zero means never.
 func (p RetryPolicy) WaitInBrokerFrom() time.Duration {
 	if !p.thresholdSet {
-		return DefaultWaitInBrokerFrom
+		return wire.DefaultWaitInBrokerFrom
 	}
 	return p.threshold
 }
@@ -125,46 +115,30 @@ func (p RetryPolicy) Schedule() []time.Duration {
 	return out
 }
 
-// InBroker reports whether a wait of d is held by the broker.
-func (p RetryPolicy) InBroker(d time.Duration) bool { return wire.InBroker(d, p.WaitInBrokerFrom()) }
+// inBroker reports whether a wait of d is held by the broker.
+func (p RetryPolicy) inBroker(d time.Duration) bool { return wire.InBroker(d, p.WaitInBrokerFrom()) }
 
-// BrokerRungs is the distinct waits of the schedule that the broker holds,
-// in ascending order: one rung queue each.
-// Exponential(6, 10*time.Second, 300*time.Second).BrokerRungs() is
-// [40s 1m20s 2m40s].
-func (p RetryPolicy) BrokerRungs() []time.Duration {
+// brokerRungs is the distinct waits of the schedule that the broker holds
+// (wire.BrokerRungs).
+func (p RetryPolicy) brokerRungs() []time.Duration {
 	return wire.BrokerRungs(p.distinctWaits, p.WaitInBrokerFrom())
 }
 
-// SpillRungs is the rungs a consumer spills short waits to once its hold
-// budget is full (WithHoldBudget): each distinct wait below the threshold,
-// rounded up to whole seconds (rungs are named q.retry.<N>s), in ascending
-// order, leaving out those BrokerRungs already has. A spilled wait is
-// never shorter than the policy asks. A wait of zero is never spilled, and
-// a policy that never uses the broker (WithWaitInBrokerFrom(0)) has none.
-// Exponential(3, 500*time.Millisecond, time.Second).WithWaitInBrokerFrom(time.Second).SpillRungs()
-// is [] (its 500ms wait spills to the 1s rung the broker holds anyway);
-// Exponential(6, 10*time.Second, 300*time.Second).SpillRungs() is [10s 20s].
-func (p RetryPolicy) SpillRungs() []time.Duration {
+// spillRungs is the rungs a consumer spills short waits to once its hold
+// budget is full (wire.SpillRungs).
+func (p RetryPolicy) spillRungs() []time.Duration {
 	return wire.SpillRungs(p.distinctWaits, p.WaitInBrokerFrom())
 }
 
-// Rungs is every rung queue the topology declares for the policy, in
-// ascending order: BrokerRungs and SpillRungs.
-func (p RetryPolicy) Rungs() []time.Duration {
+// rungs is every rung queue the topology declares for the policy
+// (wire.Rungs).
+func (p RetryPolicy) rungs() []time.Duration {
 	return wire.Rungs(p.distinctWaits, p.WaitInBrokerFrom())
 }
 
 // spills reports whether a wait of d held in memory may go to a rung
 // instead once the hold budget is full.
 func (p RetryPolicy) spills(d time.Duration) bool { return wire.Spills(d, p.WaitInBrokerFrom()) }
-
-// SpillRung is the rung delay a wait of d goes to when a consumer's hold
-// budget is full: d rounded up to whole seconds; false for a wait the
-// broker holds anyway, a wait of zero, or under WithWaitInBrokerFrom(0).
-func (p RetryPolicy) SpillRung(d time.Duration) (time.Duration, bool) {
-	return wire.SpillRung(d, p.WaitInBrokerFrom())
-}
 
 // spillRung is the rung a wait of d spills to: d rounded up to whole
 // seconds.
@@ -196,7 +170,7 @@ func (p RetryPolicy) jittered(d time.Duration) time.Duration {
 }
 
 // Validate reports a policy the runtime refuses: a broker threshold above
-// MaxWaitInBrokerFrom, negative values, or a broker wait that is not a whole
+// wire.MaxWaitInBrokerFrom, negative values, or a broker wait that is not a whole
 // number of seconds (a rung is named q.retry.<N>s).
 func (p RetryPolicy) Validate() error {
 	switch {
@@ -206,22 +180,22 @@ func (p RetryPolicy) Validate() error {
 		return fmt.Errorf("retry policy: a delay is negative")
 	case p.jitter < 0 || p.jitter >= 1:
 		return fmt.Errorf("retry policy: jitter %g must be in [0, 1)", p.jitter)
-	case p.WaitInBrokerFrom() > MaxWaitInBrokerFrom:
+	case p.WaitInBrokerFrom() > wire.MaxWaitInBrokerFrom:
 		return fmt.Errorf("retry policy: wait_in_broker_from %s is above %s: a delivery held that long in memory "+
-			"risks the broker's consumer timeout; use a smaller threshold", p.WaitInBrokerFrom(), MaxWaitInBrokerFrom)
+			"risks the broker's consumer timeout; use a smaller threshold", p.WaitInBrokerFrom(), wire.MaxWaitInBrokerFrom)
 	case p.giveUpAfter < 0:
 		return fmt.Errorf("retry policy: give_up_after is negative")
 	}
-	for _, d := range p.BrokerRungs() {
+	for _, d := range p.brokerRungs() {
 		if d%time.Second != 0 {
 			return fmt.Errorf("retry policy: broker wait %s is not a whole number of seconds (rungs are named q.retry.<N>s)", d)
 		}
 	}
 	var tooLong error
 	p.distinctDelays(func(d time.Duration) {
-		if longest := time.Duration(float64(d) * (1 + p.jitter)); tooLong == nil && !p.InBroker(d) && longest > MaxWaitInBrokerFrom {
+		if longest := time.Duration(float64(d) * (1 + p.jitter)); tooLong == nil && !p.inBroker(d) && longest > wire.MaxWaitInBrokerFrom {
 			tooLong = fmt.Errorf("retry policy: a wait of %s (up to %s with jitter) would be held in memory, above %s: "+
-				"the broker closes a channel whose delivery is unsettled for 30m; let the broker hold it (wait_in_broker_from)", d, longest, MaxWaitInBrokerFrom)
+				"the broker closes a channel whose delivery is unsettled for 30m; let the broker hold it (wait_in_broker_from)", d, longest, wire.MaxWaitInBrokerFrom)
 		}
 	})
 	return tooLong
@@ -229,10 +203,10 @@ func (p RetryPolicy) Validate() error {
 
 func (p RetryPolicy) String() string {
 	s := fmt.Sprintf("%d attempts, waits %v", p.Attempts(), p.Schedule())
-	if rungs := p.BrokerRungs(); len(rungs) > 0 {
+	if rungs := p.brokerRungs(); len(rungs) > 0 {
 		s += fmt.Sprintf(", broker rungs %v", rungs)
 	}
-	if spill := p.SpillRungs(); len(spill) > 0 {
+	if spill := p.spillRungs(); len(spill) > 0 {
 		// Declared by Topology too: where a wait held in memory goes past
 		// the hold budget.
 		s += fmt.Sprintf(", spill rungs %v (past the hold budget)", spill)

@@ -15,11 +15,11 @@ func TestHugeAttemptsAreCheapToValidate(t *testing.T) {
 	if err := p.Validate(); err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
-	rungs := p.BrokerRungs()
+	rungs := brokerRungs(p)
 	if len(rungs) == 0 || rungs[len(rungs)-1] != time.Hour {
-		t.Fatalf("BrokerRungs = %v, want the doubling waits from 32s up to the 1h cap", rungs)
+		t.Fatalf("wire.BrokerRungs = %v, want the doubling waits from 32s up to the 1h cap", rungs)
 	}
-	if got := runtime.Fixed(math.MaxInt, time.Minute).BrokerRungs(); len(got) != 1 || got[0] != time.Minute {
-		t.Fatalf("Fixed(MaxInt, 1m).BrokerRungs() = %v, want [1m0s]", got)
+	if got := brokerRungs(runtime.Fixed(math.MaxInt, time.Minute)); len(got) != 1 || got[0] != time.Minute {
+		t.Fatalf("wire.BrokerRungs of Fixed(MaxInt, 1m) = %v, want [1m0s]", got)
 	}
 }

@@ -7,6 +7,7 @@ package runtime_test
 import (
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"slices"
 	"strings"
 	"testing"
@@ -62,15 +63,15 @@ func TestBrokerRungs(t *testing.T) {
 		{"deduplicated at the cap", runtime.Exponential(8, 30*s, 60*s), durations(30*s, 60*s)},
 	}
 	for _, c := range cases {
-		if got := c.policy.BrokerRungs(); !slices.Equal(got, c.want) {
-			t.Errorf("%s.BrokerRungs() = %v, want %v", c.name, got, c.want)
+		if got := brokerRungs(c.policy); !slices.Equal(got, c.want) {
+			t.Errorf("%s: wire.BrokerRungs = %v, want %v", c.name, got, c.want)
 		}
 	}
 	if got := runtime.Exponential(6, 10*s, 300*s).WaitInBrokerFrom(); got != 30*s {
 		t.Errorf("default WaitInBrokerFrom = %v, want 30s", got)
 	}
-	if got := runtime.Exponential(6, 10*s, 300*s).WithWaitInBrokerFrom(0); got.InBroker(time.Hour) {
-		t.Errorf("WithWaitInBrokerFrom(0).InBroker(1h) = true, want false: zero means never the broker")
+	if got := runtime.Exponential(6, 10*s, 300*s).WithWaitInBrokerFrom(0); wire.InBroker(time.Hour, got.WaitInBrokerFrom()) {
+		t.Errorf("wire.InBroker(1h) under WithWaitInBrokerFrom(0) = true, want false: zero means never the broker")
 	}
 }
 
@@ -91,11 +92,11 @@ func TestSpillRungs(t *testing.T) {
 		{"NoRetry", runtime.NoRetry(), nil, nil},
 	}
 	for _, c := range cases {
-		if got := c.policy.SpillRungs(); !slices.Equal(got, c.spill) {
-			t.Errorf("%s.SpillRungs() = %v, want %v", c.name, got, c.spill)
+		if got := spillRungs(c.policy); !slices.Equal(got, c.spill) {
+			t.Errorf("%s: wire.SpillRungs = %v, want %v", c.name, got, c.spill)
 		}
-		if got := c.policy.Rungs(); !slices.Equal(got, c.rungs) {
-			t.Errorf("%s.Rungs() = %v, want %v", c.name, got, c.rungs)
+		if got := rungsOf(c.policy); !slices.Equal(got, c.rungs) {
+			t.Errorf("%s: wire.Rungs = %v, want %v", c.name, got, c.rungs)
 		}
 	}
 }
@@ -126,8 +127,8 @@ func TestNoRetry(t *testing.T) {
 	if n := (runtime.RetryPolicy{}).Attempts(); n != 1 {
 		t.Errorf("zero RetryPolicy Attempts() = %d, want 1 (the zero value is NoRetry)", n)
 	}
-	if r := runtime.NoRetry().BrokerRungs(); len(r) != 0 {
-		t.Errorf("NoRetry().BrokerRungs() = %v, want none", r)
+	if r := brokerRungs(runtime.NoRetry()); len(r) != 0 {
+		t.Errorf("wire.BrokerRungs of NoRetry() = %v, want none", r)
 	}
 }
 
@@ -180,13 +181,13 @@ func TestValidate(t *testing.T) {
 func TestNames(t *testing.T) {
 	t.Parallel()
 	for got, want := range map[string]string{
-		runtime.DeadLetterQueue("orders.new"):        "orders.new.dlq",
-		runtime.ParkedQueue("orders.new"):            "orders.new.parked",
-		runtime.RungQueue("orders.new", 40*s):        "orders.new.retry.40s",
-		runtime.RungQueue("orders.new", 160*s):       "orders.new.retry.160s",
-		runtime.RungQueue("orders.new", time.Second): "orders.new.retry.1s",
-		runtime.DeadLetterExchange:                   "acemq.dlx",
-		runtime.RetryExchange:                        "acemq.retry",
+		wire.DeadLetterQueue("orders.new"):        "orders.new.dlq",
+		wire.ParkedQueue("orders.new"):            "orders.new.parked",
+		wire.RungQueue("orders.new", 40*s):        "orders.new.retry.40s",
+		wire.RungQueue("orders.new", 160*s):       "orders.new.retry.160s",
+		wire.RungQueue("orders.new", time.Second): "orders.new.retry.1s",
+		wire.DeadLetterExchange:                   "acemq.dlx",
+		wire.RetryExchange:                        "acemq.retry",
 	} {
 		if got != want {
 			t.Errorf("got %q, want %q", got, want)
@@ -247,11 +248,25 @@ func TestDesignWorkedExamples(t *testing.T) {
 		if got := fmt.Sprint(tc.policy.Schedule()); got != tc.schedule {
 			t.Errorf("example %s: Schedule() = %s, docs/design.md says %s", tc.name, got, tc.schedule)
 		}
-		if got := fmt.Sprint(tc.policy.BrokerRungs()); got != tc.rungs {
-			t.Errorf("example %s: BrokerRungs() = %s, docs/design.md says %s", tc.name, got, tc.rungs)
+		if got := fmt.Sprint(brokerRungs(tc.policy)); got != tc.rungs {
+			t.Errorf("example %s: wire.BrokerRungs = %s, docs/design.md says %s", tc.name, got, tc.rungs)
 		}
 	}
-	if got := runtime.RungQueue("q", 160*time.Second); got != "q.retry.160s" {
+	if got := wire.RungQueue("q", 160*time.Second); got != "q.retry.160s" {
 		t.Errorf("RungQueue(q, 2m40s) = %s", got)
 	}
+}
+
+// brokerRungs, spillRungs and rungsOf are wire's rung arithmetic over p's
+// waits, as the generator and the runtime's topology compute them.
+func brokerRungs(p runtime.RetryPolicy) []time.Duration {
+	return wire.BrokerRungs(wire.Waits(p.Attempts(), p.Delay), p.WaitInBrokerFrom())
+}
+
+func spillRungs(p runtime.RetryPolicy) []time.Duration {
+	return wire.SpillRungs(wire.Waits(p.Attempts(), p.Delay), p.WaitInBrokerFrom())
+}
+
+func rungsOf(p runtime.RetryPolicy) []time.Duration {
+	return wire.Rungs(wire.Waits(p.Attempts(), p.Delay), p.WaitInBrokerFrom())
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -88,13 +89,13 @@ func encodeOutgoing(ctx context.Context, c *Connection, typ string, codec Codec,
 		msg:       c.newPublishing(typ, codec.ContentType(), body, cfg),
 	}
 	if fv, ok := fp.(interface{ schemaFingerprintValue() any }); ok {
-		o.msg.Headers[HeaderSchemaFingerprint] = fv.schemaFingerprintValue()
+		o.msg.Headers[wire.HeaderSchemaFingerprint] = fv.schemaFingerprintValue()
 	} else if fp != nil {
-		o.msg.Headers[HeaderSchemaFingerprint] = fp.schemaFingerprint()
+		o.msg.Headers[wire.HeaderSchemaFingerprint] = fp.schemaFingerprint()
 	}
 	if ws, ok := fp.(interface{ writerSchemaValue() any }); ok {
 		if v := ws.writerSchemaValue(); v != nil {
-			o.msg.Headers[HeaderSchema] = v
+			o.msg.Headers[wire.HeaderSchema] = v
 		}
 	}
 	// The frame's size is checked when it is written, against the
@@ -117,10 +118,10 @@ func (c *Connection) newPublishing(typ, contentType string, body []byte, cfg pub
 	for k, v := range cfg.headers {
 		h[k] = v
 	}
-	h[HeaderID] = id
-	h[HeaderAttempt] = int64(1)
-	h[HeaderFirstSeen] = seen
-	h[HeaderOrigin] = c.originValue()
+	h[wire.HeaderID] = id
+	h[wire.HeaderAttempt] = int64(1)
+	h[wire.HeaderFirstSeen] = seen
+	h[wire.HeaderOrigin] = c.originValue()
 	return amqp.Publishing{
 		Headers:       h,
 		ContentType:   contentType,

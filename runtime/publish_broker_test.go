@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"os"
 	"regexp"
 	"strings"
@@ -34,24 +35,24 @@ func TestPublishEnvelopeOnTheWire(t *testing.T) {
 
 	ids := map[string]bool{}
 	for i, d := range ds {
-		id := headerString(t, d, runtime.HeaderID)
+		id := headerString(t, d, wire.HeaderID)
 		if id == "" || id != d.MessageId {
 			t.Errorf("message %d: x-acemq-id %q, message_id %q; want equal and set", i, id, d.MessageId)
 		}
 		ids[id] = true
-		if a, ok := d.Headers[runtime.HeaderAttempt].(int64); !ok || a != 1 {
-			t.Errorf("message %d: x-acemq-attempt = %#v, want int64(1)", i, d.Headers[runtime.HeaderAttempt])
+		if a, ok := d.Headers[wire.HeaderAttempt].(int64); !ok || a != 1 {
+			t.Errorf("message %d: x-acemq-attempt = %#v, want int64(1)", i, d.Headers[wire.HeaderAttempt])
 		}
-		fs := headerString(t, d, runtime.HeaderFirstSeen)
+		fs := headerString(t, d, wire.HeaderFirstSeen)
 		if !firstSeenFormat.MatchString(fs) {
 			t.Errorf("message %d: x-acemq-first-seen %q is not RFC 3339 UTC with milliseconds", i, fs)
 		} else if ts, _ := time.Parse(time.RFC3339Nano, fs); ts.Before(before) || ts.After(time.Now().Add(time.Second)) {
 			t.Errorf("message %d: x-acemq-first-seen %s is not about now", i, fs)
 		}
-		if o := headerString(t, d, runtime.HeaderOrigin); o != "warehouse@laptop" {
+		if o := headerString(t, d, wire.HeaderOrigin); o != "warehouse@laptop" {
 			t.Errorf("message %d: x-acemq-origin %q, want warehouse@laptop", i, o)
 		}
-		if d.Type != textType.Name() || d.ContentType != runtime.ContentTypeText {
+		if d.Type != textType.Name() || d.ContentType != wire.ContentTypeText {
 			t.Errorf("message %d: type %q content_type %q, want %q and text/plain", i, d.Type, d.ContentType, textType.Name())
 		}
 		if d.DeliveryMode != amqp.Persistent {
@@ -63,7 +64,7 @@ func TestPublishEnvelopeOnTheWire(t *testing.T) {
 		if string(d.Body) != "hello" {
 			t.Errorf("message %d: body %q", i, d.Body)
 		}
-		if _, ok := d.Headers[runtime.HeaderError]; ok {
+		if _, ok := d.Headers[wire.HeaderError]; ok {
 			t.Errorf("message %d: a fresh message carries x-acemq-error", i)
 		}
 	}
@@ -83,7 +84,7 @@ func TestPublishDefaultOrigin(t *testing.T) {
 	publishText(t, c, q, "who am I")
 	d := getOne(t, q, wait)
 	host, _ := os.Hostname()
-	o := headerString(t, d, runtime.HeaderOrigin)
+	o := headerString(t, d, wire.HeaderOrigin)
 	program, h, ok := strings.Cut(o, "@")
 	if !ok || program == "" || h != host {
 		t.Errorf("default x-acemq-origin %q, want <program>@%s", o, host)
@@ -111,7 +112,7 @@ func TestPublishJSONValidates(t *testing.T) {
 		t.Fatalf("Publish of a valid order: %v", err)
 	}
 	d := getOne(t, q, wait)
-	if d.ContentType != runtime.ContentTypeJSON || d.Type != "acemq.test.order.v1" {
+	if d.ContentType != wire.ContentTypeJSON || d.Type != "acemq.test.order.v1" {
 		t.Errorf("content_type %q type %q", d.ContentType, d.Type)
 	}
 	if !strings.Contains(string(d.Body), `"A-2"`) {

@@ -1,6 +1,9 @@
 package runtime
 
-import "testing"
+import (
+	"github.com/acemq/acemq-go/runtime/wire"
+	"testing"
+)
 
 // BenchmarkNewPublishing is the envelope a publish builds for each message:
 // its x-acemq-id, first-seen, origin and the header table (bench/NOTES.md,
@@ -10,7 +13,7 @@ func BenchmarkNewPublishing(b *testing.B) {
 	body := []byte("order")
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = c.newPublishing("acemq.test.text", ContentTypeText, body, publishConfig{})
+		_ = c.newPublishing("acemq.test.text", wire.ContentTypeText, body, publishConfig{})
 	}
 }
 

@@ -5,6 +5,7 @@ package runtime_test
 
 import (
 	"errors"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"testing"
 	"time"
 
@@ -18,8 +19,8 @@ func TestPullReturnsToQueueOnClose(t *testing.T) {
 	q := brokertest.Queue(t, "pull")
 	rawQueue(t, q, nil)
 	rawPublish(t, q, textMessage("dead letter", amqp.Table{
-		runtime.HeaderError: "gave up after 4 attempts: down", runtime.HeaderID: "id-9",
-		runtime.HeaderAttempt: int64(4), runtime.HeaderQueue: "orders.new",
+		wire.HeaderError: "gave up after 4 attempts: down", wire.HeaderID: "id-9",
+		wire.HeaderAttempt: int64(4), wire.HeaderQueue: "orders.new",
 	}))
 	puller := dial(t)
 	observer := dial(t)
@@ -29,7 +30,7 @@ func TestPullReturnsToQueueOnClose(t *testing.T) {
 	if err != nil || d == nil {
 		t.Fatalf("Pull = %v, %v; want a delivery", d, err)
 	}
-	if got, _ := d.Headers[runtime.HeaderError].(string); got != "gave up after 4 attempts: down" {
+	if got, _ := d.Headers[wire.HeaderError].(string); got != "gave up after 4 attempts: down" {
 		t.Errorf("Delivery.Headers[x-acemq-error] = %q: Pull keeps every header", got)
 	}
 	if d.Envelope.Error != "gave up after 4 attempts: down" || d.Envelope.ID != "id-9" || d.Envelope.Attempt != 4 || d.Envelope.Queue != "orders.new" {

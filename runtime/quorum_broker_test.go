@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"testing"
 	"time"
 
@@ -25,19 +26,19 @@ import (
 func quorumQueue(tb testing.TB, q string, limit int) {
 	tb.Helper()
 	ch := rawChannel(tb)
-	if err := ch.ExchangeDeclare(runtime.DeadLetterExchange, amqp.ExchangeDirect, true, false, false, false, nil); err != nil {
-		tb.Fatalf("declare %s: %v", runtime.DeadLetterExchange, err)
+	if err := ch.ExchangeDeclare(wire.DeadLetterExchange, amqp.ExchangeDirect, true, false, false, false, nil); err != nil {
+		tb.Fatalf("declare %s: %v", wire.DeadLetterExchange, err)
 	}
 	rawQueue(tb, q, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": limit,
-		"x-dead-letter-exchange": runtime.DeadLetterExchange, "x-dead-letter-routing-key": runtime.DeadLetterQueue(q)})
+		"x-dead-letter-exchange": wire.DeadLetterExchange, "x-dead-letter-routing-key": wire.DeadLetterQueue(q)})
 }
 
 // declareDLQ declares q.dlq as the topology would, bound to acemq.dlx.
 func declareDLQ(tb testing.TB, q string) {
 	tb.Helper()
-	dlq := runtime.DeadLetterQueue(q)
+	dlq := wire.DeadLetterQueue(q)
 	rawQueue(tb, dlq, nil)
-	if err := rawChannel(tb).QueueBind(dlq, dlq, runtime.DeadLetterExchange, false, nil); err != nil {
+	if err := rawChannel(tb).QueueBind(dlq, dlq, wire.DeadLetterExchange, false, nil); err != nil {
 		tb.Fatalf("bind %s: %v", dlq, err)
 	}
 }
@@ -110,14 +111,14 @@ func TestSetAsideFailureHoldsTheDelivery(t *testing.T) {
 			}
 
 			declareDLQ(t, q)
-			dl := getOne(t, runtime.DeadLetterQueue(q), wait)
+			dl := getOne(t, wire.DeadLetterQueue(q), wait)
 			if string(dl.Body) != "homeless" {
 				t.Errorf("dead letter body %q, want homeless", dl.Body)
 			}
-			if got := headerString(t, dl, runtime.HeaderError); got != "rejected by the handler: nowhere to go" {
+			if got := headerString(t, dl, wire.HeaderError); got != "rejected by the handler: nowhere to go" {
 				t.Errorf("x-acemq-error %q, want the handler's reason", got)
 			}
-			if got := headerString(t, dl, runtime.HeaderQueue); got != q {
+			if got := headerString(t, dl, wire.HeaderQueue); got != q {
 				t.Errorf("x-acemq-queue %q, want %s", got, q)
 			}
 			if _, byBroker := dl.Headers["x-death"]; byBroker {
@@ -128,7 +129,7 @@ func TestSetAsideFailureHoldsTheDelivery(t *testing.T) {
 				t.Fatalf("Close: %v", err)
 			}
 			waitDepth(t, q, 0, 5*time.Second)
-			if n := depth(t, runtime.DeadLetterQueue(q)); n != 0 {
+			if n := depth(t, wire.DeadLetterQueue(q)); n != 0 {
 				t.Errorf("%s.dlq holds %d more messages, want exactly one dead letter", q, n)
 			}
 			if n := rec.len(); n != 1 {
@@ -180,7 +181,7 @@ func TestRequeueOnFailureEndsOnDLQAfterThePolicysAttempts(t *testing.T) {
 			t.Parallel()
 			q := brokertest.Queue(t, "requeue.bounded."+kind)
 			if kind == "quorum" {
-				quorumQueue(t, q, runtime.DefaultDeliveryLimit)
+				quorumQueue(t, q, wire.DefaultDeliveryLimit)
 			} else {
 				rawQueue(t, q, nil)
 			}
@@ -191,15 +192,15 @@ func TestRequeueOnFailureEndsOnDLQAfterThePolicysAttempts(t *testing.T) {
 			}, runtime.WithRequeueOnFailure())
 			publishText(t, c, q, "bounce")
 
-			dl := getOne(t, runtime.DeadLetterQueue(q), wait)
-			if got, want := headerString(t, dl, runtime.HeaderError), fmt.Sprintf("gave up after %d attempts: flaky", attempts); got != want {
+			dl := getOne(t, wire.DeadLetterQueue(q), wait)
+			if got, want := headerString(t, dl, wire.HeaderError), fmt.Sprintf("gave up after %d attempts: flaky", attempts); got != want {
 				t.Errorf("x-acemq-error %q, want %q", got, want)
 			}
-			if got := headerString(t, dl, runtime.HeaderQueue); got != q {
+			if got := headerString(t, dl, wire.HeaderQueue); got != q {
 				t.Errorf("x-acemq-queue %q, want %s", got, q)
 			}
-			if n, _ := num(dl.Headers[runtime.HeaderAttempt]); n != attempts {
-				t.Errorf("x-acemq-attempt %v, want %d", dl.Headers[runtime.HeaderAttempt], attempts)
+			if n, _ := num(dl.Headers[wire.HeaderAttempt]); n != attempts {
+				t.Errorf("x-acemq-attempt %v, want %d", dl.Headers[wire.HeaderAttempt], attempts)
 			}
 			for _, k := range []string{"x-death", "x-first-death-reason", "x-delivery-count"} {
 				if v, ok := dl.Headers[k]; ok {
@@ -230,7 +231,7 @@ func TestBrokerDeadLetterReadsClearly(t *testing.T) {
 	quorumQueue(t, q, 1)
 	declareDLQ(t, q)
 	// A retried copy carries its last failure's plain reason mid-ladder.
-	rawPublish(t, q, textMessage("crashy", amqp.Table{runtime.HeaderID: "m-1", runtime.HeaderAttempt: int64(2), runtime.HeaderError: "timeout"}))
+	rawPublish(t, q, textMessage("crashy", amqp.Table{wire.HeaderID: "m-1", wire.HeaderAttempt: int64(2), wire.HeaderError: "timeout"}))
 	ch := openChannel(t)
 	defer ch.Close()
 	for i := range 2 { // the limit is 1: the second failed return dead-letters it
@@ -245,7 +246,7 @@ func TestBrokerDeadLetterReadsClearly(t *testing.T) {
 		}
 	}
 	c := dial(t)
-	dlq := runtime.DeadLetterQueue(q)
+	dlq := wire.DeadLetterQueue(q)
 	var d *runtime.Delivery
 	deadline := time.Now().Add(wait)
 	for d == nil {
@@ -283,7 +284,7 @@ func TestQuorumRungsCarryTheRetry(t *testing.T) {
 	c := dial(t)
 	declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q, Type: runtime.Quorum, DeadLetter: true,
 		QuorumRungs: true, Retry: policy}))
-	rung := runtime.RungQueue(q, time.Second)
+	rung := wire.RungQueue(q, time.Second)
 	info := brokertest.QueueDetails(t, rung)
 	if info.Type != "quorum" {
 		t.Fatalf("%s: type %q, want quorum", rung, info.Type)
@@ -293,8 +294,8 @@ func TestQuorumRungsCarryTheRetry(t *testing.T) {
 
 	_, rec := consume(t, c, q, &policy, func(seen) runtime.Ack { return runtime.Retry(errors.New("down")) })
 	publishText(t, c, q, "patient")
-	dl := getOne(t, runtime.DeadLetterQueue(q), 3*wait)
-	if got := headerString(t, dl, runtime.HeaderError); got != "gave up after 3 attempts: down" {
+	dl := getOne(t, wire.DeadLetterQueue(q), 3*wait)
+	if got := headerString(t, dl, wire.HeaderError); got != "gave up after 3 attempts: down" {
 		t.Errorf("x-acemq-error %q, want gave up after 3 attempts: down", got)
 	}
 	calls := rec.all()
@@ -327,16 +328,16 @@ func TestConsumeWithAnOperatorsQuorumDLQ(t *testing.T) {
 	t.Parallel()
 	q := brokertest.Queue(t, "qdlq.operator")
 	quorumQueue(t, q, 10)
-	rawQueue(t, runtime.DeadLetterQueue(q), amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": 1000})
+	rawQueue(t, wire.DeadLetterQueue(q), amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": 1000})
 	c := dial(t)
 	_, rec := consume(t, c, q, nil, func(seen) runtime.Ack { return runtime.Reject(errors.New("no")) })
 	publishText(t, c, q, "to the quorum dlq")
 	rec.waitN(t, 1, wait)
-	dl := getOne(t, runtime.DeadLetterQueue(q), wait)
-	if got := headerString(t, dl, runtime.HeaderError); got != "rejected by the handler: no" {
+	dl := getOne(t, wire.DeadLetterQueue(q), wait)
+	if got := headerString(t, dl, wire.HeaderError); got != "rejected by the handler: no" {
 		t.Errorf("x-acemq-error %q", got)
 	}
-	if info := brokertest.QueueDetails(t, runtime.DeadLetterQueue(q)); info.Type != "quorum" {
+	if info := brokertest.QueueDetails(t, wire.DeadLetterQueue(q)); info.Type != "quorum" {
 		t.Errorf("%s.dlq: type %q, want the operator's quorum queue left as it was", q, info.Type)
 	}
 	if got := queuesUnder(t, q); len(got) != 3 { // q, q.dlq, q.parked

@@ -10,6 +10,7 @@ package runtime_test
 import (
 	"context"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"strings"
 	"testing"
 	"time"
@@ -74,7 +75,7 @@ func TestQuorumSaidKeepsTheForgedHeaderGuard(t *testing.T) {
 		closeConn(deploy)
 		f := &failing{}
 		consumeSaid(t, dial(t), q, true, runtime.Fixed(4, time.Hour), f.handler)
-		rawPublish(t, q, textMessage("m00", amqp.Table{"x-delivery-count": int64(2), runtime.HeaderID: "forged-first"}))
+		rawPublish(t, q, textMessage("m00", amqp.Table{"x-delivery-count": int64(2), wire.HeaderID: "forged-first"}))
 		expectDeadLetters(t, q, 1, 4)
 		time.Sleep(200 * time.Millisecond)
 		if bad := f.check(1, 4); len(bad) > 0 {
@@ -93,7 +94,7 @@ func TestQuorumSaidKeepsTheForgedHeaderGuard(t *testing.T) {
 		rawQueue(t, q, nil)
 		f := &failing{}
 		consumeSaid(t, dial(t), q, true, runtime.Fixed(3, time.Hour), f.handler)
-		rawPublish(t, q, textMessage("m00", amqp.Table{"x-delivery-count": int64(0), runtime.HeaderID: "forged-classic"}))
+		rawPublish(t, q, textMessage("m00", amqp.Table{"x-delivery-count": int64(0), wire.HeaderID: "forged-classic"}))
 		expectDeadLetters(t, q, 1, 3)
 		time.Sleep(300 * time.Millisecond)
 		if bad := f.check(1, 3); len(bad) > 0 {

@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"testing"
 	"time"
 
@@ -99,10 +100,10 @@ func TestPullAndBrowseObserved(t *testing.T) {
 			}
 		}
 	}
-	only(runtime.MetricConsumed, map[string]float64{recv(q, typed...): 2})
-	only(runtime.MetricBrowsed, map[string]float64{
+	only(wire.MetricConsumed, map[string]float64{recv(q, typed...): 2})
+	only(wire.MetricBrowsed, map[string]float64{
 		attrKey("messaging.system", "rabbitmq", "messaging.destination.name", q, "acemq.message.type", textType.Name()): 2})
-	only(runtime.MetricOperationDuration, map[string]float64{
+	only(wire.MetricOperationDuration, map[string]float64{
 		recv(q, typed...): 1, recv(q): 1, recv(missing, "error.type", "queue_not_found"): 1})
 
 	// Spans.

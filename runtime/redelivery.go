@@ -6,11 +6,6 @@ import (
 	"github.com/acemq/acemq-go/runtime/wire"
 )
 
-// HeaderRedeliveries counts how many times a message came back unsettled
-// (Redelivered) to a consumer with WithRedeliveryLimit: the runtime stamps
-// it on the copy it puts back in place of the redelivered original.
-const HeaderRedeliveries = wire.HeaderRedeliveries
-
 // redeliveries is how many times dv came back unsettled: the broker's
 // x-delivery-count on a queue known to be quorum (every RabbitMQ counts a
 // closed channel or connection there, 4.3 included), else the count the
@@ -23,7 +18,7 @@ func (dv *delivery) redeliveries() int {
 			return n
 		}
 	}
-	return int(positiveInt(dv.d.Headers[HeaderRedeliveries], 0)) + 1
+	return int(positiveInt(dv.d.Headers[wire.HeaderRedeliveries], 0)) + 1
 }
 
 // poisoned handles a redelivered delivery under WithRedeliveryLimit and
@@ -48,7 +43,7 @@ func (dv *delivery) poisoned() bool {
 		return false // the broker counts; nothing to stamp
 	}
 	msg := copyOf(dv.d, dv.env.Attempt, "", "")
-	msg.Headers[HeaderRedeliveries] = int64(n)
+	msg.Headers[wire.HeaderRedeliveries] = int64(n)
 	if err := cs.publishCopy(dv.ctx, cs.queue, msg); err != nil {
 		cs.log.Warn("acemq: could not stamp the redelivery count; handling the message as it is", "err", err, "id", d.MessageId)
 		return false

@@ -4,31 +4,11 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"sync"
 
 	"github.com/acemq/acemq-go/runtime/internal/schemareg"
 	"github.com/hamba/avro/v2"
 )
-
-// HeaderSchemaFingerprint is the header in which Publish records which Avro
-// schema wrote the body: "sha256:" and the hex SHA-256 of the schema's
-// Parsing Canonical Form. The consumer checks it against the writer schema
-// the registry returns for the body's id, so an id that names another
-// schema in the consumer's registry never decodes (see Decode of the Avro
-// codec). Bodies without it (other producers) are trusted to the registry.
-const HeaderSchemaFingerprint = wire.HeaderSchemaFingerprint
-
-// HeaderSchema is the header in which Publish carries the writer schema of
-// an Avro body when no shared registry is configured (the codec's registry
-// is a FingerprintRegistry, the default): the schema's JSON as hamba/avro
-// writes it (docs and defaults left out, which a reader does not need of
-// a writer), at most MaxCarriedSchema bytes. A consumer whose registry does
-// not know the body's schema id (another service's newer or older schema)
-// decodes with it, once its Parsing Canonical Form's SHA-256 is the
-// x-acemq-schema-fingerprint header and the id derived from it (SchemaID)
-// is the body's; parsed and resolved once per fingerprint.
-const HeaderSchema = wire.HeaderSchema
 
 // MaxCarriedSchema is the longest writer schema Publish carries in
 // x-acemq-schema; a longer one is not carried (its readers need a shared

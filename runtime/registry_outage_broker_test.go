@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"encoding/binary"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"strings"
 	"sync"
 	"testing"
@@ -96,18 +97,18 @@ func TestRegistryOutageParksNothingAndRecovers(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	if n := unavailable(t, reader); n < 100 {
-		t.Fatalf("%s = %v after the outage began, want ≥ 100 (one per message at least)", runtime.MetricRegistryUnavailable, n)
+		t.Fatalf("%s = %v after the outage began, want ≥ 100 (one per message at least)", wire.MetricRegistryUnavailable, n)
 	}
 	// Counted for the queue, by the conventions' attribute names.
-	if pts, m := points(t, reader, runtime.MetricRegistryUnavailable); len(pts) != 1 || pts[queueKey(q)] < 100 || m.Unit != "{lookup}" {
-		t.Errorf("%s points %v (unit %q), want only {%s} ≥ 100, unit {lookup}", runtime.MetricRegistryUnavailable, pts, m.Unit, queueKey(q))
+	if pts, m := points(t, reader, wire.MetricRegistryUnavailable); len(pts) != 1 || pts[queueKey(q)] < 100 || m.Unit != "{lookup}" {
+		t.Errorf("%s points %v (unit %q), want only {%s} ≥ 100, unit {lookup}", wire.MetricRegistryUnavailable, pts, m.Unit, queueKey(q))
 	}
 	time.Sleep(2 * time.Second) // an outage long enough for several tries each
 	if n := count(); n != 0 {
 		t.Fatalf("%d messages handled while the registry was down", n)
 	}
-	if d := depth(t, runtime.ParkedQueue(q)); d != 0 {
-		t.Fatalf("%s holds %d during the outage, want 0", runtime.ParkedQueue(q), d)
+	if d := depth(t, wire.ParkedQueue(q)); d != 0 {
+		t.Fatalf("%s holds %d during the outage, want 0", wire.ParkedQueue(q), d)
 	}
 
 	srv.Restart()
@@ -128,7 +129,7 @@ func TestRegistryOutageParksNothingAndRecovers(t *testing.T) {
 			t.Fatalf("%s decoded with currency %q, want the v2 default EUR", id, cur)
 		}
 	}
-	for _, name := range []string{runtime.ParkedQueue(q), runtime.DeadLetterQueue(q)} {
+	for _, name := range []string{wire.ParkedQueue(q), wire.DeadLetterQueue(q)} {
 		if d := depth(t, name); d != 0 {
 			t.Fatalf("%s holds %d, want 0", name, d)
 		}
@@ -152,8 +153,8 @@ func TestRegistryUnknownWriterIDIsParked(t *testing.T) {
 	}
 	body := []byte{0, 0, 0, 0, 0, 2, 'x'}
 	binary.BigEndian.PutUint32(body[1:5], 4242)
-	rawPublish(t, q, amqp.Publishing{Type: "outage.order", ContentType: runtime.ContentTypeAvro, Body: body})
-	d := getOne(t, runtime.ParkedQueue(q), wait)
+	rawPublish(t, q, amqp.Publishing{Type: "outage.order", ContentType: wire.ContentTypeAvro, Body: body})
+	d := getOne(t, wire.ParkedQueue(q), wait)
 	want := "could not be decoded: look up the writer schema: schema id 4242: schema registry " + srv.URL +
 		": HTTP 404, error code 40403: Schema 4242 not found (acemq: schema not found)"
 	if got := headerString(t, d, "x-acemq-error"); got != want {
@@ -205,8 +206,8 @@ func TestRegistryOutageHoldIsBoundedAndCloseReturnsHeld(t *testing.T) {
 		case <-time.After(wait):
 			t.Fatal("not handled after the registry came back")
 		}
-		if d := depth(t, runtime.ParkedQueue(q)); d != 0 {
-			t.Fatalf("%s holds %d, want 0", runtime.ParkedQueue(q), d)
+		if d := depth(t, wire.ParkedQueue(q)); d != 0 {
+			t.Fatalf("%s holds %d, want 0", wire.ParkedQueue(q), d)
 		}
 	})
 
@@ -242,8 +243,8 @@ func TestRegistryOutageHoldIsBoundedAndCloseReturnsHeld(t *testing.T) {
 			t.Fatalf("Close took %v with deliveries held for a minute: it waited for them", took)
 		}
 		waitDepth(t, q, 3, wait)
-		if d := depth(t, runtime.ParkedQueue(q)); d != 0 {
-			t.Fatalf("%s holds %d, want 0", runtime.ParkedQueue(q), d)
+		if d := depth(t, wire.ParkedQueue(q)); d != 0 {
+			t.Fatalf("%s holds %d, want 0", wire.ParkedQueue(q), d)
 		}
 	})
 }
@@ -259,7 +260,7 @@ func unavailable(t *testing.T, reader *sdkmetric.ManualReader) float64 {
 	var sum float64
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
-			if d, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == runtime.MetricRegistryUnavailable {
+			if d, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == wire.MetricRegistryUnavailable {
 				for _, p := range d.DataPoints {
 					sum += float64(p.Value)
 				}

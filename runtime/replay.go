@@ -358,7 +358,7 @@ func (p *replayPass) read(ctx context.Context, res *ReplayResult) ([]move, Repla
 			continue
 		}
 		msg := p.copy(d)
-		batch = append(batch, move{d: d, id: headerString(msg.Headers, HeaderID),
+		batch = append(batch, move{d: d, id: headerString(msg.Headers, wire.HeaderID),
 			out: outgoing{exchange: p.opts.Exchange, key: key, mandatory: true, msg: msg, parent: traceOf(d.Headers), origin: "replay"}})
 	}
 	return batch, "", nil
@@ -369,7 +369,7 @@ func (p *replayPass) mine(d amqp.Delivery, env Envelope) bool {
 	if env.ID != "" && p.moved[env.ID] {
 		return true
 	}
-	return env.ReplayedFrom == p.from && headerString(d.Headers, HeaderReplayedAt) == p.stamp
+	return env.ReplayedFrom == p.from && headerString(d.Headers, wire.HeaderReplayedAt) == p.stamp
 }
 
 func (p *replayPass) accepts(env Envelope, d amqp.Delivery) bool {
@@ -410,7 +410,7 @@ func OwnQueue(headers map[string]any) string {
 			return q
 		}
 	}
-	return headerString(headers, HeaderQueue)
+	return headerString(headers, wire.HeaderQueue)
 }
 
 // copy is d as replayed: copyOf's identity-keeping copy, with the attempt
@@ -419,21 +419,21 @@ func (p *replayPass) copy(d amqp.Delivery) amqp.Publishing {
 	msg := copyOf(d, 1, "", "")
 	h := msg.Headers
 	if p.opts.KeepAttempts {
-		if v, ok := d.Headers[HeaderAttempt]; ok {
-			h[HeaderAttempt] = v
+		if v, ok := d.Headers[wire.HeaderAttempt]; ok {
+			h[wire.HeaderAttempt] = v
 		} else {
-			delete(h, HeaderAttempt)
+			delete(h, wire.HeaderAttempt)
 		}
 	} else {
-		delete(h, HeaderError)
+		delete(h, wire.HeaderError)
 	}
 	// The copy is no longer a dead letter: x-acemq-queue goes, so that if
 	// the broker dead-letters it later its envelope reads the broker's
 	// reason rather than this stale one.
-	delete(h, HeaderQueue)
-	h[HeaderReplayedFrom] = p.from
-	h[HeaderReplayedAt] = p.stamp
-	h[HeaderReplayCount] = positiveInt(d.Headers[HeaderReplayCount], 0) + 1
+	delete(h, wire.HeaderQueue)
+	h[wire.HeaderReplayedFrom] = p.from
+	h[wire.HeaderReplayedAt] = p.stamp
+	h[wire.HeaderReplayCount] = positiveInt(d.Headers[wire.HeaderReplayCount], 0) + 1
 	return msg
 }
 

@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"errors"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"strings"
 	"testing"
 
@@ -18,13 +19,13 @@ import (
 func TestReplayFollowsOnlyAllowedHeaders(t *testing.T) {
 	c := dial(t)
 	q := brokertest.Queue(t, "replay-allow")
-	dlq, victim := runtime.DeadLetterQueue(q), q+"-victim"
+	dlq, victim := wire.DeadLetterQueue(q), q+"-victim"
 	for _, name := range []string{q, dlq, victim} {
 		rawQueue(t, name, nil)
 	}
 	rawPublish(t, dlq, deadLetter("own", "own", q, 2, "boom"))
 	rawPublish(t, dlq, deadLetter("forged", "forged", victim, 2, "boom"))
-	forgedDeath := textMessage("forged-death", amqp.Table{runtime.HeaderID: "forged-death",
+	forgedDeath := textMessage("forged-death", amqp.Table{wire.HeaderID: "forged-death",
 		"x-death": []any{amqp.Table{"queue": victim, "reason": "rejected", "count": int64(1), "exchange": "", "routing-keys": []any{victim}}}})
 	rawPublish(t, dlq, forgedDeath)
 	waitDepth(t, dlq, 3, wait)

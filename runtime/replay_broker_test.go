@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -20,12 +21,12 @@ import (
 // attempt, error and the queue it came from.
 func deadLetter(id, body, from string, attempt int64, why string) amqp.Publishing {
 	m := textMessage(body, amqp.Table{
-		runtime.HeaderID:        id,
-		runtime.HeaderAttempt:   attempt,
-		runtime.HeaderFirstSeen: "2026-11-30T09:00:00.000Z",
-		runtime.HeaderOrigin:    "replay-test@host",
-		runtime.HeaderError:     why,
-		runtime.HeaderQueue:     from,
+		wire.HeaderID:        id,
+		wire.HeaderAttempt:   attempt,
+		wire.HeaderFirstSeen: "2026-11-30T09:00:00.000Z",
+		wire.HeaderOrigin:    "replay-test@host",
+		wire.HeaderError:     why,
+		wire.HeaderQueue:     from,
 	})
 	m.MessageId = id
 	return m
@@ -68,7 +69,7 @@ func idsOn(tb testing.TB, queue string) []string {
 	}
 	var ids []string
 	for _, d := range drain(tb, queue, n, time.Minute) {
-		ids = append(ids, headerString(tb, d, runtime.HeaderID))
+		ids = append(ids, headerString(tb, d, wire.HeaderID))
 	}
 	return ids
 }
@@ -86,7 +87,7 @@ func TestReplayToEachOwnQueue(t *testing.T) {
 	rawQueue(t, broker, amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq})
 	rawPublish(t, dlq, deadLetter("to-a", "A", a, 3, "rejected by the handler: boom"))
 	rawPublish(t, dlq, deadLetter("to-b", "B", b, 1, "parked by the handler: later"))
-	rawPublish(t, broker, textMessage("C", amqp.Table{runtime.HeaderID: "to-c"}))
+	rawPublish(t, broker, textMessage("C", amqp.Table{wire.HeaderID: "to-c"}))
 	ch := rawChannel(t)
 	d, ok, err := ch.Get(broker, false)
 	if err != nil || !ok {
@@ -106,7 +107,7 @@ func TestReplayToEachOwnQueue(t *testing.T) {
 	}
 	for q, id := range map[string]string{a: "to-a", b: "to-b", broker: "to-c"} {
 		m := getOne(t, q, wait)
-		if got := headerString(t, m, runtime.HeaderID); got != id {
+		if got := headerString(t, m, wire.HeaderID); got != id {
 			t.Errorf("%s holds %s, want %s", q, got, id)
 		}
 		for k := range m.Headers {
@@ -125,7 +126,7 @@ func TestReplayToEachOwnQueue(t *testing.T) {
 func TestReplayKeepsIdentityAndStamps(t *testing.T) {
 	c := dial(t)
 	q := brokertest.Queue(t, "replay-id")
-	dlq := runtime.DeadLetterQueue(q)
+	dlq := wire.DeadLetterQueue(q)
 	rawQueue(t, q, nil)
 	rawQueue(t, dlq, nil)
 	body := []byte{0xff, 0x00, 'o', 'k', 0xc3}
@@ -134,9 +135,9 @@ func TestReplayKeepsIdentityAndStamps(t *testing.T) {
 		ContentType: "application/vnd.apache.avro+binary", Type: "order.placed.v2",
 		CorrelationId: "corr-1", MessageId: "msg-1", Timestamp: ts, DeliveryMode: amqp.Persistent,
 		Headers: amqp.Table{
-			runtime.HeaderID: "id-1", runtime.HeaderAttempt: int64(4), runtime.HeaderFirstSeen: "2026-11-30T09:00:00.123Z",
-			runtime.HeaderOrigin: "shop@host", runtime.HeaderError: "gave up after 4 attempts: down", runtime.HeaderQueue: q,
-			runtime.HeaderReplayCount: int64(2), "tenant": "acme",
+			wire.HeaderID: "id-1", wire.HeaderAttempt: int64(4), wire.HeaderFirstSeen: "2026-11-30T09:00:00.123Z",
+			wire.HeaderOrigin: "shop@host", wire.HeaderError: "gave up after 4 attempts: down", wire.HeaderQueue: q,
+			wire.HeaderReplayCount: int64(2), "tenant": "acme",
 		},
 		Body: body,
 	}
@@ -153,27 +154,27 @@ func TestReplayKeepsIdentityAndStamps(t *testing.T) {
 	if got.ContentType != m.ContentType || got.Type != m.Type || got.CorrelationId != "corr-1" || got.MessageId != "msg-1" || !got.Timestamp.Equal(ts) || got.DeliveryMode != amqp.Persistent {
 		t.Errorf("properties changed: %+v", got)
 	}
-	for k, want := range map[string]string{runtime.HeaderID: "id-1", runtime.HeaderFirstSeen: "2026-11-30T09:00:00.123Z",
-		runtime.HeaderOrigin: "shop@host", "tenant": "acme", runtime.HeaderReplayedFrom: dlq} {
+	for k, want := range map[string]string{wire.HeaderID: "id-1", wire.HeaderFirstSeen: "2026-11-30T09:00:00.123Z",
+		wire.HeaderOrigin: "shop@host", "tenant": "acme", wire.HeaderReplayedFrom: dlq} {
 		if v := headerString(t, got, k); v != want {
 			t.Errorf("%s = %q, want %q", k, v, want)
 		}
 	}
-	if v := got.Headers[runtime.HeaderAttempt]; v != int64(1) {
+	if v := got.Headers[wire.HeaderAttempt]; v != int64(1) {
 		t.Errorf("attempt %v (%T), want 1", v, v)
 	}
-	if v, ok := got.Headers[runtime.HeaderError]; ok {
+	if v, ok := got.Headers[wire.HeaderError]; ok {
 		t.Errorf("error kept: %v", v)
 	}
-	if v, ok := got.Headers[runtime.HeaderQueue]; ok {
+	if v, ok := got.Headers[wire.HeaderQueue]; ok {
 		t.Errorf("x-acemq-queue kept on a message that is no longer a dead letter: %v", v)
 	}
-	if v := got.Headers[runtime.HeaderReplayCount]; v != int64(3) {
+	if v := got.Headers[wire.HeaderReplayCount]; v != int64(3) {
 		t.Errorf("replay count %v (%T), want 3", v, v)
 	}
-	at, err := time.Parse(time.RFC3339, headerString(t, got, runtime.HeaderReplayedAt))
+	at, err := time.Parse(time.RFC3339, headerString(t, got, wire.HeaderReplayedAt))
 	if err != nil || at.Before(before) || at.After(time.Now().Add(time.Second)) {
-		t.Errorf("replayed-at %q (%v), want about now", got.Headers[runtime.HeaderReplayedAt], err)
+		t.Errorf("replayed-at %q (%v), want about now", got.Headers[wire.HeaderReplayedAt], err)
 	}
 }
 
@@ -181,12 +182,12 @@ func TestReplayKeepsIdentityAndStamps(t *testing.T) {
 func TestReplayKeepAttempts(t *testing.T) {
 	c := dial(t)
 	q := brokertest.Queue(t, "replay-keep")
-	dlq := runtime.DeadLetterQueue(q)
+	dlq := wire.DeadLetterQueue(q)
 	rawQueue(t, q, nil)
 	rawQueue(t, dlq, nil)
 	rawPublish(t, dlq, deadLetter("k-1", "x", q, 4, "gave up after 4 attempts: down"))
 	forged := deadLetter("k-2", "y", q, 0, "rejected by the handler: no")
-	forged.Headers[runtime.HeaderAttempt] = "garbled"
+	forged.Headers[wire.HeaderAttempt] = "garbled"
 	rawPublish(t, dlq, forged)
 	res, err := c.Replay(ctxFor(t, wait), dlq, runtime.ReplayOptions{KeepAttempts: true})
 	if err != nil || res.Moved != 2 {
@@ -197,11 +198,11 @@ func TestReplayKeepAttempts(t *testing.T) {
 		why     string
 	}{{int64(4), "gave up after 4 attempts: down"}, {"garbled", "rejected by the handler: no"}} {
 		got := getOne(t, q, wait)
-		if got.Headers[runtime.HeaderAttempt] != want.attempt || headerString(t, got, runtime.HeaderError) != want.why {
-			t.Errorf("attempt %v error %q, want %v %q", got.Headers[runtime.HeaderAttempt], got.Headers[runtime.HeaderError], want.attempt, want.why)
+		if got.Headers[wire.HeaderAttempt] != want.attempt || headerString(t, got, wire.HeaderError) != want.why {
+			t.Errorf("attempt %v error %q, want %v %q", got.Headers[wire.HeaderAttempt], got.Headers[wire.HeaderError], want.attempt, want.why)
 		}
-		if got.Headers[runtime.HeaderReplayCount] != int64(1) {
-			t.Errorf("replay count %v, want 1", got.Headers[runtime.HeaderReplayCount])
+		if got.Headers[wire.HeaderReplayCount] != int64(1) {
+			t.Errorf("replay count %v, want 1", got.Headers[wire.HeaderReplayCount])
 		}
 	}
 }
@@ -211,7 +212,7 @@ func TestReplayKeepAttempts(t *testing.T) {
 func TestReplayRefusesItsOwnSource(t *testing.T) {
 	c := dial(t)
 	q := brokertest.Queue(t, "replay-loop")
-	dlq := runtime.DeadLetterQueue(q)
+	dlq := wire.DeadLetterQueue(q)
 	rawQueue(t, dlq, nil)
 	rawPublish(t, dlq, deadLetter("l-1", "x", dlq, 1, "boom"))
 	_, err := c.Replay(ctxFor(t, wait), dlq, runtime.ReplayOptions{RoutingKey: dlq})
@@ -234,7 +235,7 @@ func TestReplayRefusesItsOwnSource(t *testing.T) {
 func TestReplayFilter(t *testing.T) {
 	c := dial(t)
 	q := brokertest.Queue(t, "replay-filter")
-	dlq := runtime.DeadLetterQueue(q)
+	dlq := wire.DeadLetterQueue(q)
 	rawQueue(t, q, nil)
 	rawQueue(t, dlq, nil)
 	rawPublish(t, dlq, deadLetter("f-1", "A-1", q, 4, "gave up after 4 attempts: the warehouse is not answering"))
@@ -259,7 +260,7 @@ func TestReplayFilter(t *testing.T) {
 		t.Errorf("target holds %v", got)
 	}
 	left := getOne(t, dlq, wait)
-	if headerString(t, left, runtime.HeaderID) != "f-2" || headerString(t, left, runtime.HeaderError) != "rejected by the handler: no customer id" {
+	if headerString(t, left, wire.HeaderID) != "f-2" || headerString(t, left, wire.HeaderError) != "rejected by the handler: no customer id" {
 		t.Errorf("left on the source: %v", left.Headers)
 	}
 }
@@ -271,7 +272,7 @@ func TestReplayNeverMovesTwiceInOnePass(t *testing.T) {
 	defer runtime.SetReplayBatch(5)()
 	c := dial(t)
 	q := brokertest.Queue(t, "replay-twice")
-	dlq := runtime.DeadLetterQueue(q)
+	dlq := wire.DeadLetterQueue(q)
 	rawQueue(t, q, nil)
 	rawQueue(t, dlq, nil)
 	const n = 40
@@ -314,7 +315,7 @@ func TestReplayNeverMovesTwiceInOnePass(t *testing.T) {
 func TestReplayLimitAndDeadline(t *testing.T) {
 	c := dial(t)
 	q := brokertest.Queue(t, "replay-bounds")
-	dlq := runtime.DeadLetterQueue(q)
+	dlq := wire.DeadLetterQueue(q)
 	rawQueue(t, q, nil)
 	rawQueue(t, dlq, nil)
 	fill(t, dlq, q, 5)
@@ -340,12 +341,12 @@ func TestReplayLimitAndDeadline(t *testing.T) {
 func TestReplayFailuresStay(t *testing.T) {
 	c := dial(t)
 	q := brokertest.Queue(t, "replay-fail")
-	dlq := runtime.DeadLetterQueue(q)
+	dlq := wire.DeadLetterQueue(q)
 	rawQueue(t, q, nil)
 	rawQueue(t, dlq, nil)
 	rawPublish(t, dlq, deadLetter("ok", "x", q, 1, "boom"))
 	rawPublish(t, dlq, deadLetter("gone", "y", q+".missing", 1, "boom"))
-	rawPublish(t, dlq, textMessage("z", amqp.Table{runtime.HeaderID: "nowhere"}))
+	rawPublish(t, dlq, textMessage("z", amqp.Table{wire.HeaderID: "nowhere"}))
 	res, err := c.Replay(ctxFor(t, wait), dlq, runtime.ReplayOptions{Queues: []string{q + ".missing"}})
 	if err != nil {
 		t.Fatal(err)
@@ -369,7 +370,7 @@ func TestReplayFailuresStay(t *testing.T) {
 func TestReplayThroughExchange(t *testing.T) {
 	c := dial(t)
 	q := brokertest.Queue(t, "replay-ex")
-	dlq := runtime.DeadLetterQueue(q)
+	dlq := wire.DeadLetterQueue(q)
 	rawQueue(t, q, nil)
 	rawQueue(t, dlq, nil)
 	ex := rawExchange(t, amqp.ExchangeDirect)
@@ -399,7 +400,7 @@ func TestReplayTenThousand(t *testing.T) {
 	}
 	c := dial(t)
 	q := brokertest.Queue(t, "replay-10k")
-	dlq := runtime.DeadLetterQueue(q)
+	dlq := wire.DeadLetterQueue(q)
 	rawQueue(t, q, nil)
 	rawQueue(t, dlq, nil)
 	const n = 10_000
@@ -421,7 +422,7 @@ func TestReplayTenThousand(t *testing.T) {
 func TestReplayCancelledHalfWay(t *testing.T) {
 	c := dial(t)
 	q := brokertest.Queue(t, "replay-cancel")
-	dlq := runtime.DeadLetterQueue(q)
+	dlq := wire.DeadLetterQueue(q)
 	rawQueue(t, q, nil)
 	rawQueue(t, dlq, nil)
 	const n = 2000
@@ -452,7 +453,7 @@ func TestReplayCancelledHalfWay(t *testing.T) {
 func TestReplayFilterOnHeader(t *testing.T) {
 	c := dial(t)
 	q := brokertest.Queue(t, "replay-match")
-	dlq := runtime.DeadLetterQueue(q)
+	dlq := wire.DeadLetterQueue(q)
 	rawQueue(t, q, nil)
 	rawQueue(t, dlq, nil)
 	for i, tenant := range []string{"acme", "other", "acme"} {

@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -32,7 +33,7 @@ func TestReplyToAForeignQueueIsParked(t *testing.T) {
 		t.Fatalf("%s holds %d messages: the responder replied into another service's queue", foreign, n)
 	}
 	d := getOne(t, q+".parked", wait)
-	why := headerString(t, d, runtime.HeaderError)
+	why := headerString(t, d, wire.HeaderError)
 	if !strings.Contains(why, "reply_to") || !strings.Contains(why, foreign) || !strings.Contains(why, "not a requester's reply address") {
 		t.Fatalf("parked with %q; want the reply_to %s named as not a requester's reply address", why, foreign)
 	}

@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -85,11 +86,11 @@ func TestReplyTokenOnTheWire(t *testing.T) {
 	for range 2 {
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		_, _ = runtime.Request(ctx, r, quoteReqType, quoteType, "", "A-1", runtime.WithRoutingKey(q), runtime.WithCorrelationID("same"),
-			runtime.WithHeaders(map[string]any{runtime.HeaderReplyToken: "forged"}))
+			runtime.WithHeaders(map[string]any{wire.HeaderReplyToken: "forged"}))
 		cancel()
 		select {
 		case d := <-reqs:
-			tokens = append(tokens, headerString(t, d, runtime.HeaderReplyToken))
+			tokens = append(tokens, headerString(t, d, wire.HeaderReplyToken))
 		case <-time.After(wait):
 			t.Fatal("the request never came")
 		}
@@ -111,14 +112,14 @@ func TestReplyTokenOnTheWire(t *testing.T) {
 	for _, body := range []string{"ok", "fail"} {
 		err := ch.PublishWithContext(ctxFor(t, wait), "", resp, true, false, amqp.Publishing{
 			Type: quoteReqType.Name(), Body: []byte(body), CorrelationId: "c-" + body, ReplyTo: "amq.rabbitmq.reply-to",
-			Headers: amqp.Table{runtime.HeaderReplyToken: "tok-" + body}})
+			Headers: amqp.Table{wire.HeaderReplyToken: "tok-" + body}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		select {
 		case d := <-replies:
-			if d.CorrelationId != "c-"+body || headerString(t, d, runtime.HeaderReplyToken) != "tok-"+body {
-				t.Fatalf("reply to %s: correlation id %q token %q; want c-%s and tok-%s", body, d.CorrelationId, headerString(t, d, runtime.HeaderReplyToken), body, body)
+			if d.CorrelationId != "c-"+body || headerString(t, d, wire.HeaderReplyToken) != "tok-"+body {
+				t.Fatalf("reply to %s: correlation id %q token %q; want c-%s and tok-%s", body, d.CorrelationId, headerString(t, d, wire.HeaderReplyToken), body, body)
 			}
 		case <-time.After(wait):
 			t.Fatalf("no reply to %s", body)
@@ -146,7 +147,7 @@ func siblingResponder(t *testing.T, gated bool) (q string, gate chan struct{}) {
 				<-gate
 			}
 			_ = ch.Publish("", d.ReplyTo, false, false, amqp.Publishing{
-				Type: quoteType.Name(), ContentType: runtime.ContentTypeText, CorrelationId: d.CorrelationId,
+				Type: quoteType.Name(), ContentType: wire.ContentTypeText, CorrelationId: d.CorrelationId,
 				Body: append([]byte("reply to "), d.Body...)})
 		}
 	}()

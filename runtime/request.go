@@ -16,27 +16,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Header names of the request/reply contract (docs/design.md, "Request
-// and reply"). The correlation id and the reply-to address are AMQP
-// properties, not headers.
-const (
-	// HeaderReplyType is, on a request, the message type its caller
-	// expects back; on a reply, the type of the reply (the type property
-	// says the same).
-	HeaderReplyType = wire.HeaderReplyType
-	// HeaderReplyError is, on a reply, the responder's reason when it
-	// answered with an error instead of a reply; the body is then empty.
-	HeaderReplyError = wire.HeaderReplyError
-	// HeaderReplyErrorCode is the code of such an error: "error" unless the
-	// responder returned a *ReplyError with a code of its own.
-	HeaderReplyErrorCode = wire.HeaderReplyErrorCode
-	// HeaderReplyToken is, on a request, its requester's own key for the
-	// reply, never reused (whatever correlation id the caller chose); a
-	// responder echoes it unchanged on the reply, by which the requester
-	// matches the reply to its request.
-	HeaderReplyToken = wire.HeaderReplyToken
-)
-
 // maxReplyToken is the longest x-acemq-reply-token a responder echoes: a
 // requester's is under 60 bytes; a longer one is not a requester's, and
 // echoing it could make the reply outgrow a frame.
@@ -52,12 +31,6 @@ const maxOwed = 4096
 
 // directReplyTo is RabbitMQ's pseudo-queue for direct reply-to.
 const directReplyTo = "amq.rabbitmq.reply-to"
-
-// ReplyQueuePrefix begins the name of every reply queue a Requester
-// declares (WithReplyQueue): a responder replies to a queue of that shape,
-// and to direct reply-to addresses, and parks a request whose reply_to is
-// anything else unless WithReplyToAllowed names it.
-const ReplyQueuePrefix = wire.ReplyQueuePrefix
 
 // ErrNoReply is matched by the error of a request whose reply can no longer
 // arrive: its reply channel closed (the connection was lost; direct
@@ -156,8 +129,8 @@ const defaultReplyQueueTTL = 30 * time.Minute
 // WithReplyQueue makes the Requester take its replies from a durable queue
 // of its own instead of direct reply-to: a reply that arrives while the
 // Requester reconnects waits there and reaches its caller, if the caller
-// still waits. The queue is named ReplyQueuePrefix + name (name as it is
-// when it begins with ReplyQueuePrefix already), the shape a responder
+// still waits. The queue is named wire.ReplyQueuePrefix + name (name as it is
+// when it begins with wire.ReplyQueuePrefix already), the shape a responder
 // replies to (Requester.ReplyTo says the name). It is declared durable
 // with x-expires ttl (30 minutes when ttl is 0): the broker
 // deletes it once no requester has used it for that long (RabbitMQ 4.3
@@ -165,8 +138,8 @@ const defaultReplyQueueTTL = 30 * time.Minute
 // client's alone: two requesters on one queue take each other's replies.
 func WithReplyQueue(name string, ttl time.Duration) RequesterOption {
 	return requesterOptionFunc(func(r *Requester) {
-		if !strings.HasPrefix(name, ReplyQueuePrefix) {
-			name = ReplyQueuePrefix + name
+		if !strings.HasPrefix(name, wire.ReplyQueuePrefix) {
+			name = wire.ReplyQueuePrefix + name
 		}
 		r.queue, r.ttl = name, ttl
 		if r.ttl <= 0 {
@@ -317,7 +290,7 @@ func Request[Req, Rep any](ctx context.Context, r *Requester, reqType *MessageTy
 	if err != nil {
 		return zero, fmt.Errorf("request %s to exchange %q: %w", reqType.Name(), exchange, err)
 	}
-	o.msg.Headers[HeaderReplyType] = repType.Name()
+	o.msg.Headers[wire.HeaderReplyType] = repType.Name()
 	d, err := r.call(ctx, o)
 	if err != nil {
 		return zero, fmt.Errorf("request %s to exchange %q: %w", reqType.Name(), exchange, err)
@@ -328,10 +301,10 @@ func Request[Req, Rep any](ctx context.Context, r *Requester, reqType *MessageTy
 // decodeReply is d's reply as a Rep, or the responder's error.
 func decodeReply[Rep any](ctx context.Context, c *Connection, request string, repType *MessageType[Rep], d amqp.Delivery) (Rep, error) {
 	var v Rep
-	if why, ok := d.Headers[HeaderReplyError]; ok {
+	if why, ok := d.Headers[wire.HeaderReplyError]; ok {
 		reasonText, _ := why.(string)
-		return v, &ReplyError{Code: headerString(d.Headers, HeaderReplyErrorCode), Reason: reasonText,
-			Request: request, Responder: headerString(d.Headers, HeaderOrigin)}
+		return v, &ReplyError{Code: headerString(d.Headers, wire.HeaderReplyErrorCode), Reason: reasonText,
+			Request: request, Responder: headerString(d.Headers, wire.HeaderOrigin)}
 	}
 	if d.Type != repType.Name() {
 		return v, fmt.Errorf("request %s: the reply: %w: it is %q, not %q", request, ErrOtherType, d.Type, repType.Name())
@@ -351,11 +324,11 @@ func decodeReply[Rep any](ctx context.Context, c *Connection, request string, re
 // that requests); with neither, ctx itself, the default decode info,
 // without a context to allocate (bench/NOTES.md, issue 21).
 func replyDecodeCtx(ctx context.Context, d amqp.Delivery) context.Context {
-	fp := headerString(d.Headers, HeaderSchemaFingerprint)
+	fp := headerString(d.Headers, wire.HeaderSchemaFingerprint)
 	if fp == "" && ctx.Value(decodeInfoKey{}) == nil {
 		return ctx
 	}
-	return withDecodeInfo(ctx, decodeInfo{fingerprint: fp, schema: headerString(d.Headers, HeaderSchema)})
+	return withDecodeInfo(ctx, decodeInfo{fingerprint: fp, schema: headerString(d.Headers, wire.HeaderSchema)})
 }
 
 // call sends o as a request and waits for its reply.
@@ -383,7 +356,7 @@ func (r *Requester) call(ctx context.Context, o outgoing) (amqp.Delivery, error)
 	cl.o = o
 	m := &cl.o.msg
 	m.CorrelationId, m.ReplyTo, m.DeliveryMode = id, r.replyTo(), amqp.Transient
-	m.Headers[HeaderReplyToken] = token
+	m.Headers[wire.HeaderReplyToken] = token
 	if dl, ok := ctx.Deadline(); ok {
 		m.Expiration = strconv.FormatInt(max(time.Until(dl).Milliseconds(), 1), 10)
 	}
@@ -491,7 +464,7 @@ func (r *Requester) unwait(cl *call) {
 // unless an earlier request of that id is owed a reply (then it may be
 // that one's: dropped as late).
 func (r *Requester) deliver(d amqp.Delivery) {
-	token, tokened := d.Headers[HeaderReplyToken].(string)
+	token, tokened := d.Headers[wire.HeaderReplyToken].(string)
 	r.mu.Lock()
 	var cl *call
 	switch {
@@ -528,7 +501,7 @@ func (r *Requester) payOwed(corr string) {
 // returned fails the request the broker returned (no queue took it), on a
 // session without confirms; with them the confirm says so.
 func (r *Requester) returned(ret amqp.Return) {
-	token, _ := ret.Headers[HeaderReplyToken].(string)
+	token, _ := ret.Headers[wire.HeaderReplyToken].(string)
 	r.mu.Lock()
 	cl := r.waits[token]
 	r.mu.Unlock()

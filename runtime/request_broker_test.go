@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -137,9 +138,9 @@ func TestReplyWire(t *testing.T) {
 	ask := func(body, corr string) amqp.Delivery {
 		t.Helper()
 		err := ch.PublishWithContext(ctxFor(t, wait), "", q, true, false, amqp.Publishing{
-			Type: quoteReqType.Name(), ContentType: runtime.ContentTypeText, Body: []byte(body),
+			Type: quoteReqType.Name(), ContentType: wire.ContentTypeText, Body: []byte(body),
 			CorrelationId: corr, ReplyTo: "amq.rabbitmq.reply-to",
-			Headers: amqp.Table{runtime.HeaderReplyType: quoteType.Name()},
+			Headers: amqp.Table{wire.HeaderReplyType: quoteType.Name()},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -154,16 +155,16 @@ func TestReplyWire(t *testing.T) {
 	}
 	d := ask("A-1", "corr-1")
 	if d.CorrelationId != "corr-1" || d.Type != quoteType.Name() || string(d.Body) != "12.50" ||
-		headerString(t, d, runtime.HeaderReplyType) != quoteType.Name() || headerString(t, d, runtime.HeaderID) == "" {
+		headerString(t, d, wire.HeaderReplyType) != quoteType.Name() || headerString(t, d, wire.HeaderID) == "" {
 		t.Fatalf("reply = corr %q type %q body %q headers %v", d.CorrelationId, d.Type, d.Body, d.Headers)
 	}
-	if _, ok := d.Headers[runtime.HeaderReplyError]; ok {
-		t.Fatalf("a reply carries %s: %v", runtime.HeaderReplyError, d.Headers)
+	if _, ok := d.Headers[wire.HeaderReplyError]; ok {
+		t.Fatalf("a reply carries %s: %v", wire.HeaderReplyError, d.Headers)
 	}
 	d = ask("none", "corr-2")
 	if d.CorrelationId != "corr-2" || len(d.Body) != 0 ||
-		headerString(t, d, runtime.HeaderReplyError) != "no such sku: none" ||
-		headerString(t, d, runtime.HeaderReplyErrorCode) != "unknown_sku" {
+		headerString(t, d, wire.HeaderReplyError) != "no such sku: none" ||
+		headerString(t, d, wire.HeaderReplyErrorCode) != "unknown_sku" {
 		t.Fatalf("error reply = corr %q body %q headers %v", d.CorrelationId, d.Body, d.Headers)
 	}
 }
@@ -242,15 +243,15 @@ func TestLateReplyIsDroppedAndCounted(t *testing.T) {
 	}
 	// The metrics say the same: one late reply on amq.rabbitmq.reply-to,
 	// two requests timed, one timed out, one answered.
-	late, _ := points(t, reader, runtime.MetricLateReplies)
+	late, _ := points(t, reader, wire.MetricLateReplies)
 	if k := queueKey("amq.rabbitmq.reply-to"); late[k] != 1 || len(late) != 1 {
-		t.Errorf("%s = %v, want {%s: 1}", runtime.MetricLateReplies, late, k)
+		t.Errorf("%s = %v, want {%s: 1}", wire.MetricLateReplies, late, k)
 	}
-	timed, _ := points(t, reader, runtime.MetricRequestDuration)
+	timed, _ := points(t, reader, wire.MetricRequestDuration)
 	var ok, timedOut float64
 	for k, n := range timed {
 		if !strings.Contains(k, "acemq.message.type="+quoteReqType.Name()) || !strings.Contains(k, "acemq.reply.type="+quoteType.Name()) {
-			t.Errorf("%s{%s}: not the request's and its reply's types", runtime.MetricRequestDuration, k)
+			t.Errorf("%s{%s}: not the request's and its reply's types", wire.MetricRequestDuration, k)
 		}
 		switch {
 		case strings.Contains(k, "error.type=timeout"):
@@ -258,11 +259,11 @@ func TestLateReplyIsDroppedAndCounted(t *testing.T) {
 		case !strings.Contains(k, "error.type="):
 			ok += n
 		default:
-			t.Errorf("%s{%s} = %v: an error type no request had", runtime.MetricRequestDuration, k, n)
+			t.Errorf("%s{%s} = %v: an error type no request had", wire.MetricRequestDuration, k, n)
 		}
 	}
 	if ok != 1 || timedOut != 1 {
-		t.Errorf("%s: %v answered, %v timed out, want 1 and 1: %v", runtime.MetricRequestDuration, ok, timedOut, timed)
+		t.Errorf("%s: %v answered, %v timed out, want 1 and 1: %v", wire.MetricRequestDuration, ok, timedOut, timed)
 	}
 }
 
@@ -519,8 +520,8 @@ func TestBadRequestIsAnsweredAndParked(t *testing.T) {
 	}
 	select {
 	case d := <-replies:
-		if d.CorrelationId != "bad-1" || headerString(t, d, runtime.HeaderReplyErrorCode) != "bad_request" ||
-			!strings.Contains(headerString(t, d, runtime.HeaderReplyError), "id") {
+		if d.CorrelationId != "bad-1" || headerString(t, d, wire.HeaderReplyErrorCode) != "bad_request" ||
+			!strings.Contains(headerString(t, d, wire.HeaderReplyError), "id") {
 			t.Fatalf("reply corr %q headers %v", d.CorrelationId, d.Headers)
 		}
 	case <-time.After(wait):
@@ -535,7 +536,7 @@ func TestRequestWithoutReplyToIsParked(t *testing.T) {
 	q := responder(t, c, priced)
 	rawPublish(t, q, amqp.Publishing{Type: quoteReqType.Name(), Body: []byte("A-1")})
 	d := getOne(t, q+".parked", wait)
-	if why := headerString(t, d, runtime.HeaderError); !strings.Contains(why, "without reply_to") {
+	if why := headerString(t, d, wire.HeaderError); !strings.Contains(why, "without reply_to") {
 		t.Fatalf("parked with %q", why)
 	}
 }

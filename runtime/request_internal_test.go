@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"sync"
 	"testing"
 
@@ -14,7 +15,7 @@ import (
 // neither, with the caller's ctx itself, allocating nothing.
 func TestReplyDecodeCtx(t *testing.T) {
 	bare := context.Background()
-	plain := amqp.Delivery{Headers: amqp.Table{HeaderID: "id-1"}}
+	plain := amqp.Delivery{Headers: amqp.Table{wire.HeaderID: "id-1"}}
 	if got := replyDecodeCtx(bare, plain); got != bare {
 		t.Errorf("no fingerprint, no decode info: got a new ctx, want the caller's")
 	}
@@ -25,7 +26,7 @@ func TestReplyDecodeCtx(t *testing.T) {
 	if got, want := decodeInfoOf(replyDecodeCtx(handler, plain)), (decodeInfo{maxBody: DefaultMaxBodySize}); got != want {
 		t.Errorf("in a handler's ctx: decode info %+v, want %+v", got, want)
 	}
-	fp := amqp.Delivery{Headers: amqp.Table{HeaderSchemaFingerprint: "reply-fp"}}
+	fp := amqp.Delivery{Headers: amqp.Table{wire.HeaderSchemaFingerprint: "reply-fp"}}
 	for _, ctx := range []context.Context{bare, handler} {
 		if got, want := decodeInfoOf(replyDecodeCtx(ctx, fp)), (decodeInfo{fingerprint: "reply-fp", maxBody: DefaultMaxBodySize}); got != want {
 			t.Errorf("a reply with a fingerprint: decode info %+v, want %+v", got, want)

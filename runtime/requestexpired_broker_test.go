@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -71,9 +72,9 @@ func TestRequestsExpiredInThePrefetchAreSkipped(t *testing.T) {
 					t.Errorf("quick-%d ran after its caller's deadline had passed", i)
 				}
 			}
-			expired, _ := points(t, reader, runtime.MetricRequestsExpired)
+			expired, _ := points(t, reader, wire.MetricRequestsExpired)
 			if k := queueKey(q); expired[k] != n {
-				t.Errorf("%s = %v, want {%s: %d}", runtime.MetricRequestsExpired, expired, k, n)
+				t.Errorf("%s = %v, want {%s: %d}", wire.MetricRequestsExpired, expired, k, n)
 			}
 			time.Sleep(200 * time.Millisecond)
 			if late := r.LateReplies(); late != 0 {

@@ -9,6 +9,7 @@ package runtime_test
 import (
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"slices"
 	"testing"
 	"time"
@@ -76,8 +77,8 @@ func TestHeldRetrySpillsOnceTheRateIsKnown(t *testing.T) {
 	if got := <-most; got != 1 {
 		t.Errorf("%s held at most %d messages, want the 1 spilled retry", rung, got)
 	}
-	if n := counter(t, reader, runtime.MetricRetrySpilled); n != 1 {
-		t.Errorf("%s = %v, want 1", runtime.MetricRetrySpilled, n)
+	if n := counter(t, reader, wire.MetricRetrySpilled); n != 1 {
+		t.Errorf("%s = %v, want 1", wire.MetricRetrySpilled, n)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,7 +47,7 @@ func RetryRequest(err error) error { return &retryRequestError{err: err} }
 //
 // A request without reply_to is parked (nowhere to reply), and so is one
 // whose reply_to is not a requester's address (a direct reply-to address
-// or a queue of ReplyQueuePrefix's shape, unless WithReplyToAllowed says
+// or a queue of wire.ReplyQueuePrefix's shape, unless WithReplyToAllowed says
 // more) without calling h; one that does not decode is answered with a *ReplyError "bad_request" and parked; one
 // that expects another reply type than repType is answered
 // "wrong_reply_type"; a handler that panics answers "panic" with the
@@ -216,9 +217,9 @@ func (r responding) precheck(ctx context.Context) (Ack, bool) {
 	}
 	if !info.replyTo.allows(r.d.ReplyTo) {
 		return Park(fmt.Errorf("a request whose reply_to %q is not a requester's reply address (%s*, %s*%s): its reply was not sent",
-			r.d.ReplyTo, directReplyTo+".", ReplyQueuePrefix, info.replyTo.String())), true
+			r.d.ReplyTo, directReplyTo+".", wire.ReplyQueuePrefix, info.replyTo.String())), true
 	}
-	if want := headerString(r.d.Headers, HeaderReplyType); want != "" && want != r.replyType {
+	if want := headerString(r.d.Headers, wire.HeaderReplyType); want != "" && want != r.replyType {
 		err := &ReplyError{Code: "wrong_reply_type", Reason: fmt.Sprintf("the responder replies %q, not %q", r.replyType, want)}
 		return r.replyError(ctx, err), true
 	}
@@ -291,7 +292,7 @@ func (r responding) replyError(ctx context.Context, err error) Ack {
 	if code == "" {
 		code = "error"
 	}
-	cfg := publishConfig{headers: map[string]any{HeaderReplyError: capReason(re.Reason), HeaderReplyErrorCode: code}}
+	cfg := publishConfig{headers: map[string]any{wire.HeaderReplyError: capReason(re.Reason), wire.HeaderReplyErrorCode: code}}
 	o := outgoing{mandatory: true, msg: r.c.newPublishing(r.replyType, "text/plain", nil, cfg)}
 	return r.send(ctx, o)
 }
@@ -301,9 +302,9 @@ func (r responding) replyError(ctx context.Context, err error) Ack {
 func (r responding) send(ctx context.Context, o outgoing) Ack {
 	o.exchange, o.key, o.mandatory = "", r.d.ReplyTo, true
 	o.msg.CorrelationId = r.d.CorrelationId
-	o.msg.Headers[HeaderReplyType] = r.replyType
-	if tok, ok := r.d.Headers[HeaderReplyToken].(string); ok && tok != "" && len(tok) <= maxReplyToken {
-		o.msg.Headers[HeaderReplyToken] = tok // the requester's key for its reply, echoed
+	o.msg.Headers[wire.HeaderReplyType] = r.replyType
+	if tok, ok := r.d.Headers[wire.HeaderReplyToken].(string); ok && tok != "" && len(tok) <= maxReplyToken {
+		o.msg.Headers[wire.HeaderReplyToken] = tok // the requester's key for its reply, echoed
 	}
 	if strings.HasPrefix(r.d.ReplyTo, directReplyTo+".") {
 		o.msg.DeliveryMode = amqp.Transient // it lives no longer than its requester's channel
@@ -367,7 +368,7 @@ func WithRequesterCheck() ConsumeOption {
 // WithReplyToAllowed widens the reply addresses a consumer's request
 // routes reply to. By default a responder replies only to a direct
 // reply-to address (amq.rabbitmq.reply-to.*, as the broker rewrites a
-// requester's) and to a queue of ReplyQueuePrefix's shape (a Requester's
+// requester's) and to a queue of wire.ReplyQueuePrefix's shape (a Requester's
 // WithReplyQueue); a request whose reply_to is anything else, another
 // service's queue say, is parked with the reason and its handler is not
 // called, so that no request makes the responder publish, with its
@@ -396,7 +397,7 @@ func WithReplyToAllowed(names ...string) ConsumeOption {
 }
 
 // replyToRule is what a responder replies to besides direct reply-to
-// addresses and ReplyQueuePrefix's queues: WithReplyToAllowed's names and
+// addresses and wire.ReplyQueuePrefix's queues: WithReplyToAllowed's names and
 // prefixes. A nil rule allows those two alone.
 type replyToRule struct {
 	names, prefixes []string
@@ -404,7 +405,7 @@ type replyToRule struct {
 
 // allows reports whether a reply may go to replyTo.
 func (r *replyToRule) allows(replyTo string) bool {
-	if strings.HasPrefix(replyTo, directReplyTo+".") || strings.HasPrefix(replyTo, ReplyQueuePrefix) {
+	if strings.HasPrefix(replyTo, directReplyTo+".") || strings.HasPrefix(replyTo, wire.ReplyQueuePrefix) {
 		return true
 	}
 	if r == nil {

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"time"
 )
 
@@ -30,11 +31,11 @@ func (dv *delivery) retry(why string) {
 	}
 	delay := p.Delay(env.Attempt)
 	switch {
-	case p.InBroker(delay):
+	case p.inBroker(delay):
 		// Without its rung the retry waits in memory, but never longer
 		// than the cap: a delivery held past the broker's consumer
 		// timeout (30m) closes the channel.
-		dv.toRung(why, delay, false, min(delay, MaxWaitInBrokerFrom))
+		dv.toRung(why, delay, false, min(delay, wire.MaxWaitInBrokerFrom))
 	case dv.s.reserveHold(dv.d.DeliveryTag, cs.cfg.holdBudget, delay):
 		dv.holdInBudget(why, delay)
 	case !p.spills(delay):

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -305,14 +306,14 @@ func TestCloseRepublishesHeldRetry(t *testing.T) {
 	}
 	waitDepth(t, q, 1, 3*time.Second)
 	d := getOne(t, q, time.Second)
-	attempt, isInt64 := d.Headers[runtime.HeaderAttempt].(int64)
+	attempt, isInt64 := d.Headers[wire.HeaderAttempt].(int64)
 	if !isInt64 || attempt != 2 {
-		t.Errorf("x-acemq-attempt = %#v, want int64(2)", d.Headers[runtime.HeaderAttempt])
+		t.Errorf("x-acemq-attempt = %#v, want int64(2)", d.Headers[wire.HeaderAttempt])
 	}
-	if got := headerString(t, d, runtime.HeaderID); got != call.Envelope.ID {
+	if got := headerString(t, d, wire.HeaderID); got != call.Envelope.ID {
 		t.Errorf("x-acemq-id = %q, want %q", got, call.Envelope.ID)
 	}
-	if got := headerString(t, d, runtime.HeaderError); got != "held" {
+	if got := headerString(t, d, wire.HeaderError); got != "held" {
 		t.Errorf("x-acemq-error = %q, want held", got)
 	}
 	if string(d.Body) != "keep me" {
@@ -371,7 +372,7 @@ func TestRungTwiceThenDeadLetterHasNoXDeath(t *testing.T) {
 	})
 	publishText(t, c, q, "round and round")
 	d := getOne(t, q+".dlq", wait)
-	if got := headerString(t, d, runtime.HeaderError); got != "gave up after 3 attempts: down 3" {
+	if got := headerString(t, d, wire.HeaderError); got != "gave up after 3 attempts: down 3" {
 		t.Errorf("x-acemq-error = %q", got)
 	}
 	for k := range d.Headers {
@@ -418,8 +419,8 @@ func TestCloseRepublishesEveryHeldRetry(t *testing.T) {
 	got := map[string]int{}
 	for _, d := range drain(t, q, n, wait) {
 		got[string(d.Body)]++
-		if a, ok := d.Headers[runtime.HeaderAttempt].(int64); !ok || a != 2 {
-			t.Errorf("%s: x-acemq-attempt %#v, want int64(2)", d.Body, d.Headers[runtime.HeaderAttempt])
+		if a, ok := d.Headers[wire.HeaderAttempt].(int64); !ok || a != 2 {
+			t.Errorf("%s: x-acemq-attempt %#v, want int64(2)", d.Body, d.Headers[wire.HeaderAttempt])
 		}
 	}
 	for _, b := range bodies {

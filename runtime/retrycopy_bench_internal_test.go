@@ -16,6 +16,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"log/slog"
 	"testing"
 	"time"
@@ -33,8 +34,8 @@ import (
 func retryCopyDelivery(q string, n int) func(tag uint64) amqp.Delivery {
 	rung := q + ".retry.1s"
 	h := amqp.Table{
-		HeaderID: "id-1", HeaderAttempt: int64(2), HeaderFirstSeen: "2026-12-03T06:00:00.123Z",
-		HeaderOrigin: "svc@host", HeaderError: "bench: this message fails its first two attempts",
+		wire.HeaderID: "id-1", wire.HeaderAttempt: int64(2), wire.HeaderFirstSeen: "2026-12-03T06:00:00.123Z",
+		wire.HeaderOrigin: "svc@host", wire.HeaderError: "bench: this message fails its first two attempts",
 		"x-death": []any{amqp.Table{
 			"count": int64(1), "exchange": "", "queue": rung, "reason": "expired",
 			"routing-keys": []any{rung}, "time": time.Now(),
@@ -48,7 +49,7 @@ func retryCopyDelivery(q string, n int) func(tag uint64) amqp.Delivery {
 		ids[i] = fmt.Sprintf("id-%08d", i)
 	}
 	return func(tag uint64) amqp.Delivery {
-		return amqp.Delivery{Headers: h, ContentType: ContentTypeText, MessageId: ids[tag], Type: "acemq.bench.retry",
+		return amqp.Delivery{Headers: h, ContentType: wire.ContentTypeText, MessageId: ids[tag], Type: "acemq.bench.retry",
 			RoutingKey: q, DeliveryTag: tag, Body: body}
 	}
 }

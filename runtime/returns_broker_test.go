@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"bytes"
 	"errors"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"slices"
 	"testing"
 
@@ -25,7 +26,7 @@ import (
 func TestReturnOfOneOfTwoCopiesSharingIDExchangeAndKey(t *testing.T) {
 	c := dial(t)
 	q := brokertest.Queue(t, "returns-twins")
-	dlq := runtime.DeadLetterQueue(q)
+	dlq := wire.DeadLetterQueue(q)
 	rawQueue(t, q, nil)
 	rawQueue(t, dlq, nil)
 	ex := rawExchange(t, amqp.ExchangeHeaders)

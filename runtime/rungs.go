@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"github.com/acemq/acemq-go/runtime/wire"
 	"sync"
 	"time"
 )
@@ -88,7 +89,7 @@ func (m *missingRungs) found(rung string) int {
 
 // rungNames are a consumer's rung names by whole seconds of wait, made
 // once each: a retry to a rung names its rung for every copy, and
-// RungQueue formats the name anew each time. A retry policy has a few
+// wire.RungQueue formats the name anew each time. A retry policy has a few
 // distinct waits; past maxRungNames the names are not kept.
 type rungNames struct {
 	mu    sync.Mutex
@@ -97,7 +98,7 @@ type rungNames struct {
 
 const maxRungNames = 64
 
-// of is RungQueue(q, d), q being the consumer's queue.
+// of is wire.RungQueue(q, d), q being the consumer's queue.
 func (r *rungNames) of(q string, d time.Duration) string {
 	secs := int64(d / time.Second)
 	r.mu.Lock()
@@ -105,7 +106,7 @@ func (r *rungNames) of(q string, d time.Duration) string {
 	if name, ok := r.names[secs]; ok {
 		return name
 	}
-	name := RungQueue(q, d)
+	name := wire.RungQueue(q, d)
 	if r.names == nil {
 		r.names = map[int64]string{}
 	}

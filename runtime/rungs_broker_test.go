@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"strconv"
 	"testing"
 	"time"
@@ -31,12 +32,12 @@ func TestMissingRungIsRemembered(t *testing.T) {
 	_, rec := consume(t, c, q, &policy, failOnce, runtime.WithHoldBudget(0), runtime.WithPrefetch(prefetch),
 		runtime.WithRungProbeForTest(time.Hour))
 	publishN(t, c, q, n)
-	waitPoint(t, reader, runtime.MetricOutcome, outcomeKey(q, "accepted", ""), n, false)
+	waitPoint(t, reader, wire.MetricOutcome, outcomeKey(q, "accepted", ""), n, false)
 	if calls := rec.all(); len(calls) != 2*n {
 		t.Errorf("%d handler calls, want %d (each message once per attempt)", len(calls), 2*n)
 	}
-	if got := counter(t, reader, runtime.MetricRungMissing); got != n {
-		t.Errorf("%s = %v, want %d (every wait held in memory)", runtime.MetricRungMissing, got, n)
+	if got := counter(t, reader, wire.MetricRungMissing); got != n {
+		t.Errorf("%s = %v, want %d (every wait held in memory)", wire.MetricRungMissing, got, n)
 	}
 	// The qos: the prefetch, no budget, and the default ack slack (as
 	// large as the prefetch).
@@ -70,7 +71,7 @@ func TestMissingRungIsProbedAgain(t *testing.T) {
 		publishText(t, c, q, "m"+strconv.Itoa(published))
 		time.Sleep(20 * time.Millisecond)
 	}
-	waitPoint(t, reader, runtime.MetricOutcome, outcomeKey(q, "accepted", ""), float64(published), false)
+	waitPoint(t, reader, wire.MetricOutcome, outcomeKey(q, "accepted", ""), float64(published), false)
 	tried, warns := returnedRetries(t, reader), capture.matching("rung queue missing")
 	probes := float64(time.Since(start) / probe)
 	if tried > probes+4 || float64(len(warns)) > probes+2 || len(warns) < 2 {
@@ -96,7 +97,7 @@ func TestMissingRungIsProbedAgain(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	publishText(t, c, q, "to the broker")
-	waitPoint(t, reader, runtime.MetricOutcome, outcomeKey(q, "retried", "broker"), 2, true)
+	waitPoint(t, reader, wire.MetricOutcome, outcomeKey(q, "retried", "broker"), 2, true)
 }
 
 // failOnce retries a message's first attempt and accepts its second.
@@ -122,6 +123,6 @@ func publishN(t *testing.T, c *runtime.Connection, q string, n int) {
 // returnedRetries counts the consumer's retry copies that no queue took.
 func returnedRetries(t *testing.T, reader *sdkmetric.ManualReader) float64 {
 	t.Helper()
-	sent, _ := points(t, reader, runtime.MetricSent)
+	sent, _ := points(t, reader, wire.MetricSent)
 	return sumWhere(sent, "acemq.publish=retry", "error.type=unroutable")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"log/slog"
 	"math/rand/v2"
 	"strings"
@@ -187,7 +188,7 @@ func (cs *Consumer) openChannel(ctx context.Context) (*callChannel, *amqp.Connec
 // closes the channel: the subscription goes on on a new one, which it
 // returns.
 func (cs *Consumer) declareSetAside(ctx context.Context, cc *callChannel, conn *amqp.Connection) (*callChannel, *amqp.Connection, error) {
-	for _, q := range []string{DeadLetterQueue(cs.queue), ParkedQueue(cs.queue)} {
+	for _, q := range []string{wire.DeadLetterQueue(cs.queue), wire.ParkedQueue(cs.queue)} {
 		_, err := roundTrip(ctx, cc, "queue.declare", func(ch *amqp.Channel) (amqp.Queue, error) {
 			return ch.QueueDeclare(q, true, false, false, false, nil)
 		})

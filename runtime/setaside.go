@@ -47,11 +47,11 @@ const (
 type setAsideTiming struct{ backoff, backoffMax, hold time.Duration }
 
 func (dv *delivery) deadLetter(why string, o outcome) {
-	dv.moveTo(DeadLetterQueue(dv.cs.queue), why, o)
+	dv.moveTo(wire.DeadLetterQueue(dv.cs.queue), why, o)
 }
 
 func (dv *delivery) park(why string, o outcome) {
-	dv.moveTo(ParkedQueue(dv.cs.queue), why, o)
+	dv.moveTo(wire.ParkedQueue(dv.cs.queue), why, o)
 }
 
 // moveTo publishes a copy of dv to target with the reason and the queue it
@@ -195,23 +195,23 @@ func copyHeaders(d amqp.Delivery, attempt int, why, from string) (amqp.Table, st
 		}
 		h[k] = v
 	}
-	id := headerString(h, HeaderID)
+	id := headerString(h, wire.HeaderID)
 	if id == "" {
 		id = d.MessageId
 	}
 	if id == "" {
 		id = newID()
 	}
-	setString(h, HeaderID, id)
-	if headerTime(h, HeaderFirstSeen).IsZero() {
-		h[HeaderFirstSeen] = formatTime(time.Now())
+	setString(h, wire.HeaderID, id)
+	if headerTime(h, wire.HeaderFirstSeen).IsZero() {
+		h[wire.HeaderFirstSeen] = formatTime(time.Now())
 	}
-	h[HeaderAttempt] = int64(attempt)
+	h[wire.HeaderAttempt] = int64(attempt)
 	if why != "" {
-		setString(h, HeaderError, capReason(why))
+		setString(h, wire.HeaderError, capReason(why))
 	}
 	if from != "" {
-		setString(h, HeaderQueue, from)
+		setString(h, wire.HeaderQueue, from)
 	}
 	return h, id
 }

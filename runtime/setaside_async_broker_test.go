@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"strings"
 	"testing"
 	"time"
@@ -48,9 +49,9 @@ func TestSetAsideDoesNotWaitForTheConfirm(t *testing.T) {
 	}
 	waitUnacked(t, q, 2)
 	close(gate)
-	ds := drain(t, runtime.DeadLetterQueue(q), 1, wait)
-	if got, why := string(ds[0].Body), headerString(t, ds[0], runtime.HeaderError); got != "dead" || why != "rejected by the handler: no such order" {
-		t.Errorf("%s holds %q (%s %q), want dead with its reason", runtime.DeadLetterQueue(q), got, runtime.HeaderError, why)
+	ds := drain(t, wire.DeadLetterQueue(q), 1, wait)
+	if got, why := string(ds[0].Body), headerString(t, ds[0], wire.HeaderError); got != "dead" || why != "rejected by the handler: no such order" {
+		t.Errorf("%s holds %q (%s %q), want dead with its reason", wire.DeadLetterQueue(q), got, wire.HeaderError, why)
 	}
 	calls := rec.waitN(t, len(bodies)+1, wait)
 	last := calls[len(calls)-1]
@@ -92,8 +93,8 @@ func TestCloseWaitsForACopysConfirm(t *testing.T) {
 	if err := <-closed; err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if d := depth(t, runtime.DeadLetterQueue(q)); d != 1 {
-		t.Errorf("%s holds %d, want 1", runtime.DeadLetterQueue(q), d)
+	if d := depth(t, wire.DeadLetterQueue(q)); d != 1 {
+		t.Errorf("%s holds %d, want 1", wire.DeadLetterQueue(q), d)
 	}
 	if d := depth(t, q); d != 0 {
 		t.Errorf("%s holds %d after Close, want 0 (the original acked, not returned)", q, d)

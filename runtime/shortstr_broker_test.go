@@ -12,6 +12,7 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -275,9 +276,9 @@ func TestCopyOfAForgedLongIDKeepsTheConnection(t *testing.T) {
 	})
 	live := c.AMQPForTest().(*amqp.Connection)
 	forged := long(300)
-	rawPublish(t, q, textMessage("forged", amqp.Table{runtime.HeaderID: forged}))
+	rawPublish(t, q, textMessage("forged", amqp.Table{wire.HeaderID: forged}))
 	d := getOne(t, q+".dlq", 30*time.Second)
-	if got, _ := d.Headers[runtime.HeaderID].(string); got != forged {
+	if got, _ := d.Headers[wire.HeaderID].(string); got != forged {
 		t.Errorf("the dead letter's x-acemq-id is %d bytes, want the forged 300", len(got))
 	}
 	if len(d.MessageId) > 255 {
@@ -301,8 +302,8 @@ func TestReplayToAForgedLongQueueKeepsTheConnection(t *testing.T) {
 	rawQueue(t, q, nil)
 	dlq := q + ".dlq"
 	rawQueue(t, dlq, nil)
-	rawPublish(t, dlq, textMessage("forged", amqp.Table{runtime.HeaderID: "forged-1", runtime.HeaderQueue: long(300)}))
-	rawPublish(t, dlq, textMessage("good", amqp.Table{runtime.HeaderID: "good-1", runtime.HeaderQueue: q}))
+	rawPublish(t, dlq, textMessage("forged", amqp.Table{wire.HeaderID: "forged-1", wire.HeaderQueue: long(300)}))
+	rawPublish(t, dlq, textMessage("good", amqp.Table{wire.HeaderID: "good-1", wire.HeaderQueue: q}))
 	c := dial(t)
 	live := c.AMQPForTest().(*amqp.Connection)
 	res, err := c.Replay(ctxFor(t, 20*time.Second), dlq, runtime.ReplayOptions{FollowHeaders: true})

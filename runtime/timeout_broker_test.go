@@ -1,6 +1,7 @@
 package runtime_test
 
 import (
+	"github.com/acemq/acemq-go/runtime/wire"
 	"testing"
 	"time"
 
@@ -22,11 +23,11 @@ func TestConsumerTimeoutOnAQuorumQueueResubscribes(t *testing.T) {
 		t.Skipf("RabbitMQ %s: a per-queue consumer timeout that cancels the consumer is RabbitMQ 4.3's", brokerVersion.text)
 	}
 	q := brokertest.Queue(t, "consumer.timeout")
-	if err := rawChannel(t).ExchangeDeclare(runtime.DeadLetterExchange, amqp.ExchangeDirect, true, false, false, false, nil); err != nil {
-		t.Fatalf("declare %s: %v", runtime.DeadLetterExchange, err)
+	if err := rawChannel(t).ExchangeDeclare(wire.DeadLetterExchange, amqp.ExchangeDirect, true, false, false, false, nil); err != nil {
+		t.Fatalf("declare %s: %v", wire.DeadLetterExchange, err)
 	}
 	rawQueue(t, q, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": 50, "x-consumer-timeout": int64(2000),
-		"x-dead-letter-exchange": runtime.DeadLetterExchange, "x-dead-letter-routing-key": runtime.DeadLetterQueue(q)})
+		"x-dead-letter-exchange": wire.DeadLetterExchange, "x-dead-letter-routing-key": wire.DeadLetterQueue(q)})
 	logs, logger := newLogCapture()
 	c := dial(t, runtime.WithLogger(logger))
 	_, rec := consume(t, c, q, nil, func(m seen) runtime.Ack {

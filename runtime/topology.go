@@ -2,14 +2,7 @@ package runtime
 
 import (
 	"time"
-
-	"github.com/acemq/acemq-go/runtime/wire"
 )
-
-// DefaultDeliveryLimit is the x-delivery-limit the topology gives a quorum
-// queue that names none. RabbitMQ 4 would otherwise apply 20 and 3.10 none;
-// docs/reliability.md says why 50.
-const DefaultDeliveryLimit = wire.DefaultDeliveryLimit
 
 // QueueType is a queue's x-queue-type.
 type QueueType string
@@ -42,26 +35,26 @@ type Queue struct {
 	// DeliveryLimit is a quorum queue's x-delivery-limit: how many times
 	// the broker hands a message back (nack with requeue, a channel or
 	// consumer closed with it unacked) before it dead-letters it. Zero is
-	// DefaultDeliveryLimit; a classic queue has no delivery count and
+	// 50, wire.DefaultDeliveryLimit; a classic queue has no delivery count and
 	// refuses a limit. Never -1: RabbitMQ 4 reads it as unlimited, 3.10 as
 	// "drop after the first delivery".
 	DeliveryLimit int
-	// Retry is the policy whose Rungs get rung queues: its BrokerRungs,
-	// and the SpillRungs a consumer sends short waits to once its hold
-	// budget is full.
+	// Retry is the policy whose rungs get rung queues (wire.Rungs): the
+	// waits the broker holds, and the spill rungs a consumer sends short
+	// waits to once its hold budget is full.
 	Retry RetryPolicy
 	// QuorumRungs declares the rungs as quorum queues with
 	// x-dead-letter-strategy: at-least-once and x-overflow: reject-publish.
 	QuorumRungs bool
 	// NativeRetry has the quorum queue itself hold a failed delivery for
 	// its wait (RabbitMQ 4.3's x-delayed-retry-type: failed, with
-	// x-delayed-retry-min and -max from Retry.NativeRetry) instead of rung
+	// x-delayed-retry-min and -max from wire.NativeRetry of Retry's schedule) instead of rung
 	// queues: none are declared. Its consumers must requeue their failures
 	// (ConsumerSpec.RequeueOnFailure), each requeue an attempt counted by
 	// the broker's x-delivery-count; a lost connection counts as one too,
 	// and waits. Declare refuses it on a classic queue, with QuorumRungs,
 	// for a policy the broker cannot give exactly (jitter, an exponential
-	// ladder: see RetryPolicy.NativeRetry) and on a broker before 4.3,
+	// ladder: see wire.NativeRetry) and on a broker before 4.3,
 	// which would ignore the arguments and requeue at once.
 	NativeRetry bool
 	// Arguments are extra x-arguments for the queue itself.
@@ -111,5 +104,5 @@ func (q Queue) rungs() []time.Duration {
 	if q.NativeRetry {
 		return nil
 	}
-	return q.Retry.Rungs()
+	return q.Retry.rungs()
 }

@@ -5,6 +5,7 @@ package runtime_test
 
 import (
 	"errors"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"slices"
 	"strings"
 	"testing"
@@ -53,7 +54,7 @@ func TestDeclareRungs(t *testing.T) {
 		t.Fatalf("queues declared = %v, want exactly %v", got, want)
 	}
 	for _, n := range []int{10, 20, 40, 80, 160} {
-		rung := runtime.RungQueue(q, time.Duration(n)*time.Second)
+		rung := wire.RungQueue(q, time.Duration(n)*time.Second)
 		info := brokertest.QueueDetails(t, rung)
 		if !info.Durable || info.Type != "classic" {
 			t.Errorf("%s: durable %v type %q, want durable classic", rung, info.Durable, info.Type)
@@ -61,8 +62,8 @@ func TestDeclareRungs(t *testing.T) {
 		wantArg(t, rung, info.Arguments, "x-message-ttl", n*1000)
 		wantArg(t, rung, info.Arguments, "x-dead-letter-exchange", "")
 		wantArg(t, rung, info.Arguments, "x-dead-letter-routing-key", q)
-		if !hasBinding(brokertest.Bindings(t, rung), runtime.RetryExchange, rung) {
-			t.Errorf("%s is not bound to %s with key %s: %v", rung, runtime.RetryExchange, rung, brokertest.Bindings(t, rung))
+		if !hasBinding(brokertest.Bindings(t, rung), wire.RetryExchange, rung) {
+			t.Errorf("%s is not bound to %s with key %s: %v", rung, wire.RetryExchange, rung, brokertest.Bindings(t, rung))
 		}
 	}
 	for _, n := range []string{q + ".dlq", q + ".parked"} {
@@ -71,10 +72,10 @@ func TestDeclareRungs(t *testing.T) {
 			t.Errorf("%s: durable %v type %q, want durable classic", n, info.Durable, info.Type)
 		}
 	}
-	if !hasBinding(brokertest.Bindings(t, q+".dlq"), runtime.DeadLetterExchange, q+".dlq") {
+	if !hasBinding(brokertest.Bindings(t, q+".dlq"), wire.DeadLetterExchange, q+".dlq") {
 		t.Errorf("%s.dlq is not bound to acemq.dlx with key %s.dlq: %v", q, q, brokertest.Bindings(t, q+".dlq"))
 	}
-	for _, ex := range []string{runtime.DeadLetterExchange, runtime.RetryExchange} {
+	for _, ex := range []string{wire.DeadLetterExchange, wire.RetryExchange} {
 		if kind, durable := exchangeInfo(t, ex); kind != "direct" || !durable {
 			t.Errorf("exchange %s: %s durable=%v, want a durable direct exchange", ex, kind, durable)
 		}
@@ -122,7 +123,7 @@ func TestDeclareDeadLetterQuorumArguments(t *testing.T) {
 	// A quorum queue always carries an explicit delivery limit and its
 	// dead-letter target, so nothing the broker gives up on is dropped.
 	args = brokertest.QueueDetails(t, quorum).Arguments
-	wantArg(t, quorum, args, "x-delivery-limit", runtime.DefaultDeliveryLimit)
+	wantArg(t, quorum, args, "x-delivery-limit", wire.DefaultDeliveryLimit)
 	wantArg(t, quorum, args, "x-dead-letter-exchange", "acemq.dlx")
 	wantArg(t, quorum, args, "x-dead-letter-routing-key", quorum+".dlq")
 	args = brokertest.QueueDetails(t, limited).Arguments

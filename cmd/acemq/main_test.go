@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,12 +124,12 @@ func cmdDeadLetter(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	body := `{"order_id":"` + args[1] + `"}`
 	h := amqp.Table{
-		runtime.HeaderID: args[1], runtime.HeaderAttempt: int64(attempt), runtime.HeaderFirstSeen: "2026-11-30T09:00:00.000Z",
-		runtime.HeaderOrigin: "shop@host", runtime.HeaderError: args[5], runtime.HeaderQueue: args[2],
+		wire.HeaderID: args[1], wire.HeaderAttempt: int64(attempt), wire.HeaderFirstSeen: "2026-11-30T09:00:00.000Z",
+		wire.HeaderOrigin: "shop@host", wire.HeaderError: args[5], wire.HeaderQueue: args[2],
 	}
 	if args[5] == "" {
-		delete(h, runtime.HeaderError)
-		delete(h, runtime.HeaderQueue)
+		delete(h, wire.HeaderError)
+		delete(h, wire.HeaderQueue)
 	}
 	for i, a := range args[6:] {
 		if k, v, ok := strings.Cut(a, "="); ok {
@@ -166,9 +167,9 @@ func cmdFill(ts *testscript.TestScript, neg bool, args []string) {
 	for i := range msgs {
 		id := fmt.Sprintf("m-%05d", i)
 		msgs[i] = amqp.Publishing{MessageId: id, Type: "order.placed.v2", ContentType: "application/json", DeliveryMode: amqp.Persistent,
-			Headers: amqp.Table{runtime.HeaderID: id, runtime.HeaderAttempt: int64(4), runtime.HeaderQueue: args[1],
-				runtime.HeaderFirstSeen: "2026-11-30T09:00:00.000Z",
-				runtime.HeaderError:     "gave up after 4 attempts: the warehouse is not answering"},
+			Headers: amqp.Table{wire.HeaderID: id, wire.HeaderAttempt: int64(4), wire.HeaderQueue: args[1],
+				wire.HeaderFirstSeen: "2026-11-30T09:00:00.000Z",
+				wire.HeaderError:     "gave up after 4 attempts: the warehouse is not answering"},
 			Body: []byte(`{"order_id":"` + id + `"}`)}
 	}
 	publish(ts, args[0], msgs...)
@@ -200,13 +201,13 @@ func cmdAvro(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	print, err := runtime.SchemaFingerprint(text)
 	ts.Check(err)
-	headers := amqp.Table{runtime.HeaderID: args[1], runtime.HeaderAttempt: int64(5),
-		runtime.HeaderFirstSeen: "2026-11-30T09:00:00.000Z", runtime.HeaderSchemaFingerprint: print,
-		runtime.HeaderError: "gave up after 5 attempts: the warehouse said no", runtime.HeaderQueue: strings.TrimSuffix(args[0], ".dlq")}
+	headers := amqp.Table{wire.HeaderID: args[1], wire.HeaderAttempt: int64(5),
+		wire.HeaderFirstSeen: "2026-11-30T09:00:00.000Z", wire.HeaderSchemaFingerprint: print,
+		wire.HeaderError: "gave up after 5 attempts: the warehouse said no", wire.HeaderQueue: strings.TrimSuffix(args[0], ".dlq")}
 	if carry {
-		headers[runtime.HeaderSchema] = avro.MustParse(text).String()
+		headers[wire.HeaderSchema] = avro.MustParse(text).String()
 	}
-	publish(ts, args[0], amqp.Publishing{MessageId: args[1], Type: "order.placed.v2", ContentType: runtime.ContentTypeAvro,
+	publish(ts, args[0], amqp.Publishing{MessageId: args[1], Type: "order.placed.v2", ContentType: wire.ContentTypeAvro,
 		DeliveryMode: amqp.Persistent, Body: body, Headers: headers})
 }
 
@@ -344,7 +345,7 @@ func TestSummaryTenThousand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dlq := runtime.DeadLetterQueue(q)
+	dlq := wire.DeadLetterQueue(q)
 	if _, err := ch.QueueDeclare(dlq, true, false, false, false, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +360,7 @@ func TestSummaryTenThousand(t *testing.T) {
 			why = "rejected by the handler: no customer id"
 		}
 		dc, err := ch.PublishWithDeferredConfirm("", dlq, true, false, amqp.Publishing{Type: "order.placed.v2",
-			Headers: amqp.Table{runtime.HeaderID: fmt.Sprintf("m-%05d", i), runtime.HeaderError: why}, Body: []byte("{}")})
+			Headers: amqp.Table{wire.HeaderID: fmt.Sprintf("m-%05d", i), wire.HeaderError: why}, Body: []byte("{}")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -392,7 +393,7 @@ func TestSummaryTenThousand(t *testing.T) {
 	for i := range n {
 		select {
 		case m := <-msgs:
-			if id := m.Headers[runtime.HeaderID]; id != fmt.Sprintf("m-%05d", i) {
+			if id := m.Headers[wire.HeaderID]; id != fmt.Sprintf("m-%05d", i) {
 				t.Fatalf("message %d after the summary is %v: the order changed", i, id)
 			}
 		case <-time.After(10 * time.Second):

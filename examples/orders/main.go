@@ -23,6 +23,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"io"
 	"net"
 	"os"
@@ -95,7 +96,7 @@ func run(ctx context.Context, url string, w io.Writer, opts ...runtime.DialOptio
 	if err := conn.Declare(ctx, Topology()); err != nil {
 		return err
 	}
-	dlq := runtime.DeadLetterQueue("orders.new")
+	dlq := wire.DeadLetterQueue("orders.new")
 	if n, err := drain(ctx, conn, dlq); err != nil {
 		return err
 	} else if n > 0 {

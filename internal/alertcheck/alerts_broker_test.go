@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -304,7 +305,7 @@ func TestDocumentedAlertsOnTheRuntimesSeries(t *testing.T) {
 	if err := c.Declare(ctx, runtime.NewTopology().Queue(runtime.Queue{Name: rungQ, Retry: policy})); err != nil {
 		t.Fatal(err)
 	}
-	deleteQueue(t, runtime.RungQueue(rungQ, time.Second))
+	deleteQueue(t, wire.RungQueue(rungQ, time.Second))
 	consume(t, ctx, c, rungQ, mt, func(m *runtime.Message[string]) runtime.Ack {
 		if m.Envelope.Attempt == 1 {
 			return runtime.Retry(errors.New("once more"))

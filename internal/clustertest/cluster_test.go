@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"log/slog"
 	"net"
 	"net/http"
@@ -412,8 +413,8 @@ func (s *scenario) run(pace time.Duration, at float64, fault func(s *scenario)) 
 	}
 	ccancel()
 
-	dlq := drain(t, runtime.DeadLetterQueue(s.q))
-	parked := drain(t, runtime.ParkedQueue(s.q))
+	dlq := drain(t, wire.DeadLetterQueue(s.q))
+	parked := drain(t, wire.ParkedQueue(s.q))
 	setAside := map[string]bool{}
 	for _, id := range append(slices.Clone(dlq), parked...) {
 		setAside[id] = true
@@ -442,7 +443,7 @@ func (s *scenario) run(pace time.Duration, at float64, fault func(s *scenario)) 
 	}
 	if len(dlq) != 0 || len(parked) != 0 {
 		t.Errorf("set aside: %d in %s (first %v), %d parked; none should be (no handler gives up, the delivery limit is 50)",
-			len(dlq), runtime.DeadLetterQueue(s.q), dlq[:min(5, len(dlq))], len(parked))
+			len(dlq), wire.DeadLetterQueue(s.q), dlq[:min(5, len(dlq))], len(parked))
 	}
 	if recover > 30*time.Second {
 		t.Errorf("recover_ms=%d: publisher or consumer stalled more than 30s around the fault", recover.Milliseconds())
@@ -451,7 +452,7 @@ func (s *scenario) run(pace time.Duration, at float64, fault func(s *scenario)) 
 
 // stopNode stops n and reports when it is down.
 func (s *scenario) stopNode(n string) {
-	rung := runtime.RungQueue(s.q, time.Second)
+	rung := wire.RungQueue(s.q, time.Second)
 	r := queueOf(s.t, rung)
 	s.t.Logf("stopping %s; quorum rung %s: leader %s, %d messages waiting in it", n, rung, r.Leader, r.Messages)
 	s.mu.Lock()

@@ -86,6 +86,7 @@ var knownImports = map[string]string{
 	"http":      "net/http",
 	"runtime":   "github.com/acemq/acemq-go/runtime",
 	"acemqtest": "github.com/acemq/acemq-go/runtime/acemqtest",
+	"wire":      "github.com/acemq/acemq-go/runtime/wire",
 	"amqp":      "github.com/rabbitmq/amqp091-go",
 	"pgstore":   "github.com/acemq/acemq-go/pgstore",
 	"pgx":       "github.com/jackc/pgx/v5",

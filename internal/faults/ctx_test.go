@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"strings"
 	"sync"
 	"testing"
@@ -217,7 +218,7 @@ func stallCases(ex string, fill func(*testing.T, string, int)) []stallCase {
 		return func(t *testing.T, c *runtime.Connection, q string) func(context.Context) error {
 			deadLetters(t, q, 2)
 			return func(ctx context.Context) error {
-				res, err := c.Replay(ctx, runtime.DeadLetterQueue(q), runtime.ReplayOptions{Filter: filter})
+				res, err := c.Replay(ctx, wire.DeadLetterQueue(q), runtime.ReplayOptions{Filter: filter})
 				if err == nil {
 					return fmt.Errorf("Replay returned %s and no error", res)
 				}
@@ -299,21 +300,21 @@ func deadLetters(t *testing.T, q string, n int) {
 	t.Helper()
 	_, ch := raw(t)
 	for i := range n {
-		if err := ch.Publish("", runtime.DeadLetterQueue(q), false, false, amqp.Publishing{
+		if err := ch.Publish("", wire.DeadLetterQueue(q), false, false, amqp.Publishing{
 			MessageId: fmt.Sprintf("dl-%d", i), Type: "acemq.faults.v1", ContentType: "text/plain", Body: []byte("dead"),
-			Headers: amqp.Table{runtime.HeaderID: fmt.Sprintf("dl-%d", i), runtime.HeaderQueue: q},
+			Headers: amqp.Table{wire.HeaderID: fmt.Sprintf("dl-%d", i), wire.HeaderQueue: q},
 		}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		got, err := ch.QueueDeclarePassive(runtime.DeadLetterQueue(q), false, false, false, false, nil)
+		got, err := ch.QueueDeclarePassive(wire.DeadLetterQueue(q), false, false, false, false, nil)
 		if err == nil && got.Messages == n {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s did not reach %d messages: %+v %v", runtime.DeadLetterQueue(q), n, got, err)
+			t.Fatalf("%s did not reach %d messages: %+v %v", wire.DeadLetterQueue(q), n, got, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

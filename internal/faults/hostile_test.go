@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"log/slog"
 	"strings"
 	"sync"
@@ -39,11 +40,11 @@ func deepHeaders(n int) amqp.Table {
 	for range n - 1 {
 		t = amqp.Table{"n": t}
 	}
-	return amqp.Table{"deep": t, runtime.HeaderID: "hostile"}
+	return amqp.Table{"deep": t, wire.HeaderID: "hostile"}
 }
 
 func wideHeaders(n int) amqp.Table {
-	t := amqp.Table{runtime.HeaderID: "hostile"}
+	t := amqp.Table{wire.HeaderID: "hostile"}
 	for i := range n {
 		t[fmt.Sprintf("w%05d", i)] = ""
 	}
@@ -197,7 +198,7 @@ func (r *shapeRun) handled(body string, reject bool) runtime.Ack {
 // to reach its place.
 func (r *shapeRun) await(t *testing.T, sh hostileShape, q string) {
 	t.Helper()
-	place := map[string]string{"parked": runtime.ParkedQueue(q), "dlq": runtime.DeadLetterQueue(q), "queue": q}[sh.where]
+	place := map[string]string{"parked": wire.ParkedQueue(q), "dlq": wire.DeadLetterQueue(q), "queue": q}[sh.where]
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		r.mu.Lock()
@@ -223,8 +224,8 @@ func (r *shapeRun) await(t *testing.T, sh hostileShape, q string) {
 // fault line and checks it.
 func (r *shapeRun) report(t *testing.T, sh hostileShape, q, good string, losses int64) {
 	t.Helper()
-	dlq := readParked(t, runtime.DeadLetterQueue(q))
-	parked := readParked(t, runtime.ParkedQueue(q))
+	dlq := readParked(t, wire.DeadLetterQueue(q))
+	parked := readParked(t, wire.ParkedQueue(q))
 	left := ready(t, q)
 	for i := 0; sh.where == "queue" && left == 0 && i < 50; i++ {
 		time.Sleep(100 * time.Millisecond) // the closed consumer's delivery coming back

@@ -4,6 +4,7 @@ package faults
 
 import (
 	"context"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -92,7 +93,7 @@ func testPoison(t *testing.T, typ runtime.QueueType, declare bool, headers map[s
 	kills := 0
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
-		if n, _ := QueueDepth(runtime.ParkedQueue(q)); n > 0 {
+		if n, _ := QueueDepth(wire.ParkedQueue(q)); n > 0 {
 			break
 		}
 		cmd := exec.Command(os.Args[0], "-test.run=^TestChildPoison$", "-test.count=1")
@@ -121,7 +122,7 @@ func testPoison(t *testing.T, typ runtime.QueueType, declare bool, headers map[s
 	if kills != poisonLimit+1 {
 		t.Errorf("the consumer died %d times, want %d (the first delivery and %d redeliveries)", kills, poisonLimit+1, poisonLimit)
 	}
-	got := readParked(t, runtime.ParkedQueue(q))
+	got := readParked(t, wire.ParkedQueue(q))
 	if len(got) != 1 || got[0].body != "poison" {
 		t.Fatalf("q.parked = %+v, want the poison message", got)
 	}
@@ -159,7 +160,7 @@ func readParked(t *testing.T, queue string) []parkedMsg {
 		if !ok {
 			return out
 		}
-		r, _ := d.Headers[runtime.HeaderError].(string)
+		r, _ := d.Headers[wire.HeaderError].(string)
 		out = append(out, parkedMsg{string(d.Body), r})
 	}
 }

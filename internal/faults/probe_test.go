@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"os"
 	"regexp"
 	"sort"
@@ -253,8 +254,8 @@ type tally struct {
 // checks that nothing confirmed was lost and duplicates stay within bound.
 func (p *probe) report(dlqSeen []int, maxDup int) tally {
 	p.t.Helper()
-	dlq := append(readQueue(p.t, runtime.DeadLetterQueue(p.q)), dlqSeen...)
-	parked := readQueue(p.t, runtime.ParkedQueue(p.q))
+	dlq := append(readQueue(p.t, wire.DeadLetterQueue(p.q)), dlqSeen...)
+	parked := readQueue(p.t, wire.ParkedQueue(p.q))
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	where := map[int]int{}
@@ -505,9 +506,9 @@ func TestFaultDLQAndRungDeleted(t *testing.T) {
 		defer close(done)
 		time.Sleep(1500 * time.Millisecond)
 		_, ch := raw(t)
-		dlqSeen = append(dlqSeen, readQueue(t, runtime.DeadLetterQueue(q))...)
-		deleteEmpty(t, runtime.DeadLetterQueue(q), &dlqSeen)
-		deleteEmpty(t, runtime.RungQueue(q, time.Second), nil)
+		dlqSeen = append(dlqSeen, readQueue(t, wire.DeadLetterQueue(q))...)
+		deleteEmpty(t, wire.DeadLetterQueue(q), &dlqSeen)
+		deleteEmpty(t, wire.RungQueue(q, time.Second), nil)
 		_ = ch
 		p.failing.Store(true)
 		at := time.Now()

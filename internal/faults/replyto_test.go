@@ -5,6 +5,7 @@ package faults
 import (
 	"context"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -77,7 +78,7 @@ func TestHostileReplyTo(t *testing.T) {
 			return d.ReplyTo, "", nil
 		}},
 		{name: "reply-to-missing-reply-queue", target: func(t *testing.T, _ string) (string, string, *runtime.Requester) {
-			return runtime.ReplyQueuePrefix + Name("nobody"), "", nil
+			return wire.ReplyQueuePrefix + Name("nobody"), "", nil
 		}},
 		{name: "reply-to-another-requesters-queue", target: func(t *testing.T, _ string) (string, string, *runtime.Requester) {
 			other := runtime.NewRequester(dial(t), runtime.WithReplyQueue(Name("other"), time.Minute))
@@ -179,7 +180,7 @@ func runReplyToShape(t *testing.T, sh replyToShape) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	parked := readParked(t, runtime.ParkedQueue(q))
+	parked := readParked(t, wire.ParkedQueue(q))
 	hostileParked := 0
 	for _, m := range parked {
 		if m.body == "hostile" {

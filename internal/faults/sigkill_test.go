@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -176,7 +177,7 @@ func TestFaultSIGKILLBetweenConfirmAndAck(t *testing.T) {
 	// child, the copies of the deliveries behind it may be in the rung too.
 	p.report(nil, kills*(10+10+10))
 	closeAll(t, nil, pub)
-	waitEmpty(t, runtime.RungQueue(q, time.Second))
+	waitEmpty(t, wire.RungQueue(q, time.Second))
 }
 
 func readHandled(t *testing.T, path string) map[int]int {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	goruntime "runtime"
 	"strings"
 	"testing"
@@ -87,7 +88,7 @@ func TestNewMessage(t *testing.T) {
 func TestDelivered(t *testing.T) {
 	customer := "C-9"
 	m := acemqtest.Delivered(t, orderPlaced, order{ID: "A-1", CustomerID: &customer, Total: 5})
-	if m.Envelope.Type != "order.placed.v1" || m.Envelope.ContentType != runtime.ContentTypeJSON || *m.Payload.CustomerID != "C-9" {
+	if m.Envelope.Type != "order.placed.v1" || m.Envelope.ContentType != wire.ContentTypeJSON || *m.Payload.CustomerID != "C-9" {
 		t.Errorf("Delivered = %+v", m)
 	}
 	// A payload that breaks the schema fails the test, naming the field.
@@ -109,7 +110,7 @@ var shipped = runtime.NewAvroType[shipment]("shipment.sent.v1", "shipments",
 // back, with nothing configured.
 func TestDeliveredAvro(t *testing.T) {
 	m := acemqtest.Delivered(t, shipped, shipment{ID: "S-1", Items: 3})
-	if m.Payload != (shipment{ID: "S-1", Items: 3}) || m.Envelope.ContentType != runtime.ContentTypeAvro || m.Envelope.Type != "shipment.sent.v1" {
+	if m.Payload != (shipment{ID: "S-1", Items: 3}) || m.Envelope.ContentType != wire.ContentTypeAvro || m.Envelope.Type != "shipment.sent.v1" {
 		t.Errorf("Delivered = %+v", m)
 	}
 }

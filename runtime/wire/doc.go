@@ -9,6 +9,8 @@
 //
 // The package holds names and pure functions only: no connection, no
 // state, and it imports nothing but the standard library, so every package
-// of the runtime (and the test helpers under it) can import it. Package runtime forwards its older names to it (runtime.HeaderID
-// is wire.HeaderID, runtime.DeadLetterQueue calls wire.DeadLetterQueue).
+// of the runtime (and the test helpers under it) can import it. Package
+// runtime no longer exports these names: a service that reads a header,
+// names a dead-letter queue or a metric spells it wire.HeaderID,
+// wire.DeadLetterQueue(q), wire.MetricOutcome.
 package wire

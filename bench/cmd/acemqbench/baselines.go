@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,7 +13,6 @@ import (
 	wamqp "github.com/ThreeDotsLabs/watermill-amqp/v3/pkg/amqp"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/acemq/acemq-go/bench/orders"
-	"github.com/acemq/acemq-go/runtime"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -431,7 +431,7 @@ func rawRetrying(failPct int) runFunc {
 						defer timers.Done()
 						_ = out.Publish("", queueR1, false, false, copyOf)
 					})
-				} else if err := out.Publish("", runtime.RungQueue(queueR1, time.Second), false, false, copyOf); err != nil {
+				} else if err := out.Publish("", wire.RungQueue(queueR1, time.Second), false, false, copyOf); err != nil {
 					return 0, 0, err
 				}
 			} else if !fail {

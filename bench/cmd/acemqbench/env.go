@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"log/slog"
 	"os"
 	"time"
@@ -165,7 +166,7 @@ func (e *env) rawMessage(format string) amqp.Publishing {
 	for k, v := range p.Headers {
 		h[k] = v
 	}
-	h[runtime.HeaderID] = p.MessageId
+	h[wire.HeaderID] = p.MessageId
 	p.Headers = h
 	return p
 }
@@ -216,7 +217,7 @@ func routingKey(format string) string {
 func (e *env) purge() error {
 	qs := []string{queueJSON, queueAvro, queueQAvro, queueInbox, queueWatermill, queueRequests}
 	for _, r1 := range []string{queueR1, queueQR1} {
-		qs = append(qs, r1, runtime.RungQueue(r1, time.Second), runtime.DeadLetterQueue(r1), runtime.ParkedQueue(r1))
+		qs = append(qs, r1, wire.RungQueue(r1, time.Second), wire.DeadLetterQueue(r1), wire.ParkedQueue(r1))
 	}
 	for _, q := range qs {
 		if _, err := e.ch.QueuePurge(q, false); err != nil {

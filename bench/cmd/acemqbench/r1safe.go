@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"slices"
 	"time"
 
-	"github.com/acemq/acemq-go/runtime"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -57,7 +57,7 @@ func rawRetryingSafe(failPct int) runFunc {
 			if fail && attempt < 2 {
 				copyOf := amqp.Publishing{Headers: amqp.Table{failHeader: true, attemptHeader: attempt + 1},
 					ContentType: d.ContentType, DeliveryMode: amqp.Persistent, MessageId: d.MessageId, Type: d.Type, Body: d.Body}
-				dc, err := out.PublishWithDeferredConfirmWithContext(ctx, "", runtime.RungQueue(queueR1, time.Second), false, false, copyOf)
+				dc, err := out.PublishWithDeferredConfirmWithContext(ctx, "", wire.RungQueue(queueR1, time.Second), false, false, copyOf)
 				if err != nil {
 					return 0, 0, err
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"slices"
 	"strconv"
 	"sync"
@@ -11,7 +12,6 @@ import (
 	"time"
 
 	"github.com/acemq/acemq-go/bench/orders"
-	"github.com/acemq/acemq-go/runtime"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -206,7 +206,7 @@ func (e *env) setRequestWire() error {
 	for k, v := range req.Headers {
 		h[k] = v
 	}
-	h[runtime.HeaderReplyType] = orders.TypeOfOrderPriced().Name()
+	h[wire.HeaderReplyType] = orders.TypeOfOrderPriced().Name()
 	req.Headers = h
 	e.requestWire = req
 	body, err := json.Marshal(orders.OrderPriced{OrderID: e.priceValue.OrderID, Total: e.priceValue.Total})
@@ -215,7 +215,7 @@ func (e *env) setRequestWire() error {
 	}
 	e.replyWire = amqp.Publishing{
 		ContentType: "application/json", Type: orders.TypeOfOrderPriced().Name(), DeliveryMode: amqp.Transient,
-		Headers: amqp.Table{runtime.HeaderReplyType: orders.TypeOfOrderPriced().Name()}, Body: body,
+		Headers: amqp.Table{wire.HeaderReplyType: orders.TypeOfOrderPriced().Name()}, Body: body,
 	}
 	return nil
 }

@@ -214,7 +214,7 @@ func measureWaiting(ctx context.Context, conn *runtime.Connection, raw *amqp.Con
 		return err
 	}
 	defer func() { _ = ch.Close() }()
-	derived := []string{runtime.RungQueue(q, o.wait), runtime.DeadLetterQueue(q), runtime.ParkedQueue(q)}
+	derived := []string{wire.RungQueue(q, o.wait), wire.DeadLetterQueue(q), wire.ParkedQueue(q)}
 	drop := func() {
 		for _, name := range append([]string{q}, derived...) {
 			_, _ = ch.QueueDelete(name, false, false, false)

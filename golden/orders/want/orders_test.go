@@ -2,6 +2,7 @@ package orders_test
 
 import (
 	"context"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"reflect"
 	"testing"
 
@@ -55,7 +56,7 @@ func TestPublishAndConsumeBothTypes(t *testing.T) {
 		t.Errorf("payload %+v, want %+v", got.Payload, placed)
 	}
 	goldentest.CheckEnvelope(t, got.Envelope, "order.placed.v2")
-	if got.RoutingKey != "order.created" || got.Envelope.ContentType != runtime.ContentTypeAvro {
+	if got.RoutingKey != "order.created" || got.Envelope.ContentType != wire.ContentTypeAvro {
 		t.Errorf("routing key %q content type %q, want order.created and Avro", got.RoutingKey, got.Envelope.ContentType)
 	}
 
@@ -69,7 +70,7 @@ func TestPublishAndConsumeBothTypes(t *testing.T) {
 		t.Errorf("payload %+v, want %+v", gotC.Payload, cancelled)
 	}
 	goldentest.CheckEnvelope(t, gotC.Envelope, "order.cancelled.v1")
-	if gotC.RoutingKey != "order.cancelled" || gotC.Envelope.ContentType != runtime.ContentTypeJSON {
+	if gotC.RoutingKey != "order.cancelled" || gotC.Envelope.ContentType != wire.ContentTypeJSON {
 		t.Errorf("routing key %q content type %q, want order.cancelled and JSON", gotC.RoutingKey, gotC.Envelope.ContentType)
 	}
 }

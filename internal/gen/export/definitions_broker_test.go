@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -169,20 +170,20 @@ func TestDefinitionsImport(t *testing.T) {
 			// The file has everything Declare declares: q.dlq, q.parked,
 			// the rungs, acemq.dlx and acemq.retry, their bindings.
 			for _, q := range c.model.Queues {
-				for _, name := range []string{q.Name, runtime.DeadLetterQueue(q.Name), runtime.ParkedQueue(q.Name)} {
+				for _, name := range []string{q.Name, wire.DeadLetterQueue(q.Name), wire.ParkedQueue(q.Name)} {
 					if _, ok := got.Queues[name]; !ok {
 						t.Errorf("queue %s was not imported", name)
 					}
 				}
 				if q.Retry != nil {
-					for _, d := range q.Retry.Value.BrokerRungs() {
-						if _, ok := got.Queues[runtime.RungQueue(q.Name, d)]; !ok {
-							t.Errorf("rung %s was not imported", runtime.RungQueue(q.Name, d))
+					for _, d := range wire.BrokerRungs(wire.Waits(q.Retry.Value.Attempts(), q.Retry.Value.Delay), q.Retry.Value.WaitInBrokerFrom()) {
+						if _, ok := got.Queues[wire.RungQueue(q.Name, d)]; !ok {
+							t.Errorf("rung %s was not imported", wire.RungQueue(q.Name, d))
 						}
 					}
 				}
 			}
-			for _, x := range []string{runtime.DeadLetterExchange, runtime.RetryExchange} {
+			for _, x := range []string{wire.DeadLetterExchange, wire.RetryExchange} {
 				if _, ok := got.Exchanges[x]; !ok {
 					t.Errorf("exchange %s was not imported", x)
 				}

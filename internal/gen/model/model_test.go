@@ -1,6 +1,7 @@
 package model
 
 import (
+	"github.com/acemq/acemq-go/runtime/wire"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,7 +10,6 @@ import (
 	"time"
 
 	"github.com/acemq/acemq-go/internal/gen/manifest"
-	"github.com/acemq/acemq-go/runtime"
 )
 
 func TestGoName(t *testing.T) {
@@ -69,13 +69,13 @@ policies:
 	if std.GoName != "StandardPolicy" || *std.Multiplier != 2 || *std.Jitter != 0.1 || std.GiveUpAfter != time.Hour {
 		t.Errorf("standard: %+v", std)
 	}
-	if got := std.Value.BrokerRungs(); !slices.Equal(got, []time.Duration{40 * time.Second, 80 * time.Second, 160 * time.Second}) {
+	if got := wire.BrokerRungs(wire.Waits(std.Value.Attempts(), std.Value.Delay), std.Value.WaitInBrokerFrom()); !slices.Equal(got, []time.Duration{40 * time.Second, 80 * time.Second, 160 * time.Second}) {
 		t.Errorf("standard rungs %v", got)
 	}
-	if quick.Kind != Fixed || quick.WaitInBrokerFrom == nil || *quick.WaitInBrokerFrom != 0 || len(quick.Value.BrokerRungs()) != 0 {
-		t.Errorf("quick: %+v rungs %v", quick, quick.Value.BrokerRungs())
+	if quick.Kind != Fixed || quick.WaitInBrokerFrom == nil || *quick.WaitInBrokerFrom != 0 || len(wire.BrokerRungs(wire.Waits(quick.Value.Attempts(), quick.Value.Delay), quick.Value.WaitInBrokerFrom())) != 0 {
+		t.Errorf("quick: %+v rungs %v", quick, wire.BrokerRungs(wire.Waits(quick.Value.Attempts(), quick.Value.Delay), quick.Value.WaitInBrokerFrom()))
 	}
-	if slow.GoName != "Slowly" || !slices.Equal(slow.Value.BrokerRungs(), []time.Duration{2 * time.Minute}) {
+	if slow.GoName != "Slowly" || !slices.Equal(wire.BrokerRungs(wire.Waits(slow.Value.Attempts(), slow.Value.Delay), slow.Value.WaitInBrokerFrom()), []time.Duration{2 * time.Minute}) {
 		t.Errorf("slow: %+v", slow)
 	}
 }
@@ -201,7 +201,7 @@ func TestQuorumDefaults(t *testing.T) {
 	for i, want := range []struct {
 		limit int
 		dl    bool
-	}{{runtime.DefaultDeliveryLimit, true}, {7, true}, {0, false}} {
+	}{{wire.DefaultDeliveryLimit, true}, {7, true}, {0, false}} {
 		if q := m.Queues[i]; q.DeliveryLimit != want.limit || q.DeadLetter != want.dl {
 			t.Errorf("queue %s: DeliveryLimit %d DeadLetter %v, want %d %v", q.Name, q.DeliveryLimit, q.DeadLetter, want.limit, want.dl)
 		}

@@ -2,6 +2,7 @@ package inboxgen
 
 import (
 	"context"
+	"github.com/acemq/acemq-go/runtime/wire"
 	"go/parser"
 	"go/token"
 	"strconv"
@@ -66,7 +67,7 @@ func TestGeneratedInbox(t *testing.T) {
 	}
 	for i := 0; i < 2; i++ {
 		if err := ch.PublishWithContext(ctx, "", "payments.received", false, false, amqp.Publishing{
-			Type: "payment.received.v1", ContentType: "application/json", Headers: amqp.Table{runtime.HeaderID: "pay-1"},
+			Type: "payment.received.v1", ContentType: "application/json", Headers: amqp.Table{wire.HeaderID: "pay-1"},
 			Body: []byte(`{"payment_id": "P-1", "amount_cents": 1250}`)}); err != nil {
 			t.Fatal(err)
 		}

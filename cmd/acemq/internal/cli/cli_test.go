@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/acemq/acemq-go/runtime/wire"
 	"net"
 	"net/url"
 	"os"
@@ -8,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/acemq/acemq-go/runtime"
 )
 
 func TestQueueNames(t *testing.T) {
@@ -18,10 +17,10 @@ func TestQueueNames(t *testing.T) {
 		"orders.new.dlq":    {"orders.new.dlq", "orders.new.parked"},
 		"orders.new.parked": {"orders.new.dlq", "orders.new.parked"},
 	} {
-		if got := queueName(in, runtime.DeadLetterQueue); got != want[0] {
+		if got := queueName(in, wire.DeadLetterQueue); got != want[0] {
 			t.Errorf("dlq %s: %s, want %s", in, got, want[0])
 		}
-		if got := queueName(in, runtime.ParkedQueue); got != want[1] {
+		if got := queueName(in, wire.ParkedQueue); got != want[1] {
 			t.Errorf("parked %s: %s, want %s", in, got, want[1])
 		}
 	}
