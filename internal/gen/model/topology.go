@@ -98,7 +98,7 @@ func (b *builder) queues() {
 // failed message itself (RabbitMQ 4.3's x-delayed-retry-*): only where the
 // broker's delay, min(min × failures, max), is the policy's schedule
 // exactly, checked with the runtime's own arithmetic
-// (RetryPolicy.NativeRetry). Its consumers requeue each failure.
+// (wire.NativeRetry). Its consumers requeue each failure.
 func (b *builder) nativeRetry(who string, mq *manifest.Queue, q *Queue) {
 	r := mq.RetryInBroker
 	if r == nil || r.Value != "native" {
