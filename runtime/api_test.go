@@ -77,9 +77,10 @@ func TestExportedAPI(t *testing.T) {
 // Consumer.Policy), 186 once the wire contract's names and the rung
 // arithmetic were runtime/wire's only (DeadLetterQueue, ParkedQueue,
 // RungQueue, RetryPolicy's BrokerRungs, SpillRungs, SpillRung, Rungs,
-// InBroker, NativeRetry); the goal is 150. Lower it as names
+// InBroker, NativeRetry), 185 with ReplayOwner unexported (the CLI reads
+// wire.Owner); the goal is 150. Lower it as names
 // leave; a name added past it is a design question, not a number to raise.
-const maxGoDocEntries = 186
+const maxGoDocEntries = 185
 
 // TestGoDocEntries keeps package runtime's go doc within maxGoDocEntries.
 func TestGoDocEntries(t *testing.T) {

@@ -118,9 +118,9 @@ func (r ReplayResult) String() string {
 	return s + " (" + string(r.Stop) + ")"
 }
 
-// ReplayOwner is the queue a dead-letter or parked queue belongs to: q
-// for q.dlq or q.parked, "" for any other name.
-func ReplayOwner(source string) string {
+// replayOwner is the queue a dead-letter or parked queue belongs to: q
+// for q.dlq or q.parked, "" for any other name (wire.Owner, rungs left out).
+func replayOwner(source string) string {
 	if q, kind, ok := wire.Owner(source); ok && kind != wire.Rung {
 		return q
 	}
@@ -131,14 +131,14 @@ func ReplayOwner(source string) string {
 // a target its headers name: the queue source belongs to, one of
 // opts.Queues, or any with opts.FollowHeaders.
 func (opts ReplayOptions) allowed(source, queue string) bool {
-	return opts.FollowHeaders || queue == ReplayOwner(source) || slices.Contains(opts.Queues, queue)
+	return opts.FollowHeaders || queue == replayOwner(source) || slices.Contains(opts.Queues, queue)
 }
 
 // notAllowed is the error of a message left on source because its headers
 // name queue.
 func (opts ReplayOptions) notAllowed(source, queue string) error {
 	own := "it belongs to no queue (not a .dlq or .parked)"
-	if q := ReplayOwner(source); q != "" {
+	if q := replayOwner(source); q != "" {
 		own = "not " + q + " (the queue " + source + " belongs to)"
 	}
 	named := "none named"

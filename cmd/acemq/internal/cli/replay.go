@@ -138,7 +138,7 @@ func allowedText(src string, opts runtime.ReplayOptions) string {
 		return ""
 	}
 	var qs []string
-	if q := runtime.ReplayOwner(src); q != "" {
+	if q := replayOwner(src); q != "" {
 		qs = append(qs, q)
 	}
 	for _, q := range opts.Queues {
@@ -154,7 +154,17 @@ func allowedText(src string, opts runtime.ReplayOptions) string {
 
 // allowed is Connection.Replay's rule for a target the headers name.
 func allowed(src string, opts runtime.ReplayOptions, queue string) bool {
-	return opts.FollowHeaders || queue == runtime.ReplayOwner(src) || slices.Contains(opts.Queues, queue)
+	return opts.FollowHeaders || queue == replayOwner(src) || slices.Contains(opts.Queues, queue)
+}
+
+// replayOwner is the queue a dead-letter or parked queue belongs to, the
+// target Connection.Replay allows without being told: q for q.dlq or
+// q.parked, "" for any other name (a rung included).
+func replayOwner(src string) string {
+	if q, kind, ok := wire.Owner(src); ok && kind != wire.Rung {
+		return q
+	}
+	return ""
 }
 
 // replayCount is "1 message", "20001 messages", or with a limit below
