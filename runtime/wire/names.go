@@ -8,8 +8,8 @@ import (
 
 // Names of the exchanges the topology declares for every queue.
 const (
-	// DeadLetterExchange routes the broker's own dead-lettering (TTL,
-	// length limits, rejections from outside the library) to q.dlq.
+	// DeadLetterExchange routes the broker's own dead-lettering (TTL, length
+	// limits, rejections from outside this library) to q.dlq.
 	DeadLetterExchange = "acemq.dlx"
 	// RetryExchange binds every rung queue under its own name, for tools.
 	RetryExchange = "acemq.retry"
@@ -23,8 +23,10 @@ const (
 	RungInfix        = ".retry."
 )
 
-// ReplyQueuePrefix starts the name of every reply queue a Requester
-// declares (acemq.reply.<id>), so tools can tell them apart.
+// ReplyQueuePrefix begins the name of every reply queue a Requester declares
+// (runtime.WithReplyQueue): a responder replies to a queue of that shape, and to
+// direct reply-to addresses, and parks a request whose reply_to is anything
+// else unless runtime.WithReplyToAllowed names it.
 const ReplyQueuePrefix = "acemq.reply."
 
 // DeadLetterQueue is the name of q's dead-letter queue, q.dlq.

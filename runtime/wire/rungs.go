@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-// DefaultWaitInBrokerFrom is a retry policy's broker threshold unless it
-// says otherwise: the wait from which a retry is held by the broker in a
-// rung queue rather than on a timer in the consumer.
+// DefaultWaitInBrokerFrom is a policy's WaitInBrokerFrom unless
+// WithWaitInBrokerFrom says otherwise: the wait from which a retry is held by
+// the broker in a rung queue rather than on a timer in the consumer.
 const DefaultWaitInBrokerFrom = 30 * time.Second
 
 // MaxWaitInBrokerFrom is the largest broker threshold a policy may have: a
