@@ -23,7 +23,7 @@ func Closest(name string, candidates []string) string {
 	best, bestD := "", -1
 	limit := max(2, len([]rune(name))/3)
 	for _, c := range candidates {
-		d := distance(strings.ToLower(name), strings.ToLower(c))
+		d := EditDistance(strings.ToLower(name), strings.ToLower(c))
 		if d <= limit && (bestD < 0 || d < bestD) {
 			best, bestD = c, d
 		}
@@ -51,8 +51,9 @@ func commonPrefix(a, b string) int {
 	return n
 }
 
-// distance is the Levenshtein distance between a and b, in runes.
-func distance(a, b string) int {
+// EditDistance is the Levenshtein distance between a and b, in runes: the
+// measure of every did-you-mean of the generator's stages.
+func EditDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
 	prev := make([]int, len(rb)+1)
 	cur := make([]int, len(rb)+1)

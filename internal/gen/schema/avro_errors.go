@@ -272,7 +272,7 @@ func logicalTypo(name string, v *jvalue) (msg string, ok bool) {
 		if name == k {
 			return "", false
 		}
-		if d := editDistance(strings.ToLower(name), k); d < bestD {
+		if d := manifest.EditDistance(strings.ToLower(name), k); d < bestD {
 			best, bestD = k, d
 		}
 	}
@@ -284,26 +284,4 @@ func logicalTypo(name string, v *jvalue) (msg string, ok bool) {
 		under = t
 	}
 	return fmt.Sprintf("%q is not an Avro logical type (did you mean %q?); a logical type Avro does not know is read as its underlying type (here %s)", name, best, under), true
-}
-
-// editDistance is the Levenshtein distance between a and b, in runes.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
