@@ -201,11 +201,33 @@ func TestPublishAsyncConnectionLost(t *testing.T) {
 			<-oldest.Done()
 		}
 	}()
-	time.Sleep(300 * time.Millisecond)
-	if n := brokertest.KillConnections(t, origin); n == 0 {
-		t.Fatal("the broker listed no connection named", origin)
+	// A broker may flush every confirm it owes before it closes a
+	// connection (RabbitMQ 4.0 did, now and then), and then no pending
+	// fails: drop the connection again, up to five times, until one has.
+	failedSoFar := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, s := range all {
+			select {
+			case <-s.p.Done():
+				if errors.Is(s.p.Wait(ctx), runtime.ErrUnavailable) {
+					return true
+				}
+			default:
+			}
+		}
+		return false
 	}
-	time.Sleep(300 * time.Millisecond)
+	for range 5 {
+		time.Sleep(150 * time.Millisecond)
+		if n := brokertest.KillConnections(t, origin); n == 0 {
+			t.Fatal("the broker listed no connection named", origin)
+		}
+		time.Sleep(150 * time.Millisecond)
+		if failedSoFar() {
+			break
+		}
+	}
 	close(stop)
 	<-done
 
