@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/acemq/acemq-go/cmd/acemq/internal/bodies"
 	"github.com/acemq/acemq-go/cmd/acemq/internal/where"
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/wire"
@@ -86,13 +87,13 @@ func (e *env) queueCommand(use string, name func(string) string, suffix, what st
 			if n < 0 {
 				return bad("-n %d: want 0 (all) or more", n)
 			}
-			var bodies *avroBodies
+			var dec *bodies.Decoder
 			if manifest != "" || reg != "" {
-				if bodies, err = newAvroBodies(manifest, reg); err != nil {
-					return err
+				if dec, err = bodies.New(manifest, reg); err != nil {
+					return bad("%w", err)
 				}
 			}
-			return e.peek(queueName(args[0], name), n, asJSON, f, bodies)
+			return e.peek(queueName(args[0], name), n, asJSON, f, dec)
 		},
 	}
 	peek.Flags().StringVarP(&manifest, "file", "f", "", "the manifest (acemq.yaml): decode Avro bodies with its schemas (and its registry:)")
@@ -195,7 +196,7 @@ func age(d time.Duration) string {
 	return strconv.Itoa(int(d.Hours()/24)) + "d"
 }
 
-func (e *env) peek(q string, n int, asJSON bool, f where.Filter, bodies *avroBodies) error {
+func (e *env) peek(q string, n int, asJSON bool, f where.Filter, dec *bodies.Decoder) error {
 	return e.withQueue(q, func(ctx context.Context, c *runtime.Connection, total int) error {
 		now := time.Now()
 		var rows []row
@@ -210,8 +211,8 @@ func (e *env) peek(q string, n int, asJSON bool, f where.Filter, bodies *avroBod
 				return nil
 			}
 			r := rowOf(d, now)
-			if isAvro(d) {
-				avroRow(ctx, &r, d, bodies, asJSON, &notes)
+			if bodies.IsAvro(d) {
+				avroRow(ctx, &r, d, dec, asJSON, &notes)
 			} else if asJSON {
 				r.Headers = d.Headers
 				if utf8.Valid(d.Body) {
@@ -282,11 +283,11 @@ func plural(n int, one, many string) string {
 
 // avroRow fills r's body from an Avro delivery: its JSON when it decodes,
 // else hex (base64 in --json) with why.
-func avroRow(ctx context.Context, r *row, d *runtime.Delivery, bodies *avroBodies, asJSON bool, notes *avroNotes) {
+func avroRow(ctx context.Context, r *row, d *runtime.Delivery, dec *bodies.Decoder, asJSON bool, notes *avroNotes) {
 	var text, with string
 	err := errors.New("")
-	if bodies != nil {
-		text, with, err = bodies.decode(ctx, d)
+	if dec != nil {
+		text, with, err = dec.Decode(ctx, d)
 	}
 	switch {
 	case err == nil:
@@ -298,7 +299,7 @@ func avroRow(ctx context.Context, r *row, d *runtime.Delivery, bodies *avroBodie
 			r.Body = &s
 		}
 		return
-	case bodies == nil:
+	case dec == nil:
 		notes.noSchemas++
 	default:
 		if notes.failed == nil {

@@ -1,4 +1,4 @@
-package cli
+package bodies
 
 import (
 	"bytes"
@@ -24,14 +24,14 @@ import (
 	"github.com/hamba/avro/v2"
 )
 
-// avroBodies decodes Avro bodies (the Confluent wire format: 0x00, a
-// 4-byte schema id, Avro binary) for peek: with the writer schema, found
+// Decoder decodes Avro bodies (the Confluent wire format: 0x00, a
+// 4-byte schema id, Avro binary) for acemq dlq peek and acemq ui: with the writer schema, found
 // among the manifest's Avro schemas by the id acemq derives from a schema
 // (runtime.SchemaID), else in the schema registry (--registry, else the
 // manifest's registry: block). The body is shown as JSON in the writer
 // schema's field order, as the writer wrote it: nothing is resolved onto a
 // reader schema, so an operator sees every field the dead letter holds.
-type avroBodies struct {
+type Decoder struct {
 	file     string // the manifest, "" when none
 	byID     map[int]avroWriter
 	byType   map[string]string // AMQP type → "OrderPlaced (schema 123)"
@@ -49,17 +49,17 @@ type avroWriter struct {
 	from   string // "acemq.yaml: OrderPlaced" or "registry DIR"
 }
 
-// newAvroBodies reads the manifest's Avro schemas and opens the registry:
+// New reads the manifest's Avro schemas and opens the registry:
 // flag (a directory or an http(s) URL) over the manifest's registry:
 // block. A manifest that does not load is a bad-input error; a registry
 // that cannot be opened is reported on the first body that needs it.
-func newAvroBodies(file, reg string) (*avroBodies, error) {
-	b := &avroBodies{file: file, byID: map[int]avroWriter{}, byType: map[string]string{}, fromReg: map[int]avroWriter{}, notFound: map[int]error{}}
+func New(file, reg string) (*Decoder, error) {
+	b := &Decoder{file: file, byID: map[int]avroWriter{}, byType: map[string]string{}, fromReg: map[int]avroWriter{}, notFound: map[int]error{}}
 	var cfg *registry.Config
 	if file != "" {
 		m, err := topo.Load(file)
 		if err != nil {
-			return nil, bad("%w", err)
+			return nil, err
 		}
 		for _, msg := range m.Messages {
 			if msg.Format != schema.Avro {
@@ -67,11 +67,11 @@ func newAvroBodies(file, reg string) (*avroBodies, error) {
 			}
 			id, err := runtime.SchemaID(msg.SchemaText)
 			if err != nil {
-				return nil, bad("%s: message %s: %w", file, msg.Name, err)
+				return nil, fmt.Errorf("%s: message %s: %w", file, msg.Name, err)
 			}
 			w, err := parseWriter(msg.SchemaText, filepath.Base(file)+": "+msg.Name)
 			if err != nil {
-				return nil, bad("%s: message %s: %w", file, msg.Name, err)
+				return nil, fmt.Errorf("%s: message %s: %w", file, msg.Name, err)
 			}
 			b.byID[id] = w
 			b.byType[msg.Type] = fmt.Sprintf("%s (schema %d)", msg.Name, id)
@@ -131,16 +131,16 @@ func parseWriter(text, from string) (avroWriter, error) {
 	return avroWriter{schema: s, print: print, from: from}, nil
 }
 
-// isAvro reports whether d's body is meant as Avro: its content type says
+// IsAvro reports whether d's body is meant as Avro: its content type says
 // so, or it has none and starts with the magic byte.
-func isAvro(d *runtime.Delivery) bool {
+func IsAvro(d *runtime.Delivery) bool {
 	ct := d.Envelope.ContentType
 	return ct == wire.ContentTypeAvro || ct == "" && len(d.Body) >= 5 && d.Body[0] == 0
 }
 
-// decode returns d's body as JSON text and the schema it was read with
+// Decode returns d's body as JSON text and the schema it was read with
 // ("schema 123 (acemq.yaml: OrderPlaced)"), or why it could not be.
-func (b *avroBodies) decode(ctx context.Context, d *runtime.Delivery) (text, with string, err error) {
+func (b *Decoder) Decode(ctx context.Context, d *runtime.Delivery) (text, with string, err error) {
 	body := d.Body
 	if len(body) < 5 || body[0] != 0 {
 		return "", "", errors.New("not in the Confluent wire format (magic byte 0x00 and a 4-byte schema id)")
@@ -189,7 +189,7 @@ func carriedWriter(id int, header, carried string) (avroWriter, bool) {
 // writer finds the writer schema of id: the manifest's, else the
 // registry's; one whose fingerprint is not the header's (when the message
 // has one) is not used.
-func (b *avroBodies) writer(ctx context.Context, id int, header, typ string) (avroWriter, error) {
+func (b *Decoder) writer(ctx context.Context, id int, header, typ string) (avroWriter, error) {
 	var mismatch error
 	if w, ok := b.byID[id]; ok {
 		if header == "" || header == w.print {
@@ -219,7 +219,7 @@ func (b *avroBodies) writer(ctx context.Context, id int, header, typ string) (av
 	return avroWriter{}, err
 }
 
-func (b *avroBodies) lookup(ctx context.Context, id int, typ string) error {
+func (b *Decoder) lookup(ctx context.Context, id int, typ string) error {
 	where := "no Avro message of " + b.file + " has it"
 	if m, ok := b.byType[typ]; ok {
 		// The manifest's schema of this type changed since the body was
