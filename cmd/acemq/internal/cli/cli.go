@@ -63,6 +63,7 @@ type env struct {
 	url, mgmtURL   string
 	mgmtEndpoint   string // the management API in use, without credentials
 	connect        time.Duration
+	secrets        []string // the passwords the scrubber hides
 }
 
 // Main runs acemq with args (without the program name) and returns its
@@ -72,7 +73,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	secrets := passwords(args)
 	e := &env{
 		stdout: scrubber{stdout, secrets}, stderr: scrubber{stderr, secrets},
-		outTTY: isTerminal(stdout), errTTY: isTerminal(stderr),
+		outTTY: isTerminal(stdout), errTTY: isTerminal(stderr), secrets: secrets,
 	}
 	root := e.root()
 	root.SetArgs(args)
@@ -131,7 +132,7 @@ that could not be moved, a broker error); 2 bad input.`,
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(e.queueCommand("dlq", wire.DeadLetterQueue, wire.DeadLetterSuffix, "dead letters"),
 		e.queueCommand("parked", wire.ParkedQueue, wire.ParkedSuffix, "parked messages"),
-		e.replayCommand(), e.topologyCommand(), e.scheduleCommand(), e.drainCommand(), e.sqlCommand())
+		e.replayCommand(), e.topologyCommand(), e.scheduleCommand(), e.drainCommand(), e.sqlCommand(), e.uiCommand())
 	return root
 }
 
