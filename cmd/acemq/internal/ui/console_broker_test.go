@@ -97,11 +97,11 @@ func TestConsole(t *testing.T) {
 
 	t.Run("search", func(t *testing.T) {
 		for q, want := range map[string][]string{
-			"acme":                 {"P-1", "W-1", "W-2", "W-3"}, // the body's customer
-			"window.pwned":         {scriptID},                   // a header and the body
-			"north-2":              {"W-2"},                      // the reason's quoted value
-			"no customer C-2":      {"C-2"},
-			"shop@test asks":       {"P-1"},
+			"acme":                  {"P-1", "W-1", "W-2", "W-3"}, // the body's customer
+			"window.pwned":          {scriptID},                   // a header and the body
+			"north-2":               {"W-2"},                      // the reason's quoted value
+			"no customer C-2":       {"C-2"},
+			"shop@test asks":        {"P-1"},
 			"nothing-has-this-w0rd": nil,
 		} {
 			code, _, raw := c.do("POST", "/api/search", map[string]any{"query": q})

@@ -23,8 +23,8 @@ import (
 	"github.com/acemq/acemq-go/cmd/acemq/internal/topo"
 	"github.com/acemq/acemq-go/internal/brokertest"
 	"github.com/acemq/acemq-go/runtime"
-	amqp "github.com/rabbitmq/amqp091-go"
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
+	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // The shop the tests run: one queue of orders (JSON Schema) whose
