@@ -31,7 +31,7 @@ quick: ## the broker-free quick test: go test -short over every module; needs no
 quick-profile: ## make quick with go test -json, then where its time went: each package's test time and its slowest tests (internal/quickprofile; docs/development.md, Figures)
 	@$(GO) test -short -json $(PKGS) ./bench/... > .quick.json; status=$$?; $(GO) run ./internal/quickprofile < .quick.json; rm -f .quick.json; exit $$status
 
-tools: ## Graphviz (apt, as root) and the AsyncAPI npm packages (npm ci) that internal/gen/export's tests use; promtool (Debian's prometheus package, unpacked into .tools/bin) for internal/alertcheck
+tools: ## Graphviz (apt, as root) and the AsyncAPI npm packages (npm ci) that internal/gen/export's tests use; Debian's chromium (apt, as root) for acemq ui's browser test; promtool (Debian's prometheus package, unpacked into .tools/bin) for internal/alertcheck
 	@bash scripts/artifact-tools.sh
 	@bash scripts/promtool.sh
 

@@ -3,8 +3,9 @@
 # graphviz) to render the DOT export, and the npm packages of
 # internal/gen/export/testdata/node (the official AsyncAPI 3.0 JSON Schema
 # and parser, Mermaid's parser on jsdom) with npm ci from its
-# package-lock.json. Run by make test
-# (make tools); does nothing when all is in place.
+# package-lock.json; and Debian's chromium, the headless browser that
+# acemq ui's end-to-end test drives (cmd/acemq/internal/ui, chromedp). Run
+# by make test (make tools); does nothing when all is in place.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,6 +19,7 @@ apt_install() {
 
 command -v dot >/dev/null || apt_install graphviz
 command -v npm >/dev/null || apt_install nodejs npm
+command -v chromium >/dev/null || apt_install chromium
 
 dir=internal/gen/export/testdata/node
 if command -v npm >/dev/null; then

@@ -7,6 +7,7 @@ require (
 	github.com/acemq/acemq-go/drain v0.0.0
 	github.com/acemq/acemq-go/pgstore v0.0.0
 	github.com/acemq/acemq-go/runtime v0.0.0
+	github.com/chromedp/chromedp v0.23.1
 	github.com/hamba/avro/v2 v2.31.0
 	github.com/michaelklishin/rabbit-hole/v2 v2.12.0
 	github.com/rabbitmq/amqp091-go v1.17.0
@@ -18,6 +19,8 @@ require (
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/chromedp/cdproto v0.160.1 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-viper/mapstructure/v2 v2.5.0 // indirect

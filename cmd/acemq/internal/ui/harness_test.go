@@ -196,8 +196,15 @@ func (s *shop) failures() {
 	s.publish(order{"order_id": "C-1", "quantity": 1})
 	s.publish(order{"order_id": "C-2", "quantity": 2})
 	s.publish(order{"order_id": "P-1", "quantity": 1, "customer": "acme", "note": "park"})
-	s.publish(order{"order_id": scriptID, "quantity": 1, "comment": `<script>window.pwned = true</script><img src=x onerror="window.pwned=true">`},
-		runtime.WithHeaders(map[string]any{"note": `<script>window.pwned = true</script>`}))
+	// Written as a hostile producer writes it: the tags in the body as
+	// they are (encoding/json would escape them as \u003c).
+	out, err := runtime.NewOutgoing(context.Background(), s.conn, orderType, s.q+".ex", order{"order_id": scriptID, "quantity": 1},
+		runtime.WithRoutingKey("order.placed"), runtime.WithMessageID(scriptID), runtime.WithHeaders(map[string]any{"note": `<script>window.pwned = true</script>`}))
+	must(s.t, err)
+	out.Msg.Body = []byte(`{"order_id": "` + strings.ReplaceAll(scriptID, `"`, `\"`) + `", "quantity": 1, "comment": "<script>window.pwned = true</script><img src=x onerror=\"window.pwned=true\">"}`)
+	p, err := s.conn.PublishOutgoing(context.Background(), out)
+	must(s.t, err)
+	must(s.t, p.Wait(context.Background()))
 	s.waitDepth(s.orders+".dlq", 6)
 	s.waitDepth(s.orders+".parked", 1)
 }
@@ -342,7 +349,12 @@ func (c *client) signIn(token string) {
 // waitJob waits for job id to end and returns it.
 func (c *client) waitJob(id string) map[string]any {
 	c.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	return c.waitJobFor(id, time.Minute)
+}
+
+func (c *client) waitJobFor(id string, d time.Duration) map[string]any {
+	c.t.Helper()
+	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
 		_, out, _ := c.do("GET", "/api/jobs", nil)
 		for _, j := range out["jobs"].([]any) {

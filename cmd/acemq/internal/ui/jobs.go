@@ -228,7 +228,7 @@ func (sel Selection) describe() string {
 	var parts []string
 	f := sel.Filter
 	if f.Group != "" {
-		parts = append(parts, fmt.Sprintf("%s group %q", f.By, f.Group))
+		parts = append(parts, f.By+` group "`+f.Group+`"`)
 	}
 	for _, p := range [][2]string{{"queue", f.Queue}, {"type", f.Type}, {"origin", f.Origin}} {
 		if p[1] != "" {
