@@ -43,7 +43,7 @@ func fillDeadLetters(b *testing.B, queue, own string, n int) {
 				ContentType: "application/json", DeliveryMode: amqp.Persistent, Body: []byte(body),
 				Headers: amqp.Table{wire.HeaderID: id, wire.HeaderQueue: own, wire.HeaderAttempt: int64(5), wire.HeaderOrigin: "shop@bench",
 					wire.HeaderFirstSeen: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format("2006-01-02T15:04:05.000Z"),
-					wire.HeaderError: fmt.Sprintf("gave up after 5 attempts: order %s: step %s failed", id, string([]byte{'a' + byte(i%40/20), 'a' + byte(i%20)}))}})
+					wire.HeaderError:     fmt.Sprintf("gave up after 5 attempts: order %s: step %s failed", id, string([]byte{'a' + byte(i%40/20), 'a' + byte(i%20)}))}})
 			must(b, err)
 			dcs = append(dcs, dc)
 		}

@@ -195,7 +195,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 
 	// A dry run of the warehouse group, then its replay.
-	p.do(groupRow(warehouseGroup)+`.querySelector('button.dry').click()`)
+	p.do(groupRow(warehouseGroup) + `.querySelector('button.dry').click()`)
 	p.wait("the dry run", `document.getElementById('dryrun-summary') !== null`)
 	if got := p.text("#dryrun-summary"); got != "dry run: would move 3, leave 3; nothing moved" {
 		t.Errorf("dry run: %q", got)
@@ -205,7 +205,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	p.screenshot("dry-run")
 	s.down.Store(false)
-	p.do(groupRow(warehouseGroup)+`.querySelector('button.replay').click()`)
+	p.do(groupRow(warehouseGroup) + `.querySelector('button.replay').click()`)
 	p.wait("the confirmation", `!document.getElementById('confirm').classList.contains('hidden')`)
 	if got := p.text("#confirm-text"); got != "Replay 3 messages of "+warehouseGroup+" to each message's own queue?" {
 		t.Errorf("confirmation: %q", got)
@@ -233,7 +233,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	// The message with script tags: shown as text.
 	p.run(chromedp.Click(chromedp.ID("tab-failed")))
 	p.wait("the groups after the replay", groupRow(warehouseGroup)+` === undefined && `+groupRow(scriptGroup)+` !== undefined`)
-	p.do(groupRow(scriptGroup)+`.querySelector('.group-link').click()`)
+	p.do(groupRow(scriptGroup) + `.querySelector('.group-link').click()`)
 	p.wait("the group's messages", `document.querySelectorAll('#messages tbody a.open').length === 1`)
 	p.do(`document.querySelector('#messages tbody a.open').click()`)
 	p.wait("the message", `document.getElementById('message-body').textContent.includes('window.pwned')`)
@@ -251,7 +251,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	p.run(chromedp.Click(chromedp.ID("message-close")))
 
 	// Edit and retry C-1: invalid first, then valid.
-	p.do(groupRow(customerGroup)+`.querySelector('.group-link').click()`)
+	p.do(groupRow(customerGroup) + `.querySelector('.group-link').click()`)
 	p.wait("C-1 listed", `[...document.querySelectorAll('#messages tbody a.open')].some((a) => a.textContent === 'C-1')`)
 	p.do(`[...document.querySelectorAll('#messages tbody a.open')].find((a) => a.textContent === 'C-1').click()`)
 	p.wait("C-1 open", `document.getElementById('message-body').textContent.includes('"order_id": "C-1"') && !document.getElementById('message-edit').disabled`)
@@ -285,7 +285,7 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	// Discard the script group into the archive.
 	p.wait("the groups after the edit", groupRow(customerGroup)+` !== undefined && `+groupRow(customerGroup)+`.querySelector('.count').textContent === '1'`)
-	p.do(groupRow(scriptGroup)+`.querySelector('button.discard').click()`)
+	p.do(groupRow(scriptGroup) + `.querySelector('button.discard').click()`)
 	p.wait("the discard's confirmation", `!document.getElementById('confirm').classList.contains('hidden')`)
 	if got := p.text("#confirm-text"); got != "Discard 1 message of "+scriptGroup+": move them to "+dlq+".archived? They are kept there, not deleted." {
 		t.Errorf("the discard's confirmation: %q", got)
