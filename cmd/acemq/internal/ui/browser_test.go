@@ -119,7 +119,7 @@ func (p *page) screenshot(name string) {
 	if p.dir == "" {
 		return
 	}
-	png, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(90))
+	png, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
 	must(p.t, err)
 	must(p.t, os.WriteFile(filepath.Join(p.dir, name+".png"), png, 0o644))
 }
