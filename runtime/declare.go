@@ -30,7 +30,8 @@ func (d declaration) method() string {
 
 // Declare declares every exchange, queue and binding of t, with each
 // queue's q.dlq, q.parked, rungs and the acemq.dlx and acemq.retry
-// exchanges and their bindings (the wire contract). Declaring what exists
+// exchanges and their bindings (the wire contract), and t.Delay's delay
+// topology when it is set (DelayTopology). Declaring what exists
 // with the same arguments is harmless; a queue or exchange that exists
 // with other arguments is a *DeclareError naming it and the argument.
 // ctx bounds the whole call: when it ends before the broker has answered
@@ -82,6 +83,8 @@ type Declarations struct {
 	Exchanges []Exchange
 	Queues    []QueueDeclaration
 	Bindings  []Binding
+	// ExchangeBindings are the delay topology's (Topology.Delay).
+	ExchangeBindings []ExchangeBinding
 }
 
 // QueueDeclaration is one queue as Declare declares it.
@@ -125,6 +128,11 @@ func (t *Topology) Declarations() (Declarations, error) {
 		}
 	}
 	d.Bindings = append(d.Bindings, t.Bindings...)
+	if t.Delay != nil {
+		if err := t.Delay.declarations(&d, t.Exchanges); err != nil {
+			return Declarations{}, err
+		}
+	}
 	if err := checkDeclarations(d); err != nil {
 		return Declarations{}, err
 	}
@@ -161,6 +169,11 @@ func (t *Topology) plan() ([]declaration, error) {
 	for _, b := range d.Bindings {
 		steps = append(steps, declaration{kind: "binding", name: b.Queue + " ← " + b.Exchange + " (" + b.RoutingKey + ")", do: func(ch *amqp.Channel) error {
 			return ch.QueueBind(b.Queue, b.RoutingKey, b.Exchange, false, amqp.Table(b.Arguments))
+		}})
+	}
+	for _, b := range d.ExchangeBindings {
+		steps = append(steps, declaration{kind: "binding", name: b.Destination + " ← " + b.Source + " (" + b.RoutingKey + ")", do: func(ch *amqp.Channel) error {
+			return ch.ExchangeBind(b.Destination, b.RoutingKey, b.Source, false, nil)
 		}})
 	}
 	return steps, nil

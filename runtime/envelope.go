@@ -338,7 +338,7 @@ func brokerDeathOf(xDeath, lastQueue, lastReason, firstQueue, firstReason any) (
 // clearly when pulled or replayed. A rung's expiry is the ladder working,
 // not a death: it is left alone.
 func (e *Envelope) brokerDeath(d Death, ok bool) {
-	if !ok || d.Reason == "expired" && wire.IsRung(d.Queue) {
+	if !ok || d.Reason == "expired" && (wire.IsRung(d.Queue) || wire.IsDelayLevel(d.Queue)) {
 		return
 	}
 	why := "dead-lettered by the broker: " + d.Reason

@@ -133,7 +133,7 @@ func callHandler[T any](ctx context.Context, h Handler[T], d *amqp.Delivery, env
 	}
 	m.Envelope = env
 	m.Headers = apps
-	m.RoutingKey = d.RoutingKey
+	m.RoutingKey = deliveredRoutingKey(d)
 	m.Redelivered = d.Redelivered
 	return invoke(ctx, h, m)
 }

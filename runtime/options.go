@@ -35,6 +35,7 @@ type dialConfig struct {
 	// noHeaderFilter leaves headerFilter out (a test hook: the frame
 	// errors it prevents are how the fallback is tested).
 	noHeaderFilter bool
+	delayPrefix    string // WithDelayPrefix's
 }
 
 // WithOrigin sets x-acemq-origin on what the connection publishes

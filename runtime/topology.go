@@ -76,6 +76,8 @@ type Topology struct {
 	Exchanges []Exchange
 	Queues    []Queue
 	Bindings  []Binding
+	// Delay, when set, declares the delay topology too (DelayTopology).
+	Delay *DelayTopology
 }
 
 // NewTopology returns an empty topology.
