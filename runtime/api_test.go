@@ -80,7 +80,12 @@ func TestExportedAPI(t *testing.T) {
 // InBroker, NativeRetry), 185 with ReplayOwner unexported (the CLI reads
 // wire.Owner); the issue's goal is 150. Lower it as names
 // leave; a name added past it is a design question, not a number to raise.
-const maxGoDocEntries = 185
+// 186 with WithDelay (issue 40): delayed delivery is that one publish
+// option, and no function, type or dial option of its own (the delay
+// topology is Topology's Delay and DelayPrefix fields, its exchange
+// bindings Declarations' ExchangeBindings, its names and arithmetic
+// runtime/wire's).
+const maxGoDocEntries = 186
 
 // TestGoDocEntries keeps package runtime's go doc within maxGoDocEntries.
 func TestGoDocEntries(t *testing.T) {

@@ -32,6 +32,8 @@ type Connection struct {
 	log      *slog.Logger
 	metrics  *metrics
 	registry SchemaRegistry
+	// delayPrefix is the delay topology Declare declared last (WithDelay).
+	delayPrefix atomic.Pointer[string]
 	// tracers caches the tracer of the provider in use (see tracing).
 	tracers atomic.Pointer[tracerEntry]
 	// corks are the sockets of live connections, by connection

@@ -30,8 +30,8 @@ func (d declaration) method() string {
 
 // Declare declares every exchange, queue and binding of t, with each
 // queue's q.dlq, q.parked, rungs and the acemq.dlx and acemq.retry
-// exchanges and their bindings (the wire contract), and t.Delay's delay
-// topology when it is set (DelayTopology). Declaring what exists
+// exchanges and their bindings (the wire contract), and the delay
+// topology when t.Delay is set (WithDelay). Declaring what exists
 // with the same arguments is harmless; a queue or exchange that exists
 // with other arguments is a *DeclareError naming it and the argument.
 // ctx bounds the whole call: when it ends before the broker has answered
@@ -51,6 +51,10 @@ func (c *Connection) Declare(ctx context.Context, t *Topology) error {
 		if err := checkBroker(t, version); err != nil {
 			return err
 		}
+	}
+	if t.Delay != "" {
+		p := t.delayPrefix()
+		c.delayPrefix.Store(&p)
 	}
 	cc, err := c.callChannel(ctx)
 	if err != nil {
@@ -83,8 +87,9 @@ type Declarations struct {
 	Exchanges []Exchange
 	Queues    []QueueDeclaration
 	Bindings  []Binding
-	// ExchangeBindings are the delay topology's (Topology.Delay).
-	ExchangeBindings []ExchangeBinding
+	// ExchangeBindings bind an exchange (ToExchange) to another: the delay
+	// topology's (Topology.Delay).
+	ExchangeBindings []Binding
 }
 
 // QueueDeclaration is one queue as Declare declares it.
@@ -128,8 +133,8 @@ func (t *Topology) Declarations() (Declarations, error) {
 		}
 	}
 	d.Bindings = append(d.Bindings, t.Bindings...)
-	if t.Delay != nil {
-		if err := t.Delay.declarations(&d, t.Exchanges); err != nil {
+	if t.Delay != "" {
+		if err := t.delayDeclarations(&d); err != nil {
 			return Declarations{}, err
 		}
 	}
@@ -172,8 +177,8 @@ func (t *Topology) plan() ([]declaration, error) {
 		}})
 	}
 	for _, b := range d.ExchangeBindings {
-		steps = append(steps, declaration{kind: "binding", name: b.Destination + " ← " + b.Source + " (" + b.RoutingKey + ")", do: func(ch *amqp.Channel) error {
-			return ch.ExchangeBind(b.Destination, b.RoutingKey, b.Source, false, nil)
+		steps = append(steps, declaration{kind: "binding", name: b.ToExchange + " ← " + b.Exchange + " (" + b.RoutingKey + ")", do: func(ch *amqp.Channel) error {
+			return ch.ExchangeBind(b.ToExchange, b.RoutingKey, b.Exchange, false, amqp.Table(b.Arguments))
 		}})
 	}
 	return steps, nil

@@ -1,8 +1,6 @@
 package runtime
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -11,55 +9,51 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
-// DelayTopology asks Declare for the binary delay topology that holds
-// delayed messages (PublishAfter, PublishAt) in the broker, without a
-// plugin, on every RabbitMQ version: wire.DelayLevels levels, level n a
-// topic exchange and a queue named wire.DelayLevel(Prefix, n) whose
-// x-message-ttl is 2^n seconds and which dead-letters to level n−1; the
-// delivery exchange wire.DelayDelivery(Prefix); and, for each exchange of
-// the topology, the binding through which a delayed message reaches it
-// (docs/delayed-delivery.md; the wire format in docs/design.md). Every
-// service that declares it declares the same names with the same
-// arguments, so the topology exists once per broker (a vhost) however many
-// services use it; two services that disagree on Type get a *DeclareError.
-type DelayTopology struct {
-	// Prefix names the topology: "" is wire.DelayPrefix, acemq.delay.
-	// Another prefix ends in .delay (wire.CheckDelayPrefix); the
-	// connections that publish into it name it too (WithDelayPrefix).
-	Prefix string
-	// Type is the levels' queue type: classic (the default, when empty),
-	// whose dead-lettering is at-most-once, or quorum, declared with
-	// x-dead-letter-strategy: at-least-once and x-overflow: reject-publish
-	// (docs/reliability.md, "Delayed delivery", says which to pick).
-	Type QueueType
+// WithDelay has the message delivered d from now: it goes into the
+// broker's delay topology (a Topology with Delay set, which the connection
+// declared; its DelayPrefix, else wire.DelayPrefix) and reaches its
+// exchange once d has passed, routed there as the same publish without
+// WithDelay is, with its identity (x-acemq-id, message_id), properties and
+// headers, and wire.HeaderDelayUntil, the time it is due. d is rounded up
+// to whole seconds (wire.DelaySeconds: never early; 1.2s waits 2s); the
+// broker adds a few milliseconds a level. Publish returns once the broker
+// has confirmed that a level holds the message (the publish is always
+// mandatory: an error matching ErrExchangeNotFound or ErrUnroutable means
+// the delay topology is not declared). A d of zero or less publishes
+// directly, as without the option; one past wire.MaxDelay (2^28−1 seconds,
+// 8.5 years) is an error matching ErrInvalidMessage and
+// wire.ErrDelayTooLong, nothing sent. So is a destination the topology
+// cannot deliver (wire.CheckDelayDestination): the default exchange, a
+// routing key with a word 0 or 1 among its first 28. For a time t, give
+// WithDelay(time.Until(t)).
+//
+// NewOutgoing keeps the destination and writes the due time only, so that
+// an outbox's relay (Connection.PublishOutgoing) sends the message into the
+// delay topology for the time left when it relays it (directly once that
+// time has passed). A published delay cannot be cancelled
+// (docs/delayed-delivery.md says what to do instead).
+func WithDelay(d time.Duration) PublishOption {
+	return publishOptionFunc(func(c *publishConfig) { c.delay, c.delaySet = d, true })
 }
 
-// ExchangeBinding binds exchange Destination to exchange Source: what
-// Source routes with RoutingKey goes on to Destination.
-type ExchangeBinding struct {
-	Destination string
-	Source      string
-	RoutingKey  string
-}
-
-// prefix is the topology's prefix, the default when unset.
-func (dt *DelayTopology) prefix() string {
-	if dt.Prefix == "" {
+// delayPrefix is the topology's delay prefix, the default when unset.
+func (t *Topology) delayPrefix() string {
+	if t.DelayPrefix == "" {
 		return wire.DelayPrefix
 	}
-	return dt.Prefix
+	return t.DelayPrefix
 }
 
-// declarations adds the delay topology to d: the levels' and the delivery
-// exchanges, the levels' queues, each level's two bindings and a binding
-// of the delivery exchange to each of exchanges.
-func (dt *DelayTopology) declarations(d *Declarations, exchanges []Exchange) error {
-	p := dt.prefix()
+// delayDeclarations adds the delay topology to d: the levels' and the
+// delivery exchanges, the levels' queues, each level's two bindings, and
+// a binding of the delivery exchange to each of t's exchanges.
+func (t *Topology) delayDeclarations(d *Declarations) error {
+	p := t.delayPrefix()
 	if err := wire.CheckDelayPrefix(p); err != nil {
 		return fmt.Errorf("declare: %w", err)
 	}
-	if dt.Type != "" && dt.Type != Classic && dt.Type != Quorum {
-		return fmt.Errorf("declare: delay topology: queue type %q: write %s or %s", dt.Type, Classic, Quorum)
+	if t.Delay != Classic && t.Delay != Quorum {
+		return fmt.Errorf("declare: the delay topology's queue type %q: write %s or %s", t.Delay, Classic, Quorum)
 	}
 	delivery := wire.DelayDelivery(p)
 	for n := wire.DelayLevels - 1; n >= 0; n-- {
@@ -71,27 +65,27 @@ func (dt *DelayTopology) declarations(d *Declarations, exchanges []Exchange) err
 		if n > 0 {
 			next = wire.DelayLevel(p, n-1)
 		}
-		d.Queues = append(d.Queues, QueueDeclaration{Name: level, Arguments: dt.levelArguments(n, next)})
+		d.Queues = append(d.Queues, QueueDeclaration{Name: level, Arguments: delayLevelArguments(t.Delay, n, next)})
 		d.Bindings = append(d.Bindings, Binding{Queue: level, Exchange: level, RoutingKey: wire.DelayLevelPattern(n, true)})
-		d.ExchangeBindings = append(d.ExchangeBindings, ExchangeBinding{Destination: next, Source: level, RoutingKey: wire.DelayLevelPattern(n, false)})
+		d.ExchangeBindings = append(d.ExchangeBindings, Binding{ToExchange: next, Exchange: level, RoutingKey: wire.DelayLevelPattern(n, false)})
 	}
-	for _, e := range exchanges {
+	for _, e := range t.Exchanges {
 		if err := wire.CheckDelayDestination(e.Name, ""); err != nil {
-			return fmt.Errorf("declare: delay topology: %w", err)
+			return fmt.Errorf("declare: the delay topology: %w", err)
 		}
-		d.ExchangeBindings = append(d.ExchangeBindings, ExchangeBinding{Destination: e.Name, Source: delivery, RoutingKey: wire.DelayDeliveryPattern(e.Name)})
+		d.ExchangeBindings = append(d.ExchangeBindings, Binding{ToExchange: e.Name, Exchange: delivery, RoutingKey: wire.DelayDeliveryPattern(e.Name)})
 	}
 	return nil
 }
 
-// levelArguments hold a message 2^n seconds, then dead-letter it to next
-// with its routing keys (no x-dead-letter-routing-key).
-func (dt *DelayTopology) levelArguments(n int, next string) map[string]any {
+// delayLevelArguments hold a message 2^n seconds, then dead-letter it to
+// next with its routing keys (no x-dead-letter-routing-key).
+func delayLevelArguments(typ QueueType, n int, next string) map[string]any {
 	args := map[string]any{
 		wire.ArgMessageTTL:         wire.DelayLevelTTL(n),
 		wire.ArgDeadLetterExchange: next,
 	}
-	if dt.Type == Quorum {
+	if typ == Quorum {
 		args[wire.ArgQueueType] = string(Quorum)
 		args[wire.ArgDeadLetterStrategy] = "at-least-once"
 		args[wire.ArgOverflow] = "reject-publish"
@@ -99,106 +93,39 @@ func (dt *DelayTopology) levelArguments(n int, next string) map[string]any {
 	return args
 }
 
-// WithDelayPrefix names the delay topology the connection's delayed
-// publishes go into (PublishAfter, PublishAt, and an outbox's delayed
-// messages it relays): the Prefix of the DelayTopology that was declared.
-// The default is wire.DelayPrefix, acemq.delay.
-func WithDelayPrefix(prefix string) DialOption {
-	return dialOptionFunc(func(c *dialConfig) { c.delayPrefix = prefix })
-}
-
-// delayPrefix is the connection's delay prefix.
-func (c *Connection) delayPrefix() string {
-	if c.cfg.delayPrefix == "" {
-		return wire.DelayPrefix
+// delayPrefixOf is the prefix of the delay topology c declared last, else
+// the default.
+func (c *Connection) delayPrefixOf() string {
+	if p := c.delayPrefix.Load(); p != nil {
+		return *p
 	}
-	return c.cfg.delayPrefix
+	return wire.DelayPrefix
 }
 
-// PublishAfter publishes v as Publish does, to exchange with the routing
-// key of opts, to be delivered d from now: it goes into the broker's delay
-// topology (DelayTopology, declared by Declare) and reaches exchange once d
-// has passed, routed there as Publish routes it, with its identity
-// (x-acemq-id, message_id), properties and headers, and
-// wire.HeaderDelayUntil, the time it is due. d is rounded up to whole
-// seconds (wire.DelaySeconds: never early; 1.2s waits 2s); the broker adds
-// a few milliseconds a level. PublishAfter returns once the broker has
-// confirmed that a level holds the message (an error matching
-// ErrUnroutable means the delay topology was not declared under the
-// connection's prefix, WithDelayPrefix). A d of zero or less publishes
-// directly, as Publish; one past wire.MaxDelay (2^28−1 seconds) is an error
-// matching ErrInvalidMessage and wire.ErrDelayTooLong, nothing sent. So is
-// a destination the topology cannot deliver (wire.CheckDelayDestination):
-// the default exchange, a routing key with a word 0 or 1 among its first
-// 28. A published delay cannot be cancelled (docs/delayed-delivery.md).
-func PublishAfter[T any](ctx context.Context, c *Connection, mt *MessageType[T], exchange string, d time.Duration, v T, opts ...PublishOption) error {
-	return publishDelayed(ctx, c, mt, exchange, time.Now(), d, v, opts)
-}
-
-// PublishAt is PublishAfter until t: the delay is t less now, rounded up
-// to whole seconds. A t in the past publishes directly.
-func PublishAt[T any](ctx context.Context, c *Connection, mt *MessageType[T], exchange string, t time.Time, v T, opts ...PublishOption) error {
-	now := time.Now()
-	return publishDelayed(ctx, c, mt, exchange, now, t.Sub(now), v, opts)
-}
-
-// publishDelayed publishes v due d after now.
-func publishDelayed[T any](ctx context.Context, c *Connection, mt *MessageType[T], exchange string, now time.Time, d time.Duration, v T, opts []PublishOption) error {
+// delayDue writes o's due time, d from now rounded up to whole seconds
+// (wire.HeaderDelayUntil, to the millisecond), refusing a delay too long
+// and a destination the delay topology cannot deliver. A d of zero or
+// less writes nothing: o is published directly.
+func delayDue(o *outgoing, d time.Duration) error {
 	s, err := wire.DelaySeconds(d)
 	if err != nil {
-		return fmt.Errorf("publish %s to exchange %q: %w: %w", mt.Name(), exchange, ErrInvalidMessage, err)
+		return fmt.Errorf("%w: %w", ErrInvalidMessage, err)
 	}
 	if s == 0 {
-		return Publish(ctx, c, mt, exchange, v, opts...)
+		return nil
 	}
-	out, err := NewOutgoingAt(ctx, c, mt, exchange, now.Add(time.Duration(s)*time.Second), v, opts...)
-	if err != nil {
-		return err
+	if err := wire.CheckDelayDestination(o.exchange, o.key); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidMessage, err)
 	}
-	o := outgoing{exchange: out.Exchange, key: out.RoutingKey, mandatory: out.Mandatory, msg: out.Msg, parent: traceOf(out.Msg.Headers)}
-	if err := c.routeDelay(&o); err != nil {
-		return &PublishError{Exchange: out.Exchange, RoutingKey: out.RoutingKey, Err: err}
-	}
-	pd, err := c.publishAsync(ctx, false, o)
-	if err == nil {
-		err = pd.Wait(ctx)
-	}
-	if errors.Is(err, ErrUnroutable) {
-		return fmt.Errorf("%w: %w", err, errDelayNotDeclared)
-	}
-	return err
+	o.msg.Headers[wire.HeaderDelayUntil] = formatTime(time.Now().Add(time.Duration(s) * time.Second))
+	return nil
 }
 
-// NewOutgoingAt is NewOutgoing of a message due at t, for an outbox: it
-// carries wire.HeaderDelayUntil, t (to the millisecond, rounded up), and
-// Connection.PublishOutgoing sends it into the delay topology for the time
-// left then, rounded up to whole seconds (directly once t has passed). It
-// refuses a destination the delay topology cannot deliver and a t past
-// wire.MaxDelay from now, as PublishAt does.
-func NewOutgoingAt[T any](ctx context.Context, c *Connection, mt *MessageType[T], exchange string, t time.Time, v T, opts ...PublishOption) (Outgoing, error) {
-	if _, err := wire.DelaySeconds(time.Until(t)); err != nil {
-		return Outgoing{}, fmt.Errorf("publish %s to exchange %q: %w: %w", mt.Name(), exchange, ErrInvalidMessage, err)
-	}
-	out, err := NewOutgoing(ctx, c, mt, exchange, v, opts...)
-	if err != nil {
-		return Outgoing{}, err
-	}
-	if err := wire.CheckDelayDestination(out.Exchange, out.RoutingKey); err != nil {
-		return Outgoing{}, fmt.Errorf("publish %s to exchange %q: %w: %w", mt.Name(), exchange, ErrInvalidMessage, err)
-	}
-	if r := t.Truncate(time.Millisecond); r.Before(t) {
-		t = r.Add(time.Millisecond)
-	}
-	out.Msg.Headers[wire.HeaderDelayUntil] = formatTime(t)
-	return out, nil
-}
-
-// routeDelay sends o, when it carries wire.HeaderDelayUntil, into the delay
-// topology for the time left until then: to the level of its highest bit,
-// with the delay routing key, mandatory, its own routing key in BCC (and in
-// wire.HeaderDelayRoutingKey). A message whose time has come is left as it
-// is (published directly). o's headers are replaced, not written to.
-func (c *Connection) routeDelay(o *outgoing) error {
+// routeDue sends o, when it carries wire.HeaderDelayUntil (an outbox's
+// message, NewOutgoingAt), into the delay topology for the time left until
+// then, rounded up to whole seconds (routeDelay); a message whose time has
+// come is left as it is, published directly.
+func (c *Connection) routeDue(o *outgoing) error {
 	v, ok := o.msg.Headers[wire.HeaderDelayUntil]
 	if !ok {
 		return nil
@@ -211,6 +138,14 @@ func (c *Connection) routeDelay(o *outgoing) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidMessage, err)
 	}
+	return c.routeDelay(o, s)
+}
+
+// routeDelay sends o into the delay topology for s seconds (none when s is
+// 0): to the level of its highest bit, with the delay routing key,
+// mandatory, its own routing key in BCC (and in
+// wire.HeaderDelayRoutingKey). o's headers are replaced, not written to.
+func (c *Connection) routeDelay(o *outgoing, s int64) error {
 	if s == 0 {
 		return nil
 	}
@@ -222,7 +157,7 @@ func (c *Connection) routeDelay(o *outgoing) error {
 	h[wire.HeaderDelayRoutingKey] = o.key
 	o.msg.Headers = h
 	o.key = wire.DelayRoutingKey(s, o.exchange)
-	o.exchange = wire.DelayLevel(c.delayPrefix(), wire.DelayTopLevel(s))
+	o.exchange = wire.DelayLevel(c.delayPrefixOf(), wire.DelayTopLevel(s))
 	o.mandatory = true
 	return nil
 }
@@ -238,6 +173,3 @@ func deliveredRoutingKey(d *amqp.Delivery) string {
 	}
 	return d.RoutingKey
 }
-
-// errDelayNotDeclared says what an unroutable level means.
-var errDelayNotDeclared = errors.New("the delay topology is not declared under this prefix (Declare a Topology with Delay set; WithDelayPrefix names another)")

@@ -35,7 +35,6 @@ type dialConfig struct {
 	// noHeaderFilter leaves headerFilter out (a test hook: the frame
 	// errors it prevents are how the fallback is tested).
 	noHeaderFilter bool
-	delayPrefix    string // WithDelayPrefix's
 }
 
 // WithOrigin sets x-acemq-origin on what the connection publishes
@@ -385,6 +384,8 @@ type publishConfig struct {
 	// messageID is WithMessageID's (set when given).
 	messageID    string
 	messageIDSet bool
+	delay        time.Duration // WithDelay's (set when given)
+	delaySet     bool
 }
 
 // WithRoutingKey sets the routing key.

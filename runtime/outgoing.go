@@ -96,7 +96,7 @@ func (c *Connection) PublishOutgoing(ctx context.Context, out Outgoing) (*Pendin
 	msg.Headers = maps.Clone(msg.Headers) // the publish writes its own trace context
 	o := outgoing{exchange: out.Exchange, key: out.RoutingKey, mandatory: out.Mandatory, msg: msg,
 		parent: traceOf(msg.Headers), origin: originOutbox}
-	if err := c.routeDelay(&o); err != nil {
+	if err := c.routeDue(&o); err != nil {
 		return nil, &PublishError{Exchange: out.Exchange, RoutingKey: out.RoutingKey, Err: err}
 	}
 	return c.publishAsync(ctx, false, o)

@@ -62,6 +62,11 @@ func PublishBatch[T any](ctx context.Context, c *Connection, mt *MessageType[T],
 		}
 		out[i] = o
 	}
+	for i := range out {
+		if err := c.routeDue(&out[i]); err != nil {
+			return fmt.Errorf("publish %s to exchange %q: %w", mt.Name(), exchange, err)
+		}
+	}
 	c.publishInto(ctx, false, out, errs)
 	if len(errs) > 1 {
 		for i, err := range errs {
@@ -96,6 +101,11 @@ func encodeOutgoing(ctx context.Context, c *Connection, typ string, codec Codec,
 	if ws, ok := fp.(interface{ writerSchemaValue() any }); ok {
 		if v := ws.writerSchemaValue(); v != nil {
 			o.msg.Headers[wire.HeaderSchema] = v
+		}
+	}
+	if cfg.delaySet {
+		if err := delayDue(&o, cfg.delay); err != nil {
+			return outgoing{}, err
 		}
 	}
 	// The frame's size is checked when it is written, against the

@@ -77,6 +77,9 @@ func PublishAsync[T any](ctx context.Context, c *Connection, mt *MessageType[T],
 	if err != nil {
 		return nil, err
 	}
+	if err := c.routeDue(&o); err != nil {
+		return nil, fmt.Errorf("publish %s to exchange %q: %w", mt.Name(), exchange, err)
+	}
 	return c.publishAsync(ctx, false, o)
 }
 

@@ -67,6 +67,9 @@ type Binding struct {
 	Exchange   string
 	RoutingKey string
 	Arguments  map[string]any
+	// ToExchange, in Declarations.ExchangeBindings, is the destination
+	// exchange of an exchange-to-exchange binding (Queue is then empty).
+	ToExchange string
 }
 
 // Topology is the exchanges, queues and bindings a service needs. Build one
@@ -76,8 +79,16 @@ type Topology struct {
 	Exchanges []Exchange
 	Queues    []Queue
 	Bindings  []Binding
-	// Delay, when set, declares the delay topology too (DelayTopology).
-	Delay *DelayTopology
+	// Delay, when set, declares the delay topology too, its levels'
+	// queues of this type: classic, whose dead-lettering is at-most-once,
+	// or quorum, with x-dead-letter-strategy: at-least-once and
+	// x-overflow: reject-publish (docs/delayed-delivery.md). WithDelay
+	// publishes into it.
+	Delay QueueType
+	// DelayPrefix names the delay topology: "" is wire.DelayPrefix,
+	// acemq.delay; another ends in .delay. A Connection that declared a
+	// topology with Delay set publishes WithDelay into its prefix.
+	DelayPrefix string
 }
 
 // NewTopology returns an empty topology.
