@@ -29,9 +29,9 @@ func newDelaySetup(t *testing.T, typ runtime.QueueType, kind, key string) delayS
 	q := brokertest.Queue(t, "delay")
 	s := delaySetup{prefix: brokertest.Name("d") + wire.DelayPrefixSuffix, exchange: q + ".ex", queue: q}
 	s.topo = &runtime.Topology{
-		Exchanges: []runtime.Exchange{{Name: s.exchange, Kind: kind}},
-		Queues:    []runtime.Queue{{Name: q}},
-		Bindings:  []runtime.Binding{{Queue: q, Exchange: s.exchange, RoutingKey: key}},
+		Exchanges:   []runtime.Exchange{{Name: s.exchange, Kind: kind}},
+		Queues:      []runtime.Queue{{Name: q}},
+		Bindings:    []runtime.Binding{{Queue: q, Exchange: s.exchange, RoutingKey: key}},
 		Delay:       typ,
 		DelayPrefix: s.prefix,
 	}
