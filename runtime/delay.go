@@ -30,8 +30,8 @@ import (
 // NewOutgoing keeps the destination and writes the due time only, so that
 // an outbox's relay (Connection.PublishOutgoing) sends the message into the
 // delay topology for the time left when it relays it (directly once that
-// time has passed). A published delay cannot be cancelled
-// (docs/delayed-delivery.md says what to do instead).
+// time has passed). A published delay cannot be cancelled: the consumer
+// checks, when it arrives, whether it still applies.
 func WithDelay(d time.Duration) PublishOption {
 	return publishOptionFunc(func(c *publishConfig) { c.delay, c.delaySet = d, true })
 }

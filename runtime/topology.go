@@ -82,7 +82,7 @@ type Topology struct {
 	// Delay, when set, declares the delay topology too, its levels'
 	// queues of this type: classic, whose dead-lettering is at-most-once,
 	// or quorum, with x-dead-letter-strategy: at-least-once and
-	// x-overflow: reject-publish (docs/delayed-delivery.md). WithDelay
+	// x-overflow: reject-publish (docs/design.md, "Delayed delivery"). WithDelay
 	// publishes into it.
 	Delay QueueType
 	// DelayPrefix names the delay topology: "" is wire.DelayPrefix,

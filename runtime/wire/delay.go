@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// The binary delay topology (docs/delayed-delivery.md): DelayLevels levels,
+// The binary delay topology (docs/design.md, "Delayed delivery"): DelayLevels levels,
 // level n a topic exchange and a queue, both named DelayLevel(prefix, n),
 // whose x-message-ttl is 2^n seconds and which dead-letters to level n−1's
 // exchange (level 0's to the delivery exchange, DelayDelivery(prefix)). A
