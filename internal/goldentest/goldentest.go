@@ -10,6 +10,7 @@ import (
 
 	"github.com/acemq/acemq-go/internal/brokertest"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/wire"
 )
 
 // Connect dials the test broker (skipping, or failing under CI=true, when
@@ -46,6 +47,13 @@ func Clean(t *testing.T, topo *runtime.Topology) {
 	_, ch := brokertest.Raw(t)
 	for _, x := range topo.Exchanges {
 		_ = ch.ExchangeDelete(x.Name, false, false)
+	}
+	if topo.Delay != "" && topo.DelayPrefix != "" { // never the shared acemq.delay
+		for n := range wire.DelayLevels {
+			_, _ = ch.QueueDelete(wire.DelayLevel(topo.DelayPrefix, n), false, false, false)
+			_ = ch.ExchangeDelete(wire.DelayLevel(topo.DelayPrefix, n), false, false)
+		}
+		_ = ch.ExchangeDelete(wire.DelayDelivery(topo.DelayPrefix), false, false)
 	}
 }
 

@@ -37,6 +37,12 @@ func outboxFile(m *model.Model, source string) *jen.File {
 			}
 			f.Line()
 			publishTxMethod(f, m, p, pm)
+			if pm.AfterTxName != "" {
+				f.Line()
+				publishAfterTxMethod(f, m, p, pm, false)
+				f.Line()
+				publishAfterTxMethod(f, m, p, pm, true)
+			}
 		}
 		f.Line()
 	}

@@ -41,6 +41,12 @@ func publishersFile(m *model.Model, source string) *jen.File {
 			publishBatchMethod(f, p, pm)
 			f.Line()
 			publishAsyncMethod(f, p, pm)
+			if pm.AfterName != "" {
+				f.Line()
+				publishAfterMethod(f, p, pm, false)
+				f.Line()
+				publishAfterMethod(f, p, pm, true)
+			}
 		}
 		f.Line()
 	}

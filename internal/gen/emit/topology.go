@@ -20,6 +20,9 @@ func topologyFile(m *model.Model, source string) *jen.File {
 	f.Comment("Topology is every exchange, queue and binding of the manifest, with each")
 	f.Comment("queue's dead-letter queue, parked queue and retry rungs. Declare it with")
 	f.Comment("(*runtime.Connection).Declare; declaring it again changes nothing.")
+	if m.Delay != "" {
+		doc(f.Comment, "A publisher delays a message (delay: true), so it declares the delay topology too, with %s levels (runtime.WithDelay): the same for every service on the broker.", m.Delay)
+	}
 	for _, x := range m.Exchanges {
 		if x.From != "" {
 			f.Comment("")
@@ -41,7 +44,21 @@ func topologyFile(m *model.Model, source string) *jen.File {
 			link("Bind", jen.Lit(q.Name), jen.Lit(b.Exchange.Name), jen.Lit(b.RoutingKey))
 		}
 	}
-	f.Func().Id("Topology").Params().Op("*").Add(rt("Topology")).Block(jen.Return(chain))
+	if m.Delay == "" {
+		f.Func().Id("Topology").Params().Op("*").Add(rt("Topology")).Block(jen.Return(chain))
+	} else {
+		// The delay topology (delay: true on a publisher message): its
+		// levels' queue type.
+		level := rt("Classic")
+		if m.Delay == "quorum" {
+			level = rt("Quorum")
+		}
+		f.Func().Id("Topology").Params().Op("*").Add(rt("Topology")).Block(
+			jen.Id("t").Op(":=").Add(chain),
+			jen.Id("t").Dot("Delay").Op("=").Add(level),
+			jen.Return(jen.Id("t")),
+		)
+	}
 	if m.TablePrefix != "" {
 		f.Line()
 		tablePrefixConst(f, m)

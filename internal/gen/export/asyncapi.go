@@ -82,6 +82,7 @@ type amqpOpBinding struct {
 
 type amqpOperation struct {
 	CC             []string `json:"cc,omitempty"`
+	BCC            []string `json:"bcc,omitempty"`
 	DeliveryMode   int      `json:"deliveryMode,omitempty"`
 	Mandatory      bool     `json:"mandatory,omitempty"`
 	Timestamp      bool     `json:"timestamp,omitempty"`
@@ -199,6 +200,9 @@ func AsyncAPI(m *model.Model, opts Options) ([]byte, error) {
 
 	chanID := map[string]string{}
 	for _, x := range d.Exchanges {
+		if inDelayTopology(x.Name) {
+			continue // one channel for the group, below
+		}
 		key := "exchange:" + x.Name
 		id := ids.get("channel", "exchange."+x.Name)
 		chanID[key] = id
@@ -211,7 +215,13 @@ func AsyncAPI(m *model.Model, opts Options) ([]byte, error) {
 				Exchange: &amqpExchange{Name: x.Name, Type: x.Kind, Durable: true, Vhost: vh}}},
 		}
 	}
+	if m.Delay != "" {
+		delayChannel(doc, m, ids, chanID, msgID, vh)
+	}
 	for _, q := range d.Queues {
+		if inDelayTopology(q.Name) {
+			continue
+		}
 		key := "queue:" + q.Name
 		id := ids.get("channel", "queue."+q.Name)
 		chanID[key] = id
@@ -256,6 +266,9 @@ func AsyncAPI(m *model.Model, opts Options) ([]byte, error) {
 				op.Description = "Through the default exchange, to the queue " + pub.RoutingKey + "."
 			}
 			doc.Operations[ids.get("operation", p.GoName+"."+method)] = op
+			if pub.AfterName != "" {
+				delayOperation(doc, ids, chanID, msgID, p, pub)
+			}
 		}
 	}
 	for _, q := range m.Queues {

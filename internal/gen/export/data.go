@@ -36,6 +36,10 @@ func data(m *model.Model, opts Options) *templates.Data {
 			templates.Exchange{Name: wire.DeadLetterExchange, Kind: "direct", Topology: true},
 			templates.Exchange{Name: wire.RetryExchange, Kind: "direct", Topology: true})
 	}
+	if m.Delay != "" {
+		name, about := delayGroup(m)
+		d.Exchanges = append(d.Exchanges, templates.Exchange{Name: name, Kind: "topic", Delay: m.Delay, About: about})
+	}
 	queueID := map[string]string{}
 	for i, q := range m.Queues {
 		queueID[q.Name] = fmt.Sprintf("q%d", i)
@@ -63,6 +67,22 @@ func data(m *model.Model, opts Options) *templates.Data {
 			to, usesDefault = "xdefault", true
 		}
 		edge(id, to, strings.Join(ls, line), templates.EdgePublish)
+		var delayed []string
+		for _, pub := range p.Messages {
+			if pub.AfterName != "" {
+				delayed = append(delayed, pub.Message.Name+" after a delay")
+			}
+		}
+		if len(delayed) > 0 {
+			edge(id, "xdelay", strings.Join(delayed, line), templates.EdgePublish)
+		}
+	}
+	if m.Delay != "" {
+		name, _ := delayGroup(m)
+		node("xdelay", name+line+fmt.Sprintf("delay topology: %d %s levels", wire.DelayLevels, m.Delay), templates.NodeExchange)
+		for _, x := range m.Exchanges {
+			edge("xdelay", exchangeID[x.Name], "when due", templates.EdgeRoute)
+		}
 	}
 	for _, x := range m.Exchanges {
 		node(exchangeID[x.Name], x.Name+line+x.Kind, templates.NodeExchange)

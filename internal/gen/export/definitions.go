@@ -71,6 +71,9 @@ func Definitions(m *model.Model, opts Options) ([]byte, error) {
 	for _, b := range d.Bindings {
 		f.Bindings = append(f.Bindings, defBinding{Source: b.Exchange, Vhost: vh, Destination: b.Queue, DestinationType: "queue", RoutingKey: b.RoutingKey, Arguments: args(b.Arguments)})
 	}
+	for _, b := range d.ExchangeBindings { // the delay topology's
+		f.Bindings = append(f.Bindings, defBinding{Source: b.Exchange, Vhost: vh, Destination: b.ToExchange, DestinationType: "exchange", RoutingKey: b.RoutingKey, Arguments: args(b.Arguments)})
+	}
 	slices.SortFunc(f.Queues, func(a, b defQueue) int { return cmp.Compare(a.Name, b.Name) })
 	slices.SortFunc(f.Exchanges, func(a, b defExchange) int { return cmp.Compare(a.Name, b.Name) })
 	slices.SortFunc(f.Bindings, func(a, b defBinding) int {

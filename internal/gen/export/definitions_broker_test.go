@@ -20,6 +20,7 @@ import (
 	orders "github.com/acemq/acemq-go/golden/orders/want"
 	pricing "github.com/acemq/acemq-go/golden/pricing/want"
 	registry "github.com/acemq/acemq-go/golden/registry/want"
+	reminders "github.com/acemq/acemq-go/golden/reminders/want"
 	shipping "github.com/acemq/acemq-go/golden/shipping/want"
 	"github.com/acemq/acemq-go/internal/brokertest"
 	"github.com/acemq/acemq-go/runtime"
@@ -30,7 +31,7 @@ import (
 // for the golden cases (golden/<case>/want).
 var generatedTopologies = map[string]func() *runtime.Topology{
 	"avro-all": avroall.Topology, "imports": imports.Topology, "jsonschema-all": jsonschemaall.Topology, "names": names.Topology,
-	"orders": orders.Topology, "pricing": pricing.Topology, "registry": registry.Topology, "shipping": shipping.Topology,
+	"orders": orders.Topology, "pricing": pricing.Topology, "registry": registry.Topology, "reminders": reminders.Topology, "shipping": shipping.Topology,
 }
 
 // generatedTopology is the case's generated Topology(), or — for a golden

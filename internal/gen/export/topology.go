@@ -37,5 +37,6 @@ func Topology(m *model.Model) *runtime.Topology {
 			t.Bind(q.Name, b.Exchange.Name, b.RoutingKey)
 		}
 	}
+	t.Delay = runtime.QueueType(m.Delay)
 	return t
 }

@@ -44,6 +44,10 @@ type File struct {
 	// TablePrefix is table_prefix: the prefix of pgstore's tables (the
 	// inbox's and the outbox's) this service's generated code expects.
 	TablePrefix *Str `yaml:"table_prefix"`
+	// DelayLevels is delay_levels: the queue type of the delay topology's
+	// levels (classic, the default, or quorum), declared by Topology()
+	// when a publisher delays a message.
+	DelayLevels *Str `yaml:"delay_levels"`
 }
 
 // SchemaVocabulary is the schema_vocabulary: block.
@@ -226,8 +230,9 @@ type Publisher struct {
 
 // Published is one message of a publisher.
 type Published struct {
-	Message    Str  `yaml:",key"`
-	RoutingKey *Str `yaml:"routing_key"`
+	Message    Str   `yaml:",key"`
+	RoutingKey *Str  `yaml:"routing_key"`
+	Delay      *Bool `yaml:"delay"` // Publish<M>After and …At (runtime.WithDelay)
 }
 
 // Export is an entry of exports:, a topology artifact written with the

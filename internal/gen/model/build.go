@@ -33,6 +33,7 @@ func Build(f *manifest.File, fsys fs.FS, dir string, imports ...*input.Imported)
 	b.publishers()
 	b.exports()
 	b.tablePrefix()
+	b.delayLevels()
 	if len(b.errs) == 0 {
 		// Types are mapped only once every name of the manifest is settled,
 		// so that no schema type takes one. The codecs last, and only of

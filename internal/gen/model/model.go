@@ -23,6 +23,10 @@ type Model struct {
 	Types      *schema.Universe // every Go type the messages need
 	// TablePrefix is table_prefix:, "" when absent (pgstore's default).
 	TablePrefix string
+	// Delay is the queue type of the delay topology's levels, classic or
+	// quorum (delay_levels:), when a publisher message has delay: true;
+	// "" when none has: Topology() then declares no delay topology.
+	Delay string
 }
 
 // Registry is the manifest's registry: block.
@@ -238,6 +242,10 @@ type Published struct {
 	BatchName  string // e.g. PublishOrderPlacedBatch
 	AsyncName  string // e.g. PublishOrderPlacedAsync
 	TxName     string // e.g. PublishOrderPlacedTx, with the publisher's outbox
+	// AfterName and AtName are the delayed forms (delay: true), e.g.
+	// PublishOrderPlacedAfter and PublishOrderPlacedAt; AfterTxName and
+	// AtTxName their outbox forms, with the publisher's outbox.
+	AfterName, AtName, AfterTxName, AtTxName string
 	// RequestName is the method of a request (a message with a reply),
 	// e.g. RequestQuoteRequested, which replaces the three above.
 	RequestName string

@@ -267,6 +267,9 @@ func (b *builder) publishers() {
 			if mp.Exchange == nil || mp.Exchange.Value == "" {
 				b.checkDefaultRoute(who, pm, queues)
 			}
+			if pm.Delay != nil && pm.Delay.Value {
+				b.delayed(who, methods, txMethods, p, mp, pm, pub)
+			}
 			p.Messages = append(p.Messages, pub)
 		}
 		b.m.Publishers = append(b.m.Publishers, p)

@@ -80,6 +80,10 @@ type Exchange struct {
 	// From is the manifest an imported exchange is declared by (its
 	// owner), "" for the manifest's own.
 	From string
+	// Delay, on the one entry that stands for the whole delay topology
+	// (its 28 levels and its delivery exchange), is its queues' type and
+	// About says what it is.
+	Delay, About string
 }
 
 // Queue is an application queue with what the topology declares for it.
