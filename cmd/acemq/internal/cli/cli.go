@@ -132,7 +132,8 @@ that could not be moved, a broker error); 2 bad input.`,
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(e.queueCommand("dlq", wire.DeadLetterQueue, wire.DeadLetterSuffix, "dead letters"),
 		e.queueCommand("parked", wire.ParkedQueue, wire.ParkedSuffix, "parked messages"),
-		e.replayCommand(), e.topologyCommand(), e.scheduleCommand(), e.drainCommand(), e.sqlCommand(), e.uiCommand())
+		e.replayCommand(), e.topologyCommand(), e.scheduleCommand(), e.drainCommand(), e.sqlCommand(), e.uiCommand(),
+		e.delayedCommand())
 	return root
 }
 
