@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/acemq/acemq-go/cmd/acemq/internal/topo"
 	"github.com/acemq/acemq-go/runtime"
@@ -92,7 +93,11 @@ arguments; it never deletes.`,
 			if err := c.Declare(ctx, t); err != nil {
 				return failed(err)
 			}
-			for _, d := range diffs {
+			rest, delay := topo.SplitDelay(diffs)
+			for _, l := range topo.DelayLines(delay) {
+				fmt.Fprintf(e.stdout, "declared %s\n", strings.TrimPrefix(l, "missing "))
+			}
+			for _, d := range rest {
 				fmt.Fprintf(e.stdout, "declared %s\n", d.String()[len("missing "):])
 			}
 			return nil

@@ -64,6 +64,7 @@ func Topology(m *model.Model) *runtime.Topology {
 			t.Bind(q.Name, b.Exchange.Name, b.RoutingKey)
 		}
 	}
+	t.Delay = runtime.QueueType(m.Delay)
 	return t
 }
 
@@ -165,7 +166,8 @@ func Diff(c *rabbithole.Client, vhost string, t *runtime.Topology) ([]Difference
 			out = append(out, Difference{Kind: "binding", Name: b.Queue, Missing: true, Exchange: b.Exchange, RoutingKey: b.RoutingKey})
 		}
 	}
-	return out, nil
+	more, err := diffExchangeBindings(c, vhost, decls.ExchangeBindings)
+	return append(out, more...), err
 }
 
 func plural(n int, one, many string) string {
@@ -379,9 +381,15 @@ func Summary(t *runtime.Topology) string {
 	return fmt.Sprintf("%d exchanges, %d queues, %d bindings", len(d.Exchanges), len(d.Queues), len(d.Bindings))
 }
 
-// Lines renders differences one a line.
+// Lines renders differences one a line; those of the delay topology are
+// grouped (DelayLines).
 func Lines(diffs []Difference) string {
 	var b strings.Builder
+	diffs, delay := SplitDelay(diffs)
+	for _, l := range DelayLines(delay) {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
 	for _, d := range diffs {
 		b.WriteString(d.String())
 		b.WriteByte('\n')
