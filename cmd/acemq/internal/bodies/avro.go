@@ -396,3 +396,13 @@ func writeJSON(out *strings.Builder, v any) {
 	}
 	out.Write(b)
 }
+
+// Registry is the schema registry the decoder asks (--registry, else the
+// manifest's registry:), nil when there is none or it could not be
+// opened: the registry an edited Avro body is encoded with.
+func (b *Decoder) Registry() runtime.SchemaRegistry {
+	if b == nil || b.regErr != nil || b.reg == nil {
+		return nil
+	}
+	return b.reg
+}

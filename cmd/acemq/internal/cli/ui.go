@@ -133,6 +133,7 @@ func (e *env) serveUI(o uiOptions) error {
 			return bad("%w", err)
 		}
 		cfg.Bodies = dec
+		cfg.Registry = dec.Registry()
 	}
 	cfg.AuditFile = o.audit
 	cfg.Log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))

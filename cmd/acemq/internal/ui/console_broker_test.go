@@ -393,13 +393,19 @@ func TestConsole(t *testing.T) {
 	})
 
 	t.Run("no password", func(t *testing.T) {
+		_, pass, _ := credentials(s.url)
+		secret := ":" + pass + "@"
 		for _, path := range []string{"/api/session", "/api/groups", "/api/audit", "/api/jobs", "/api/topology", "/api/search"} {
 			_, _, raw := c.do("GET", path, nil)
-			if strings.Contains(raw, ":guest@") {
+			if strings.Contains(raw, secret) {
 				t.Errorf("%s shows the password: %s", path, raw)
 			}
 		}
-		if strings.Contains(s.logs.String(), ":guest@") {
+		_, out, _ := c.do("GET", "/api/session", nil)
+		if !strings.Contains(out["broker"].(string), ":xxxxx@") {
+			t.Errorf("the broker shown: %v", out["broker"])
+		}
+		if strings.Contains(s.logs.String(), secret) {
 			t.Errorf("the log shows the password")
 		}
 	})

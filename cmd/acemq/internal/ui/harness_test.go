@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,6 +48,7 @@ const manifestText = `version: 1
 package: shop
 messages:
   OrderPlaced: {type: order.placed.v1, schema: order.json}
+  Refund: {type: refund.v1, schema: refund.avsc, subject: refund}
 exchanges:
   $Q.ex: {type: topic}
 queues:
@@ -54,7 +56,17 @@ queues:
     dead_letter: true
     bindings: [{exchange: $Q.ex, routing_key: order.placed}]
     consumes: [OrderPlaced]
+  $Q.refunds:
+    consumes: [Refund]
 `
+
+const refundSchema = `{"type": "record", "name": "Refund", "namespace": "shop", "fields": [
+  {"name": "refund_id", "type": "string"},
+  {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2}},
+  {"name": "reason", "type": ["null", "string"], "default": null},
+  {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+  {"name": "kind", "type": {"type": "enum", "name": "Kind", "symbols": ["FULL", "PARTIAL"]}}
+]}`
 
 // The token the tests sign in with, and its holder's name.
 const (
@@ -115,6 +127,7 @@ func newShop(t testing.TB) *shop {
 		received: make(chan *runtime.Message[order], 100)}
 	must(t, os.WriteFile(s.file, []byte(strings.ReplaceAll(manifestText, "$Q", q)), 0o644))
 	must(t, os.WriteFile(filepath.Join(dir, "order.json"), []byte(orderSchema), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "refund.avsc"), []byte(refundSchema), 0o644))
 	t.Cleanup(func() {
 		brokertest.DeleteQueues(t, q)
 		if conn, err := amqp.Dial(url); err == nil {
@@ -260,8 +273,9 @@ func (s *shop) serve(withToken bool) {
 	if withToken {
 		cfg.Tokens = map[string]string{testToken: testName}
 	}
-	if client, err := rabbithole.NewClient(brokertest.MgmtURL(), "guest", "guest"); err == nil {
-		cfg.Topology = NewTopology(client, "/", m)
+	user, pass, vhost := credentials(s.url)
+	if client, err := rabbithole.NewClient(brokertest.MgmtURL(), user, pass); err == nil {
+		cfg.Topology = NewTopology(client, vhost, m)
 	}
 	srv, err := New(cfg)
 	must(s.t, err)
@@ -275,6 +289,26 @@ func (s *shop) serve(withToken bool) {
 		cancel()
 		_ = srv.Close()
 	})
+}
+
+// credentials are the user, password and vhost of an AMQP URL.
+func credentials(raw string) (user, pass, vhost string) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "guest", "guest", "/"
+	}
+	user, pass = "guest", "guest"
+	if u.User != nil {
+		user = u.User.Username()
+		if p, ok := u.User.Password(); ok {
+			pass = p
+		}
+	}
+	vhost = strings.TrimPrefix(u.Path, "/")
+	if vhost == "" {
+		vhost = "/"
+	}
+	return user, pass, vhost
 }
 
 // waitPass waits for the console's pass to end.
