@@ -242,6 +242,17 @@ func TestConsole(t *testing.T) {
 		if s.depth(dlq) != 6 || s.depth(s.orders) != 0 {
 			t.Errorf("the dry run moved something")
 		}
+		// Onto a queue that does not exist: the dry run says each would
+		// fail, the replay is refused before anything.
+		missingTo := map[string]any{"selection": sel, "to": s.orders + ".gone"}
+		s.srv.allowed = append(s.srv.allowed, s.orders+".gone")
+		if code, out, _ := c.do("POST", "/api/dryrun", missingTo); code != 200 || out["summary"] != "dry run: would move 0, leave 3, fail 3; nothing moved" {
+			t.Errorf("a dry run to a missing queue: %d %v", code, out["summary"])
+		}
+		if code, out, _ := c.do("POST", "/api/replay", missingTo); code != http.StatusConflict || !strings.Contains(fmt.Sprint(out["error"]), "queue "+s.orders+".gone does not exist") {
+			t.Errorf("a replay to a missing queue: %d %v", code, out)
+		}
+		s.srv.allowed = s.srv.allowed[:len(s.srv.allowed)-1]
 		// Onto a queue outside the manifest: refused before anything.
 		if code, out, _ := c.do("POST", "/api/replay", map[string]any{"selection": sel, "to": "elsewhere"}); code != 400 || !strings.Contains(out["error"].(string), "replay target not allowed") {
 			t.Errorf("replay to elsewhere: %d %v", code, out)
@@ -417,13 +428,34 @@ func TestConsoleReadOnly(t *testing.T) {
 	s := newShop(t)
 	s.publish(order{"order_id": "C-9", "quantity": 1})
 	s.waitDepth(s.orders+".dlq", 1)
+	// One the broker dead-letters itself: expired, with no consumer.
+	s.stopConsumer()
+	_, ch := brokertest.Raw(t)
+	must(t, ch.Publish(s.q+".ex", "order.placed", false, false, amqp.Publishing{MessageId: "E-1", Type: "order.placed.v1",
+		ContentType: "application/json", Expiration: "1", Body: []byte(`{"order_id":"E-1","quantity":1}`)}))
+	s.waitDepth(s.orders+".dlq", 2)
 	s.serve(false)
 	s.waitPass()
 	c := s.client()
-	if got := groupCounts(t, c, "by=reason"); got[customerGroup] != 1 {
+	if got := groupCounts(t, c, "by=reason"); got[customerGroup] != 1 || got["dead-lettered by the broker: expired"] != 1 {
 		t.Errorf("groups: %v", got)
 	}
-	_, out, _ := c.do("GET", "/api/session", nil)
+	_, out, _ := c.do("GET", "/api/messages?by=reason&group="+urlq("dead-lettered by the broker: expired"), nil)
+	row := out["messages"].([]any)[0].(map[string]any)
+	code, v, raw := c.do("GET", fmt.Sprintf("/api/message?source=%s&pos=%v&key=%s", urlq(s.orders+".dlq"), row["pos"], row["key"]), nil)
+	if code != 200 {
+		t.Fatalf("open: %d %s", code, raw)
+	}
+	deaths, _ := v["deaths"].([]any)
+	if len(deaths) != 1 || deaths[0].(map[string]any)["queue"] != s.orders || deaths[0].(map[string]any)["reason"] != "expired" ||
+		deaths[0].(map[string]any)["count"] != "1" || v["target"] != s.orders || v["envelope"].(map[string]any)["id"] != "E-1" {
+		t.Errorf("the death history: %v, target %v", deaths, v["target"])
+	}
+	code, dry, _ := c.do("POST", "/api/dryrun", map[string]any{"selection": map[string]any{"filter": map[string]any{"by": "queue", "group": s.orders + ".dlq"}}})
+	if code != 200 || dry["summary"] != "dry run: would move 2, leave 0; nothing moved" {
+		t.Errorf("a dry run on a read-only console: %d %v", code, dry)
+	}
+	_, out, _ = c.do("GET", "/api/session", nil)
 	if out["read_only"] != true {
 		t.Errorf("session: %v", out)
 	}
@@ -437,7 +469,7 @@ func TestConsoleReadOnly(t *testing.T) {
 			t.Errorf("%s on a read-only console: %d %v", path, code, out)
 		}
 	}
-	if s.depth(s.orders+".dlq") != 1 {
+	if s.depth(s.orders+".dlq") != 2 {
 		t.Errorf("a read-only console moved a message")
 	}
 }

@@ -372,6 +372,24 @@ func (s *Server) handleReplay(w http.ResponseWriter, r *http.Request, who string
 		writeError(w, http.StatusConflict, "no message of the selection is on a queue the console read: refresh")
 		return
 	}
+	// A target that does not exist would fail every message, each held
+	// by the pass until its end (and a large batch returned at once is
+	// slow for the broker to put back): refused before anything.
+	targets := []string{req.To}
+	if req.To == "" {
+		targets = targets[:0]
+		for _, src := range sources {
+			if o := ownerOf(src); o != "" && !slices.Contains(targets, o) {
+				targets = append(targets, o)
+			}
+		}
+	}
+	for _, q := range targets {
+		if err := s.exists(r.Context(), q); err != nil {
+			s.fail(w, http.StatusConflict, err)
+			return
+		}
+	}
 	job := s.startJob("replay", who, req, replayTarget(req), sources, n, nil)
 	writeJSON(w, http.StatusAccepted, map[string]any{"job": job.ID})
 }
@@ -433,6 +451,19 @@ func (s *Server) handleDiscard(w http.ResponseWriter, r *http.Request, who strin
 	writeJSON(w, http.StatusAccepted, map[string]any{"job": job.ID})
 }
 
+// exists is nil when queue is on the broker, else why it cannot be
+// replayed into.
+func (s *Server) exists(ctx context.Context, queue string) error {
+	_, err := s.conn.MessageCount(ctx, queue)
+	if errors.Is(err, runtime.ErrQueueNotFound) {
+		return fmt.Errorf("queue %s does not exist: nothing can be replayed into it (acemq topology apply -f declares the manifest's queues)", queue)
+	}
+	if err != nil {
+		return fmt.Errorf("queue %s: %w", queue, err)
+	}
+	return nil
+}
+
 func (s *Server) handleJobs(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"jobs": s.jobs.snapshot()})
 }
@@ -475,6 +506,7 @@ func (s *Server) handleDryRun(w http.ResponseWriter, r *http.Request) {
 	var lines []DryRunLine
 	move, stay, refuse, fail := 0, 0, 0, 0
 	byTarget := map[string]int{}
+	exists := map[string]error{}
 	for _, src := range sources {
 		unlock, err := s.locks.lock(r.Context(), src)
 		if err != nil {
@@ -508,6 +540,14 @@ func (s *Server) handleDryRun(w http.ResponseWriter, r *http.Request) {
 				l.Action, l.Why = "refuse", "its headers name queue "+target+", not a queue of the manifest"
 				refuse++
 			default:
+				if _, ok := exists[target]; !ok {
+					exists[target] = s.exists(r.Context(), target)
+				}
+				if err := exists[target]; err != nil {
+					l.Action, l.Why = "fail", err.Error()
+					fail++
+					break
+				}
 				l.Action = "move"
 				move++
 				byTarget[target]++

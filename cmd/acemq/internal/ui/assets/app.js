@@ -323,7 +323,9 @@ async function loadJobs() {
   $('jobs-badge').textContent = running ? '(' + running + ' running)' : '';
   const body = clear($('jobs-table').tBodies[0]);
   for (const j of data.jobs) {
-    const pct = j.expected ? Math.min(100, 100 * j.moved / j.expected) : 0;
+    // Selected runs ahead of moved by one batch at most (a replay
+    // publishes what it selected in batches, then counts them moved).
+    const pct = j.expected ? Math.min(100, 100 * Math.max(j.moved, j.selected) / j.expected) : 0;
     const bar = el('div', { class: 'progress' }, el('div', {}));
     bar.firstChild.style.width = (j.state === 'done' ? 100 : pct) + '%';
     body.append(el('tr', { 'data-job': j.id, 'data-state': j.state },
