@@ -123,7 +123,8 @@ type Job struct {
 	Elapsed  float64  `json:"elapsed_s"`
 	Rate     float64  `json:"rate"` // moved a second
 
-	cancel context.CancelFunc
+	cancel func() // asks the job to stop (stop is closed)
+	stop   chan struct{}
 	start  time.Time
 }
 
@@ -193,10 +194,10 @@ type pacer struct {
 	next  time.Time
 }
 
-// wait blocks until the next move may go; false when ctx ended first.
-func (p *pacer) wait(ctx context.Context) bool {
+// wait blocks until the next move may go; false when stop closed first.
+func (p *pacer) wait(stop <-chan struct{}) bool {
 	if p == nil || p.every <= 0 {
-		return ctx.Err() == nil
+		return true
 	}
 	now := time.Now()
 	if p.next.Before(now) {
@@ -205,17 +206,21 @@ func (p *pacer) wait(ctx context.Context) bool {
 	d := p.next.Sub(now)
 	p.next = p.next.Add(p.every)
 	if d <= 0 {
-		return ctx.Err() == nil
+		return true
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
 		return true
-	case <-ctx.Done():
+	case <-stop:
 		return false
 	}
 }
+
+// stopGrace is how long a cancelled job waits for its pass to reach its
+// filter (between two reads) before its context is cancelled outright.
+const stopGrace = 10 * time.Second
 
 // describe says what a selection is, for a job and the audit log.
 func (sel Selection) describe() string {
@@ -242,7 +247,36 @@ func (sel Selection) describe() string {
 // Connection.Replay until the source is drained of the selection, the
 // limit is reached or the job is cancelled; a pass that reaches the
 // runtime's longest pass (MaxReplayPass) is followed by another.
+//
+// A cancel is cooperative: the pass's filter, called between two reads,
+// cancels the pass's context and declines, so the pass ends "cancelled"
+// after publishing the batch it holds. (Cancelled while a read is in
+// flight, the runtime abandons the channel as a broker that did not
+// answer, and the batch goes back unmoved.) A pass that does not reach
+// its filter within stopGrace is cancelled outright.
 func (s *Server) runReplay(ctx context.Context, job *Job, req ReplayRequest, sources []string, archive func(string) string) {
+	ctx, hard := context.WithCancel(ctx)
+	defer hard()
+	stopped := func() bool {
+		select {
+		case <-job.stop:
+			return true
+		default:
+			return false
+		}
+	}
+	go func() {
+		select {
+		case <-job.stop:
+		case <-ctx.Done():
+			return
+		}
+		select {
+		case <-time.After(stopGrace):
+			hard()
+		case <-ctx.Done():
+		}
+	}()
 	var total runtime.ReplayResult
 	total.Stop = runtime.ReplayDrained
 	var runErr error
@@ -268,11 +302,16 @@ sources:
 				opts.Limit = req.Limit - moved
 			}
 			opts.Filter = func(env runtime.Envelope, headers map[string]any, body []byte) bool {
+				if stopped() {
+					hard() // between two reads: the pass ends cancelled
+					return false
+				}
 				ok := pick(env, headers, body)
 				s.jobs.update(func() {
 					job.Looked++
 				})
-				if ok && !pace.wait(ctx) {
+				if ok && !pace.wait(job.stop) {
+					hard()
 					return false
 				}
 				if ok {
@@ -300,11 +339,11 @@ sources:
 			break
 		}
 		unlock()
-		if total.Stop == runtime.ReplayCancelled || total.Stop == runtime.ReplayLimit && req.Limit > 0 && moved >= req.Limit {
+		if stopped() || total.Stop == runtime.ReplayCancelled || total.Stop == runtime.ReplayLimit && req.Limit > 0 && moved >= req.Limit {
 			break
 		}
 	}
-	if ctx.Err() != nil && total.Stop != runtime.ReplayCancelled {
+	if (ctx.Err() != nil || stopped()) && total.Stop != runtime.ReplayCancelled {
 		total.Stop = runtime.ReplayCancelled
 	}
 	s.jobs.update(func() {
@@ -336,8 +375,11 @@ sources:
 
 func (s *Server) startJob(kind, who string, req ReplayRequest, target string, sources []string, expected int, archive func(string) string) *Job {
 	ctx, cancel := context.WithCancel(s.ctx)
+	stop := make(chan struct{})
+	var once sync.Once
 	job := &Job{Kind: kind, Who: who, What: req.Selection.describe(), Target: target, Expected: expected,
-		Started: time.Now().UTC().Format(time.RFC3339), State: "running", cancel: cancel, start: time.Now()}
+		Started: time.Now().UTC().Format(time.RFC3339), State: "running", stop: stop, start: time.Now(),
+		cancel: func() { once.Do(func() { close(stop) }) }}
 	s.jobs.add(job)
 	s.audit.write(auditEntry{Who: who, Action: kind, What: job.What + " → " + target, Count: expected, Result: "started (job " + job.ID + ")"})
 	go func() {
