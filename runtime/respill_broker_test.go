@@ -55,7 +55,7 @@ func TestHeldRetrySpillsOnceTheRateIsKnown(t *testing.T) {
 		time.Sleep(100 * time.Microsecond)
 		return runtime.Accept()
 	}, runtime.WithPrefetch(64))
-	calls := rec.waitFor(t, 30*time.Second, "the healthy messages and the retry", func(calls []seen) bool {
+	calls := rec.waitFor(t, 90*time.Second, "the healthy messages and the retry", func(calls []seen) bool {
 		return len(calls) >= healthy+2
 	})
 	close(stop)
