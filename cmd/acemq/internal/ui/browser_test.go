@@ -187,6 +187,16 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	p.screenshot("groups")
 
+	// A search through the bodies: the customer is in no reason.
+	p.run(chromedp.SendKeys(chromedp.ID("search"), "acme"), chromedp.Click(chromedp.CSS("#search-form button")))
+	p.wait("the search's end", `document.getElementById('list-title').textContent.startsWith('Search "acme": 4 matches, read 7 of 7')`)
+	var found []string
+	p.eval(`[...document.querySelectorAll('#messages tbody a.open')].map((a) => a.textContent).sort()`, &found)
+	if !slices.Equal(found, []string{"P-1", "W-1", "W-2", "W-3"}) {
+		t.Errorf("the search lists %v", found)
+	}
+	p.screenshot("search")
+
 	// Sign in.
 	p.run(chromedp.SendKeys(chromedp.ID("token"), testToken), chromedp.Click(chromedp.CSS("#sign-in button")))
 	p.wait("signed in", `document.getElementById('signed-in') !== null`)
