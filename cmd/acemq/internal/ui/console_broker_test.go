@@ -180,7 +180,7 @@ func TestConsole(t *testing.T) {
 		if code, out, _ := c.do("POST", "/api/replay", sel); code != http.StatusForbidden || !strings.Contains(out["error"].(string), "CSRF") {
 			t.Errorf("a replay without the CSRF token: %d %v", code, out)
 		}
-		c.csrf = "0" + csrf[1:]
+		c.csrf = "x" + csrf[1:] // hex has no x
 		if code, _, _ := c.do("POST", "/api/replay", sel); code != http.StatusForbidden {
 			t.Errorf("a replay with a wrong CSRF token: %d", code)
 		}
