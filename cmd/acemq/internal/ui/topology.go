@@ -44,10 +44,12 @@ type TopoQueue struct {
 	Verdict   string `json:"verdict"`
 }
 
-// TopoBinding is a binding of the picture.
+// TopoBinding is a binding of the picture: to a queue, or to another
+// exchange (the delay topology's).
 type TopoBinding struct {
 	Exchange   string `json:"exchange"`
-	Queue      string `json:"queue"`
+	Queue      string `json:"queue,omitempty"`
+	ToExchange string `json:"to_exchange,omitempty"`
 	RoutingKey string `json:"routing_key"`
 	Missing    bool   `json:"missing,omitempty"`
 }
@@ -85,6 +87,9 @@ func NewTopology(client *rabbithole.Client, vhost string, m *model.Model) func(c
 		for _, b := range decls.Bindings {
 			v.Bindings = append(v.Bindings, TopoBinding{Exchange: b.Exchange, Queue: b.Queue, RoutingKey: b.RoutingKey,
 				Missing: missingBinding[[3]string{b.Exchange, b.Queue, b.RoutingKey}]})
+		}
+		for _, b := range decls.ExchangeBindings {
+			v.Bindings = append(v.Bindings, TopoBinding{Exchange: b.Exchange, ToExchange: b.ToExchange, RoutingKey: b.RoutingKey})
 		}
 		for _, q := range decls.Queues {
 			tq := TopoQueue{Name: q.Name, Role: "queue", Owner: q.Name, Missing: missing["queue "+q.Name], Differs: differs["queue "+q.Name]}

@@ -78,6 +78,7 @@ async function loadSession() {
 let tab = 'failed';
 function show(name) {
   tab = name;
+  if (location.hash !== '#' + name) history.replaceState(null, '', '#' + name);
   for (const p of document.querySelectorAll('.panel')) p.classList.toggle('hidden', p.id !== name);
   for (const t of document.querySelectorAll('.tab')) t.classList.toggle('on', t.dataset.tab === name);
   if (name === 'audit') loadAudit();
@@ -375,7 +376,7 @@ async function loadTopology() {
     const cls = q.missing ? 'missing' : (q.role !== 'queue' && q.depth > 0 ? 'failed' : (!q.draining ? 'stuck' : ''));
     (q.role === 'queue' ? cols.queue : cols.dead).push({ id: 'q:' + q.name, lines, cls, q });
   }
-  const W = 300, H = 74, GAP = 14, X = [10, 380, 760];
+  const W = 300, H = 74, GAP = 14, X = [60, 430, 810];
   const pos = {};
   let height = 0;
   [cols.exchange, cols.queue, cols.dead].forEach((col, i) => col.forEach((n, j) => {
@@ -385,6 +386,13 @@ async function loadTopology() {
   const pic = svg('svg', { width: X[2] + W + 10, height, id: 'topo-svg', role: 'img' });
   const edges = svg('g', {});
   for (const b of v.bindings) {
+    if (b.to_exchange) {
+      // Exchange to exchange (the delay topology): a curve on the left.
+      const a = pos['x:' + b.exchange], z = pos['x:' + b.to_exchange];
+      if (a && z) edges.append(svg('path', { class: 'edge', d: 'M' + a.x + ',' + (a.y + H / 2) + ' C' + (a.x - 45) + ',' + (a.y + H / 2) + ' ' + (z.x - 45) + ',' + (z.y + H / 2) + ' ' + z.x + ',' + (z.y + H / 2) },
+        svg('title', {}, b.exchange + ' → ' + b.to_exchange + ' (' + b.routing_key + ')')));
+      continue;
+    }
     const from = pos['x:' + b.exchange], to = pos['q:' + b.queue];
     if (!from || !to) continue;
     const dead = b.exchange === 'acemq.dlx' || b.exchange === 'acemq.retry';
@@ -458,7 +466,8 @@ document.addEventListener('DOMContentLoaded', async () => {
   $('message-discard').addEventListener('click', () => discard({ messages: [{ source: current.source, pos: current.pos, key: current.key }] }, 1, 'message ' + (current.id || '')));
   $('message-edit').addEventListener('click', startEdit);
   $('edit-send').addEventListener('click', sendEdit);
-  show('failed');
+  const first = location.hash.slice(1);
+  show(document.querySelector('.tab[data-tab="' + (['failed', 'jobs', 'audit', 'topology'].includes(first) ? first : 'failed') + '"]').dataset.tab);
   await loadSession();
   tick();
   topoTick();
