@@ -90,9 +90,16 @@ func Require(tb testing.TB) string {
 }
 
 // Ctl runs rabbitmqctl against the fault node, never the shared one.
+// ACEMQ_FAULTNODE_CTL replaces `rabbitmqctl -n <node>` with a command of
+// its own (words split on spaces) for a node that runs elsewhere: the 4.3
+// node's is `bash scripts/broker43.sh ctl` (run from the repository's
+// root: the test gets it as ../../scripts/broker43.sh).
 func Ctl(args ...string) (string, error) {
-	full := append([]string{"-n", Node}, args...)
-	cmd := exec.Command("rabbitmqctl", full...)
+	full := append([]string{"rabbitmqctl", "-n", Node}, args...)
+	if c := os.Getenv("ACEMQ_FAULTNODE_CTL"); c != "" {
+		full = append(strings.Fields(c), args...)
+	}
+	cmd := exec.Command(full[0], full[1:]...)
 	cmd.Env = append(os.Environ(), "RABBITMQ_CONF_ENV_FILE="+Dir()+"/rabbitmq-env.conf")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
