@@ -46,7 +46,23 @@ import (
 func TestFaultDelayRestart(t *testing.T) {
 	n := envInt(t, "ACEMQ_DELAY_N", 1000)
 	maxDelay := envDuration(t, "ACEMQ_DELAY_MAX", 30*time.Second)
+	Require(t)
 	levels := []runtime.QueueType{runtime.Classic, runtime.Quorum}
+	var o struct {
+		Version string `json:"rabbitmq_version"`
+	}
+	if err := Mgmt("GET", "overview?columns=rabbitmq_version", &o); err != nil {
+		t.Fatal(err)
+	}
+	if strings.HasPrefix(o.Version, "3.") {
+		// Measured on 3.10.8: quorum levels across stop_app/start_app
+		// lost 26, then 7, of 1,000 messages (left in levels 01–03 more
+		// than 3 minutes past their TTL) and delivered 4 twice
+		// (docs/delayed-delivery.md: quorum levels want RabbitMQ 4.0 or
+		// later).
+		t.Logf("RabbitMQ %s: classic levels only (quorum levels want 4.0 or later)", o.Version)
+		levels = levels[:1]
+	}
 	if v := os.Getenv("ACEMQ_DELAY_LEVELS"); v != "" {
 		levels = []runtime.QueueType{runtime.QueueType(v)}
 	}
