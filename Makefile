@@ -88,9 +88,9 @@ cluster: ## three clustered RabbitMQ 4.3 nodes rmqc1..3@localhost (Khepri), 127.
 cluster-down: ## stop the three cluster nodes and remove their data
 	@bash scripts/cluster.sh down
 
-test-cluster: cluster ## the cluster tests (build tag cluster): leader stopped, rolling restart; one fault= line each; bounded
+test-cluster: cluster ## the cluster tests (build tag cluster): leader stopped, rolling restart, quorum delay levels with a node stopped; one fault= line each; bounded
 	$(GO) vet -tags cluster ./internal/clustertest/
-	$(GO) test -tags cluster -race -count=1 -timeout 15m -v -run 'TestLeaderStopped|TestRollingRestart' ./internal/clustertest/ 2>&1 | grep -v '^20[0-9][0-9]/' ; test $${PIPESTATUS[0]} -eq 0
+	$(GO) test -tags cluster -race -count=1 -timeout 15m -v -run 'TestLeaderStopped|TestRollingRestart|TestDelayNodeStopped' ./internal/clustertest/ 2>&1 | grep -v '^20[0-9][0-9]/' ; test $${PIPESTATUS[0]} -eq 0
 
 fmt-check: ## fail when gofmt would change a file
 	@out=$$(gofmt -l $$(git ls-files '*.go' ; git ls-files --others --exclude-standard '*.go')); \

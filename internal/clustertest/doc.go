@@ -17,4 +17,8 @@
 // handler calls for a message already accepted, and recover_ms the longest
 // time, after a node was stopped, until both the publisher had a confirm
 // and the consumer had handled a message again.
+//
+// TestDelayNodeStopped is the delay topology's (issue 40): quorum levels
+// with the leader of one stopped while messages wait; its line is
+// fault=delay-node-stopped with the lateness against the due times.
 package clustertest
