@@ -27,19 +27,26 @@ import (
 // from disk) in the middle of the delays, then every message arrives once,
 // none early, each within +1 s of its due time (x-acemq-delay-until, the
 // delay rounded up to whole seconds) unless one of its hops fell while the
-// broker was down, which holds it up to that long more.
+// broker was down, which holds it up to that long more. Classic levels'
+// hops are at-most-once: a message whose hop is under way as the node
+// stops may be lost (at most 1% of those that met the outage, else the
+// test fails); quorum levels' lose none.
 //
-// The suite's run keeps CI bounded: 1,000 messages, 1–30 s, classic and
-// quorum levels. The full run is the same test with
+// The suite's run keeps CI bounded: 1,000 messages, 1–30 s, classic
+// levels, and quorum levels too on RabbitMQ 4.x. The full run is
+// the same test with
 //
 //	ACEMQ_DELAY_N=10000 ACEMQ_DELAY_MAX=10m ACEMQ_DELAY_LEVELS=classic \
 //	  go test -tags faults -count=1 -timeout 40m -v -run '^TestFaultDelayRestart$' ./internal/faults/
 //
 // (docs/delayed-delivery.md has its figures). Each run prints
 //
-//	fault=delay-restart levels=classic messages=N lost=0 duplicated=0 late_p50_ms=… late_p99_ms=… max_late_ms=… outage_ms=… touched=… untouched_max_late_ms=…
+//	fault=delay-restart levels=classic messages=N lost=0 duplicated=0 redelivered=… late_p50_ms=… late_p99_ms=… max_late_ms=… outage_ms=… touched=… untouched_max_late_ms=…
 //
-// where the late_* figures are over every message, touched counts the
+// where duplicated counts the second copies not marked redelivered (the
+// levels'), redelivered those the broker gave again because the consumer
+// had not settled them when the restart closed its connection, the
+// late_* figures are over every message (its first copy), touched counts the
 // messages one of whose hops (the expiry of a level, or the arrival in the
 // destination queue) fell in the outage, and untouched_max_late_ms is the
 // worst of the others.
@@ -223,12 +230,21 @@ func delayRestart(t *testing.T, typ runtime.QueueType, n int, maxDelay time.Dura
 		as := got[i]
 		if len(as) == 0 {
 			lost++
+			if !hopInOutage(dues[i], delays[i], stopAt, backAt) {
+				t.Errorf("message %d (due %s after the restart) never arrived, and none of its hops met the outage", i, dues[i].Sub(backAt))
+			} else {
+				touched++
+				if typ == runtime.Quorum {
+					t.Errorf("message %d never arrived: a hop met the outage, and quorum levels' hops are at-least-once", i)
+				}
+			}
 			continue
 		}
-		duplicated += len(as) - 1
 		for _, a := range as[1:] {
 			if a.redelivered {
 				redelivered++
+			} else {
+				duplicated++
 			}
 		}
 		a := as[0]
@@ -252,14 +268,25 @@ func delayRestart(t *testing.T, typ runtime.QueueType, n int, maxDelay time.Dura
 		}
 	}
 	slices.Sort(late)
-	fmt.Printf("  fault=delay-restart levels=%s messages=%d lost=%d duplicated=%d late_p50_ms=%d late_p99_ms=%d max_late_ms=%d outage_ms=%d touched=%d touched_max_late_ms=%d untouched_max_late_ms=%d publish_ms=%d\n",
-		typ, n, lost, duplicated, quantileMs(late, 0.50), quantileMs(late, 0.99), quantileMs(late, 1),
+	fmt.Printf("  fault=delay-restart levels=%s messages=%d lost=%d duplicated=%d redelivered=%d late_p50_ms=%d late_p99_ms=%d max_late_ms=%d outage_ms=%d touched=%d touched_max_late_ms=%d untouched_max_late_ms=%d publish_ms=%d\n",
+		typ, n, lost, duplicated, redelivered, quantileMs(late, 0.50), quantileMs(late, 0.99), quantileMs(late, 1),
 		outage.Milliseconds(), touched, touchedMax.Milliseconds(), untouchedMax.Milliseconds(), published.Milliseconds())
-	if lost > 0 {
-		t.Errorf("%d of %d messages never arrived", lost, n)
+	// Classic levels' hops are at-most-once: a message whose hop is under
+	// way as the node stops can be lost (measured: 1 of 1,000 in one of
+	// five runs on 3.10.8, docs/delayed-delivery.md). One that met the
+	// outage is allowed to, a few; any other loss fails above.
+	if lost > 0 && (typ != runtime.Classic || lost > max(1, touched/100)) {
+		t.Errorf("%d of %d messages never arrived (%d met the outage)", lost, n, touched)
 	}
+	// A second copy the broker marks redelivered is a delivery the
+	// consumer had not settled when the restart closed its connection
+	// (at most its prefetch): the consumer's at-least-once, which an inbox
+	// absorbs, not the levels'. Any other second copy is the levels'.
 	if duplicated > 0 {
-		t.Errorf("%d second copies (%d of them redeliveries of an unsettled delivery)", duplicated, redelivered)
+		t.Errorf("%d second copies the broker did not mark redelivered: the levels delivered them twice", duplicated)
+	}
+	if redelivered > 50 {
+		t.Errorf("%d redeliveries, more than the consumer's prefetch (50)", redelivered)
 	}
 }
 
