@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime/internal/core"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -60,7 +61,7 @@ func (c *Connection) browse(ctx context.Context, queue string, max int, fn func(
 	// A consumer of its own with no prefetch limit: the broker pushes the
 	// messages without a round trip each (basic.get costs one), and none is
 	// acked, so the channel may hold them all.
-	tag := "acemq-browse-" + newID()
+	tag := "acemq-browse-" + core.NewID()
 	deliveries, err := roundTrip(ctx, cc, "basic.consume", func(ch *amqp.Channel) (<-chan amqp.Delivery, error) {
 		return ch.Consume(queue, tag, false, false, false, false, nil)
 	})
@@ -101,7 +102,7 @@ func (c *Connection) browseRead(ctx context.Context, ch *amqp.Channel, queue str
 				return n, acked, nil
 			}
 			n++
-			env := envelopeOf(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType)
+			env := core.EnvelopeOf(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType)
 			receivedMessage(span, &d, env, false)
 			del := &Delivery{
 				Body: d.Body, Headers: d.Headers, Envelope: env,

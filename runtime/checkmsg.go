@@ -3,11 +3,13 @@ package runtime
 import (
 	"errors"
 	"fmt"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -186,7 +188,7 @@ func checkIdentity(cfg publishConfig) error {
 // fault.
 func checkQueueNames(q string, policy RetryPolicy) error {
 	names := []string{q, wire.DeadLetterQueue(q), wire.ParkedQueue(q)}
-	for _, d := range policy.rungs() {
+	for _, d := range core.Rungs(policy) {
 		names = append(names, wire.RungQueue(q, d))
 	}
 	for _, n := range names {

@@ -5,12 +5,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"io"
 	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	"github.com/hamba/avro/v2"
 )

@@ -8,12 +8,13 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"math/rand/v2"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	"github.com/acemq/acemq-go/runtime/internal/schemareg"
 )

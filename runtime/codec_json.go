@@ -6,11 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"io"
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	"github.com/acemq/acemq-go/runtime/internal/jsoncheck"
 	"github.com/santhosh-tekuri/jsonschema/v6"

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+
 	"github.com/acemq/acemq-go/runtime/wire"
 )
 

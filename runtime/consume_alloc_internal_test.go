@@ -2,14 +2,13 @@ package runtime
 
 import (
 	"context"
-	"fmt"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"log/slog"
-	"maps"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	"go.opentelemetry.io/otel"
@@ -94,7 +93,7 @@ func TestConsumeDeliveryAllocations(t *testing.T) {
 	// handler's map is empty: no storage for it.
 	for i := range ds {
 		for k := range ds[i].Headers {
-			if !strings.HasPrefix(k, internalPrefix) {
+			if !strings.HasPrefix(k, core.InternalPrefix) {
 				delete(ds[i].Headers, k)
 			}
 		}
@@ -182,76 +181,5 @@ func benchDeliveryGlue(b *testing.B, app bool) {
 			s.acks.ready = s.acks.ready[:0]
 			s.mu.Unlock()
 		}
-	}
-}
-
-// The handler's headers are a map of its own, without the x-acemq-
-// namespace, empty (not nil) when nothing else is there.
-func TestAppHeadersAreTheHandlersOwn(t *testing.T) {
-	h := amqp.Table{wire.HeaderID: "id-1", wire.HeaderAttempt: int64(2), wire.HeaderReplayedFrom: "q.dlq", "tenant": "t-1", "x-death": []any{}}
-	got := appHeaders(h)
-	if len(got) != 3 || got["tenant"] != "t-1" || got[wire.HeaderReplayedFrom] != "q.dlq" || got["x-death"] == nil {
-		t.Errorf("appHeaders = %#v, want tenant, %s and x-death", got, wire.HeaderReplayedFrom)
-	}
-	got["added"] = 1
-	if _, ok := h["added"]; ok {
-		t.Error("a write into the handler's headers reached the delivery's")
-	}
-	for _, h := range []amqp.Table{nil, {}, {wire.HeaderID: "id-1", wire.HeaderAttempt: int64(1)}} {
-		got := appHeaders(h)
-		if got == nil || len(got) != 0 {
-			t.Errorf("appHeaders(%v) = %#v, want an empty map", h, got)
-		}
-		got["x"] = 1 // writable
-	}
-}
-
-// The envelope's headers read in one pass over a table are the values
-// its lookups read, for every header envelopeOf reads, present or not, of
-// any type, beside others (issue 23: one pass up to envelopeScanMax).
-func TestEnvelopeHeadersOnePassIsTheLookups(t *testing.T) {
-	keys := []string{wire.HeaderID, wire.HeaderOrigin, wire.HeaderAttempt, wire.HeaderError, wire.HeaderQueue, wire.HeaderReplayedFrom, wire.HeaderReplayCount,
-		wire.HeaderFirstSeen, wire.HeaderReplayedAt, headerXDeath, headerLastDeathQueue, headerLastDeathReason, headerFirstDeathQueue,
-		headerFirstDeathReason, "tenant", "x-acemq-other", "traceparent"}
-	values := []any{"v", []byte("b"), int64(3), int32(-1), 2.5, nil, time.Unix(1, 0), amqp.Table{"reason": "expired"},
-		[]any{amqp.Table{"queue": "q", "reason": "delivery_limit", "count": int64(2)}}, "2026-12-03T06:00:00.123Z"}
-	for i := range 4000 {
-		h := amqp.Table{}
-		for j, k := range keys {
-			if (i>>(j%12)+j)%3 != 0 {
-				h[k] = values[(i+j*7)%len(values)]
-			}
-		}
-		one, each := readEnvelopeHeaders(h, true), readEnvelopeHeaders(h, false)
-		apps := 0
-		for k := range h {
-			if !strings.HasPrefix(k, internalPrefix) {
-				apps++
-			}
-		}
-		if one.apps != apps || each.apps != -1 {
-			t.Fatalf("headers %v: one pass counted %d application headers, want %d; the lookups %d, want -1", h, one.apps, apps, each.apps)
-		}
-		one.apps, each.apps = 0, 0
-		if !reflect.DeepEqual(one, each) {
-			t.Fatalf("headers %v: one pass read %+v, the lookups %+v", h, one, each)
-		}
-		env := envelopeOf(h, "mid", "cid", "t", "ct")
-		d, ok := BrokerDeath(h)
-		if h[wire.HeaderQueue] == nil && ok && !(d.Reason == "expired" && wire.IsRung(d.Queue)) && env.Queue != d.Queue {
-			t.Fatalf("headers %v: envelope queue %q, BrokerDeath %+v", h, env.Queue, d)
-		}
-	}
-	// Past envelopeScanMax the lookups read it: the same envelope.
-	wide := amqp.Table{wire.HeaderID: "id-1", wire.HeaderAttempt: int64(4), wire.HeaderFirstSeen: "2026-12-03T06:00:00.123Z",
-		headerLastDeathQueue: "orders", headerLastDeathReason: "delivery_limit"}
-	narrow := maps.Clone(wide)
-	for i := range envelopeScanMax {
-		wide[fmt.Sprintf("app-%d", i)] = i
-	}
-	if a, b := envelopeOf(narrow, "m", "c", "t", "ct"), envelopeOf(wide, "m", "c", "t", "ct"); a != b {
-		t.Errorf("%d headers: %+v; %d: %+v", len(narrow), a, len(wide), b)
-	} else if a.ID != "id-1" || a.Attempt != 4 || a.Queue != "orders" || a.Error != "dead-lettered by the broker: delivery_limit" || a.FirstSeen.IsZero() {
-		t.Errorf("envelope %+v", a)
 	}
 }

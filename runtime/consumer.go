@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/acemq/acemq-go/runtime/internal/core"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -47,7 +48,7 @@ type Consumer struct {
 	// requeues counts requeues where the broker counts none (classic).
 	requeues requeueCounts
 	log      *slog.Logger
-	panics   panicLimiter
+	panics   core.PanicLimiter
 	// outcomeLog bounds the retry, dead-letter and park lines.
 	outcomeLog *outcomeLimiter
 	stats      consumerCounters

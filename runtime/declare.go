@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"regexp"
 	"strings"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -71,7 +72,7 @@ func (c *Connection) Declare(ctx context.Context, t *Topology) error {
 	}
 	for _, q := range t.Queues {
 		if q.NativeRetry {
-			lo, hi, _ := q.Retry.nativeRetry() // plan refused an error
+			lo, hi, _ := nativeRetry(q.Retry) // plan refused an error
 			c.native.note(q.Name, lo, hi)
 		}
 	}
@@ -251,7 +252,7 @@ func (q Queue) validateNative() error {
 			return fmt.Errorf("queue %q: %s in Arguments: native retry sets the x-delayed-retry-* arguments from the policy; remove it", q.Name, k)
 		}
 	}
-	if _, _, err := q.Retry.nativeRetry(); err != nil {
+	if _, _, err := nativeRetry(q.Retry); err != nil {
 		return fmt.Errorf("queue %q: native retry: %w", q.Name, err)
 	}
 	return nil

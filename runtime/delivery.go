@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -100,7 +102,7 @@ func (dv *delivery) begin() {
 		cs.consumedOne(d.Type)
 	}
 	var apps int
-	dv.env, apps = envelopeAndApps(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType)
+	dv.env, apps = core.EnvelopeAndApps(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType)
 	if apps == 0 {
 		// No application headers (as the runtime publishes): the
 		// handler's map is empty, known from the envelope's pass over
@@ -151,7 +153,7 @@ func (dv *delivery) run() (Ack, error) {
 // routeOf is d's route, or why d cannot be decoded without a codec
 // seeing its body.
 func (cs *Consumer) routeOf(d *amqp.Delivery) (Route, error) {
-	if why := headerString(d.Headers, headerUnreadable); why != "" {
+	if why := core.HeaderString(d.Headers, headerUnreadable); why != "" {
 		// Cut by the header filter: parked, its handler never sees it.
 		return Route{}, &unreadableError{why: why}
 	}
@@ -170,8 +172,8 @@ func (cs *Consumer) routeOf(d *amqp.Delivery) (Route, error) {
 // decodeInfo is what the consumer tells its codec (and the handler's ctx)
 // about dv.
 func (cs *Consumer) decodeInfo(dv *delivery) decodeInfo {
-	return decodeInfo{fingerprint: headerString(dv.d.Headers, wire.HeaderSchemaFingerprint),
-		schema: headerString(dv.d.Headers, wire.HeaderSchema), maxBody: cs.cfg.maxBody,
+	return decodeInfo{fingerprint: core.HeaderString(dv.d.Headers, wire.HeaderSchemaFingerprint),
+		schema: core.HeaderString(dv.d.Headers, wire.HeaderSchema), maxBody: cs.cfg.maxBody,
 		checkRequester: cs.cfg.requesterCheck, received: dv.received, replyTo: cs.cfg.replyToAllowed,
 		queue: cs.queue}
 }

@@ -1,9 +1,10 @@
 package runtime
 
 import (
-	"github.com/acemq/acemq-go/runtime/wire"
 	"math"
 	"testing"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )

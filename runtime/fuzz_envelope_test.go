@@ -1,10 +1,12 @@
 package runtime
 
 import (
-	"github.com/acemq/acemq-go/runtime/wire"
 	"math"
 	"testing"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -42,7 +44,7 @@ func FuzzEnvelopeHeaders(f *testing.F) {
 			wire.HeaderID:        s,
 			"x-death":            []any{amqp.Table{"count": i, "reason": s}},
 		}
-		env := envelopeOf(h, "", "", "t", "text/plain")
+		env := core.EnvelopeOf(h, "", "", "t", "text/plain")
 		if env.Attempt < 1 || env.Attempt > math.MaxInt32 {
 			t.Fatalf("attempt %v (%T) read as %d", attempt, attempt, env.Attempt)
 		}
@@ -57,7 +59,7 @@ func FuzzEnvelopeHeaders(f *testing.F) {
 		if _, ok := cp.Headers["x-death"]; ok {
 			t.Fatal("the copy kept x-death")
 		}
-		if headerTime(cp.Headers, wire.HeaderFirstSeen).IsZero() {
+		if core.HeaderTime(cp.Headers, wire.HeaderFirstSeen).IsZero() {
 			if _, err := time.Parse(time.RFC3339Nano, firstSeen); err == nil {
 				return // a valid but odd first-seen is kept as it was
 			}

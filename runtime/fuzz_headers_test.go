@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"strings"
 	"testing"
+
+	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -175,7 +177,7 @@ func FuzzFitFrame(f *testing.F) {
 	f.Fuzz(func(t *testing.T, padding uint32, others uint16, idLen uint16, frameMax uint32) {
 		fm := 4096 + int(frameMax%(1<<20))
 		h := amqp.Table{"padding": strings.Repeat("p", int(padding%(1<<20))), wire.HeaderID: strings.Repeat("i", int(idLen%8000)),
-			wire.HeaderFirstSeen: "2026-01-02T03:04:05.000Z", wire.HeaderAttempt: int64(2), wire.HeaderError: strings.Repeat("e", maxErrorLen)}
+			wire.HeaderFirstSeen: "2026-01-02T03:04:05.000Z", wire.HeaderAttempt: int64(2), wire.HeaderError: strings.Repeat("e", core.MaxErrorLen)}
 		for i := range int(others % 200) {
 			h[fmt.Sprint("h", i)] = amqp.Table{"n": int64(i), "s": strings.Repeat("x", i*7)}
 		}

@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"encoding/binary"
 	"fmt"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"io"
 	"net"
 	"strings"
+
+	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/wire"
 )
 
 // amqp091-go (v1.16 and v1.17, read.go) refuses a field table nested more
@@ -217,9 +219,9 @@ func cleanTable(b []byte) ([]byte, bool) {
 	if len(why) == 0 {
 		reason = "a forged " + headerUnreadable + " (only the runtime writes it)"
 	} else {
-		out = appendStringEntry(out, headerUnreadable, capReason(reason))
+		out = appendStringEntry(out, headerUnreadable, core.CapReason(reason))
 	}
-	return appendStringEntry(out, wire.HeaderDropped, capReason(unreadableNote(dropped, reason))), true
+	return appendStringEntry(out, wire.HeaderDropped, core.CapReason(unreadableNote(dropped, reason))), true
 }
 
 // readableTable is the filter's fast path: b is a table amqp091-go reads

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/acemq/acemq-go/runtime/internal/core"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -129,7 +130,7 @@ func decodeInto[T any](ctx context.Context, c *Connection, mt *MessageType[T], d
 // application headers (nil: made from d's).
 func callHandler[T any](ctx context.Context, h Handler[T], d *amqp.Delivery, env Envelope, apps map[string]any, m *Message[T]) Ack {
 	if apps == nil {
-		apps = appHeaders(d.Headers)
+		apps = core.AppHeaders(d.Headers)
 	}
 	m.Envelope = env
 	m.Headers = apps

@@ -3,9 +3,10 @@ package runtime
 import (
 	"context"
 	"errors"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"sync"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"

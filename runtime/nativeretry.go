@@ -1,10 +1,11 @@
 package runtime
 
 import (
-	"github.com/acemq/acemq-go/runtime/wire"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 )
 
 // RabbitMQ 4.3's quorum-queue delayed retry: a queue declared with
@@ -31,13 +32,13 @@ const (
 // wait and then stay (an exponential ladder past its second wait, unless
 // max caps it there). Fixed(n, d) is always expressible (min = max = d),
 // and so is Exponential(3, d, 2d) with no jitter (d, 2d).
-func (p RetryPolicy) nativeRetry() (minWait, maxWait time.Duration, err error) {
-	return wire.NativeRetry(p.Schedule(), p.jitter)
+func nativeRetry(p RetryPolicy) (minWait, maxWait time.Duration, err error) {
+	return wire.NativeRetry(p.Schedule(), p.Jitter())
 }
 
 // nativeRetryArguments are a NativeRetry queue's delayed-retry arguments.
 func (q Queue) nativeRetryArguments() (map[string]any, error) {
-	lo, hi, err := q.Retry.nativeRetry()
+	lo, hi, err := nativeRetry(q.Retry)
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,11 @@
 package runtime
 
 import (
-	"github.com/acemq/acemq-go/runtime/wire"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 )
 
 // Which policies the broker's delay, min(min × failures, max), gives

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"time"
 	"unicode/utf8"
+
+	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/wire"
 )
 
 // What becomes of a delivery is recorded here and nowhere else, in every
@@ -41,11 +43,11 @@ func (dv *delivery) answered(ack Ack) (AckKind, string) {
 	kind, why := ack.Kind(), ""
 	switch kind {
 	case AckRetry:
-		why = reason(ack.Err())
+		why = core.Reason(ack.Err())
 	case AckReject:
-		why = "rejected by the handler: " + reason(ack.Err())
+		why = "rejected by the handler: " + core.Reason(ack.Err())
 	case AckPark:
-		why = "parked by the handler: " + reason(ack.Err())
+		why = "parked by the handler: " + core.Reason(ack.Err())
 	}
 	errType := ""
 	if kind != AckAccept {
@@ -205,7 +207,7 @@ func (dv *delivery) lineAttrs(why string, extra ...any) []any {
 	if id == "" {
 		id = d.MessageId
 	}
-	attrs := []any{"type", d.Type, "id", id, "attempt", env.Attempt, "reason", capReason(why)}
+	attrs := []any{"type", d.Type, "id", id, "attempt", env.Attempt, "reason", core.CapReason(why)}
 	attrs = append(attrs, extra...)
 	if n := dv.cs.cfg.bodyInLogs; n > 0 {
 		attrs = append(attrs, "body", logBody(d.Body, n))
@@ -226,9 +228,9 @@ func logBody(body []byte, max int) string {
 }
 
 // logPanic logs a handler's panic at Error with its stack, at most once per
-// panicLogEvery per consumer; the panics in between are counted.
+// core.PanicLogEvery per consumer; the panics in between are counted.
 func (dv *delivery) logPanic(pe *PanicError) {
-	ok, suppressed := dv.cs.panics.allow(time.Now())
+	ok, suppressed := dv.cs.panics.Allow(time.Now())
 	if !ok {
 		return
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -120,7 +122,7 @@ func encodeOutgoing(ctx context.Context, c *Connection, typ string, codec Codec,
 // seen now, persistent.
 func (c *Connection) newPublishing(typ, contentType string, body []byte, cfg publishConfig) amqp.Publishing {
 	now := time.Now()
-	id, seen := newIDAndSeen(now)
+	id, seen := core.NewIDAndSeen(now)
 	if cfg.messageIDSet {
 		id = cfg.messageID
 	}

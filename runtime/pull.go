@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime/internal/core"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -100,7 +101,7 @@ func (c *Connection) pull(ctx context.Context, queue string, span trace.Span) (*
 	if !ok {
 		return nil, nil
 	}
-	env := envelopeOf(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType)
+	env := core.EnvelopeOf(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType)
 	receivedMessage(span, &d, env, true)
 	return &Delivery{
 		Body:        d.Body,

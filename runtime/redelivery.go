@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 
+	"github.com/acemq/acemq-go/runtime/internal/core"
 	"github.com/acemq/acemq-go/runtime/wire"
 )
 
@@ -14,11 +15,11 @@ import (
 // kills its consumer from ever being parked.
 func (dv *delivery) redeliveries() int {
 	if dv.brokerCounts() {
-		if n := int(positiveInt(dv.d.Headers[headerDeliveryCount], 0)); n > 0 {
+		if n := int(core.PositiveInt(dv.d.Headers[headerDeliveryCount], 0)); n > 0 {
 			return n
 		}
 	}
-	return int(positiveInt(dv.d.Headers[wire.HeaderRedeliveries], 0)) + 1
+	return int(core.PositiveInt(dv.d.Headers[wire.HeaderRedeliveries], 0)) + 1
 }
 
 // poisoned handles a redelivered delivery under WithRedeliveryLimit and

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -239,7 +241,7 @@ func (c *Connection) Replay(ctx context.Context, from string, opts ReplayOptions
 		start: time.Now().UTC().Truncate(time.Millisecond),
 		moved: map[string]bool{},
 	}
-	p.stamp = formatTime(p.start)
+	p.stamp = core.FormatTime(p.start)
 	p.deadline = p.start.Add(MaxReplayPass)
 	if d, ok := ctx.Deadline(); ok && d.Add(-replayReserve).Before(p.deadline) {
 		// Room for the last batch's confirms before the deadline.
@@ -332,7 +334,7 @@ func (p *replayPass) read(ctx context.Context, res *ReplayResult) ([]move, Repla
 		if !got.ok {
 			return batch, ReplayDrained, nil
 		}
-		env := envelopeOf(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType)
+		env := core.EnvelopeOf(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType)
 		if p.mine(d, env) || !p.accepts(env, d) {
 			res.Skipped++
 			p.hold(d)
@@ -358,7 +360,7 @@ func (p *replayPass) read(ctx context.Context, res *ReplayResult) ([]move, Repla
 			continue
 		}
 		msg := p.copy(d)
-		batch = append(batch, move{d: d, id: headerString(msg.Headers, wire.HeaderID),
+		batch = append(batch, move{d: d, id: core.HeaderString(msg.Headers, wire.HeaderID),
 			out: outgoing{exchange: p.opts.Exchange, key: key, mandatory: true, msg: msg, parent: traceOf(d.Headers), origin: "replay"}})
 	}
 	return batch, "", nil
@@ -369,7 +371,7 @@ func (p *replayPass) mine(d amqp.Delivery, env Envelope) bool {
 	if env.ID != "" && p.moved[env.ID] {
 		return true
 	}
-	return env.ReplayedFrom == p.from && headerString(d.Headers, wire.HeaderReplayedAt) == p.stamp
+	return env.ReplayedFrom == p.from && core.HeaderString(d.Headers, wire.HeaderReplayedAt) == p.stamp
 }
 
 func (p *replayPass) accepts(env Envelope, d amqp.Delivery) bool {
@@ -406,11 +408,11 @@ func OwnQueue(headers map[string]any) string {
 		}
 	}
 	for _, k := range []string{wire.HeaderLastDeathQueue, wire.HeaderFirstDeathQueue} {
-		if q := headerString(headers, k); q != "" {
+		if q := core.HeaderString(headers, k); q != "" {
 			return q
 		}
 	}
-	return headerString(headers, wire.HeaderQueue)
+	return core.HeaderString(headers, wire.HeaderQueue)
 }
 
 // copy is d as replayed: copyOf's identity-keeping copy, with the attempt
@@ -433,7 +435,7 @@ func (p *replayPass) copy(d amqp.Delivery) amqp.Publishing {
 	delete(h, wire.HeaderQueue)
 	h[wire.HeaderReplayedFrom] = p.from
 	h[wire.HeaderReplayedAt] = p.stamp
-	h[wire.HeaderReplayCount] = positiveInt(d.Headers[wire.HeaderReplayCount], 0) + 1
+	h[wire.HeaderReplayCount] = core.PositiveInt(d.Headers[wire.HeaderReplayCount], 0) + 1
 	return msg
 }
 

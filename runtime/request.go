@@ -4,13 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	"go.opentelemetry.io/otel/trace"
@@ -164,7 +166,7 @@ func WithRequestConfirms() RequesterOption {
 // NewRequester returns a Requester sending on c. Close it when done.
 func NewRequester(c *Connection, opts ...RequesterOption) *Requester {
 	r := &Requester{c: c, waits: map[string]*call{}, byCorr: map[string]*call{}, owed: map[string]int{},
-		tokenPrefix: newID() + ".", done: make(chan struct{})}
+		tokenPrefix: core.NewID() + ".", done: make(chan struct{})}
 	for _, o := range opts {
 		o.applyRequester(r)
 	}
@@ -303,8 +305,8 @@ func decodeReply[Rep any](ctx context.Context, c *Connection, request string, re
 	var v Rep
 	if why, ok := d.Headers[wire.HeaderReplyError]; ok {
 		reasonText, _ := why.(string)
-		return v, &ReplyError{Code: headerString(d.Headers, wire.HeaderReplyErrorCode), Reason: reasonText,
-			Request: request, Responder: headerString(d.Headers, wire.HeaderOrigin)}
+		return v, &ReplyError{Code: core.HeaderString(d.Headers, wire.HeaderReplyErrorCode), Reason: reasonText,
+			Request: request, Responder: core.HeaderString(d.Headers, wire.HeaderOrigin)}
 	}
 	if d.Type != repType.Name() {
 		return v, fmt.Errorf("request %s: the reply: %w: it is %q, not %q", request, ErrOtherType, d.Type, repType.Name())
@@ -324,11 +326,11 @@ func decodeReply[Rep any](ctx context.Context, c *Connection, request string, re
 // that requests); with neither, ctx itself, the default decode info,
 // without a context to allocate (bench/NOTES.md, issue 21).
 func replyDecodeCtx(ctx context.Context, d amqp.Delivery) context.Context {
-	fp := headerString(d.Headers, wire.HeaderSchemaFingerprint)
+	fp := core.HeaderString(d.Headers, wire.HeaderSchemaFingerprint)
 	if fp == "" && ctx.Value(decodeInfoKey{}) == nil {
 		return ctx
 	}
-	return withDecodeInfo(ctx, decodeInfo{fingerprint: fp, schema: headerString(d.Headers, wire.HeaderSchema)})
+	return withDecodeInfo(ctx, decodeInfo{fingerprint: fp, schema: core.HeaderString(d.Headers, wire.HeaderSchema)})
 }
 
 // call sends o as a request and waits for its reply.
@@ -345,7 +347,7 @@ func (r *Requester) call(ctx context.Context, o outgoing) (amqp.Delivery, error)
 		id = o.msg.MessageId
 	}
 	if id == "" {
-		id = newID()
+		id = core.NewID()
 	}
 	token := r.token()
 	cl, err := r.wait(token, id, s)

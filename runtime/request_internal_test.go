@@ -3,9 +3,10 @@ package runtime
 import (
 	"context"
 	"errors"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"sync"
 	"testing"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )

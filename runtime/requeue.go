@@ -3,8 +3,10 @@ package runtime
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"sync"
+
+	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -31,11 +33,11 @@ func (dv *delivery) requeueAttempt() int {
 	var n int
 	switch {
 	case dv.brokerCounts():
-		n = int(positiveInt(dv.d.Headers[headerDeliveryCount], 0))
+		n = int(core.PositiveInt(dv.d.Headers[headerDeliveryCount], 0))
 	case dv.quorumSaid():
 		// The spec's word: the broker's count, never below this
 		// consumer's own (a classic queue said to be quorum still ends).
-		n = max(int(positiveInt(dv.d.Headers[headerDeliveryCount], 0)), dv.cs.requeues.count(requeueKey(dv.d, dv.env)))
+		n = max(int(core.PositiveInt(dv.d.Headers[headerDeliveryCount], 0)), dv.cs.requeues.count(requeueKey(dv.d, dv.env)))
 	default:
 		n = dv.cs.requeues.count(requeueKey(dv.d, dv.env))
 	}

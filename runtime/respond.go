@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -25,7 +27,7 @@ var errRetryRequest = errors.New("retry the request")
 
 type retryRequestError struct{ err error }
 
-func (e *retryRequestError) Error() string   { return reason(e.err) }
+func (e *retryRequestError) Error() string   { return core.Reason(e.err) }
 func (e *retryRequestError) Unwrap() []error { return []error{errRetryRequest, e.err} }
 
 // RetryRequest, returned by a RequestHandler, retries the request by its
@@ -166,7 +168,7 @@ func (r responding) middlewareAnswered(ctx context.Context, ack Ack) Ack {
 // ack's reason, then returns ack; a reply that could not be sent leaves
 // the request to ack all the same (it goes where the middleware said).
 func (r responding) answerThen(ctx context.Context, code string, ack Ack) Ack {
-	r.replyError(ctx, &ReplyError{Code: code, Reason: reason(ack.Err())})
+	r.replyError(ctx, &ReplyError{Code: code, Reason: core.Reason(ack.Err())})
 	return ack
 }
 
@@ -219,7 +221,7 @@ func (r responding) precheck(ctx context.Context) (Ack, bool) {
 		return Park(fmt.Errorf("a request whose reply_to %q is not a requester's reply address (%s*, %s*%s): its reply was not sent",
 			r.d.ReplyTo, directReplyTo+".", wire.ReplyQueuePrefix, info.replyTo.String())), true
 	}
-	if want := headerString(r.d.Headers, wire.HeaderReplyType); want != "" && want != r.replyType {
+	if want := core.HeaderString(r.d.Headers, wire.HeaderReplyType); want != "" && want != r.replyType {
 		err := &ReplyError{Code: "wrong_reply_type", Reason: fmt.Sprintf("the responder replies %q, not %q", r.replyType, want)}
 		return r.replyError(ctx, err), true
 	}
@@ -286,13 +288,13 @@ func (r responding) retryOrSettle(ctx context.Context, err error) Ack {
 func (r responding) replyError(ctx context.Context, err error) Ack {
 	var re *ReplyError
 	if !errors.As(err, &re) {
-		re = &ReplyError{Code: "error", Reason: reason(err)}
+		re = &ReplyError{Code: "error", Reason: core.Reason(err)}
 	}
 	code := re.Code
 	if code == "" {
 		code = "error"
 	}
-	cfg := publishConfig{headers: map[string]any{wire.HeaderReplyError: capReason(re.Reason), wire.HeaderReplyErrorCode: code}}
+	cfg := publishConfig{headers: map[string]any{wire.HeaderReplyError: core.CapReason(re.Reason), wire.HeaderReplyErrorCode: code}}
 	o := outgoing{mandatory: true, msg: r.c.newPublishing(r.replyType, "text/plain", nil, cfg)}
 	return r.send(ctx, o)
 }

@@ -2,8 +2,10 @@ package runtime
 
 import (
 	"fmt"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/wire"
 )
 
 // A retry spends the delivery's next attempt as its policy says: the copy
@@ -31,21 +33,21 @@ func (dv *delivery) retry(why string) {
 	}
 	delay := p.Delay(env.Attempt)
 	switch {
-	case p.inBroker(delay):
+	case core.InBroker(p, delay):
 		// Without its rung the retry waits in memory, but never longer
 		// than the cap: a delivery held past the broker's consumer
 		// timeout (30m) closes the channel.
 		dv.toRung(why, delay, false, min(delay, wire.MaxWaitInBrokerFrom))
 	case dv.s.reserveHold(dv.d.DeliveryTag, cs.cfg.holdBudget, delay):
 		dv.holdInBudget(why, delay)
-	case !p.spills(delay):
+	case !core.Spills(p, delay):
 		// Past the budget under a policy that never uses the broker, in
 		// a handler's slot.
-		dv.waitInMemory(why, p.jittered(delay))
+		dv.waitInMemory(why, core.Jittered(p, delay))
 	default:
 		// The hold budget is full: spill the wait to the broker rather
 		// than keep one of the handlers' slots (bench/NOTES.md, R1).
-		dv.toRung(why, spillRung(delay), true, p.jittered(delay))
+		dv.toRung(why, core.SpillRung(delay), true, core.Jittered(p, delay))
 	}
 }
 
@@ -58,7 +60,7 @@ func (dv *delivery) requeue(why string) {
 	// A NativeRetry queue holds it back for the broker's delay.
 	var count int64
 	if dv.brokerCounts() {
-		count = positiveInt(dv.d.Headers[headerDeliveryCount], 0)
+		count = core.PositiveInt(dv.d.Headers[headerDeliveryCount], 0)
 	}
 	delay, _ := dv.cs.c.native.wait(dv.cs.queue, count)
 	if dv.reject("acemq: requeue failed") {
@@ -79,10 +81,10 @@ func (dv *delivery) waitInMemory(why string, delay time.Duration) {
 func (dv *delivery) holdInBudget(why string, delay time.Duration) {
 	p := dv.cs.policy
 	h := dv.memoryWait(why)
-	if p.spills(delay) {
-		h.spill = spillRung(delay)
+	if core.Spills(p, delay) {
+		h.spill = core.SpillRung(delay)
 	}
-	dv.holdFor(h, why, p.jittered(delay))
+	dv.holdFor(h, why, core.Jittered(p, delay))
 }
 
 // memoryWait is dv's next attempt as a copy to its queue, to be held.

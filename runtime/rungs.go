@@ -1,9 +1,10 @@
 package runtime
 
 import (
-	"github.com/acemq/acemq-go/runtime/wire"
 	"sync"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 )
 
 // A rung queue found missing (a copy sent to it came back unroutable: a

@@ -4,13 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"log/slog"
 	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -150,7 +152,7 @@ func (cs *Consumer) subscribe(ctx context.Context) (*session, error) {
 			return nil, err
 		}
 	}
-	tag := "acemq-" + cs.queue + "-" + newID()[24:]
+	tag := "acemq-" + cs.queue + "-" + core.NewID()[24:]
 	// Before the subscription: a first delivery the client cannot read
 	// closes the connection at once, and a listener added after that
 	// would only see the channel closed, not why.

@@ -3,10 +3,12 @@ package runtime
 import (
 	"context"
 	"errors"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	"go.opentelemetry.io/otel/trace"
@@ -195,20 +197,20 @@ func copyHeaders(d amqp.Delivery, attempt int, why, from string) (amqp.Table, st
 		}
 		h[k] = v
 	}
-	id := headerString(h, wire.HeaderID)
+	id := core.HeaderString(h, wire.HeaderID)
 	if id == "" {
 		id = d.MessageId
 	}
 	if id == "" {
-		id = newID()
+		id = core.NewID()
 	}
 	setString(h, wire.HeaderID, id)
-	if headerTime(h, wire.HeaderFirstSeen).IsZero() {
-		h[wire.HeaderFirstSeen] = formatTime(time.Now())
+	if core.HeaderTime(h, wire.HeaderFirstSeen).IsZero() {
+		h[wire.HeaderFirstSeen] = core.FormatTime(time.Now())
 	}
 	h[wire.HeaderAttempt] = int64(attempt)
 	if why != "" {
-		setString(h, wire.HeaderError, capReason(why))
+		setString(h, wire.HeaderError, core.CapReason(why))
 	}
 	if from != "" {
 		setString(h, wire.HeaderQueue, from)

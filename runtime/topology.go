@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/internal/core"
 )
 
 // QueueType is a queue's x-queue-type.
@@ -117,5 +119,5 @@ func (q Queue) rungs() []time.Duration {
 	if q.NativeRetry {
 		return nil
 	}
-	return q.Retry.rungs()
+	return core.Rungs(q.Retry)
 }

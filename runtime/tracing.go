@@ -2,9 +2,11 @@ package runtime
 
 import (
 	"context"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"sync"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	"go.opentelemetry.io/otel"
@@ -27,7 +29,7 @@ var propagator = propagation.TraceContext{}
 
 type tableCarrier amqp.Table
 
-func (t tableCarrier) Get(key string) string { return headerString(t, key) }
+func (t tableCarrier) Get(key string) string { return core.HeaderString(t, key) }
 func (t tableCarrier) Set(key, value string) { t[key] = value }
 func (t tableCarrier) Keys() []string {
 	keys := make([]string, 0, len(t))
@@ -155,7 +157,7 @@ func (c *Connection) startPublish(ctx context.Context, o *outgoing) trace.Span {
 			attribute.String("messaging.rabbitmq.destination.routing_key", o.key),
 			attribute.String("messaging.message.id", o.msg.MessageId),
 			attribute.Int("messaging.message.body.size", len(o.msg.Body)),
-			attribute.Int("acemq.attempt", attemptOf(o.msg.Headers)),
+			attribute.Int("acemq.attempt", core.AttemptOf(o.msg.Headers)),
 			attribute.String("acemq.publish", publishOrigin(o.origin)),
 		)
 		if o.msg.CorrelationId != "" {
@@ -265,7 +267,7 @@ func (p *processSpan) end() {
 // fail marks the span Error with the outcome's reason.
 func (p *processSpan) fail(why string) {
 	if p.IsRecording() {
-		p.SetStatus(codes.Error, capReason(why))
+		p.SetStatus(codes.Error, core.CapReason(why))
 	}
 }
 

@@ -1,7 +1,6 @@
-package runtime
+package core
 
 import (
-	"github.com/acemq/acemq-go/runtime/wire"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -11,7 +10,7 @@ import (
 )
 
 // TestFirstSeenIsFormat: appendFirstSeen writes what time.Format writes with
-// firstSeenLayout, in UTC, for instants of every year 0–9999, zones other
+// FirstSeenLayout, in UTC, for instants of every year 0–9999, zones other
 // than UTC, the edges of a day and a second, and years Format writes
 // otherwise.
 func TestFirstSeenIsFormat(t *testing.T) {
@@ -19,12 +18,12 @@ func TestFirstSeenIsFormat(t *testing.T) {
 	zones := []*time.Location{time.UTC, time.FixedZone("x", -11*3600-1800), time.FixedZone("y", 14*3600)}
 	check := func(tm time.Time) {
 		t.Helper()
-		want := tm.UTC().Format(firstSeenLayout)
-		if got := formatTime(tm); got != want {
-			t.Fatalf("formatTime(%v) = %q, Format writes %q", tm, got, want)
+		want := tm.UTC().Format(FirstSeenLayout)
+		if got := FormatTime(tm); got != want {
+			t.Fatalf("FormatTime(%v) = %q, Format writes %q", tm, got, want)
 		}
-		if _, seen := newIDAndSeen(tm); seen != want {
-			t.Fatalf("newIDAndSeen(%v) seen %q, Format writes %q", tm, seen, want)
+		if _, seen := NewIDAndSeen(tm); seen != want {
+			t.Fatalf("NewIDAndSeen(%v) seen %q, Format writes %q", tm, seen, want)
 		}
 	}
 	for range 200000 {
@@ -54,9 +53,9 @@ func TestNewIDIsUUIDv7(t *testing.T) {
 		if i%100 == 99 {
 			at = now.Add(-time.Second) // the clock went back
 		}
-		id, _ := newIDAndSeen(at)
+		id, _ := NewIDAndSeen(at)
 		if i%2 == 1 {
-			id = newID()
+			id = NewID()
 		}
 		u, err := uuid.Parse(id)
 		if err != nil || u.String() != id || u.Version() != 7 || u.Variant() != uuid.RFC4122 {
@@ -74,7 +73,7 @@ func TestNewIDIsUUIDv7(t *testing.T) {
 	if len(rnd) < 4990 {
 		t.Fatalf("%d random parts of 5000", len(rnd))
 	}
-	id, _ := newIDAndSeen(now)
+	id, _ := NewIDAndSeen(now)
 	if want := now.UnixMilli(); uuidMilli(t, id) < want {
 		t.Fatalf("id %q: %d ms, made at %d", id, uuidMilli(t, id), want)
 	}
@@ -100,22 +99,8 @@ func FuzzFirstSeen(f *testing.F) {
 	f.Add(int64(253402300799), int64(5e8))
 	f.Fuzz(func(t *testing.T, sec, nsec int64) {
 		tm := time.Unix(sec, nsec)
-		if got, want := formatTime(tm), tm.UTC().Format(firstSeenLayout); got != want {
-			t.Fatalf("formatTime(%d, %d) = %q, Format writes %q", sec, nsec, got, want)
+		if got, want := FormatTime(tm), tm.UTC().Format(FirstSeenLayout); got != want {
+			t.Fatalf("FormatTime(%d, %d) = %q, Format writes %q", sec, nsec, got, want)
 		}
 	})
-}
-
-// TestNewPublishingAllocations: the envelope of a fresh message costs six
-// allocations: the table and its group, google/uuid's 16 random bytes
-// (read through an io.Reader), the id and first-seen's one string, and
-// their two boxes (origin and the schema fingerprint are boxed once).
-func TestNewPublishingAllocations(t *testing.T) {
-	c := &Connection{cfg: dialConfig{origin: "o"}, origin: "o"}
-	body := []byte("x")
-	if n := testing.AllocsPerRun(200, func() {
-		_ = c.newPublishing("t", wire.ContentTypeText, body, publishConfig{})
-	}); n > 6 {
-		t.Fatalf("newPublishing: %.1f allocations, want at most 6", n)
-	}
 }

@@ -1,4 +1,4 @@
-package runtime
+package core
 
 import (
 	"crypto/rand"
@@ -17,15 +17,15 @@ import (
 // idLen and seenLen are the lengths of an id's text and of a first-seen.
 const (
 	idLen   = 36 // xxxxxxxx-xxxx-7xxx-yxxx-xxxxxxxxxxxx
-	seenLen = len(firstSeenLayout)
+	seenLen = len(FirstSeenLayout)
 )
 
-// newIDAndSeen returns a new x-acemq-id and now as x-acemq-first-seen,
+// NewIDAndSeen returns a new x-acemq-id and now as x-acemq-first-seen,
 // both cut from one allocation.
-func newIDAndSeen(now time.Time) (id, seen string) {
+func NewIDAndSeen(now time.Time) (id, seen string) {
 	var buf [idLen + seenLen]byte
 	if !putV7((*[idLen]byte)(buf[:idLen])) {
-		return uuid.NewString(), formatTime(now)
+		return uuid.NewString(), FormatTime(now)
 	}
 	if b := appendFirstSeen(buf[idLen:idLen], now); len(b) != seenLen {
 		return string(buf[:idLen]), string(b) // a year past 9999: not in buf
@@ -34,8 +34,8 @@ func newIDAndSeen(now time.Time) (id, seen string) {
 	return s[:idLen], s[idLen:]
 }
 
-// newID is a new UUIDv7's text.
-func newID() string {
+// NewID is a new UUIDv7's text.
+func NewID() string {
 	var b [idLen]byte
 	if !putV7(&b) {
 		return uuid.NewString()
@@ -103,13 +103,13 @@ func hexUUID(dst *[idLen]byte, u uuid.UUID) {
 	}
 }
 
-// appendFirstSeen appends t in firstSeenLayout, in UTC, as Format writes
+// appendFirstSeen appends t in FirstSeenLayout, in UTC, as Format writes
 // it, without Format's layout parser for the years 0 to 9999.
 func appendFirstSeen(dst []byte, t time.Time) []byte {
 	t = t.UTC()
 	year, month, day := t.Date()
 	if year < 0 || year > 9999 {
-		return t.AppendFormat(dst, firstSeenLayout)
+		return t.AppendFormat(dst, FirstSeenLayout)
 	}
 	hour, minute, sec := t.Clock()
 	ms := t.Nanosecond() / int(time.Millisecond)
