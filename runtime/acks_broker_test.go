@@ -9,12 +9,13 @@ package runtime_test
 import (
 	"context"
 	"fmt"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"net/url"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/internal/brokertest"

@@ -1,9 +1,10 @@
 package runtime_test
 
 import (
-	"github.com/acemq/acemq-go/runtime/wire"
 	"testing"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/internal/brokertest"

@@ -13,10 +13,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/internal/brokertest"

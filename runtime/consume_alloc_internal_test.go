@@ -60,9 +60,9 @@ func allocDelivery(tag uint64) amqp.Delivery {
 // counted here.
 func TestConsumeDeliveryAllocations(t *testing.T) {
 	var got *Message[string]
-	var info decodeInfo
+	var info core.DecodeInfo
 	cs, s := allocConsumer(t, func(ctx context.Context, m *Message[string]) Ack {
-		got, info = m, decodeInfoOf(ctx)
+		got, info = m, core.DecodeInfoOf(ctx)
 		return Accept()
 	})
 	const runs = 2000
@@ -83,7 +83,7 @@ func TestConsumeDeliveryAllocations(t *testing.T) {
 		got.RoutingKey != "orders.new" || len(got.Headers) != 1 || got.Headers["tenant"] != "t-1" {
 		t.Fatalf("the handler got %+v", got)
 	}
-	if info.maxBody != DefaultMaxBodySize {
+	if info.MaxBody != DefaultMaxBodySize {
 		t.Errorf("the handler's context carries decode info %+v, want the consumer's body limit %d", info, DefaultMaxBodySize)
 	}
 	if n := testing.AllocsPerRun(runs, run); n > 5 {
@@ -118,22 +118,22 @@ func TestConsumeDeliveryAllocations(t *testing.T) {
 // still does.
 func TestInfoCtxCarriesTheDecodeInfo(t *testing.T) {
 	type key struct{}
-	var c infoCtx
-	want := decodeInfo{fingerprint: "fp", maxBody: 7, checkRequester: true}
-	ctx := c.of(context.WithValue(context.Background(), key{}, "parent's"), want)
-	if got := decodeInfoOf(ctx); got != want {
-		t.Errorf("decodeInfoOf(infoCtx) = %+v, want %+v", got, want)
+	var c core.InfoCtx
+	want := core.DecodeInfo{Fingerprint: "fp", MaxBody: 7, CheckRequester: true}
+	ctx := c.Of(context.WithValue(context.Background(), key{}, "parent's"), want)
+	if got := core.DecodeInfoOf(ctx); got != want {
+		t.Errorf("core.DecodeInfoOf(core.InfoCtx) = %+v, want %+v", got, want)
 	}
-	if got := decodeInfoOf(context.WithValue(ctx, key{}, "child's")); got != want {
+	if got := core.DecodeInfoOf(context.WithValue(ctx, key{}, "child's")); got != want {
 		t.Errorf("through a child context: %+v, want %+v", got, want)
 	}
 	if got := ctx.Value(key{}); got != "parent's" {
 		t.Errorf("the parent's value: %v, want parent's", got)
 	}
-	if n := testing.AllocsPerRun(1000, func() { _ = decodeInfoOf(ctx) }); n != 0 {
+	if n := testing.AllocsPerRun(1000, func() { _ = core.DecodeInfoOf(ctx) }); n != 0 {
 		t.Errorf("decodeInfoOf: %v allocations, want 0", n)
 	}
-	if got := decodeInfoOf(withDecodeInfo(context.Background(), want)); got != want {
+	if got := core.DecodeInfoOf(core.WithDecodeInfo(context.Background(), want)); got != want {
 		t.Errorf("withDecodeInfo: %+v, want %+v", got, want)
 	}
 }

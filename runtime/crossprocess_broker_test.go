@@ -3,7 +3,6 @@ package runtime_test
 import (
 	"bytes"
 	"context"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/acemqtest"

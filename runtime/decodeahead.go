@@ -65,7 +65,7 @@ func (cs *Consumer) decodeAhead(dv *delivery) {
 	if err != nil || route.decode == nil {
 		return
 	}
-	call, err := route.decode(dv.aheadCtx.of(cs.handlerCtx, cs.decodeInfo(dv)), cs.c, d)
+	call, err := route.decode(dv.aheadCtx.Of(cs.handlerCtx, cs.decodeInfo(dv)), cs.c, d)
 	if hook := cs.cfg.decodedAhead; hook != nil {
 		hook(d.MessageId)
 	}

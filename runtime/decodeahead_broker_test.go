@@ -3,12 +3,13 @@ package runtime_test
 import (
 	"context"
 	"fmt"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	"go.opentelemetry.io/otel/attribute"

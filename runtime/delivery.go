@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime/internal/codec"
 	"github.com/acemq/acemq-go/runtime/internal/core"
 	"github.com/acemq/acemq-go/runtime/wire"
 
@@ -38,7 +39,7 @@ type delivery struct {
 	// ctx is the handler's: the process span's, then with the decode
 	// info (runCtx). aheadCtx is the decode ahead's.
 	ctx              context.Context
-	runCtx, aheadCtx infoCtx
+	runCtx, aheadCtx core.InfoCtx
 	span             processSpan
 	began            time.Time
 	// requeueKey names the message across requeues, and requeues is its
@@ -139,14 +140,14 @@ func (dv *delivery) run() (Ack, error) {
 		if a.err != nil {
 			return Ack{}, a.err
 		}
-		dv.ctx = dv.runCtx.of(dv.ctx, dv.aheadCtx.info)
+		dv.ctx = dv.runCtx.Of(dv.ctx, dv.aheadCtx.Info())
 		return a.call.call(dv.ctx, d, dv.env, dv.apps), nil
 	}
 	route, err := cs.routeOf(d)
 	if err != nil {
 		return Ack{}, err
 	}
-	dv.ctx = dv.runCtx.of(dv.ctx, cs.decodeInfo(dv))
+	dv.ctx = dv.runCtx.Of(dv.ctx, cs.decodeInfo(dv))
 	return route.run(dv.ctx, cs.c, d, dv.env, dv.apps)
 }
 
@@ -164,18 +165,18 @@ func (cs *Consumer) routeOf(d *amqp.Delivery) (Route, error) {
 	if len(d.Body) > cs.cfg.maxBody {
 		// Parked unread: no codec sees it, so nothing it holds can make
 		// the decoder allocate.
-		return Route{}, bodyTooLarge(len(d.Body), cs.cfg.maxBody)
+		return Route{}, codec.BodyTooLarge(len(d.Body), cs.cfg.maxBody)
 	}
 	return route, nil
 }
 
-// decodeInfo is what the consumer tells its codec (and the handler's ctx)
+// core.DecodeInfo is what the consumer tells its codec (and the handler's ctx)
 // about dv.
-func (cs *Consumer) decodeInfo(dv *delivery) decodeInfo {
-	return decodeInfo{fingerprint: core.HeaderString(dv.d.Headers, wire.HeaderSchemaFingerprint),
-		schema: core.HeaderString(dv.d.Headers, wire.HeaderSchema), maxBody: cs.cfg.maxBody,
-		checkRequester: cs.cfg.requesterCheck, received: dv.received, replyTo: cs.cfg.replyToAllowed,
-		queue: cs.queue}
+func (cs *Consumer) decodeInfo(dv *delivery) core.DecodeInfo {
+	return core.DecodeInfo{Fingerprint: core.HeaderString(dv.d.Headers, wire.HeaderSchemaFingerprint),
+		Schema: core.HeaderString(dv.d.Headers, wire.HeaderSchema), MaxBody: cs.cfg.maxBody,
+		CheckRequester: cs.cfg.requesterCheck, Received: dv.received, ReplyTo: cs.cfg.replyToAllowed,
+		Queue: cs.queue}
 }
 
 // carryOut does what the handler answered, once it is recorded.

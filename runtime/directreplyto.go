@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"strings"
+
+	"github.com/acemq/acemq-go/runtime/internal/core"
 )
 
 // directAddressWellFormed reports whether replyTo, which begins with
@@ -19,7 +21,7 @@ import (
 // whose node hash no node of the cluster has does the same; that the
 // client cannot see (docs/reliability.md, "Hostile reply_to addresses").
 func directAddressWellFormed(replyTo string) bool {
-	rest, ok := strings.CutPrefix(replyTo, directReplyTo+".")
+	rest, ok := strings.CutPrefix(replyTo, core.DirectReplyTo+".")
 	if !ok {
 		return false
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"testing"
+
+	"github.com/acemq/acemq-go/runtime/internal/core"
 )
 
 // pidAddress is a direct reply-to address made as RabbitMQ makes one, with
@@ -24,7 +26,7 @@ func pidAddress(tag, atom byte, node string, id uint32, key string) string {
 	} else {
 		b = append(b, 1)
 	}
-	return directReplyTo + "." + base64.StdEncoding.EncodeToString(b) + "." + key
+	return core.DirectReplyTo + "." + base64.StdEncoding.EncodeToString(b) + "." + key
 }
 
 // The shapes RabbitMQ 3.10 was seen to close the publishing connection on

@@ -47,10 +47,6 @@ func WithDecodeAheadHookForTest(hook func(id string)) ConsumeOption {
 // decodes at most ahead of its handler.
 const DecodeAheadForTest = decodeAhead
 
-// CodecBenchSchema is the codec benchmarks' order schema, for the
-// observability benchmark's JSON handler.
-const CodecBenchSchema = codecBenchSchema
-
 // SessionForTest is the consumer's current channel and the connection it
 // is on, so a test can tell a kept channel from a new one.
 func (cs *Consumer) SessionForTest() (ch, conn any) {

@@ -14,12 +14,13 @@ package runtime_test
 import (
 	"errors"
 	"fmt"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/internal/brokertest"

@@ -6,10 +6,11 @@ package runtime_test
 
 import (
 	"errors"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/internal/brokertest"

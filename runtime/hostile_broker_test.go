@@ -8,11 +8,12 @@ package runtime_test
 import (
 	"errors"
 	"fmt"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/internal/brokertest"

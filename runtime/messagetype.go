@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"github.com/acemq/acemq-go/runtime/internal/codec"
 	"github.com/acemq/acemq-go/runtime/internal/jsoncheck"
 	"github.com/acemq/acemq-go/runtime/internal/msgtype"
 )
@@ -30,36 +31,17 @@ const (
 // the facade for generated code share.
 type MessageType[T any] = msgtype.MessageType[T]
 
-// codecs are the constructors a MessageType makes its codecs with.
-type codecs struct{}
-
-func (codecs) Text() Codec { return newTextCodec() }
-
-func (codecs) JSON(schema string, check jsoncheck.Checker, shape *jsoncheck.Shape, enc jsoncheck.Encoder, dec jsoncheck.DecodeFunc) (Codec, error) {
-	c, err := newJSONCodecChecked(schema, check, shape)
-	if jc, ok := c.(*jsonCodec); ok {
-		jc.enc, jc.dec = enc, dec
-	}
-	return c, err
-}
-
-func (codecs) JSONReference(schema string) (Codec, error) { return NewJSONCodec(schema) }
-
-func (codecs) Avro(reg SchemaRegistry, subject, schema string) (Codec, error) {
-	return NewAvroCodec(reg, subject, schema)
-}
-
 // NewTextType is a plain-text message type (text/plain) carrying a string.
 func NewTextType(name string) *MessageType[string] {
 	declareType(name)
-	return msgtype.New[string](name, FormatText, "", "", nil, codecs{})
+	return msgtype.New[string](name, FormatText, "", "", nil, codec.Codecs{})
 }
 
 // NewJSONType is a JSON message type validated against schema (a JSON Schema
 // document; empty means no validation) on publish and on consume.
 func NewJSONType[T any](name, schema string) *MessageType[T] {
 	declareType(name)
-	return msgtype.New[T](name, FormatJSON, "", schema, nil, codecs{})
+	return msgtype.New[T](name, FormatJSON, "", schema, nil, codec.Codecs{})
 }
 
 // newCheckedJSONType is NewJSONType with a generated check of the payload type
@@ -92,7 +74,7 @@ func NewAvroType[T any](name, subject, schema string, opts ...TypeOption) *Messa
 	for _, o := range opts {
 		o.applyType(&cfg)
 	}
-	return msgtype.New[T](name, FormatAvro, subject, schema, cfg.registry, codecs{})
+	return msgtype.New[T](name, FormatAvro, subject, schema, cfg.registry, codec.Codecs{})
 }
 
 // TypeOption configures a message type (NewAvroType). Made by

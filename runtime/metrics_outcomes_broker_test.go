@@ -2,11 +2,12 @@ package runtime_test
 
 import (
 	"errors"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/internal/brokertest"

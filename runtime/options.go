@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime/internal/core"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -169,8 +170,8 @@ type consumeConfig struct {
 	requeueOnFailure bool
 	bodyInLogs       int
 	maxBody          int
-	requesterCheck   bool         // WithRequesterCheck
-	replyToAllowed   *replyToRule // WithReplyToAllowed; nil: the default
+	requesterCheck   bool              // WithRequesterCheck
+	replyToAllowed   *core.ReplyToRule // WithReplyToAllowed; nil: the default
 	setAside         setAsideTiming
 	registryWaits    registryWaits // zero: the defaults (hold.go); tests set it (export_test.go)
 	redeliveryLimit  int

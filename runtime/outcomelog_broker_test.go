@@ -6,12 +6,13 @@ package runtime_test
 
 import (
 	"errors"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/internal/brokertest"

@@ -250,9 +250,32 @@ type benchOrderItem struct {
 	Price float64 `json:"price"`
 }
 
-// benchOrderType is the order under codecBenchSchema, the codec
-// benchmarks' schema (runtime.CodecBenchSchema).
-var benchOrderType = runtime.NewJSONType[benchOrder]("acemq.bench.order.placed", runtime.CodecBenchSchema)
+// benchOrderSchema is the codec benchmarks' order schema (internal/codec's
+// codecBenchSchema), for the observability benchmark's JSON handler.
+const benchOrderSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "required": ["id", "customer_id", "placed_at", "status", "items", "total"],
+  "properties": {
+    "id": {"type": "string", "format": "uuid"},
+    "customer_id": {"type": "string", "minLength": 1},
+    "email": {"type": "string", "format": "email"},
+    "placed_at": {"type": "string", "format": "date-time"},
+    "status": {"enum": ["placed", "paid", "shipped"]},
+    "total": {"type": "number", "minimum": 0},
+    "items": {"type": "array", "minItems": 1, "items": {
+      "type": "object", "required": ["sku", "qty", "price"],
+      "properties": {
+        "sku": {"type": "string", "pattern": "^[A-Z]+-[0-9]+$"},
+        "qty": {"type": "integer", "minimum": 1},
+        "price": {"type": "number", "minimum": 0}
+      }
+    }}
+  }
+}`
+
+// benchOrderType is the order under benchOrderSchema.
+var benchOrderType = runtime.NewJSONType[benchOrder]("acemq.bench.order.placed", benchOrderSchema)
 
 func benchOrderValue() benchOrder {
 	return benchOrder{

@@ -7,11 +7,12 @@ package runtime_test
 import (
 	"errors"
 	"fmt"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	"github.com/acemq/acemq-go/runtime"
 )

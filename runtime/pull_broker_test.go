@@ -5,9 +5,10 @@ package runtime_test
 
 import (
 	"errors"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"testing"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/internal/brokertest"

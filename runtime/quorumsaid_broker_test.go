@@ -10,10 +10,11 @@ package runtime_test
 import (
 	"context"
 	"fmt"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/internal/brokertest"

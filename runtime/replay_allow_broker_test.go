@@ -2,9 +2,10 @@ package runtime_test
 
 import (
 	"errors"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"strings"
 	"testing"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/internal/brokertest"

@@ -5,12 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/internal/brokertest"

@@ -2,11 +2,12 @@ package runtime_test
 
 import (
 	"context"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/internal/brokertest"

@@ -3,10 +3,11 @@ package runtime_test
 import (
 	"context"
 	"errors"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/internal/brokertest"

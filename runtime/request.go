@@ -31,9 +31,6 @@ const maxReplyQueueName = 255
 // as owed a reply (Requester.owed).
 const maxOwed = 4096
 
-// directReplyTo is RabbitMQ's pseudo-queue for direct reply-to.
-const directReplyTo = "amq.rabbitmq.reply-to"
-
 // ErrNoReply is matched by the error of a request whose reply can no longer
 // arrive: its reply channel closed (the connection was lost; direct
 // reply-to delivers a reply only to the channel that sent the request) or
@@ -194,7 +191,7 @@ func (r *Requester) replyTo() string {
 	if r.queue != "" {
 		return r.queue
 	}
-	return directReplyTo
+	return core.DirectReplyTo
 }
 
 // call is one request waiting for its reply, and its publish: one
@@ -327,10 +324,10 @@ func decodeReply[Rep any](ctx context.Context, c *Connection, request string, re
 // without a context to allocate (bench/NOTES.md, issue 21).
 func replyDecodeCtx(ctx context.Context, d amqp.Delivery) context.Context {
 	fp := core.HeaderString(d.Headers, wire.HeaderSchemaFingerprint)
-	if fp == "" && ctx.Value(decodeInfoKey{}) == nil {
+	if fp == "" && !core.HasDecodeInfo(ctx) {
 		return ctx
 	}
-	return withDecodeInfo(ctx, decodeInfo{fingerprint: fp, schema: core.HeaderString(d.Headers, wire.HeaderSchema)})
+	return core.WithDecodeInfo(ctx, core.DecodeInfo{Fingerprint: fp, Schema: core.HeaderString(d.Headers, wire.HeaderSchema)})
 }
 
 // call sends o as a request and waits for its reply.
@@ -563,7 +560,7 @@ func (r *Requester) open(ctx context.Context) (*replySession, error) {
 		return nil, err
 	}
 	cc := &callChannel{c: r.c, ch: ch}
-	from := directReplyTo
+	from := core.DirectReplyTo
 	if r.queue != "" {
 		from = r.queue
 		if len(from) > maxReplyQueueName {

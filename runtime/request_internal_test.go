@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/acemq/acemq-go/runtime/internal/core"
 	"github.com/acemq/acemq-go/runtime/wire"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -23,13 +24,13 @@ func TestReplyDecodeCtx(t *testing.T) {
 	if n := testing.AllocsPerRun(1000, func() { _ = replyDecodeCtx(bare, plain) }); n != 0 {
 		t.Errorf("no fingerprint, no decode info: %v allocations, want 0", n)
 	}
-	handler := withDecodeInfo(bare, decodeInfo{fingerprint: "consumed", maxBody: 5, checkRequester: true})
-	if got, want := decodeInfoOf(replyDecodeCtx(handler, plain)), (decodeInfo{maxBody: DefaultMaxBodySize}); got != want {
+	handler := core.WithDecodeInfo(bare, core.DecodeInfo{Fingerprint: "consumed", MaxBody: 5, CheckRequester: true})
+	if got, want := core.DecodeInfoOf(replyDecodeCtx(handler, plain)), (core.DecodeInfo{MaxBody: DefaultMaxBodySize}); got != want {
 		t.Errorf("in a handler's ctx: decode info %+v, want %+v", got, want)
 	}
 	fp := amqp.Delivery{Headers: amqp.Table{wire.HeaderSchemaFingerprint: "reply-fp"}}
 	for _, ctx := range []context.Context{bare, handler} {
-		if got, want := decodeInfoOf(replyDecodeCtx(ctx, fp)), (decodeInfo{fingerprint: "reply-fp", maxBody: DefaultMaxBodySize}); got != want {
+		if got, want := core.DecodeInfoOf(replyDecodeCtx(ctx, fp)), (core.DecodeInfo{Fingerprint: "reply-fp", MaxBody: DefaultMaxBodySize}); got != want {
 			t.Errorf("a reply with a fingerprint: decode info %+v, want %+v", got, want)
 		}
 	}

@@ -9,10 +9,11 @@ package runtime_test
 import (
 	"errors"
 	"fmt"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 

@@ -212,14 +212,14 @@ func (r responding) precheck(ctx context.Context) (Ack, bool) {
 	if r.d.ReplyTo == "" {
 		return Park(errors.New("a request without reply_to: there is nowhere to send its reply")), true
 	}
-	info := decodeInfoOf(ctx)
-	if strings.HasPrefix(r.d.ReplyTo, directReplyTo+".") && !directAddressWellFormed(r.d.ReplyTo) {
+	info := core.DecodeInfoOf(ctx)
+	if strings.HasPrefix(r.d.ReplyTo, core.DirectReplyTo+".") && !directAddressWellFormed(r.d.ReplyTo) {
 		return Park(fmt.Errorf("a request whose reply_to %q is not a direct reply-to address the broker made (a reply to it would make RabbitMQ close the responder's connection): its reply was not sent",
 			r.d.ReplyTo)), true
 	}
-	if !info.replyTo.allows(r.d.ReplyTo) {
+	if !info.ReplyTo.Allows(r.d.ReplyTo) {
 		return Park(fmt.Errorf("a request whose reply_to %q is not a requester's reply address (%s*, %s*%s): its reply was not sent",
-			r.d.ReplyTo, directReplyTo+".", wire.ReplyQueuePrefix, info.replyTo.String())), true
+			r.d.ReplyTo, core.DirectReplyTo+".", wire.ReplyQueuePrefix, info.ReplyTo.String())), true
 	}
 	if want := core.HeaderString(r.d.Headers, wire.HeaderReplyType); want != "" && want != r.replyType {
 		err := &ReplyError{Code: "wrong_reply_type", Reason: fmt.Sprintf("the responder replies %q, not %q", r.replyType, want)}
@@ -228,7 +228,7 @@ func (r responding) precheck(ctx context.Context) (Ack, bool) {
 	if r.expired(info) {
 		return Accept(), true
 	}
-	if info.checkRequester && !r.requesterThere(ctx) {
+	if info.CheckRequester && !r.requesterThere(ctx) {
 		return Accept(), true
 	}
 	return Ack{}, false
@@ -241,21 +241,21 @@ func (r responding) precheck(ctx context.Context) (Ack, bool) {
 // host is read). Such a request is settled without running it, counted
 // and logged. A request without an expiration (a retried copy, a caller
 // without a deadline) has no deadline to pass.
-func (r responding) expired(info decodeInfo) bool {
-	if r.d.Expiration == "" || info.received.IsZero() {
+func (r responding) expired(info core.DecodeInfo) bool {
+	if r.d.Expiration == "" || info.Received.IsZero() {
 		return false
 	}
 	ms, err := strconv.ParseInt(r.d.Expiration, 10, 64)
 	if err != nil || ms < 0 {
 		return false
 	}
-	late := time.Since(info.received) - time.Duration(ms)*time.Millisecond
+	late := time.Since(info.Received) - time.Duration(ms)*time.Millisecond
 	if late <= 0 {
 		return false
 	}
-	r.c.metrics.add(r.c.metrics.requestsExpired, info.queue)
+	r.c.metrics.add(r.c.metrics.requestsExpired, info.Queue)
 	r.c.log.Debug("acemq: the request's caller stopped waiting before the responder came to it; settled without running it",
-		"queue", info.queue, "type", r.d.Type, "id", r.d.MessageId, "correlation_id", r.d.CorrelationId,
+		"queue", info.Queue, "type", r.d.Type, "id", r.d.MessageId, "correlation_id", r.d.CorrelationId,
 		"expiration_ms", ms, "late", late.Round(time.Millisecond))
 	return true
 }
@@ -308,7 +308,7 @@ func (r responding) send(ctx context.Context, o outgoing) Ack {
 	if tok, ok := r.d.Headers[wire.HeaderReplyToken].(string); ok && tok != "" && len(tok) <= maxReplyToken {
 		o.msg.Headers[wire.HeaderReplyToken] = tok // the requester's key for its reply, echoed
 	}
-	if strings.HasPrefix(r.d.ReplyTo, directReplyTo+".") {
+	if strings.HasPrefix(r.d.ReplyTo, core.DirectReplyTo+".") {
 		o.msg.DeliveryMode = amqp.Transient // it lives no longer than its requester's channel
 		// Not mandatory: RabbitMQ 3.x returns a mandatory publish to a
 		// direct reply-to address even when it delivered it, and 4.2+
@@ -381,61 +381,19 @@ func WithRequesterCheck() ConsumeOption {
 // up.
 func WithReplyToAllowed(names ...string) ConsumeOption {
 	return consumeOptionFunc(func(c *consumeConfig) {
-		rule := &replyToRule{}
+		rule := &core.ReplyToRule{}
 		if c.replyToAllowed != nil {
 			*rule = *c.replyToAllowed
-			rule.names = slices.Clone(rule.names)
-			rule.prefixes = slices.Clone(rule.prefixes)
+			rule.Names = slices.Clone(rule.Names)
+			rule.Prefixes = slices.Clone(rule.Prefixes)
 		}
 		for _, n := range names {
 			if p, ok := strings.CutSuffix(n, "*"); ok {
-				rule.prefixes = append(rule.prefixes, p)
+				rule.Prefixes = append(rule.Prefixes, p)
 			} else if n != "" {
-				rule.names = append(rule.names, n)
+				rule.Names = append(rule.Names, n)
 			}
 		}
 		c.replyToAllowed = rule
 	})
-}
-
-// replyToRule is what a responder replies to besides direct reply-to
-// addresses and wire.ReplyQueuePrefix's queues: WithReplyToAllowed's names and
-// prefixes. A nil rule allows those two alone.
-type replyToRule struct {
-	names, prefixes []string
-}
-
-// allows reports whether a reply may go to replyTo.
-func (r *replyToRule) allows(replyTo string) bool {
-	if strings.HasPrefix(replyTo, directReplyTo+".") || strings.HasPrefix(replyTo, wire.ReplyQueuePrefix) {
-		return true
-	}
-	if r == nil {
-		return false
-	}
-	if slices.Contains(r.names, replyTo) {
-		return true
-	}
-	for _, p := range r.prefixes {
-		if strings.HasPrefix(replyTo, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// String is the rule's names and prefixes, as a reason lists them: ""
-// for none.
-func (r *replyToRule) String() string {
-	if r == nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, n := range r.names {
-		b.WriteString(", " + n)
-	}
-	for _, p := range r.prefixes {
-		b.WriteString(", " + p + "*")
-	}
-	return b.String()
 }

@@ -3,9 +3,10 @@ package runtime_test
 import (
 	"bytes"
 	"errors"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"slices"
 	"testing"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/internal/brokertest"

@@ -3,10 +3,11 @@ package runtime_test
 import (
 	"errors"
 	"fmt"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"

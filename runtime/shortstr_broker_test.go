@@ -12,12 +12,13 @@ package runtime_test
 import (
 	"context"
 	"errors"
-	"github.com/acemq/acemq-go/runtime/wire"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/wire"
 
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/acemqtest"

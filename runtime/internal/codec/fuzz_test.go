@@ -1,4 +1,4 @@
-package runtime
+package codec
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/internal/msgtype"
 	"github.com/acemq/acemq-go/runtime/internal/schemareg"
 )
 
@@ -68,7 +70,7 @@ func FuzzAvroDecode(f *testing.F) {
 	pay := codecMustAvro(f, reg, "payments", codecLogicalSchema)
 	con := codecMustAvro(f, reg, "contract", codecContractAvroSchema)
 	for _, seed := range []struct {
-		c Codec
+		c msgtype.Codec
 		v any
 	}{
 		{v1, codecOrderV1Go{ID: "A-1"}},
@@ -95,11 +97,11 @@ func FuzzAvroDecode(f *testing.F) {
 		func() any { return new(codecContractRecord) },
 		func() any { return new(map[string]any) },
 	}
-	readers := []Codec{v2, pay, con, v1}
+	readers := []msgtype.Codec{v2, pay, con, v1}
 	f.Fuzz(func(t *testing.T, body []byte, which uint8, limit uint16) {
 		i := int(which) % len(readers)
-		info := decodeInfo{fingerprint: prints[int(which>>2)%len(prints)], maxBody: int(limit)}
-		err := readers[i].Decode(withDecodeInfo(ctx, info), body, targets[i]())
+		info := core.DecodeInfo{Fingerprint: prints[int(which>>2)%len(prints)], MaxBody: int(limit)}
+		err := readers[i].Decode(core.WithDecodeInfo(ctx, info), body, targets[i]())
 		fuzzNoPanic(t, err)
 	})
 }

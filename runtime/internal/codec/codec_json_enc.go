@@ -1,4 +1,4 @@
-package runtime
+package codec
 
 import (
 	"encoding/json"

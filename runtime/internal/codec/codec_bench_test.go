@@ -1,4 +1,4 @@
-package runtime
+package codec
 
 // Benchmarks of the codecs against their bare baselines on the same
 // struct (issue 14's K1–K3). Each BenchmarkX has the sub-benchmarks
@@ -29,6 +29,8 @@ import (
 
 	"github.com/hamba/avro/v2"
 
+	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/internal/msgtype"
 	"github.com/acemq/acemq-go/runtime/internal/schemareg"
 )
 
@@ -194,7 +196,7 @@ func codecBenchJSONEncode(b *testing.B) func() {
 }
 
 // codecBenchEncodeWith is one c.Encode of the benchmark value.
-func codecBenchEncodeWith(b *testing.B, c Codec) func() {
+func codecBenchEncodeWith(b *testing.B, c msgtype.Codec) func() {
 	ctx := context.Background()
 	v := codecBenchValue()
 	return func() {
@@ -265,7 +267,7 @@ func codecBenchAvroEncode(b *testing.B) func() {
 }
 
 func codecBenchAvroUnmarshal(b *testing.B) func() {
-	api := avroDecodeConfig(DefaultMaxBodySize).Freeze()
+	api := avroDecodeConfig(core.DefaultMaxBodySize).Freeze()
 	s := avro.MustParse(codecBenchAvroSchema)
 	data, err := avroEncodeConfig.Freeze().Marshal(s, codecBenchValue())
 	if err != nil {
@@ -292,7 +294,7 @@ func codecBenchAvroDecodeResolved(b *testing.B) func() {
 }
 
 // codecBenchDecodeWith is one r.Decode of the benchmark value as w encodes it.
-func codecBenchDecodeWith(b *testing.B, w, r Codec) func() {
+func codecBenchDecodeWith(b *testing.B, w, r msgtype.Codec) func() {
 	ctx := context.Background()
 	body, err := w.Encode(ctx, codecBenchValue())
 	if err != nil {

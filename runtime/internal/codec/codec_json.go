@@ -1,4 +1,4 @@
-package runtime
+package codec
 
 import (
 	"bytes"
@@ -13,7 +13,9 @@ import (
 
 	"github.com/acemq/acemq-go/runtime/wire"
 
+	"github.com/acemq/acemq-go/runtime/internal/core"
 	"github.com/acemq/acemq-go/runtime/internal/jsoncheck"
+	"github.com/acemq/acemq-go/runtime/internal/msgtype"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
@@ -26,25 +28,6 @@ var jsonMessages = message.NewPrinter(language.English)
 // jsonSchemaURL is the address the message's schema is compiled under. It
 // is never fetched: the codec's loader refuses every external document.
 const jsonSchemaURL = "acemq:///message.schema.json"
-
-// Violation is one way a JSON document breaks its schema: Location is the
-// JSON Pointer of the offending value in the document, "/items/0/sku" (the
-// document itself is "/"); Message says what is wrong there, in the
-// validator's words: "missing property", "got string, want integer". Its
-// String is "<location>: <message>".
-type Violation = jsoncheck.Violation
-
-// SchemaError is a JSON document that breaks its JSON Schema: its
-// Violations, and as its text the violations sorted and joined with "; ",
-// the first ten spelled out:
-//
-//	/customer_id: missing property; /items/0/qty: got string, want integer
-//
-// On Encode it is wrapped together with ErrInvalidMessage (so both
-// errors.Is(err, ErrInvalidMessage) and errors.As(err, **SchemaError)
-// hold); on Decode it is returned as it is, which makes the parked reason
-// "could not be decoded: <where>: <what>".
-type SchemaError = jsoncheck.SchemaError
 
 // jsonCodec is the application/json codec, optionally validated.
 type jsonCodec struct {
@@ -75,7 +58,7 @@ type jsonCodec struct {
 // the codec does not load.
 //
 // Encode is json.Marshal, then validation: a value that breaks the schema
-// is an error wrapping ErrInvalidMessage and a *SchemaError. Decode refuses
+// is an error wrapping core.ErrInvalidMessage and a *SchemaError. Decode refuses
 // a body that is not JSON ("this message is not JSON: ..."), then one that
 // breaks the schema (a *SchemaError, "<where>: <what>"), then unmarshals
 // into v. The codec is safe for concurrent use and ignores ctx.
@@ -86,7 +69,7 @@ type jsonCodec struct {
 // the slow path (docs/codecs.md gives its cost); a message type with
 // generated code (acemq-gen's checks, encoder and decoder) passes what its
 // generated check shows valid without building the tree.
-func NewJSONCodec(schema string) (Codec, error) {
+func NewJSONCodec(schema string) (msgtype.Codec, error) {
 	if strings.TrimSpace(schema) == "" {
 		return &jsonCodec{}, nil
 	}
@@ -97,10 +80,10 @@ func NewJSONCodec(schema string) (Codec, error) {
 	return &jsonCodec{schema: sch}, nil
 }
 
-// newJSONCodecChecked is NewJSONCodec with a generated check: Encode
+// NewJSONCodecChecked is NewJSONCodec with a generated check: Encode
 // validates with check first and asks the reference validator only when
 // check does not pass the value.
-func newJSONCodecChecked(schema string, check jsoncheck.Checker, shape *jsoncheck.Shape) (Codec, error) {
+func NewJSONCodecChecked(schema string, check jsoncheck.Checker, shape *jsoncheck.Shape) (msgtype.Codec, error) {
 	c, err := NewJSONCodec(schema)
 	if err != nil {
 		return nil, err
@@ -160,7 +143,7 @@ func (c *jsonCodec) Encode(_ context.Context, v any) (body []byte, err error) {
 		return nil, fmt.Errorf("JSON codec: encoding a %T: %w", v, err)
 	}
 	if err := c.validate(doc); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidMessage, err)
+		return nil, fmt.Errorf("%w: %w", core.ErrInvalidMessage, err)
 	}
 	return body, nil
 }
@@ -216,13 +199,13 @@ func (c *jsonCodec) validate(doc any) error {
 	if !errors.As(err, &ve) {
 		return err
 	}
-	return &SchemaError{Violations: jsonViolations(ve)}
+	return &jsoncheck.SchemaError{Violations: jsonViolations(ve)}
 }
 
 // jsonViolations flattens a validation error tree into its leaves, sorted by
 // location so the text does not depend on map order.
-func jsonViolations(ve *jsonschema.ValidationError) []Violation {
-	var out []Violation
+func jsonViolations(ve *jsonschema.ValidationError) []jsoncheck.Violation {
+	var out []jsoncheck.Violation
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) > 0 {
@@ -234,7 +217,7 @@ func jsonViolations(ve *jsonschema.ValidationError) []Violation {
 		out = append(out, jsonLeafViolations(e)...)
 	}
 	walk(ve)
-	slices.SortStableFunc(out, func(a, b Violation) int {
+	slices.SortStableFunc(out, func(a, b jsoncheck.Violation) int {
 		return strings.Compare(a.Location, b.Location)
 	})
 	return slices.Compact(out)
@@ -244,20 +227,20 @@ func jsonViolations(ve *jsonschema.ValidationError) []Violation {
 // reported at the property's own location ("/customer_id: missing
 // property"), one violation per property; the rest keep the validator's
 // message at the value's location.
-func jsonLeafViolations(e *jsonschema.ValidationError) []Violation {
+func jsonLeafViolations(e *jsonschema.ValidationError) []jsoncheck.Violation {
 	switch k := e.ErrorKind.(type) {
 	case *kind.Required:
 		return jsonPropertyViolations(e.InstanceLocation, k.Missing, "missing property")
 	case *kind.AdditionalProperties:
 		return jsonPropertyViolations(e.InstanceLocation, k.Properties, "property not allowed (additionalProperties)")
 	}
-	return []Violation{{Location: jsonPointer(e.InstanceLocation), Message: e.ErrorKind.LocalizedString(jsonMessages)}}
+	return []jsoncheck.Violation{{Location: jsonPointer(e.InstanceLocation), Message: e.ErrorKind.LocalizedString(jsonMessages)}}
 }
 
-func jsonPropertyViolations(at []string, props []string, msg string) []Violation {
-	out := make([]Violation, 0, len(props))
+func jsonPropertyViolations(at []string, props []string, msg string) []jsoncheck.Violation {
+	out := make([]jsoncheck.Violation, 0, len(props))
 	for _, p := range props {
-		out = append(out, Violation{Location: jsonPointer(append(slices.Clip(at), p)), Message: msg})
+		out = append(out, jsoncheck.Violation{Location: jsonPointer(append(slices.Clip(at), p)), Message: msg})
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package runtime
+package codec
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acemq/acemq-go/runtime/internal/core"
 	"github.com/acemq/acemq-go/runtime/internal/jsoncheck"
 	"github.com/acemq/acemq-go/runtime/internal/msgtype"
 )
@@ -61,9 +62,9 @@ func TestJSONCodecCheckedEncode(t *testing.T) {
 	if gotErr == nil || gotErr.Error() != wantErr.Error() {
 		t.Fatalf("invalid order: checked codec says %v, reference %v", gotErr, wantErr)
 	}
-	var se *SchemaError
-	if !errors.Is(gotErr, ErrInvalidMessage) || !errors.As(gotErr, &se) || se.Violations[0].Location != "/id" {
-		t.Errorf("error %v: want ErrInvalidMessage and a *SchemaError starting at /id", gotErr)
+	var se *jsoncheck.SchemaError
+	if !errors.Is(gotErr, core.ErrInvalidMessage) || !errors.As(gotErr, &se) || se.Violations[0].Location != "/id" {
+		t.Errorf("error %v: want core.ErrInvalidMessage and a *jsoncheck.SchemaError starting at /id", gotErr)
 	}
 	if err := mt.Validate(bad); err == nil || err.Error() != wantErr.Error() {
 		t.Errorf("Validate = %v, want %v", err, wantErr)
@@ -76,30 +77,8 @@ func TestJSONCodecCheckedEncode(t *testing.T) {
 		t.Errorf("the generated check alone = %v, %v", c, ok)
 	}
 	// A map is no codecBenchOrder: the reference decides.
-	if _, err := checked.Encode(ctx, map[string]any{"id": 1}); err == nil || !errors.Is(err, ErrInvalidMessage) {
+	if _, err := checked.Encode(ctx, map[string]any{"id": 1}); err == nil || !errors.Is(err, core.ErrInvalidMessage) {
 		t.Errorf("a map: %v", err)
-	}
-}
-
-// WithReferenceValidation gives the type's codec without its check.
-func TestWithReferenceValidation(t *testing.T) {
-	var calls int
-	mt := newCheckedJSONType[codecBenchOrder]("test.checked.v2", codecBenchSchema, checkedOrder(&calls), nil)
-	var cfg dialConfig
-	WithReferenceValidation().applyDial(&cfg)
-	ref, err := codecFor(mt, &Connection{cfg: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ref.Encode(t.Context(), codecBenchValue()); err != nil || calls != 0 {
-		t.Errorf("reference codec: %v, check called %d times", err, calls)
-	}
-	fast, err := codecFor(mt, &Connection{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := fast.Encode(t.Context(), codecBenchValue()); err != nil || calls != 1 {
-		t.Errorf("checked codec: %v, check called %d times", err, calls)
 	}
 }
 
@@ -173,7 +152,7 @@ func TestJSONCodecCheckedDecode(t *testing.T) {
 
 // generatedCheck runs mt's generated check alone, without the reference
 // (impltest.GeneratedCheck, which this package's tests cannot import).
-func generatedCheck[T any](mt *MessageType[T], v T) (*jsoncheck.Check, bool) {
+func generatedCheck[T any](mt *msgtype.MessageType[T], v T) (*jsoncheck.Check, bool) {
 	c := new(jsoncheck.Check)
 	check, _ := msgtype.JSONCheckOf(mt)
 	if check == nil || !check(v, c) {
@@ -184,7 +163,7 @@ func generatedCheck[T any](mt *MessageType[T], v T) (*jsoncheck.Check, bool) {
 
 // generatedDecodeCheck runs mt's decode check alone
 // (impltest.GeneratedDecodeCheck).
-func generatedDecodeCheck[T any](mt *MessageType[T], body []byte) (*jsoncheck.Check, bool) {
+func generatedDecodeCheck[T any](mt *msgtype.MessageType[T], body []byte) (*jsoncheck.Check, bool) {
 	var v T
 	check, shape := msgtype.JSONCheckOf(mt)
 	if check == nil || shape == nil || json.Unmarshal(body, &v) != nil {
@@ -267,4 +246,12 @@ func TestJSONCodecCheckedDecodeUnmarshalsOnce(t *testing.T) {
 			t.Errorf("%s: %v, %d UnmarshalJSON calls, id %q; want %s..., %d, %q", tc.body, err, calls, v.ID, tc.err, tc.calls, tc.id)
 		}
 	}
+}
+
+// newCheckedJSONType is runtime's: a JSON message type with a generated
+// check (and its decode shape).
+func newCheckedJSONType[T any](name, schema string, check jsoncheck.Checker, shape func() *jsoncheck.Shape) *msgtype.MessageType[T] {
+	mt := msgtype.New[T](name, msgtype.FormatJSON, "", schema, nil, Codecs{})
+	msgtype.SetJSONCheck(mt, check, shape)
+	return mt
 }

@@ -1,4 +1,4 @@
-package runtime
+package codec
 
 // The shared contracts, Watermill style: one behavioural suite that every
 // Codec passes, and one that every SchemaRegistry passes. A new codec or
@@ -16,6 +16,7 @@ import (
 
 	"github.com/acemq/acemq-go/runtime/wire"
 
+	"github.com/acemq/acemq-go/runtime/internal/msgtype"
 	"github.com/acemq/acemq-go/runtime/internal/schemareg"
 )
 
@@ -24,7 +25,7 @@ type codecContractCodec struct {
 	name        string
 	contentType string
 	// newCodec returns a fresh codec (with a fresh registry, if it needs one).
-	newCodec func(t testing.TB) Codec
+	newCodec func(t testing.TB) msgtype.Codec
 	// value is a valid message; newTarget a pointer to decode it into;
 	// got reads the decoded value back out of that pointer.
 	value     any
@@ -58,7 +59,7 @@ func codecContractCodecs() []codecContractCodec {
 		{
 			name:        "text",
 			contentType: wire.ContentTypeText,
-			newCodec:    func(testing.TB) Codec { return newTextCodec() },
+			newCodec:    func(testing.TB) msgtype.Codec { return NewTextCodec() },
 			value:       "hello, world",
 			newTarget:   func() any { return new(string) },
 			got:         func(p any) any { return *p.(*string) },
@@ -67,7 +68,7 @@ func codecContractCodecs() []codecContractCodec {
 		{
 			name:        "json",
 			contentType: wire.ContentTypeJSON,
-			newCodec:    func(t testing.TB) Codec { return codecMustJSON(t, codecContractJSONSchema) },
+			newCodec:    func(t testing.TB) msgtype.Codec { return codecMustJSON(t, codecContractJSONSchema) },
 			value:       record,
 			newTarget:   newRecord,
 			got:         gotRecord,
@@ -78,7 +79,7 @@ func codecContractCodecs() []codecContractCodec {
 		{
 			name:        "avro",
 			contentType: wire.ContentTypeAvro,
-			newCodec: func(t testing.TB) Codec {
+			newCodec: func(t testing.TB) msgtype.Codec {
 				return codecMustAvro(t, schemareg.NewMemory(), "contract", codecContractAvroSchema)
 			},
 			value:     record,
@@ -158,7 +159,7 @@ func codecContractGarbage(t *testing.T, cc codecContractCodec) {
 }
 
 // codecSafeDecode turns a panic into a test-visible error.
-func codecSafeDecode(c Codec, body []byte, target any) (err error) {
+func codecSafeDecode(c msgtype.Codec, body []byte, target any) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("PANIC: %v", r)
@@ -272,19 +273,19 @@ func codecContractConcurrent(t *testing.T, cc codecContractCodec) {
 // generated code reaches them: a bad schema is an error naming the type
 // (never a panic), and Avro codecs are kept per registry.
 func TestCodecMessageTypeWiring(t *testing.T) {
-	bad := NewJSONType[codecOrder]("order.placed.v1", `{"type": "thing"}`)
+	bad := msgtype.New[codecOrder]("order.placed.v1", msgtype.FormatJSON, "", `{"type": "thing"}`, nil, Codecs{})
 	for range 2 { // the error is remembered, not recomputed into a panic
 		if _, err := bad.Codec(nil); err == nil ||
 			!strings.HasPrefix(err.Error(), `message type "order.placed.v1": JSON Schema does not compile`) {
 			t.Fatalf("bad JSON schema: %v", err)
 		}
 	}
-	badAvro := NewAvroType[codecOrderV1Go]("order.placed.v2", "orders", `{"type":"record"}`)
+	badAvro := msgtype.New[codecOrderV1Go]("order.placed.v2", msgtype.FormatAvro, "orders", `{"type":"record"}`, nil, Codecs{})
 	if _, err := badAvro.Codec(schemareg.NewMemory()); err == nil ||
 		!strings.Contains(err.Error(), `message type "order.placed.v2": Avro schema does not parse`) {
 		t.Fatalf("bad Avro schema: %v", err)
 	}
-	mt := NewAvroType[codecOrderV2Go]("order.placed.v2", "orders", codecOrderV2)
+	mt := msgtype.New[codecOrderV2Go]("order.placed.v2", msgtype.FormatAvro, "orders", codecOrderV2, nil, Codecs{})
 	r1, r2 := schemareg.NewMemory(), schemareg.NewMemory()
 	c1, err1 := mt.Codec(r1)
 	c1again, _ := mt.Codec(r1)
@@ -292,7 +293,7 @@ func TestCodecMessageTypeWiring(t *testing.T) {
 	if err1 != nil || err2 != nil || c1 != c1again || c1 == c2 {
 		t.Fatalf("per-registry codecs: %v %v same=%v distinct=%v", err1, err2, c1 == c1again, c1 != c2)
 	}
-	text, err := NewTextType("note").Codec(nil)
+	text, err := msgtype.New[string]("note", msgtype.FormatText, "", "", nil, Codecs{}).Codec(nil)
 	if err != nil || text.ContentType() != wire.ContentTypeText {
 		t.Fatalf("text type: %v", err)
 	}

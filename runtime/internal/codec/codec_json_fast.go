@@ -1,4 +1,4 @@
-package runtime
+package codec
 
 import (
 	"github.com/acemq/acemq-go/runtime/internal/jsoncheck"

@@ -1,10 +1,14 @@
-package runtime
+package codec
 
 import (
 	"context"
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/internal/jsoncheck"
+	"github.com/acemq/acemq-go/runtime/internal/msgtype"
 )
 
 // codecOrderSchema is a 2020-12 schema with nested objects, an array,
@@ -61,7 +65,7 @@ func codecValidOrder() codecOrder {
 	}
 }
 
-func codecMustJSON(t testing.TB, schema string) Codec {
+func codecMustJSON(t testing.TB, schema string) msgtype.Codec {
 	t.Helper()
 	c, err := NewJSONCodec(schema)
 	if err != nil {
@@ -123,12 +127,12 @@ func TestJSONCodecEncodeRefusesInvalid(t *testing.T) {
 			if body != nil {
 				t.Errorf("Encode returned a body with its error: %s", body)
 			}
-			if !errors.Is(err, ErrInvalidMessage) {
-				t.Errorf("errors.Is(err, ErrInvalidMessage) is false for %v", err)
+			if !errors.Is(err, core.ErrInvalidMessage) {
+				t.Errorf("errors.Is(err, core.ErrInvalidMessage) is false for %v", err)
 			}
-			var se *SchemaError
+			var se *jsoncheck.SchemaError
 			if !errors.As(err, &se) || len(se.Violations) == 0 {
-				t.Errorf("errors.As(err, *SchemaError) failed for %v", err)
+				t.Errorf("errors.As(err, *jsoncheck.SchemaError) failed for %v", err)
 			}
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %q does not contain %q", err, tt.want)
@@ -175,9 +179,9 @@ func TestJSONCodecDecodeSchemaViolation(t *testing.T) {
 		if err.Error() != tt.want {
 			t.Errorf("Decode(%s)\n got  %q\n want %q", tt.body, err, tt.want)
 		}
-		var se *SchemaError
+		var se *jsoncheck.SchemaError
 		if !errors.As(err, &se) {
-			t.Errorf("Decode error %v is not a *SchemaError", err)
+			t.Errorf("Decode error %v is not a *jsoncheck.SchemaError", err)
 		}
 	}
 }
@@ -245,11 +249,11 @@ func TestJSONCodecDrafts(t *testing.T) {
 				t.Errorf("valid: %v", err)
 			}
 			_, err := c.Encode(ctx, map[string]string{"at": "30/11/2026"})
-			if !errors.Is(err, ErrInvalidMessage) || !strings.Contains(err.Error(), "/at: '30/11/2026' is not valid date-time") {
+			if !errors.Is(err, core.ErrInvalidMessage) || !strings.Contains(err.Error(), "/at: '30/11/2026' is not valid date-time") {
 				t.Errorf("invalid date-time: %v", err)
 			}
 			_, err = c.Encode(ctx, map[string]string{})
-			if !errors.Is(err, ErrInvalidMessage) || !strings.Contains(err.Error(), "/at: missing property") {
+			if !errors.Is(err, core.ErrInvalidMessage) || !strings.Contains(err.Error(), "/at: missing property") {
 				t.Errorf("missing: %v", err)
 			}
 		})
@@ -301,7 +305,7 @@ func TestJSONCodecMarshalFailure(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "JSON codec cannot encode a chan int") {
 		t.Fatalf("got %v", err)
 	}
-	if errors.Is(err, ErrInvalidMessage) {
+	if errors.Is(err, core.ErrInvalidMessage) {
 		t.Fatalf("a value JSON cannot represent is a programming error, not a schema violation: %v", err)
 	}
 }
@@ -310,7 +314,7 @@ func TestJSONCodecViolationCap(t *testing.T) {
 	c := codecMustJSON(t, `{"type":"array","items":{"type":"integer"}}`)
 	bad := make([]string, 25)
 	_, err := c.Encode(context.Background(), bad)
-	var se *SchemaError
+	var se *jsoncheck.SchemaError
 	if !errors.As(err, &se) || len(se.Violations) != 25 {
 		t.Fatalf("want 25 violations, got %v", err)
 	}

@@ -1,4 +1,4 @@
-package runtime
+package codec
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/internal/msgtype"
 	"github.com/acemq/acemq-go/runtime/wire"
 
 	"github.com/hamba/avro/v2"
@@ -68,7 +70,7 @@ var avroWriters = sync.Pool{New: func() any { return avro.NewWriter(nil, 512, av
 
 // avroCodec is the Confluent-framed Avro codec.
 type avroCodec struct {
-	reg      SchemaRegistry
+	reg      msgtype.SchemaRegistry
 	subject  string
 	text     string      // the reader schema as given, registered on first Encode
 	reader   avro.Schema // the schema the code was generated from
@@ -128,7 +130,7 @@ type avroWriter struct {
 // application/vnd.apache.avro+binary. Encode registers the schema on first
 // use (ctx bounds that call; a failed registration is retried on the next
 // Encode) and writes with it; a value that does not fit the schema is an
-// error wrapping ErrInvalidMessage. Decode looks the writer schema up by
+// error wrapping core.ErrInvalidMessage. Decode looks the writer schema up by
 // the body's id (ctx bounds that call; parsed writer schemas are cached by
 // id) and, when it differs from the reader schema, resolves it onto the
 // reader schema with Avro's rules, so a field the writer lacks is filled
@@ -136,10 +138,10 @@ type avroWriter struct {
 //
 // Go values use `avro:"name"` struct tags; logical types map to time.Time
 // (timestamp-millis, timestamp-micros, date), *big.Rat (decimal) and string
-// (uuid). The codec only uses reg through the SchemaRegistry interface, so
+// (uuid). The codec only uses reg through the msgtype.SchemaRegistry interface, so
 // any registry (in memory, files, Confluent HTTP) fits. Safe for concurrent
 // use.
-func NewAvroCodec(reg SchemaRegistry, subject, schema string) (Codec, error) {
+func NewAvroCodec(reg msgtype.SchemaRegistry, subject, schema string) (msgtype.Codec, error) {
 	if reg == nil {
 		return nil, errors.New("Avro codec: no schema registry")
 	}
@@ -204,7 +206,7 @@ func (c *avroCodec) Encode(ctx context.Context, v any) (body []byte, err error) 
 	_, _ = w.Write(header[:]) // into the buffer: cannot fail
 	w.WriteVal(c.reader, v)
 	if w.Error != nil {
-		err = fmt.Errorf("%w: %w", ErrInvalidMessage, w.Error)
+		err = fmt.Errorf("%w: %w", core.ErrInvalidMessage, w.Error)
 	} else {
 		// The one copy, out of the pooled buffer, as hamba's Marshal makes.
 		body = make([]byte, len(w.Buffer()))
@@ -247,36 +249,36 @@ func (c *avroCodec) Decode(ctx context.Context, body []byte, v any) (err error) 
 	if err != nil {
 		return err
 	}
-	info := decodeInfoOf(ctx)
-	if len(body) > info.maxBody {
-		return bodyTooLarge(len(body), info.maxBody)
+	info := core.DecodeInfoOf(ctx)
+	if len(body) > info.MaxBody {
+		return BodyTooLarge(len(body), info.MaxBody)
 	}
 	decodeWith := c.reader
-	if info.fingerprint != c.readerPrint {
+	if info.Fingerprint != c.readerPrint {
 		// Not written with the reader schema itself (or no header says
 		// so): the registry says what id means.
 		w := c.lastWriter.Load()
-		if w == nil || w.id != id || info.fingerprint != "" && w.print != "" && info.fingerprint != w.print {
+		if w == nil || w.id != id || info.Fingerprint != "" && w.print != "" && info.Fingerprint != w.print {
 			if cw, ok := c.carriedKnown(id, info); ok {
 				w, err = cw, nil // taken from a message before: no registry miss again
 			} else {
 				w, err = c.writer(ctx, id)
 			}
-			if info.schema != "" && info.fingerprint != "" &&
-				(errors.Is(err, ErrSchemaNotFound) || err == nil && w.print != "" && w.print != info.fingerprint) {
+			if info.Schema != "" && info.Fingerprint != "" &&
+				(errors.Is(err, core.ErrSchemaNotFound) || err == nil && w.print != "" && w.print != info.Fingerprint) {
 				// The registry does not know the writer's schema (another
 				// service's, with no shared registry), or knows another
 				// under its id: the message carries it.
-				w, err = c.carriedWriter(id, info.fingerprint, info.schema)
+				w, err = c.carriedWriter(id, info.Fingerprint, info.Schema)
 			}
 			if err != nil {
 				return err
 			}
 			c.lastWriter.Store(w)
 		}
-		if info.fingerprint != "" && w.print != "" && info.fingerprint != w.print {
+		if info.Fingerprint != "" && w.print != "" && info.Fingerprint != w.print {
 			return fmt.Errorf("writer schema %d: %w: the registry's schema %d has fingerprint %s, the message's %s header says %s (do the publisher and the consumer share a registry?)",
-				id, ErrSchemaMismatch, id, w.print, wire.HeaderSchemaFingerprint, info.fingerprint)
+				id, core.ErrSchemaMismatch, id, w.print, wire.HeaderSchemaFingerprint, info.Fingerprint)
 		}
 		if w.err != nil {
 			return w.err
@@ -284,8 +286,8 @@ func (c *avroCodec) Decode(ctx context.Context, body []byte, v any) (err error) 
 		decodeWith = w.decodeWith
 	}
 	dec := c.lastDecoding.Load()
-	if dec == nil || dec.limit != info.maxBody {
-		dec = avroDecodingFor(info.maxBody)
+	if dec == nil || dec.limit != info.MaxBody {
+		dec = avroDecodingFor(info.MaxBody)
 		c.lastDecoding.Store(dec)
 	}
 	if err := avroUnmarshal(dec, decodeWith, body[avroHeaderLen:], v); err != nil {
@@ -306,8 +308,8 @@ func confluentID(body []byte) (int, error) {
 	return int(binary.BigEndian.Uint32(body[1:avroHeaderLen])), nil
 }
 
-func bodyTooLarge(size, limit int) error {
-	return fmt.Errorf("%w: the body is %d bytes, over the consumer's limit of %d bytes (WithMaxBodySize); it was not read", ErrBodyTooLarge, size, limit)
+func BodyTooLarge(size, limit int) error {
+	return fmt.Errorf("%w: the body is %d bytes, over the consumer's limit of %d bytes (WithMaxBodySize); it was not read", core.ErrBodyTooLarge, size, limit)
 }
 
 // avroUnmarshal decodes data into v and, unlike hamba's Unmarshal, treats
@@ -378,11 +380,11 @@ const maxCarriedKept = 64
 
 // carriedKnown is the writer schema of id that an earlier message carried
 // with info's fingerprint, when the delivery carries one too.
-func (c *avroCodec) carriedKnown(id int, info decodeInfo) (*avroWriter, bool) {
-	if info.schema == "" || info.fingerprint == "" {
+func (c *avroCodec) carriedKnown(id int, info core.DecodeInfo) (*avroWriter, bool) {
+	if info.Schema == "" || info.Fingerprint == "" {
 		return nil, false
 	}
-	v, ok := c.carried.Load(info.fingerprint)
+	v, ok := c.carried.Load(info.Fingerprint)
 	if !ok {
 		return nil, false
 	}
@@ -393,7 +395,7 @@ func (c *avroCodec) carriedKnown(id int, info decodeInfo) (*avroWriter, bool) {
 // carriedWriter returns how to decode bodies of writer schema id that
 // carry their schema in x-acemq-schema (text), with the fingerprint fp
 // from x-acemq-schema-fingerprint: the schema must be fp's and id the one
-// derived from it, or the body is refused (ErrSchemaMismatch), never
+// derived from it, or the body is refused (core.ErrSchemaMismatch), never
 // decoded with another schema.
 func (c *avroCodec) carriedWriter(id int, fp, text string) (*avroWriter, error) {
 	if w, ok := c.carried.Load(fp); ok {
@@ -410,11 +412,11 @@ func (c *avroCodec) carriedWriter(id int, fp, text string) (*avroWriter, error) 
 	}
 	if print := fingerprintText(ws); print != fp {
 		return nil, fmt.Errorf("writer schema %d: %w: the %s header's schema has fingerprint %s, the %s header says %s",
-			id, ErrSchemaMismatch, wire.HeaderSchema, print, wire.HeaderSchemaFingerprint, fp)
+			id, core.ErrSchemaMismatch, wire.HeaderSchema, print, wire.HeaderSchemaFingerprint, fp)
 	}
 	if derived := fingerprintID(ws.Fingerprint()); derived != id {
 		return nil, fmt.Errorf("writer schema %d: %w: the body's schema id is not %d, the id derived from the %s header's schema",
-			id, ErrSchemaMismatch, derived, wire.HeaderSchema)
+			id, core.ErrSchemaMismatch, derived, wire.HeaderSchema)
 	}
 	w := c.resolve(id, text)
 	if w.err != nil {

@@ -1,4 +1,4 @@
-package runtime
+package codec
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/acemq/acemq-go/runtime/internal/jsoncheck"
 )
 
 // jsonParseCases are bodies jsonParseFast must read as jsonParse does, or
@@ -115,10 +117,10 @@ func jsonSchemaFiles(t *testing.T) []string {
 	t.Helper()
 	var files []string
 	for _, glob := range []string{
-		"../internal/gen/schema/testdata/corpus/jsonschema/*.json",
-		"../golden/*/schemas/*.json",
-		"../golden/*/*/schemas/*.json",
-		"../bench/orders/schemas/*.json",
+		"../../../internal/gen/schema/testdata/corpus/jsonschema/*.json",
+		"../../../golden/*/schemas/*.json",
+		"../../../golden/*/*/schemas/*.json",
+		"../../../bench/orders/schemas/*.json",
 	} {
 		m, err := filepath.Glob(glob)
 		if err != nil {
@@ -135,7 +137,7 @@ func jsonSchemaFiles(t *testing.T) []string {
 // TestJSONValidateFastIsReference: across the repository's schemas, the
 // codec's validation (jsonParseDoc, then the validator) and the one before
 // segmentio/encoding (jsonParse, then the validator) agree on every
-// document: accept or refuse, and the SchemaError's text (every location and
+// document: accept or refuse, and the jsoncheck.SchemaError's text (every location and
 // message), and so does Decode into a map against both (on every fourth). The documents are
 // every value inside each schema document (its examples, defaults, enums,
 // the subschemas themselves) and mutations of each object: each member
@@ -280,7 +282,7 @@ func mapKeys(m map[string]any) func(func(string) bool) {
 
 // The tree jsonParseFast reads shares the body's bytes (segmentio's
 // DontCopyString and DontCopyNumber): nothing of it may outlive the call
-// that validated it. A SchemaError that names the offending values keeps
+// that validated it. A jsoncheck.SchemaError that names the offending values keeps
 // its text when the body is overwritten afterwards (amqp091-go hands each
 // delivery's body over, a publisher's body is the caller's).
 func TestSchemaErrorOutlivesTheBody(t *testing.T) {
@@ -292,9 +294,9 @@ func TestSchemaErrorOutlivesTheBody(t *testing.T) {
 	body := []byte(`{"sku":"lower-case","code":"zzz","n":7.25,"tags":["ok","toolong"]}`)
 	var v map[string]any
 	err := c.Decode(context.Background(), body, &v)
-	var se *SchemaError
+	var se *jsoncheck.SchemaError
 	if !errors.As(err, &se) {
-		t.Fatalf("Decode: %v, want a *SchemaError", err)
+		t.Fatalf("Decode: %v, want a *jsoncheck.SchemaError", err)
 	}
 	text := err.Error()
 	for _, want := range []string{"lower-case", "/sku", "/tags/1"} {

@@ -1,4 +1,4 @@
-package runtime
+package codec
 
 import (
 	"context"
@@ -24,7 +24,7 @@ func TestJSONCodecCheckedDecodesFoldedKeysAsEncodingJSON(t *testing.T) {
 	const schema = `{"type": "object", "properties": {"sucré": {"type": "boolean"}}}`
 	check := func(v any, c *jsoncheck.Check) bool { _, ok := v.(*foldCafe); return ok }
 	shape := &jsoncheck.Shape{Kind: jsoncheck.Object, Fields: []jsoncheck.Member{{Name: "sucré", Shape: &jsoncheck.Shape{}}}}
-	checked, err := newJSONCodecChecked(schema, check, shape)
+	checked, err := NewJSONCodecChecked(schema, check, shape)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,21 +1,22 @@
-package runtime
+package codec
 
 import (
 	"context"
 	"fmt"
 
+	"github.com/acemq/acemq-go/runtime/internal/msgtype"
 	"github.com/acemq/acemq-go/runtime/wire"
 )
 
 // textCodec is the text/plain codec of the untyped API.
 type textCodec struct{}
 
-// newTextCodec returns the text/plain codec. Encode accepts a string, a
+// NewTextCodec returns the text/plain codec. Encode accepts a string, a
 // []byte or a fmt.Stringer and writes its bytes unchanged; Decode fills a
 // *string or a *[]byte with the body, byte for byte (no UTF-8 check: a body
 // is kept as it came). Any other value or target is an error naming its Go
 // type. It needs no registry and ignores ctx.
-func newTextCodec() Codec { return textCodec{} }
+func NewTextCodec() msgtype.Codec { return textCodec{} }
 
 // ContentType is text/plain.
 func (textCodec) ContentType() string { return wire.ContentTypeText }

@@ -1,4 +1,4 @@
-package runtime
+package codec
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/acemq/acemq-go/runtime/internal/core"
 )
 
 // Two fingerprint registries (two processes) give the same schema the same
@@ -27,7 +29,7 @@ func TestFingerprintRegistryIDsDoNotDependOnTheProcess(t *testing.T) {
 	if idA1 < 1 || idA1 > 1<<31-1 {
 		t.Fatalf("id %d is outside the Confluent id space", idA1)
 	}
-	if _, err := b.Schema(ctx, want1+1); !errors.Is(err, ErrSchemaNotFound) ||
+	if _, err := b.Schema(ctx, want1+1); !errors.Is(err, core.ErrSchemaNotFound) ||
 		!strings.Contains(err.Error(), fmt.Sprintf("schema id %d: acemq: schema not found", want1+1)) {
 		t.Fatalf("unknown id: %v", err)
 	}
@@ -41,7 +43,7 @@ func TestFingerprintRegistryRefusesACollision(t *testing.T) {
 	r.byID[id] = fingerprintEntry{text: codecOrderV2, fp: [32]byte{1}} // another schema holding v1's id
 	_, err := r.Register(context.Background(), "orders", codecOrderV1)
 	var ce *SchemaIDCollisionError
-	if !errors.Is(err, ErrSchemaIDCollision) || !errors.As(err, &ce) || ce.ID != id {
+	if !errors.Is(err, core.ErrSchemaIDCollision) || !errors.As(err, &ce) || ce.ID != id {
 		t.Fatalf("collision: %v", err)
 	}
 	if !strings.Contains(err.Error(), fmt.Sprintf("schema id %d is derived from two different schemas", id)) {

@@ -1,4 +1,4 @@
-package runtime
+package codec
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/acemq/acemq-go/runtime/internal/core"
 	"github.com/acemq/acemq-go/runtime/internal/schemareg"
 	"github.com/hamba/avro/v2"
 )
@@ -49,7 +50,7 @@ func fingerprintID(fp [32]byte) int { return schemareg.ID(fp) }
 // of one schema never leak into another (two versions of "Order" coexist).
 func avroParse(schema string) (avro.Schema, error) { return schemareg.Parse(schema) }
 
-// FingerprintRegistry is the default SchemaRegistry: held in memory, but its
+// FingerprintRegistry is the default msgtype.SchemaRegistry: held in memory, but its
 // ids are derived from each schema's canonical form (SchemaID), not from
 // the order of registration, so two processes built from the same manifest
 // agree on every id without sharing anything. The Avro codec also teaches it
@@ -60,7 +61,7 @@ func avroParse(schema string) (avro.Schema, error) { return schemareg.Parse(sche
 // consumer reading a v1 producer's bodies needs a registry both share (a
 // registry.Directory or a registry.HTTP). Two schemas of one process whose
 // ids collide (a chance of about n²/2³² for n schemas) make Register fail
-// with ErrSchemaIDCollision rather than share an id. Safe for concurrent
+// with core.ErrSchemaIDCollision rather than share an id. Safe for concurrent
 // use.
 type FingerprintRegistry struct {
 	mu   sync.RWMutex
@@ -80,7 +81,7 @@ func NewFingerprintRegistry() *FingerprintRegistry {
 // Register returns schema's derived id and remembers the schema under it.
 // The subject plays no part in the id (as in Confluent, an id names a
 // schema). A schema that does not parse is an error, and so is one whose id
-// another schema already holds (ErrSchemaIDCollision). ctx is checked
+// another schema already holds (core.ErrSchemaIDCollision). ctx is checked
 // before the work starts; the call never blocks on I/O.
 func (r *FingerprintRegistry) Register(ctx context.Context, subject, schema string) (int, error) {
 	if err := ctx.Err(); err != nil {
@@ -115,7 +116,7 @@ func (r *FingerprintRegistry) learn(parsed avro.Schema, text string) (int, error
 }
 
 // Schema returns the schema known under id, or an error wrapping
-// ErrSchemaNotFound. ctx is checked before the lookup.
+// core.ErrSchemaNotFound. ctx is checked before the lookup.
 func (r *FingerprintRegistry) Schema(ctx context.Context, id int) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("schema %d: %w", id, err)
@@ -124,13 +125,13 @@ func (r *FingerprintRegistry) Schema(ctx context.Context, id int) (string, error
 	defer r.mu.RUnlock()
 	e, ok := r.byID[id]
 	if !ok {
-		return "", fmt.Errorf("schema id %d: %w (the default registry knows only the schemas of this program: share a directory or HTTP registry between the publisher and the consumer)", id, ErrSchemaNotFound)
+		return "", fmt.Errorf("schema id %d: %w (the default registry knows only the schemas of this program: share a directory or HTTP registry between the publisher and the consumer)", id, core.ErrSchemaNotFound)
 	}
 	return e.text, nil
 }
 
 // SchemaIDCollisionError is two different schemas whose derived ids are
-// equal. It matches ErrSchemaIDCollision.
+// equal. It matches core.ErrSchemaIDCollision.
 type SchemaIDCollisionError struct {
 	ID           int
 	Fingerprints [2]string // the schema already holding the id, the newcomer
@@ -141,7 +142,7 @@ func (e *SchemaIDCollisionError) Error() string {
 		e.ID, e.Fingerprints[0], e.Fingerprints[1])
 }
 
-func (e *SchemaIDCollisionError) Unwrap() error { return ErrSchemaIDCollision }
+func (e *SchemaIDCollisionError) Unwrap() error { return core.ErrSchemaIDCollision }
 
 // learner is a registry a codec may teach its reader schema without
 // publishing it anywhere: one held in memory whose ids do not depend on

@@ -1,4 +1,4 @@
-package runtime
+package codec
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/internal/core"
 )
 
 type codecStringer struct{ s string }
@@ -14,7 +16,7 @@ func (c *codecStringer) String() string { return c.s }
 
 func TestTextCodecEncode(t *testing.T) {
 	ctx := context.Background()
-	c := newTextCodec()
+	c := NewTextCodec()
 	if c.ContentType() != "text/plain" {
 		t.Fatalf("content type %q", c.ContentType())
 	}
@@ -46,7 +48,7 @@ func TestTextCodecEncode(t *testing.T) {
 }
 
 func TestTextCodecEncodeRefuses(t *testing.T) {
-	c := newTextCodec()
+	c := NewTextCodec()
 	var nilStringer *codecStringer
 	var nilString *string
 	for _, in := range []any{42, nil, struct{}{}, nilStringer, nilString, []string{"a"}} {
@@ -58,7 +60,7 @@ func TestTextCodecEncodeRefuses(t *testing.T) {
 		if !strings.HasPrefix(err.Error(), "text codec") {
 			t.Errorf("Encode(%#v): %v", in, err)
 		}
-		if errors.Is(err, ErrInvalidMessage) {
+		if errors.Is(err, core.ErrInvalidMessage) {
 			t.Errorf("a wrong Go type is not a schema violation: %v", err)
 		}
 	}
@@ -66,7 +68,7 @@ func TestTextCodecEncodeRefuses(t *testing.T) {
 
 func TestTextCodecDecode(t *testing.T) {
 	ctx := context.Background()
-	c := newTextCodec()
+	c := NewTextCodec()
 	body := []byte("héllo\x00\xff")
 	var s string
 	if err := c.Decode(ctx, body, &s); err != nil || s != string(body) {

@@ -1,4 +1,4 @@
-package runtime
+package codec
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/internal/msgtype"
 	"github.com/acemq/acemq-go/runtime/internal/schemareg"
 )
 
@@ -33,10 +35,10 @@ func TestAvroCodecAnIDThatMeansAnotherSchemaNeverDecodes(t *testing.T) {
 	}
 	fp := pub.(*avroCodec).schemaFingerprint()
 	var got codecOrderV2Go
-	err = sub.Decode(withDecodeInfo(ctx, decodeInfo{fingerprint: fp}), body, &got)
+	err = sub.Decode(core.WithDecodeInfo(ctx, core.DecodeInfo{Fingerprint: fp}), body, &got)
 	otherFP, _ := SchemaFingerprint(other)
 	want := fmt.Sprintf("writer schema 1: acemq: the registry's schema is not the writer's: the registry's schema 1 has fingerprint %s, the message's x-acemq-schema-fingerprint header says %s", otherFP, fp)
-	if !errors.Is(err, ErrSchemaMismatch) || !strings.HasPrefix(err.Error(), want) {
+	if !errors.Is(err, core.ErrSchemaMismatch) || !strings.HasPrefix(err.Error(), want) {
 		t.Fatalf("decode with a colliding id:\n got %v\nwant %s", err, want)
 	}
 }
@@ -49,21 +51,21 @@ func TestAvroCodecHeaderOfTheReaderSchemaNeedsNoLookup(t *testing.T) {
 	sub := codecMustAvro(t, &codecCountingRegistry{SchemaRegistry: schemareg.NewMemory()}, "orders", codecOrderV1)
 	body, _ := pub.Encode(ctx, codecOrderV1Go{ID: "A-1"})
 	var got codecOrderV1Go
-	if err := sub.Decode(withDecodeInfo(ctx, decodeInfo{fingerprint: pub.(*avroCodec).schemaFingerprint()}), body, &got); err != nil || got.ID != "A-1" {
+	if err := sub.Decode(core.WithDecodeInfo(ctx, core.DecodeInfo{Fingerprint: pub.(*avroCodec).schemaFingerprint()}), body, &got); err != nil || got.ID != "A-1" {
 		t.Fatalf("decode: %+v, %v", got, err)
 	}
 	if n := sub.(*avroCodec).reg.(*codecCountingRegistry).lookups; n != 0 {
 		t.Fatalf("%d registry lookups, want 0", n)
 	}
 	// Without the header the (empty) registry is asked, and says not found.
-	if err := sub.Decode(ctx, body, &got); !errors.Is(err, ErrSchemaNotFound) ||
+	if err := sub.Decode(ctx, body, &got); !errors.Is(err, core.ErrSchemaNotFound) ||
 		!strings.HasPrefix(err.Error(), "look up the writer schema: schema id 1: acemq: schema not found") {
 		t.Fatalf("decode without the header: %v", err)
 	}
 }
 
 type codecCountingRegistry struct {
-	SchemaRegistry
+	msgtype.SchemaRegistry
 	lookups int
 }
 
@@ -83,11 +85,11 @@ func TestAvroCodecBodyLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got codecOrderV1Go
-	err = c.Decode(withDecodeInfo(ctx, decodeInfo{maxBody: 1000}), body, &got)
-	if !errors.Is(err, ErrBodyTooLarge) || !strings.Contains(err.Error(), fmt.Sprintf("the body is %d bytes, over the consumer's limit of 1000 bytes", len(body))) {
+	err = c.Decode(core.WithDecodeInfo(ctx, core.DecodeInfo{MaxBody: 1000}), body, &got)
+	if !errors.Is(err, core.ErrBodyTooLarge) || !strings.Contains(err.Error(), fmt.Sprintf("the body is %d bytes, over the consumer's limit of 1000 bytes", len(body))) {
 		t.Fatalf("over the limit: %v", err)
 	}
-	if err := c.Decode(withDecodeInfo(ctx, decodeInfo{maxBody: 4000}), body, &got); err != nil || len(got.ID) != 2000 {
+	if err := c.Decode(core.WithDecodeInfo(ctx, core.DecodeInfo{MaxBody: 4000}), body, &got); err != nil || len(got.ID) != 2000 {
 		t.Fatalf("under the limit: %v", err)
 	}
 	// A forged string length far beyond the body: refused by hamba's
@@ -100,7 +102,7 @@ func TestAvroCodecBodyLimits(t *testing.T) {
 
 // slowRegistry answers Schema after a pause, counting the calls.
 type slowRegistry struct {
-	SchemaRegistry
+	msgtype.SchemaRegistry
 	mu    sync.Mutex
 	calls int
 }
@@ -158,7 +160,7 @@ func TestAvroCodecAlternatingWritersAndLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	sub := codecMustAvro(t, reg, "orders", codecOrderV2)
-	small := withDecodeInfo(ctx, decodeInfo{maxBody: 64})
+	small := core.WithDecodeInfo(ctx, core.DecodeInfo{MaxBody: 64})
 	for i := range 4 {
 		for _, c := range []struct {
 			body []byte
@@ -168,8 +170,8 @@ func TestAvroCodecAlternatingWritersAndLimits(t *testing.T) {
 			if err := sub.Decode(ctx, c.body, &got); err != nil || got.ID != long || got.Currency != c.want {
 				t.Fatalf("round %d: decode: %q %q, %v; want currency %s", i, got.ID[:min(len(got.ID), 8)], got.Currency, err, c.want)
 			}
-			if err := sub.Decode(small, c.body, &got); !errors.Is(err, ErrBodyTooLarge) {
-				t.Fatalf("round %d: decode under a 64-byte limit: %v, want ErrBodyTooLarge", i, err)
+			if err := sub.Decode(small, c.body, &got); !errors.Is(err, core.ErrBodyTooLarge) {
+				t.Fatalf("round %d: decode under a 64-byte limit: %v, want core.ErrBodyTooLarge", i, err)
 			}
 			forged := append(append([]byte{}, c.body[:avroHeaderLen]...), 0xfe, 0x01) // a string of 127 bytes, in a 7-byte body
 			if err := sub.Decode(small, forged, &got); err == nil || !strings.Contains(err.Error(), "MaxByteSliceSize") {

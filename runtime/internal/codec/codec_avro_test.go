@@ -1,4 +1,4 @@
-package runtime
+package codec
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/internal/msgtype"
 	"github.com/acemq/acemq-go/runtime/internal/schemareg"
 )
 
@@ -29,7 +31,7 @@ type codecOrderV2Go struct {
 	Currency string `avro:"currency"`
 }
 
-func codecMustAvro(t testing.TB, reg SchemaRegistry, subject, schema string) Codec {
+func codecMustAvro(t testing.TB, reg msgtype.SchemaRegistry, subject, schema string) msgtype.Codec {
 	t.Helper()
 	c, err := NewAvroCodec(reg, subject, schema)
 	if err != nil {
@@ -194,7 +196,7 @@ func TestAvroCodecWireFormatErrors(t *testing.T) {
 		{"short", []byte{0, 0, 1}, "not in the Confluent wire format: the body is 3 bytes", nil},
 		{"wrong magic byte", wrongMagic, "not in the Confluent wire format: the first byte is 0x01, not the magic byte 0x00", nil},
 		{"JSON", []byte(`{"id":"A-1"}`), "not in the Confluent wire format: the first byte is 0x7b", nil},
-		{"unknown id", unknown, "look up the writer schema: schema id 99: acemq: schema not found", ErrSchemaNotFound},
+		{"unknown id", unknown, "look up the writer schema: schema id 99: acemq: schema not found", core.ErrSchemaNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -252,7 +254,7 @@ func TestAvroCodecEncodeErrors(t *testing.T) {
 	ctx := context.Background()
 	c := codecMustAvro(t, schemareg.NewMemory(), "orders", codecOrderV2)
 	_, err := c.Encode(ctx, "just a string")
-	if !errors.Is(err, ErrInvalidMessage) {
+	if !errors.Is(err, core.ErrInvalidMessage) {
 		t.Fatalf("a value that does not fit the schema: %v", err)
 	}
 	var nilOrder *codecOrderV2Go
@@ -276,7 +278,7 @@ func TestAvroCodecEncodeErrors(t *testing.T) {
 func TestAvroCodecConstructorErrors(t *testing.T) {
 	reg := schemareg.NewMemory()
 	tests := map[string]struct {
-		reg             SchemaRegistry
+		reg             msgtype.SchemaRegistry
 		subject, schema string
 		want            string
 	}{
@@ -403,7 +405,7 @@ func TestAvroCodecLogicalTypes(t *testing.T) {
 	}
 	// An enum symbol the schema does not have is refused on publish.
 	in.Kind = "CHEQUE"
-	if _, err := c.Encode(ctx, in); !errors.Is(err, ErrInvalidMessage) {
+	if _, err := c.Encode(ctx, in); !errors.Is(err, core.ErrInvalidMessage) {
 		t.Fatalf("unknown enum symbol: %v", err)
 	}
 }
