@@ -160,8 +160,8 @@ func (s *session) flushAcks(mode flushMode) {
 		// (corkconn.go). An ack is only ever of a settled delivery, so a
 		// write that fails loses acks, never a message: the socket is
 		// closed and the broker redelivers what it did not see acked.
-		s.cork.cork()
-		defer s.cork.uncork()
+		s.cork.Cork()
+		defer s.cork.Uncork()
 	}
 	if below > 0 {
 		s.acks.sentHook(upTo, below > 1)

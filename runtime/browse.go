@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	"github.com/acemq/acemq-go/runtime/internal/core"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"go.opentelemetry.io/otel/attribute"
@@ -46,8 +47,8 @@ func (c *Connection) browse(ctx context.Context, queue string, max int, fn func(
 	if err != nil {
 		return 0, fmt.Errorf("browse %q: %w", queue, err)
 	}
-	defer cc.close(ctx)
-	q, err := cc.inspect(ctx, queue)
+	defer cc.Close(ctx)
+	q, err := inspect(ctx, cc, queue)
 	if err != nil {
 		return 0, fmt.Errorf("browse %q: %w", queue, notFound(err))
 	}
@@ -62,27 +63,27 @@ func (c *Connection) browse(ctx context.Context, queue string, max int, fn func(
 	// messages without a round trip each (basic.get costs one), and none is
 	// acked, so the channel may hold them all.
 	tag := "acemq-browse-" + core.NewID()
-	deliveries, err := roundTrip(ctx, cc, "basic.consume", func(ch *amqp.Channel) (<-chan amqp.Delivery, error) {
+	deliveries, err := amqpx.RoundTrip(ctx, cc, "basic.consume", func(ch *amqp.Channel) (<-chan amqp.Delivery, error) {
 		return ch.Consume(queue, tag, false, false, false, false, nil)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("browse %q: %w", queue, notFound(err))
 	}
-	n, acked, err := c.browseRead(ctx, cc.ch, queue, want, deliveries, fn, span)
-	if cc.ch.IsClosed() {
+	n, acked, err := c.browseRead(ctx, cc.Ch, queue, want, deliveries, fn, span)
+	if cc.Ch.IsClosed() {
 		return n, errors.Join(err, fmt.Errorf("browse %q: the channel closed (what was read returns to the queue)", queue))
 	}
 	// Stop the pushes, then return everything outstanding on the channel —
 	// what fn saw and what was pushed after — with one nack (tag 0,
 	// multiple: all of them). Past ctx's end the channel is abandoned
 	// instead: closing it returns them all the same.
-	if cerr := cc.do(ctx, "basic.cancel", func(ch *amqp.Channel) error { return ch.Cancel(tag, false) }); cerr != nil {
+	if cerr := cc.Do(ctx, "basic.cancel", func(ch *amqp.Channel) error { return ch.Cancel(tag, false) }); cerr != nil {
 		return n, errors.Join(err, fmt.Errorf("browse %q: cancel: %w", queue, cerr))
 	}
-	if nerr := cc.ch.Nack(0, true, true); nerr != nil {
+	if nerr := cc.Ch.Nack(0, true, true); nerr != nil {
 		return n, errors.Join(err, fmt.Errorf("browse %q: return what was read (it returns when the channel closes): %w", queue, nerr))
 	}
-	if werr := cc.waitReturned(ctx, queue, q.Messages-acked); werr != nil {
+	if werr := waitReturned(ctx, cc, queue, q.Messages-acked); werr != nil {
 		return n, errors.Join(err, fmt.Errorf("browse %q: %w", queue, werr))
 	}
 	return n, err
@@ -138,12 +139,12 @@ const browseIdle = 5 * time.Second
 // count stops growing for 2s, after 30s (someone else is consuming), or
 // at ctx's end (the messages go back all the same). Its error is for a
 // broker that did not answer the count in time (its channel abandoned).
-func (cc *callChannel) waitReturned(ctx context.Context, queue string, n int) error {
+func waitReturned(ctx context.Context, cc *amqpx.CallChannel, queue string, n int) error {
 	deadline := time.Now().Add(30 * time.Second)
 	best, since := -1, time.Now()
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		q, err := cc.inspect(ctx, queue)
-		if stalled(err) {
+		q, err := inspect(ctx, cc, queue)
+		if amqpx.Stalled(err) {
 			return fmt.Errorf("waiting for %d messages back on the queue (they go back all the same): %w", n, err)
 		}
 		if err != nil || q.Messages >= n {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	"github.com/acemq/acemq-go/runtime/internal/core"
 	"github.com/acemq/acemq-go/runtime/wire"
 
@@ -54,7 +55,7 @@ func checkOutgoing(exchange, key string, msg *amqp.Publishing, frameMax int) err
 		return err
 	}
 	if frameMax > 0 {
-		return tooLarge(*msg, frameMax)
+		return amqpx.TooLarge(*msg, frameMax)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -43,7 +44,7 @@ type publisher struct {
 	ch *amqp.Channel
 	// cork, when set, is the connection's socket: the writer corks it
 	// while it writes a batch, so the batch goes out in one write.
-	cork *corkConn
+	cork *amqpx.CorkConn
 	// frameMax is the connection's negotiated frame_max: what a message's
 	// header frame must fit (framesize.go).
 	frameMax int
@@ -194,7 +195,7 @@ func (p *publisher) drainThens() {
 
 // newPublisher puts ch in confirm mode, within ctx, and starts its
 // goroutines; cork, when set, is the connection's socket (corkconn.go).
-func newPublisher(ctx context.Context, c *Connection, ch *amqp.Channel, cork *corkConn) (*publisher, error) {
+func newPublisher(ctx context.Context, c *Connection, ch *amqp.Channel, cork *amqpx.CorkConn) (*publisher, error) {
 	return startPublisher(ctx, c, ch, cork, nil, nil)
 }
 
@@ -203,11 +204,11 @@ func newPublisher(ctx context.Context, c *Connection, ch *amqp.Channel, cork *co
 // when onReturn is nil; else without: each publish is settled once
 // written, and the broker's returns go to onReturn (called from the
 // publisher's loop; it must not block).
-func newRequestPublisher(ctx context.Context, c *Connection, ch *amqp.Channel, cork *corkConn, onReturn func(amqp.Return), waiting *atomic.Int64) (*publisher, error) {
+func newRequestPublisher(ctx context.Context, c *Connection, ch *amqp.Channel, cork *amqpx.CorkConn, onReturn func(amqp.Return), waiting *atomic.Int64) (*publisher, error) {
 	return startPublisher(ctx, c, ch, cork, onReturn, waiting)
 }
 
-func startPublisher(ctx context.Context, c *Connection, ch *amqp.Channel, cork *corkConn, onReturn func(amqp.Return), waiting *atomic.Int64) (*publisher, error) {
+func startPublisher(ctx context.Context, c *Connection, ch *amqp.Channel, cork *amqpx.CorkConn, onReturn func(amqp.Return), waiting *atomic.Int64) (*publisher, error) {
 	if onReturn != nil {
 		p := &publisher{ch: ch, cork: cork, waiting: waiting, unconfirmed: true, onReturn: onReturn, space: make(chan struct{}, writeQueue), kick: make(chan struct{}, 1),
 			freed: make(chan struct{}, 1), quit: make(chan struct{}), pending: map[uint64]*inflight{}, byKey: map[returnKey][]uint64{}}
@@ -217,9 +218,9 @@ func startPublisher(ctx context.Context, c *Connection, ch *amqp.Channel, cork *
 		go p.writer()
 		return p, nil
 	}
-	cc := &callChannel{c: c, ch: ch}
-	if err := cc.do(ctx, "confirm.select", func(ch *amqp.Channel) error { return ch.Confirm(false) }); err != nil {
-		cc.close(ctx)
+	cc := c.callOn(ch)
+	if err := cc.Do(ctx, "confirm.select", func(ch *amqp.Channel) error { return ch.Confirm(false) }); err != nil {
+		cc.Close(ctx)
 		return nil, fmt.Errorf("confirm mode: %w", err)
 	}
 	p := &publisher{ch: ch, cork: cork, waiting: waiting, space: make(chan struct{}, writeQueue), kick: make(chan struct{}, 1), freed: make(chan struct{}, 1),
@@ -454,13 +455,13 @@ func (p *publisher) writeBatch(batch []*inflight) {
 	for i, f := range batch {
 		if !p.unconfirmed && p.keyBusy(f) { // an unconfirmed publish is never in byKey
 			if corked {
-				p.cork.uncork()
+				p.cork.Uncork()
 				corked = false
 			}
 			p.awaitKey(f)
 		}
 		if !corked && p.cork != nil && len(batch)-i > 1 {
-			p.cork.cork()
+			p.cork.Cork()
 			corked = true
 		}
 		p.writeOne(f)
@@ -468,7 +469,7 @@ func (p *publisher) writeBatch(batch []*inflight) {
 		<-p.space
 	}
 	if corked {
-		p.cork.uncork()
+		p.cork.Uncork()
 	}
 	p.settleWritten()
 }
@@ -483,7 +484,7 @@ func (p *publisher) settleWritten() {
 	}
 	var failed error
 	if p.cork != nil {
-		failed = p.cork.failed()
+		failed = p.cork.Failed()
 	}
 	p.thenMu.Lock()
 	queued := false
@@ -621,7 +622,7 @@ func (c *Connection) publisher(ctx context.Context, side bool) (*publisher, erro
 	if err != nil {
 		return nil, err
 	}
-	p.frameMax = frameMaxOf(conn)
+	p.frameMax = amqpx.FrameMaxOf(conn)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if cur := *slot(); cur != nil && cur.alive() {
@@ -657,8 +658,8 @@ func (c *Connection) checkExchange(ctx context.Context, exchange string) error {
 	if err != nil {
 		return err
 	}
-	defer cc.close(ctx)
-	if err := cc.do(ctx, "exchange.declare", func(ch *amqp.Channel) error {
+	defer cc.Close(ctx)
+	if err := cc.Do(ctx, "exchange.declare", func(ch *amqp.Channel) error {
 		return ch.ExchangeDeclarePassive(exchange, "", false, false, false, false, nil)
 	}); err != nil {
 		if isNotFound(err) {

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"go.opentelemetry.io/otel"
 )
@@ -37,7 +38,7 @@ type Connection struct {
 	// tracers caches the tracer of the provider in use (see tracing).
 	tracers atomic.Pointer[tracerEntry]
 	// corks are the sockets of live connections, by connection
-	// (*amqp.Connection → *corkConn), for the publishers' writers.
+	// (*amqp.Connection → *amqpx.CorkConn), for the publishers' writers.
 	corks sync.Map
 
 	mu sync.Mutex
@@ -251,7 +252,7 @@ func (c *Connection) closeConn(ctx context.Context, conn *amqp.Connection) error
 	if why == nil {
 		why = context.DeadlineExceeded
 	}
-	return &stalledError{what: "connection.close", note: note, left: "the connection (closed its socket)", err: fmt.Errorf("%w (%w)", why, cerr)}
+	return &amqpx.StalledError{What: "connection.close", Note: note, Left: "the connection (closed its socket)", Err: fmt.Errorf("%w (%w)", why, cerr)}
 }
 
 // blockedNote is ", connection blocked by the broker: <reason>" while the
@@ -438,7 +439,7 @@ func (c *Connection) channelOn(ctx context.Context) (*amqp.Channel, *amqp.Connec
 		return nil, nil, err
 	}
 	ch, err := c.newChannel(ctx, conn)
-	if stalled(err) {
+	if amqpx.Stalled(err) {
 		// The broker did not answer in time: the connection is kept for
 		// the others on it (it is declared dead by its heartbeats if the
 		// broker is gone).

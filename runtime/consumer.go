@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	"github.com/acemq/acemq-go/runtime/internal/core"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -140,7 +141,7 @@ func Consume(ctx context.Context, c *Connection, spec ConsumerSpec, opts ...Cons
 	}
 	cs.sess = s
 	if err := c.track(cs); err != nil {
-		go closeQuietly(s.ch)
+		go amqpx.CloseQuietly(s.ch)
 		cs.hardStop()
 		return nil, err
 	}
@@ -433,17 +434,10 @@ func (e *abandonedError) Error() string {
 		waited = " the broker did not answer " + e.waited + " in time;"
 	}
 	return fmt.Sprintf("close consumer %q:%s abandoned its channel (%s running, %s unsettled)%s (the broker puts them back on the queue when the channel closes; the connection is kept): %v",
-		e.queue, waited, plural(e.handlers, "handler", "handlers"), plural(e.unsettled, "delivery", "deliveries"), e.note, e.err)
+		e.queue, waited, core.Plural(e.handlers, "handler", "handlers"), core.Plural(e.unsettled, "delivery", "deliveries"), e.note, e.err)
 }
 
 func (e *abandonedError) Unwrap() error { return e.err }
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
 
 // defaultHoldBudgetMax is the largest default hold budget. A retry held in
 // memory is a delivery the broker keeps on the channel's list of unacked

@@ -61,9 +61,9 @@ func (c *Connection) Declare(ctx context.Context, t *Topology) error {
 	if err != nil {
 		return fmt.Errorf("declare: %w", err)
 	}
-	defer cc.close(ctx)
+	defer cc.Close(ctx)
 	for _, s := range steps {
-		if err := cc.do(ctx, s.method(), s.do); err != nil {
+		if err := cc.Do(ctx, s.method(), s.do); err != nil {
 			return declareError(s.kind, s.name, err)
 		}
 		if s.quorum {

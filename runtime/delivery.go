@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	"github.com/acemq/acemq-go/runtime/internal/codec"
 	"github.com/acemq/acemq-go/runtime/internal/core"
 	"github.com/acemq/acemq-go/runtime/wire"
@@ -154,9 +155,9 @@ func (dv *delivery) run() (Ack, error) {
 // routeOf is d's route, or why d cannot be decoded without a codec
 // seeing its body.
 func (cs *Consumer) routeOf(d *amqp.Delivery) (Route, error) {
-	if why := core.HeaderString(d.Headers, headerUnreadable); why != "" {
+	if why := core.HeaderString(d.Headers, wire.HeaderUnreadable); why != "" {
 		// Cut by the header filter: parked, its handler never sees it.
-		return Route{}, &unreadableError{why: why}
+		return Route{}, &amqpx.UnreadableError{Why: why}
 	}
 	route, ok := cs.route(d.Type)
 	if !ok {
@@ -199,9 +200,9 @@ func (dv *delivery) carryOut(ack Ack) {
 // could not be read), with why.
 func (dv *delivery) undecodable(err error) {
 	why := "could not be decoded: " + err.Error()
-	var ur *unreadableError
+	var ur *amqpx.UnreadableError
 	if errors.As(err, &ur) {
-		why = "could not be read: " + ur.why
+		why = "could not be read: " + ur.Why
 	}
 	dv.notDecoded(why)
 	dv.park(why, outcomeUndecodable)

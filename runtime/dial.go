@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	"github.com/acemq/acemq-go/runtime/internal/redact"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -239,7 +240,7 @@ func (c *Connection) dialOne(ctx context.Context, a address) (*amqp.Connection, 
 	var sock net.Conn
 	// A plain socket is corked by the publishers' writers (corkconn.go);
 	// a TLS one is not (not measured yet).
-	var cork *corkConn
+	var cork *amqpx.CorkConn
 	var watch atomic.Pointer[handshakeWatch]
 	plain := !strings.HasPrefix(strings.ToLower(a.raw), "amqps:")
 	dial := contextDialer(ctx, plain, !c.cfg.noHeaderFilter, func(nc net.Conn, w *handshakeWatch) { sock = nc; watch.Store(w) })
@@ -250,7 +251,7 @@ func (c *Connection) dialOne(ctx context.Context, a address) (*amqp.Connection, 
 			if err != nil {
 				return nil, err
 			}
-			cork = &corkConn{Conn: conn}
+			cork = &amqpx.CorkConn{Conn: conn}
 			return cork, nil
 		}
 	}
@@ -287,7 +288,7 @@ func (c *Connection) dialOne(ctx context.Context, a address) (*amqp.Connection, 
 }
 
 // keepCork remembers conn's corkable socket until conn closes.
-func (c *Connection) keepCork(conn *amqp.Connection, cork *corkConn) {
+func (c *Connection) keepCork(conn *amqp.Connection, cork *amqpx.CorkConn) {
 	c.corks.Store(conn, cork)
 	closed := conn.NotifyClose(make(chan *amqp.Error, 1))
 	go func() {
@@ -297,9 +298,9 @@ func (c *Connection) keepCork(conn *amqp.Connection, cork *corkConn) {
 }
 
 // corkOf is conn's corkable socket, nil when it has none.
-func (c *Connection) corkOf(conn *amqp.Connection) *corkConn {
+func (c *Connection) corkOf(conn *amqp.Connection) *amqpx.CorkConn {
 	cork, _ := c.corks.Load(conn)
-	k, _ := cork.(*corkConn)
+	k, _ := cork.(*amqpx.CorkConn)
 	return k
 }
 
@@ -336,7 +337,7 @@ func contextDialer(ctx context.Context, plain, filter bool, got func(net.Conn, *
 			return conn, nil
 		}
 		if filter {
-			conn = &headerFilterConn{Conn: conn}
+			conn = &amqpx.HeaderFilterConn{Conn: conn}
 		}
 		return &capabilityConn{Conn: conn}, nil
 	}

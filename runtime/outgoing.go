@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -95,7 +96,7 @@ func (c *Connection) PublishOutgoing(ctx context.Context, out Outgoing) (*Pendin
 	msg := out.Msg
 	msg.Headers = maps.Clone(msg.Headers) // the publish writes its own trace context
 	o := outgoing{exchange: out.Exchange, key: out.RoutingKey, mandatory: out.Mandatory, msg: msg,
-		parent: traceOf(msg.Headers), origin: originOutbox}
+		parent: traceOf(msg.Headers), origin: amqpx.OriginOutbox}
 	if err := c.routeDue(&o); err != nil {
 		return nil, &PublishError{Exchange: out.Exchange, RoutingKey: out.RoutingKey, Err: err}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	"github.com/acemq/acemq-go/runtime/internal/core"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"go.opentelemetry.io/otel/trace"
@@ -84,12 +85,12 @@ func (c *Connection) pull(ctx context.Context, queue string, span trace.Span) (*
 	if err != nil {
 		return nil, err
 	}
-	cc := &callChannel{c: c, ch: ch}
-	got, err := roundTrip(ctx, cc, "basic.get", func(ch *amqp.Channel) (pulled, error) {
+	cc := c.callOn(ch)
+	got, err := amqpx.RoundTrip(ctx, cc, "basic.get", func(ch *amqp.Channel) (pulled, error) {
 		d, ok, err := ch.Get(queue, false)
 		return pulled{d, ok}, err
 	})
-	if cc.abandoned {
+	if cc.Abandoned {
 		// The channel closes once the Get returns: the next Pull opens a
 		// fresh one.
 		c.dropPullChannel(queue, ch)
@@ -149,7 +150,7 @@ func (c *Connection) pullChannel(ctx context.Context, queue string) (*amqp.Chann
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if cur := c.pulls[queue]; cur != nil && !cur.IsClosed() {
-		go closeQuietly(ch) // a round trip: not under c.mu
+		go amqpx.CloseQuietly(ch) // a round trip: not under c.mu
 		return cur, nil
 	}
 	if c.pulls == nil {
@@ -166,8 +167,8 @@ func (c *Connection) MessageCount(ctx context.Context, queue string) (int, error
 	if err != nil {
 		return 0, fmt.Errorf("message count of %q: %w", queue, err)
 	}
-	defer cc.close(ctx)
-	q, err := cc.inspect(ctx, queue)
+	defer cc.Close(ctx)
+	q, err := inspect(ctx, cc, queue)
 	if err != nil {
 		return 0, fmt.Errorf("message count of %q: %w", queue, notFound(err))
 	}
@@ -175,8 +176,8 @@ func (c *Connection) MessageCount(ctx context.Context, queue string) (int, error
 }
 
 // inspect is a passive queue.declare of queue (its counts), within ctx.
-func (cc *callChannel) inspect(ctx context.Context, queue string) (amqp.Queue, error) {
-	return roundTrip(ctx, cc, "queue.declare", func(ch *amqp.Channel) (amqp.Queue, error) {
+func inspect(ctx context.Context, cc *amqpx.CallChannel, queue string) (amqp.Queue, error) {
+	return amqpx.RoundTrip(ctx, cc, "queue.declare", func(ch *amqp.Channel) (amqp.Queue, error) {
 		return ch.QueueDeclarePassive(queue, false, false, false, false, nil)
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	"github.com/acemq/acemq-go/runtime/internal/core"
 	"github.com/acemq/acemq-go/runtime/wire"
 
@@ -249,7 +250,7 @@ func (c *Connection) Replay(ctx context.Context, from string, opts ReplayOptions
 	}
 	// Closing the channel returns whatever it still holds, also when a
 	// filter panics.
-	defer cc.close(ctx)
+	defer cc.Close(ctx)
 	err = p.run(ctx, &res)
 	if rerr := p.returnHeld(ctx); rerr != nil && err == nil {
 		err = rerr
@@ -267,7 +268,7 @@ const (
 
 type replayPass struct {
 	c        *Connection
-	cc       *callChannel
+	cc       *amqpx.CallChannel
 	from     string
 	opts     ReplayOptions
 	start    time.Time
@@ -288,7 +289,7 @@ type move struct {
 func (p *replayPass) run(ctx context.Context, res *ReplayResult) error {
 	for {
 		batch, stop, err := p.read(ctx, res)
-		if p.cc.abandoned {
+		if p.cc.Abandoned {
 			// Its originals go back to the source when the abandoned
 			// channel closes: copies now would be duplicates.
 			batch = nil
@@ -323,7 +324,7 @@ func (p *replayPass) read(ctx context.Context, res *ReplayResult) ([]move, Repla
 		case p.held >= maxReplayHeld:
 			return batch, ReplayLimit, nil
 		}
-		got, err := roundTrip(ctx, p.cc, "basic.get", func(ch *amqp.Channel) (pulled, error) {
+		got, err := amqpx.RoundTrip(ctx, p.cc, "basic.get", func(ch *amqp.Channel) (pulled, error) {
 			d, ok, err := ch.Get(p.from, false)
 			return pulled{d, ok}, err
 		})
@@ -466,7 +467,7 @@ func (p *replayPass) publish(ctx context.Context, batch []move, res *ReplayResul
 			continue
 		}
 		p.moved[m.id] = true
-		if err := p.cc.ch.Ack(m.d.DeliveryTag, false); err != nil {
+		if err := p.cc.Ch.Ack(m.d.DeliveryTag, false); err != nil {
 			// The copy is on the target; the original returns to the
 			// source when the channel goes: a duplicate, never a loss.
 			return fmt.Errorf("replay: ack %s after its copy was confirmed: %w", m.id, err)
@@ -501,13 +502,13 @@ func (p *replayPass) finishBy(ctx context.Context) time.Time {
 // since every other delivery of the channel is acked. The broker puts them
 // back in their places; the pass ends when it counts them back.
 func (p *replayPass) returnHeld(ctx context.Context) error {
-	if p.held == 0 || p.cc.abandoned || p.cc.ch.IsClosed() {
+	if p.held == 0 || p.cc.Abandoned || p.cc.Ch.IsClosed() {
 		return nil
 	}
-	if err := p.cc.ch.Nack(p.lastHeld, true, true); err != nil {
+	if err := p.cc.Ch.Nack(p.lastHeld, true, true); err != nil {
 		return fmt.Errorf("replay: return %d declined messages to %s (they return when the channel closes): %w", p.held, p.from, err)
 	}
-	if err := p.cc.waitReturned(ctx, p.from, p.held); err != nil {
+	if err := waitReturned(ctx, p.cc, p.from, p.held); err != nil {
 		return fmt.Errorf("replay: %s: %w", p.from, err)
 	}
 	return nil

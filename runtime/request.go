@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	"github.com/acemq/acemq-go/runtime/internal/core"
 	"github.com/acemq/acemq-go/runtime/wire"
 
@@ -559,29 +560,29 @@ func (r *Requester) open(ctx context.Context) (*replySession, error) {
 	if err != nil {
 		return nil, err
 	}
-	cc := &callChannel{c: r.c, ch: ch}
+	cc := r.c.callOn(ch)
 	from := core.DirectReplyTo
 	if r.queue != "" {
 		from = r.queue
 		if len(from) > maxReplyQueueName {
-			cc.close(ctx)
+			cc.Close(ctx)
 			return nil, fmt.Errorf("the reply queue %q: %w: its name is %d bytes, over AMQP's 255", from, ErrInvalidMessage, len(from))
 		}
 		args := amqp.Table{wire.ArgExpires: r.ttl.Milliseconds()}
-		if err := cc.do(ctx, "queue.declare", func(ch *amqp.Channel) error {
+		if err := cc.Do(ctx, "queue.declare", func(ch *amqp.Channel) error {
 			_, err := ch.QueueDeclare(r.queue, true, false, false, false, args)
 			return err
 		}); err != nil {
-			cc.close(ctx)
+			cc.Close(ctx)
 			return nil, fmt.Errorf("declare the reply queue %q: %w", r.queue, err)
 		}
 	}
 	closes := ch.NotifyClose(make(chan *amqp.Error, 1))
-	replies, err := roundTrip(ctx, cc, "basic.consume", func(ch *amqp.Channel) (<-chan amqp.Delivery, error) {
+	replies, err := amqpx.RoundTrip(ctx, cc, "basic.consume", func(ch *amqp.Channel) (<-chan amqp.Delivery, error) {
 		return ch.Consume(from, "", true, false, false, false, nil)
 	})
 	if err != nil {
-		cc.close(ctx)
+		cc.Close(ctx)
 		return nil, fmt.Errorf("consume the replies from %q: %w", from, err)
 	}
 	onReturn := r.returned // without confirms, a return fails its request
@@ -592,7 +593,7 @@ func (r *Requester) open(ctx context.Context) (*replySession, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.frameMax = frameMaxOf(conn)
+	p.frameMax = amqpx.FrameMaxOf(conn)
 	s := &replySession{ch: ch, p: p}
 	r.wg.Add(1)
 	go r.read(s, replies, closes)

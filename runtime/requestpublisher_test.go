@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	"github.com/acemq/acemq-go/runtime/internal/brokertest"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -22,14 +23,14 @@ func TestRequestPublisherWritesItsBatchInOneWrite(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var sock *countingConn
-	var cork *corkConn
+	var cork *amqpx.CorkConn
 	conn, err := amqp.DialConfig(url, amqp.Config{Dial: func(network, addr string) (net.Conn, error) {
 		nc, err := net.DialTimeout(network, addr, 10*time.Second)
 		if err != nil {
 			return nil, err
 		}
 		sock = &countingConn{Conn: nc}
-		cork = &corkConn{Conn: sock}
+		cork = &amqpx.CorkConn{Conn: sock}
 		return cork, nil
 	}})
 	if err != nil {
@@ -98,7 +99,7 @@ func TestRequestPublisherWritesItsBatchInOneWrite(t *testing.T) {
 // publishes are settled with that failure, not as written.
 func TestSettleWrittenAfterAFailedFlush(t *testing.T) {
 	lost := errors.New("broken pipe")
-	p := &publisher{cork: &corkConn{err: lost}}
+	p := &publisher{cork: &amqpx.CorkConn{Err: lost}}
 	outcomes := make(chan error, 3)
 	then := func(err error) { outcomes <- err }
 	refused := errors.New("refused")
@@ -143,7 +144,7 @@ func TestSettleWrittenHandsARequestToItsCaller(t *testing.T) {
 
 	lost := errors.New("broken pipe")
 	failed := &inflight{callerSettles: true, then: then}
-	p = &publisher{cork: &corkConn{err: lost}}
+	p = &publisher{cork: &amqpx.CorkConn{Err: lost}}
 	p.wrote = []thenOutcome{{then: then, f: failed}}
 	p.settleWritten()
 	if err := <-outcomes; err != lost {
@@ -152,4 +153,16 @@ func TestSettleWrittenHandsARequestToItsCaller(t *testing.T) {
 	if failed.callerSettled() {
 		t.Fatal("callerSettled after a failed flush: true, want false (the writer settled it)")
 	}
+}
+
+// countingConn counts the writes that reach a real socket (as
+// internal/amqpx's corked-connection tests do).
+type countingConn struct {
+	net.Conn
+	writes atomic.Int64
+}
+
+func (c *countingConn) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
 }

@@ -344,14 +344,14 @@ func (c *Connection) RequesterWaiting(ctx context.Context, replyTo string) (bool
 	if err != nil {
 		return false, err
 	}
-	err = cc.do(ctx, "queue.declare", func(ch *amqp.Channel) error {
+	err = cc.Do(ctx, "queue.declare", func(ch *amqp.Channel) error {
 		_, err := ch.QueueDeclarePassive(replyTo, false, false, false, false, nil)
 		return err
 	})
 	if isNotFound(err) {
 		return false, nil // the 404 closed the channel
 	}
-	cc.close(ctx)
+	cc.Close(ctx)
 	if err != nil {
 		return false, fmt.Errorf("check the requester %q: %w", replyTo, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	"github.com/acemq/acemq-go/runtime/internal/core"
 	"github.com/acemq/acemq-go/runtime/wire"
 
@@ -52,7 +53,7 @@ type session struct {
 	acks    ackBatch
 	// cork is the connection's socket (nil on TLS): a flush of several
 	// acks is written in one go (ackbatch.go).
-	cork *corkConn
+	cork *amqpx.CorkConn
 	log  *slog.Logger // the consumer's
 }
 
@@ -156,31 +157,31 @@ func (cs *Consumer) subscribe(ctx context.Context) (*session, error) {
 	// Before the subscription: a first delivery the client cannot read
 	// closes the connection at once, and a listener added after that
 	// would only see the channel closed, not why.
-	closed := cc.ch.NotifyClose(make(chan *amqp.Error, 1))
-	deliveries, err := roundTrip(ctx, cc, "basic.consume", func(ch *amqp.Channel) (<-chan amqp.Delivery, error) {
+	closed := cc.Ch.NotifyClose(make(chan *amqp.Error, 1))
+	deliveries, err := amqpx.RoundTrip(ctx, cc, "basic.consume", func(ch *amqp.Channel) (<-chan amqp.Delivery, error) {
 		return ch.Consume(cs.queue, tag, false, false, false, false, nil)
 	})
 	if err != nil {
-		cc.close(ctx)
+		cc.Close(ctx)
 		if isNotFound(err) {
 			err = fmt.Errorf("%w: %w (declare the topology first)", ErrQueueNotFound, err)
 		}
 		return nil, fmt.Errorf("consume %q: %w", cs.queue, err)
 	}
-	return &session{ch: cc.ch, conn: conn, tag: tag, deliveries: deliveries, began: time.Now(), gone: make(chan struct{}),
+	return &session{ch: cc.Ch, conn: conn, tag: tag, deliveries: deliveries, began: time.Now(), gone: make(chan struct{}),
 		closed: closed, acks: newAckBatch(cs.cfg), cork: cs.c.corkOf(conn), log: cs.log}, nil
 }
 
 // openChannel opens a channel for a subscription, with its prefetch, hold
 // budget and ack slack (basic.qos).
-func (cs *Consumer) openChannel(ctx context.Context) (*callChannel, *amqp.Connection, error) {
+func (cs *Consumer) openChannel(ctx context.Context) (*amqpx.CallChannel, *amqp.Connection, error) {
 	ch, conn, err := cs.channelOn(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("consume %q: %w", cs.queue, err)
 	}
-	cc := &callChannel{c: cs.c, ch: ch}
-	if err := cc.do(ctx, "basic.qos", func(ch *amqp.Channel) error { return ch.Qos(cs.cfg.qos(), 0, false) }); err != nil {
-		cc.close(ctx)
+	cc := cs.c.callOn(ch)
+	if err := cc.Do(ctx, "basic.qos", func(ch *amqp.Channel) error { return ch.Qos(cs.cfg.qos(), 0, false) }); err != nil {
+		cc.Close(ctx)
 		return nil, nil, fmt.Errorf("consume %q: prefetch: %w", cs.queue, err)
 	}
 	return cc, conn, nil
@@ -189,15 +190,15 @@ func (cs *Consumer) openChannel(ctx context.Context) (*callChannel, *amqp.Connec
 // declareSetAside declares q.dlq and q.parked on cc. A declare that fails
 // closes the channel: the subscription goes on on a new one, which it
 // returns.
-func (cs *Consumer) declareSetAside(ctx context.Context, cc *callChannel, conn *amqp.Connection) (*callChannel, *amqp.Connection, error) {
+func (cs *Consumer) declareSetAside(ctx context.Context, cc *amqpx.CallChannel, conn *amqp.Connection) (*amqpx.CallChannel, *amqp.Connection, error) {
 	for _, q := range []string{wire.DeadLetterQueue(cs.queue), wire.ParkedQueue(cs.queue)} {
-		_, err := roundTrip(ctx, cc, "queue.declare", func(ch *amqp.Channel) (amqp.Queue, error) {
+		_, err := amqpx.RoundTrip(ctx, cc, "queue.declare", func(ch *amqp.Channel) (amqp.Queue, error) {
 			return ch.QueueDeclare(q, true, false, false, false, nil)
 		})
 		if err == nil {
 			continue
 		}
-		cc.close(ctx)
+		cc.Close(ctx)
 		if !setAsideQueueThere(err) {
 			return nil, nil, fmt.Errorf("consume %q: %w", cs.queue, declareError("queue", q, err))
 		}
@@ -426,7 +427,7 @@ func (cs *Consumer) sessionDied(s *session) {
 // close is a round trip, and a broker that does not answer it holds up
 // neither the next subscription nor the connection (it ends when the
 // broker answers or the connection does).
-func (cs *Consumer) closeChannel(s *session) { go closeQuietly(s.ch) }
+func (cs *Consumer) closeChannel(s *session) { go amqpx.CloseQuietly(s.ch) }
 
 // backoff is wait jittered down to between half and all of it, so that the
 // consumers of a fleet do not reconnect in step.
@@ -487,7 +488,7 @@ func (cs *Consumer) adopt(s *session) *session {
 	cs.mu.Lock()
 	if cs.closing {
 		cs.mu.Unlock()
-		go closeQuietly(s.ch)
+		go amqpx.CloseQuietly(s.ch)
 		return nil
 	}
 	cs.sess = s

@@ -192,7 +192,7 @@ func copyOf(d amqp.Delivery, attempt int, why, from string) amqp.Publishing {
 func copyHeaders(d amqp.Delivery, attempt int, why, from string) (amqp.Table, string) {
 	h := amqp.Table{}
 	for k, v := range d.Headers {
-		if k == wire.HeaderDeath || k == headerDeliveryCount || k == headerUnreadable || strings.HasPrefix(k, wire.HeaderFirstDeathPrefix) || strings.HasPrefix(k, wire.HeaderLastDeathPrefix) {
+		if k == wire.HeaderDeath || k == headerDeliveryCount || k == wire.HeaderUnreadable || strings.HasPrefix(k, wire.HeaderFirstDeathPrefix) || strings.HasPrefix(k, wire.HeaderLastDeathPrefix) {
 			continue
 		}
 		h[k] = v

@@ -1,4 +1,4 @@
-package runtime
+package amqpx
 
 import (
 	"bytes"
@@ -159,14 +159,14 @@ func FuzzHeaderFilter(f *testing.F) {
 		if readable != bytes.Equal(in, out) {
 			t.Errorf("depth %d width %d nested %v: readable=%v (depth %d width %d) but changed=%v", depth, width, nested, readable, d, w, !bytes.Equal(in, out))
 		}
-		if !readable && !bytes.Contains(got, []byte(headerUnreadable)) {
-			t.Errorf("depth %d width %d: cut without %s", depth, width, headerUnreadable)
+		if !readable && !bytes.Contains(got, []byte(wire.HeaderUnreadable)) {
+			t.Errorf("depth %d width %d: cut without %s", depth, width, wire.HeaderUnreadable)
 		}
 	})
 }
 
 // FuzzFitFrame: a copy whose headers are near or over frame_max fits it
-// after fitFrame, with its kept headers untouched (unless one alone is
+// after FitFrame, with its kept headers untouched (unless one alone is
 // over keptCut) and x-acemq-dropped-headers saying so; one that fits is
 // left as it was.
 func FuzzFitFrame(f *testing.F) {
@@ -182,12 +182,12 @@ func FuzzFitFrame(f *testing.F) {
 			h[fmt.Sprint("h", i)] = amqp.Table{"n": int64(i), "s": strings.Repeat("x", i*7)}
 		}
 		msg := amqp.Publishing{Headers: h, ContentType: "text/plain", CorrelationId: "corr", Type: "t", MessageId: "m", DeliveryMode: 2}
-		before := headerFrameSize(msg)
-		changed := fitFrame(&msg, fm)
+		before := HeaderFrameSize(msg)
+		changed := FitFrame(&msg, fm)
 		if changed != (before > fm) {
 			t.Fatalf("size %d, frame_max %d: changed=%v", before, fm, changed)
 		}
-		if after := headerFrameSize(msg); after > fm {
+		if after := HeaderFrameSize(msg); after > fm {
 			t.Fatalf("size %d → %d, still over frame_max %d", before, after, fm)
 		}
 		if !changed {

@@ -1,4 +1,4 @@
-package runtime
+package amqpx
 
 import (
 	"bufio"
@@ -56,9 +56,9 @@ const maxFilteredFrame = 16 << 20
 // deep it goes; past it the reason says "more than".
 const measureDepth = 1000
 
-// headerFilterConn is the socket under amqp091-go with headerFilter on
+// HeaderFilterConn is the socket under amqp091-go with headerFilter on
 // its reads.
-type headerFilterConn struct {
+type HeaderFilterConn struct {
 	net.Conn
 	in   *bufio.Reader
 	out  []byte // a rewritten (or whole read) header frame, not yet read
@@ -66,7 +66,7 @@ type headerFilterConn struct {
 	buf  []byte // reused for header frames
 }
 
-func (f *headerFilterConn) Read(p []byte) (int, error) {
+func (f *HeaderFilterConn) Read(p []byte) (int, error) {
 	if f.in == nil {
 		f.in = bufio.NewReaderSize(f.Conn, 32<<10)
 	}
@@ -87,7 +87,7 @@ func (f *headerFilterConn) Read(p []byte) (int, error) {
 
 // next reads the next frame's header: a content header frame is read
 // whole (and rewritten when it must be), any other frame passes through.
-func (f *headerFilterConn) next() error {
+func (f *HeaderFilterConn) next() error {
 	h, err := f.in.Peek(7)
 	if err != nil {
 		return err
@@ -267,7 +267,7 @@ func unreadableNote(dropped []entry, reason string) string {
 	if len(dropped) > len(names) {
 		list += fmt.Sprintf(" and %d more", len(dropped)-len(names))
 	}
-	return fmt.Sprintf("dropped %s (%s): unreadable: %s", plural(len(dropped), "header", "headers"), list, reason)
+	return fmt.Sprintf("dropped %s (%s): unreadable: %s", core.Plural(len(dropped), "header", "headers"), list, reason)
 }
 
 func appendStringEntry(b []byte, key, v string) []byte {
@@ -450,7 +450,7 @@ func scanFieldShallow(b []byte, i int) (int, string, bool) {
 	return end, "", end <= len(b) && end >= i+5
 }
 
-// unreadableError is why a delivery cut by the header filter is parked.
-type unreadableError struct{ why string }
+// UnreadableError is why a delivery cut by the header filter is parked.
+type UnreadableError struct{ Why string }
 
-func (e *unreadableError) Error() string { return "its headers could not be read: " + e.why }
+func (e *UnreadableError) Error() string { return "its headers could not be read: " + e.Why }

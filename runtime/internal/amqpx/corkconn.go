@@ -1,4 +1,4 @@
-package runtime
+package amqpx
 
 import (
 	"net"
@@ -22,21 +22,21 @@ import (
 // corkMax is how much a corked connection holds before it writes anyway.
 const corkMax = 64 << 10
 
-// corkConn is the connection's socket, with writes held while corked.
-type corkConn struct {
+// CorkConn is the connection's socket, with writes held while corked.
+type CorkConn struct {
 	net.Conn
 	mu    sync.Mutex
 	corks int    // writers that corked it and have not uncorked yet
 	buf   []byte // held while corked
-	err   error  // the first failed write: every later write fails with it
+	Err   error  // the first failed write: every later write fails with it
 }
 
 // Write writes p, or holds it while the connection is corked.
-func (c *corkConn) Write(p []byte) (int, error) {
+func (c *CorkConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.err != nil {
-		return 0, c.err
+	if c.Err != nil {
+		return 0, c.Err
 	}
 	if c.corks > 0 || len(c.buf) > 0 {
 		c.buf = append(c.buf, p...)
@@ -47,31 +47,31 @@ func (c *corkConn) Write(p []byte) (int, error) {
 	}
 	n, err := c.Conn.Write(p)
 	if err != nil {
-		c.err = err
+		c.Err = err
 	}
 	return n, err
 }
 
-// failed is the first failed write's error, nil while none failed.
-func (c *corkConn) failed() error {
+// Failed is the first failed write's error, nil while none failed.
+func (c *CorkConn) Failed() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.err
+	return c.Err
 }
 
-// cork holds the connection's writes until the matching uncork.
-func (c *corkConn) cork() {
+// Cork holds the connection's writes until the matching uncork.
+func (c *CorkConn) Cork() {
 	c.mu.Lock()
 	c.corks++
 	c.mu.Unlock()
 }
 
-// uncork ends a cork; the last one writes what is held.
-func (c *corkConn) uncork() {
+// Uncork ends a cork; the last one writes what is held.
+func (c *CorkConn) Uncork() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.corks--
-	if c.corks == 0 && len(c.buf) > 0 && c.err == nil {
+	if c.corks == 0 && len(c.buf) > 0 && c.Err == nil {
 		_ = c.flushLocked()
 	}
 }
@@ -79,7 +79,7 @@ func (c *corkConn) uncork() {
 // flushLocked writes what is held; c.mu is held. A failed write closes the
 // socket, so that the connection's reader fails and every channel on it,
 // publishes in flight included, sees the loss.
-func (c *corkConn) flushLocked() error {
+func (c *CorkConn) flushLocked() error {
 	_, err := c.Conn.Write(c.buf)
 	if cap(c.buf) > 4*corkMax {
 		c.buf = nil
@@ -87,7 +87,7 @@ func (c *corkConn) flushLocked() error {
 		c.buf = c.buf[:0]
 	}
 	if err != nil {
-		c.err = err
+		c.Err = err
 		_ = c.Conn.Close()
 	}
 	return err

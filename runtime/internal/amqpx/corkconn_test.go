@@ -1,4 +1,4 @@
-package runtime
+package amqpx
 
 import (
 	"bytes"
@@ -51,9 +51,9 @@ func loopback(t *testing.T) (client *countingConn, server net.Conn) {
 // corkMax it writes without waiting for the uncork.
 func TestCorkConnWritesABatchAtOnce(t *testing.T) {
 	raw, server := loopback(t)
-	c := &corkConn{Conn: raw}
-	c.cork()
-	c.cork() // a second writer's cork: the first uncork writes nothing
+	c := &CorkConn{Conn: raw}
+	c.Cork()
+	c.Cork() // a second writer's cork: the first uncork writes nothing
 	var want bytes.Buffer
 	for _, s := range []string{"method ", "header ", "body; ", "ack; "} {
 		if n, err := c.Write([]byte(s)); n != len(s) || err != nil {
@@ -61,11 +61,11 @@ func TestCorkConnWritesABatchAtOnce(t *testing.T) {
 		}
 		want.WriteString(s)
 	}
-	c.uncork()
+	c.Uncork()
 	if n := raw.writes.Load(); n != 0 {
 		t.Fatalf("%d writes reached the socket while corked, want 0", n)
 	}
-	c.uncork()
+	c.Uncork()
 	if n := raw.writes.Load(); n != 1 {
 		t.Fatalf("%d writes at the last uncork, want 1", n)
 	}
@@ -76,7 +76,7 @@ func TestCorkConnWritesABatchAtOnce(t *testing.T) {
 	if n := raw.writes.Load(); n != 2 {
 		t.Fatalf("%d writes after an uncorked write, want 2", n)
 	}
-	c.cork()
+	c.Cork()
 	big := bytes.Repeat([]byte{'x'}, corkMax)
 	if _, err := c.Write(big); err != nil {
 		t.Fatal(err)
@@ -85,7 +85,7 @@ func TestCorkConnWritesABatchAtOnce(t *testing.T) {
 	if n := raw.writes.Load(); n != 3 {
 		t.Fatalf("%d writes after %d bytes corked, want 3 (corkMax reached)", n, corkMax)
 	}
-	c.uncork()
+	c.Uncork()
 	if n := raw.writes.Load(); n != 3 {
 		t.Fatalf("%d writes after an uncork with nothing held, want 3", n)
 	}
@@ -103,13 +103,13 @@ func TestCorkConnWritesABatchAtOnce(t *testing.T) {
 // fails and every channel sees the loss) and fails every later write.
 func TestCorkConnFailedFlushClosesTheSocket(t *testing.T) {
 	raw, server := loopback(t)
-	c := &corkConn{Conn: raw}
-	c.cork()
+	c := &CorkConn{Conn: raw}
+	c.Cork()
 	if _, err := c.Write([]byte("lost with the socket")); err != nil {
 		t.Fatal(err)
 	}
 	raw.Conn.Close() // the socket fails under the corked batch
-	c.uncork()
+	c.Uncork()
 	if _, err := c.Write([]byte("after")); !errors.Is(err, net.ErrClosed) {
 		t.Errorf("write after a failed flush: %v, want net.ErrClosed", err)
 	}
