@@ -8,6 +8,7 @@ import (
 
 	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/internal/obs"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -38,7 +39,7 @@ func (c *Connection) Browse(ctx context.Context, queue string, max int, fn func(
 	if span.IsRecording() {
 		span.SetAttributes(attribute.Int("messaging.batch.message_count", n))
 	}
-	endReceive(span, err)
+	obs.EndReceive(span, err)
 	return n, err
 }
 
@@ -104,7 +105,7 @@ func (c *Connection) browseRead(ctx context.Context, ch *amqp.Channel, queue str
 			}
 			n++
 			env := core.EnvelopeOf(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType)
-			receivedMessage(span, &d, env, false)
+			obs.ReceivedMessage(span, &d, env, false)
 			del := &Delivery{
 				Body: d.Body, Headers: d.Headers, Envelope: env,
 				Exchange: d.Exchange, RoutingKey: d.RoutingKey, Redelivered: d.Redelivered,
@@ -114,7 +115,7 @@ func (c *Connection) browseRead(ctx context.Context, ch *amqp.Channel, queue str
 			if del.acked {
 				acked++
 			}
-			c.metrics.browsedOne(queue, d.Type, del.acked)
+			c.metrics.BrowsedOne(queue, d.Type, del.acked)
 			if err != nil {
 				return n, acked, err
 			}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/acemq/acemq-go/runtime/internal/amqpx"
+	"github.com/acemq/acemq-go/runtime/internal/obs"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"go.opentelemetry.io/otel"
 )
@@ -31,12 +32,12 @@ type Connection struct {
 	// origin is cfg.origin boxed once, as each publish's x-acemq-origin.
 	origin   any
 	log      *slog.Logger
-	metrics  *metrics
+	metrics  *obs.Metrics
 	registry SchemaRegistry
 	// delayPrefix is the delay topology Declare declared last (WithDelay).
 	delayPrefix atomic.Pointer[string]
 	// tracers caches the tracer of the provider in use (see tracing).
-	tracers atomic.Pointer[tracerEntry]
+	tracers atomic.Pointer[obs.TracerEntry]
 	// corks are the sockets of live connections, by connection
 	// (*amqp.Connection → *amqpx.CorkConn), for the publishers' writers.
 	corks sync.Map
@@ -148,7 +149,7 @@ func Dial(ctx context.Context, rawURL string, opts ...DialOption) (*Connection, 
 	if mp == nil {
 		mp = otel.GetMeterProvider()
 	}
-	c.metrics = newMetrics(mp)
+	c.metrics = obs.NewMetrics(mp)
 	c.registry = cfg.registry
 	if c.registry == nil {
 		c.registry = sharedRegistry
@@ -161,7 +162,7 @@ func Dial(ctx context.Context, rawURL string, opts ...DialOption) (*Connection, 
 	if _, err := c.connect(ctx, true); err != nil {
 		return nil, err
 	}
-	c.metrics.observe(c)
+	c.metrics.Observe(c.eachConsumer)
 	return c, nil
 }
 
@@ -207,7 +208,7 @@ func (c *Connection) Close(ctx context.Context) error {
 	c.closed = true
 	c.health.since = time.Now()
 	close(c.done)
-	c.metrics.unobserve()
+	c.metrics.Unobserve()
 	conn := c.conn
 	c.conn, c.pub, c.side, c.pulls, c.exchanges = nil, nil, nil, nil, nil
 	c.mu.Unlock()
@@ -477,4 +478,13 @@ func deadlineOf(ctx context.Context) time.Time {
 		return d
 	}
 	return time.Now().Add(5 * time.Second)
+}
+
+// eachConsumer gives fn each tracked consumer's queue, its held retries
+// and its deliveries in flight, for the metrics' gauges.
+func (c *Connection) eachConsumer(fn func(queue string, held, inFlight int)) {
+	for _, cs := range c.trackedConsumers() {
+		st := cs.Stats()
+		fn(cs.queue, st.Held, st.InFlight)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/internal/obs"
 	"github.com/acemq/acemq-go/runtime/wire"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -23,7 +24,7 @@ var allocTextType = NewTextType("acemq.alloc.consume")
 // everything before that runs as on a live one.
 func allocConsumer(t testing.TB, h Handler[string]) (*Consumer, *session) {
 	t.Helper()
-	c := &Connection{metrics: newMetrics(otel.GetMeterProvider()), log: slog.New(slog.DiscardHandler)}
+	c := &Connection{metrics: obs.NewMetrics(otel.GetMeterProvider()), log: slog.New(slog.DiscardHandler)}
 	cfg := consumeConfig{prefetch: 256, concurrency: 1, maxBody: DefaultMaxBodySize}
 	cs, err := newConsumer(c, ConsumerSpec{Queue: "orders.new", Routes: []Route{Handle(allocTextType, h)}}, cfg)
 	if err != nil {

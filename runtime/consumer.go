@@ -10,6 +10,7 @@ import (
 
 	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/internal/obs"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -51,7 +52,7 @@ type Consumer struct {
 	log      *slog.Logger
 	panics   core.PanicLimiter
 	// outcomeLog bounds the retry, dead-letter and park lines.
-	outcomeLog *outcomeLimiter
+	outcomeLog *obs.OutcomeLimiter
 	stats      consumerCounters
 	// lastType caches the metric options of the type last delivered.
 	lastType atomic.Pointer[typeOpts]
@@ -145,7 +146,7 @@ func Consume(ctx context.Context, c *Connection, spec ConsumerSpec, opts ...Cons
 		cs.hardStop()
 		return nil, err
 	}
-	c.metrics.zeroQueue(spec.Queue)
+	c.metrics.ZeroQueue(spec.Queue)
 	go cs.run(s)
 	return cs, nil
 }
@@ -168,7 +169,7 @@ func newConsumer(c *Connection, spec ConsumerSpec, cfg consumeConfig) (*Consumer
 		quit:    make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
-	cs.outcomeLog = newOutcomeLimiter(cfg.outcomeLog, cs.log)
+	cs.outcomeLog = obs.NewOutcomeLimiter(cfg.outcomeLog, cs.log)
 	if err := cs.validate(spec); err != nil {
 		return nil, err
 	}

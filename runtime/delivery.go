@@ -9,6 +9,7 @@ import (
 	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	"github.com/acemq/acemq-go/runtime/internal/codec"
 	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/internal/obs"
 	"github.com/acemq/acemq-go/runtime/wire"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -41,7 +42,7 @@ type delivery struct {
 	// info (runCtx). aheadCtx is the decode ahead's.
 	ctx              context.Context
 	runCtx, aheadCtx core.InfoCtx
-	span             processSpan
+	span             obs.ProcessSpan
 	began            time.Time
 	// requeueKey names the message across requeues, and requeues is its
 	// count when the run began (requeue_on_failure only).
@@ -124,7 +125,7 @@ func (dv *delivery) begin() {
 // was settled another way than by a requeue, out of flight.
 func (dv *delivery) end() {
 	cs := dv.cs
-	dv.span.end()
+	dv.span.End()
 	if cs.requeue && cs.requeues.count(dv.requeueKey) == dv.requeues {
 		cs.requeues.forget(dv.requeueKey)
 	}
@@ -190,9 +191,9 @@ func (dv *delivery) carryOut(ack Ack) {
 	case AckRetry:
 		dv.retry(why)
 	case AckReject:
-		dv.deadLetter(why, outcomeRejected)
+		dv.deadLetter(why, obs.OutcomeRejected)
 	case AckPark:
-		dv.park(why, outcomeParked)
+		dv.park(why, obs.OutcomeParked)
 	}
 }
 
@@ -205,7 +206,7 @@ func (dv *delivery) undecodable(err error) {
 		why = "could not be read: " + ur.Why
 	}
 	dv.notDecoded(why)
-	dv.park(why, outcomeUndecodable)
+	dv.park(why, obs.OutcomeUndecodable)
 }
 
 // returnForNow nacks back, after a pause, a delivery that could not be

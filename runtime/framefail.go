@@ -65,7 +65,7 @@ func (cs *Consumer) frameFailed(s *session) time.Duration {
 		return 0
 	}
 	cs.isolated.Store(true)
-	cs.c.metrics.add(cs.c.metrics.frameErrors, cs.queue)
+	cs.c.metrics.Add(cs.c.metrics.FrameErrors, cs.queue)
 	if n == 1 {
 		cs.log.Error("acemq: the consumer's connection was closed on a frame the client cannot read (a message's header table?); it moves to a connection of its own and backs off",
 			"err", e, "next_in", wait)

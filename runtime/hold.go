@@ -163,7 +163,7 @@ func (cs *Consumer) respillHeld(s *session) {
 		rung := cs.rungNames.of(cs.queue, h.spill)
 		r := &heldRetry{dv: h.dv, target: rung, msg: h.msg, trace: h.trace}
 		r.done = func() {
-			cs.c.metrics.add(cs.c.metrics.retrySpilled, cs.queue)
+			cs.c.metrics.Add(cs.c.metrics.RetrySpilled, cs.queue)
 			cs.rungFound(rung)
 		}
 		r.unroutable = func() {

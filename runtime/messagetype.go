@@ -4,6 +4,7 @@ import (
 	"github.com/acemq/acemq-go/runtime/internal/codec"
 	"github.com/acemq/acemq-go/runtime/internal/jsoncheck"
 	"github.com/acemq/acemq-go/runtime/internal/msgtype"
+	"github.com/acemq/acemq-go/runtime/internal/obs"
 )
 
 // Format is the wire format of a message type: FormatText, FormatJSON or
@@ -33,14 +34,14 @@ type MessageType[T any] = msgtype.MessageType[T]
 
 // NewTextType is a plain-text message type (text/plain) carrying a string.
 func NewTextType(name string) *MessageType[string] {
-	declareType(name)
+	obs.DeclareType(name)
 	return msgtype.New[string](name, FormatText, "", "", nil, codec.Codecs{})
 }
 
 // NewJSONType is a JSON message type validated against schema (a JSON Schema
 // document; empty means no validation) on publish and on consume.
 func NewJSONType[T any](name, schema string) *MessageType[T] {
-	declareType(name)
+	obs.DeclareType(name)
 	return msgtype.New[T](name, FormatJSON, "", schema, nil, codec.Codecs{})
 }
 
@@ -69,7 +70,7 @@ func newCheckedJSONType[T any](name, schema string, check jsoncheck.Checker, sha
 // manifest's registry: this way), else the process's default
 // FingerprintRegistry.
 func NewAvroType[T any](name, subject, schema string, opts ...TypeOption) *MessageType[T] {
-	declareType(name)
+	obs.DeclareType(name)
 	var cfg typeConfig
 	for _, o := range opts {
 		o.applyType(&cfg)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/internal/obs"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -188,7 +189,7 @@ type consumeConfig struct {
 	rungProbe time.Duration
 	// middleware is WithMiddleware's, in order (middleware.go).
 	middleware []Middleware
-	outcomeLog outcomeLogLimit // WithOutcomeLogLimit's (outcomelog.go)
+	outcomeLog obs.OutcomeLogLimit // WithOutcomeLogLimit's (outcomelog.go)
 }
 
 func (c consumeConfig) rungProbeOrDefault() time.Duration {

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/internal/obs"
 	"github.com/acemq/acemq-go/runtime/wire"
 )
 
@@ -55,13 +56,13 @@ func (dv *delivery) answered(ack Ack) (AckKind, string) {
 	}
 	if pe := panicOf(ack.Err()); pe != nil {
 		dv.logPanic(pe)
-		dv.span.panicked(pe)
+		dv.span.Panicked(pe)
 		errType = "panic"
 	}
 	dv.timed(errType)
-	dv.span.outcome = kind.String()
+	dv.span.Outcome = kind.String()
 	if why != "" {
-		dv.span.fail(why)
+		dv.span.Fail(why)
 	}
 	return kind, why
 }
@@ -82,68 +83,68 @@ func panicOf(err error) *PanicError {
 // span's Error status, messaging.process.duration with error.type
 // undecodable.
 func (dv *delivery) notDecoded(why string) {
-	dv.span.fail(why)
-	dv.cs.c.metrics.processed(dv.cs.queue, dv.d.Type, time.Since(dv.began), "undecodable")
+	dv.span.Fail(why)
+	dv.cs.c.metrics.Processed(dv.cs.queue, dv.d.Type, time.Since(dv.began), "undecodable")
 }
 
 // poisonedNow records a delivery redelivered past WithRedeliveryLimit, or
 // replaced by a copy carrying its count: the span's Error status.
 func (dv *delivery) poisonedNow() {
-	dv.span.fail("could not be handled: redelivered too many times without being settled")
+	dv.span.Fail("could not be handled: redelivered too many times without being settled")
 }
 
 // heldForRegistry records a delivery held until the registry answers:
 // the span's acemq.outcome, acemq.registry.unavailable.
 func (dv *delivery) heldForRegistry() {
-	dv.span.outcome = "registry_unavailable"
-	dv.cs.c.metrics.add(dv.cs.c.metrics.registryUnavail, dv.cs.queue)
+	dv.span.Outcome = "registry_unavailable"
+	dv.cs.c.metrics.Add(dv.cs.c.metrics.RegistryUnavail, dv.cs.queue)
 }
 
 // returned records a delivery that could not be decoded for now (the
 // consumer is being stopped) and goes back to its queue.
 func (dv *delivery) returned(err error) {
-	dv.span.outcome = "returned"
+	dv.span.Outcome = "returned"
 	dv.cs.log.Warn("acemq: could not decode for now; returning the message to its queue", "err", err, "id", dv.d.MessageId)
 }
 
 // accepted records an Accept carried out.
-func (dv *delivery) accepted() { dv.counted(outcomeAccepted, "") }
+func (dv *delivery) accepted() { dv.counted(obs.OutcomeAccepted, "") }
 
 // retried records a retry once its wait is settled: held in memory, sent
 // to a rung (after its confirm) or requeued.
 func (dv *delivery) retried(why, wait string, delay time.Duration) {
-	dv.counted(outcomeRetried, wait)
-	if dv.cs.outcomeLog.allow(time.Now(), outcomeRetried, why) {
-		dv.cs.log.Info("acemq: retry", dv.outcomeAttrs(outcomeRetried, why, "wait", wait, "delay", delay)...)
+	dv.counted(obs.OutcomeRetried, wait)
+	if dv.cs.outcomeLog.Allow(time.Now(), obs.OutcomeRetried, why) {
+		dv.cs.log.Info("acemq: retry", dv.outcomeAttrs(obs.OutcomeRetried, why, "wait", wait, "delay", delay)...)
 	}
 }
 
 // setAsideAs records o, a dead letter or a park, once its copy in to is
 // confirmed.
-func (dv *delivery) setAsideAs(o outcome, why, to string) {
+func (dv *delivery) setAsideAs(o obs.Outcome, why, to string) {
 	dv.counted(o, "")
 	what := "acemq: parked"
 	if to == wire.DeadLetterQueue(dv.cs.queue) {
 		what = "acemq: dead-lettered"
 	}
-	if dv.cs.outcomeLog.allow(time.Now(), o, why) {
+	if dv.cs.outcomeLog.Allow(time.Now(), o, why) {
 		dv.cs.log.Warn(what, dv.outcomeAttrs(o, why, "to", to)...)
 	}
 }
 
 // counted counts o in Stats and acemq.outcome; wait is where a retry
 // waits.
-func (dv *delivery) counted(o outcome, wait string) {
+func (dv *delivery) counted(o obs.Outcome, wait string) {
 	cs := dv.cs
 	cs.stats.outcomes[o].Add(1)
-	if o == outcomeAccepted && wait == "" {
+	if o == obs.OutcomeAccepted && wait == "" {
 		m := cs.c.metrics
-		if ctx := context.Background(); m.outcome.Enabled(ctx) {
-			m.outcome.Add(ctx, 1, cs.typeOpts(dv.d.Type).accepted.add...)
+		if ctx := context.Background(); m.Outcome.Enabled(ctx) {
+			m.Outcome.Add(ctx, 1, cs.typeOpts(dv.d.Type).accepted.Add...)
 		}
 		return
 	}
-	cs.c.metrics.settledAs(cs.queue, dv.d.Type, o, wait)
+	cs.c.metrics.SettledAs(cs.queue, dv.d.Type, o, wait)
 }
 
 // timed records how long dv took to get its answer, in
@@ -151,12 +152,12 @@ func (dv *delivery) counted(o outcome, wait string) {
 func (dv *delivery) timed(errType string) {
 	cs, took := dv.cs, time.Since(dv.began)
 	if errType != "" {
-		cs.c.metrics.processed(cs.queue, dv.d.Type, took, errType)
+		cs.c.metrics.Processed(cs.queue, dv.d.Type, took, errType)
 		return
 	}
 	m := cs.c.metrics
-	if ctx := context.Background(); m.processDuration.Enabled(ctx) {
-		m.processDuration.Record(ctx, took.Seconds(), cs.typeOpts(dv.d.Type).processOK.rec...)
+	if ctx := context.Background(); m.ProcessDuration.Enabled(ctx) {
+		m.ProcessDuration.Record(ctx, took.Seconds(), cs.typeOpts(dv.d.Type).processOK.Rec...)
 	}
 }
 
@@ -168,19 +169,19 @@ func (dv *delivery) timed(errType string) {
 type typeOpts struct {
 	typ, known          string
 	spanName            string // the process span's: "<queue> process"
-	consumed, processOK attrOpts
-	accepted            attrOpts
+	consumed, processOK obs.AttrOpts
+	accepted            obs.AttrOpts
 }
 
 func (cs *Consumer) typeOpts(typ string) *typeOpts {
 	if t := cs.lastType.Load(); t != nil && t.typ == typ {
 		return t
 	}
-	m, known := cs.c.metrics, knownType(typ)
-	t := &typeOpts{typ: typ, known: known, spanName: spanName(cs.queue, "process"),
-		consumed:  m.opts(attrKey{kind: kindConsume, dest: cs.queue, typ: known}),
-		processOK: m.opts(attrKey{kind: kindProcess, dest: cs.queue, typ: known}),
-		accepted:  m.opts(attrKey{kind: kindOutcome, dest: cs.queue, typ: known, outcomeName: outcomeAccepted.String()}),
+	m, known := cs.c.metrics, obs.KnownType(typ)
+	t := &typeOpts{typ: typ, known: known, spanName: obs.SpanName(cs.queue, "process"),
+		consumed:  m.Opts(obs.AttrKey{Kind: obs.KindConsume, Dest: cs.queue, Typ: known}),
+		processOK: m.Opts(obs.AttrKey{Kind: obs.KindProcess, Dest: cs.queue, Typ: known}),
+		accepted:  m.Opts(obs.AttrKey{Kind: obs.KindOutcome, Dest: cs.queue, Typ: known, OutcomeName: obs.OutcomeAccepted.String()}),
 	}
 	cs.lastType.Store(t)
 	return t
@@ -189,14 +190,14 @@ func (cs *Consumer) typeOpts(typ string) *typeOpts {
 // consumedOne counts a delivery of type typ handed to cs.
 func (cs *Consumer) consumedOne(typ string) {
 	m := cs.c.metrics
-	if ctx := context.Background(); m.consumed.Enabled(ctx) {
-		m.consumed.Add(ctx, 1, cs.typeOpts(typ).consumed.add...)
+	if ctx := context.Background(); m.Consumed.Enabled(ctx) {
+		m.Consumed.Add(ctx, 1, cs.typeOpts(typ).consumed.Add...)
 	}
 }
 
 // outcomeAttrs are the attributes every outcome line carries (its
 // acemq.outcome name first, as Stats and the metric say it), then extra.
-func (dv *delivery) outcomeAttrs(o outcome, why string, extra ...any) []any {
+func (dv *delivery) outcomeAttrs(o obs.Outcome, why string, extra ...any) []any {
 	return append([]any{"outcome", o.String()}, dv.lineAttrs(why, extra...)...)
 }
 

@@ -6,6 +6,7 @@ import (
 	"maps"
 
 	"github.com/acemq/acemq-go/runtime/internal/amqpx"
+	"github.com/acemq/acemq-go/runtime/internal/obs"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -67,7 +68,7 @@ func (c *Connection) newOutgoing(ctx context.Context, typ string, codec Codec, e
 	if err != nil {
 		return Outgoing{}, err
 	}
-	injectTrace(ctx, o.msg.Headers)
+	obs.InjectTrace(ctx, o.msg.Headers)
 	// What Publish would refuse when writing it: its header frame above
 	// the connection's frame_max.
 	if err := checkOutgoing(o.exchange, o.key, &o.msg, c.frameMax()); err != nil {
@@ -96,7 +97,7 @@ func (c *Connection) PublishOutgoing(ctx context.Context, out Outgoing) (*Pendin
 	msg := out.Msg
 	msg.Headers = maps.Clone(msg.Headers) // the publish writes its own trace context
 	o := outgoing{exchange: out.Exchange, key: out.RoutingKey, mandatory: out.Mandatory, msg: msg,
-		parent: traceOf(msg.Headers), origin: amqpx.OriginOutbox}
+		parent: obs.TraceOf(msg.Headers), origin: amqpx.OriginOutbox}
 	if err := c.routeDue(&o); err != nil {
 		return nil, &PublishError{Exchange: out.Exchange, RoutingKey: out.RoutingKey, Err: err}
 	}

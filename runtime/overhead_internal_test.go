@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime/internal/obs"
 	"github.com/acemq/acemq-go/runtime/wire"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -27,8 +28,8 @@ import (
 // count, duration and outcome. Measured on the hooks themselves, so that
 // the figure is what observability adds, not the publish or the delivery.
 func TestObservabilityAddsNoAllocationsWithTheNoopProviders(t *testing.T) {
-	c := &Connection{metrics: newMetrics(otel.GetMeterProvider())}
-	declareType("acemq.alloc.test")
+	c := &Connection{metrics: obs.NewMetrics(otel.GetMeterProvider())}
+	obs.DeclareType("acemq.alloc.test")
 	o := outgoing{exchange: "orders", key: "order.placed", mandatory: true, msg: amqp.Publishing{
 		Headers: amqp.Table{wire.HeaderID: "id-1", wire.HeaderAttempt: int64(1)}, MessageId: "id-1", Type: "acemq.alloc.test", Body: []byte("body"),
 	}}
@@ -49,8 +50,8 @@ func TestObservabilityAddsNoAllocationsWithTheNoopProviders(t *testing.T) {
 		dv.startSpan()
 		dv.answered(Accept())
 		dv.accepted()
-		dv.span.fail("")
-		dv.span.end()
+		dv.span.Fail("")
+		dv.span.End()
 	}); n != 0 {
 		t.Errorf("process span and metrics: %v allocations per delivery, want 0", n)
 	}
@@ -68,7 +69,7 @@ func TestObservabilityAddsNoAllocationsWithTheNoopProviders(t *testing.T) {
 		got = dv.ctx
 		dv.answered(Accept())
 		dv.accepted()
-		dv.span.end()
+		dv.span.End()
 	}); n != 2 {
 		t.Errorf("a delivery with a traceparent: %v allocations, want 2 (its context)", n)
 	}
@@ -80,7 +81,7 @@ func TestObservabilityAddsNoAllocationsWithTheNoopProviders(t *testing.T) {
 // BenchmarkObservabilityHooks reports the allocations and time of the
 // hooks per message with the no-op providers (0 allocs/op expected).
 func BenchmarkObservabilityHooks(b *testing.B) {
-	c := &Connection{metrics: newMetrics(otel.GetMeterProvider())}
+	c := &Connection{metrics: obs.NewMetrics(otel.GetMeterProvider())}
 	o := outgoing{exchange: "orders", msg: amqp.Publishing{Headers: amqp.Table{}, Type: "acemq.alloc.test"}}
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -124,15 +125,15 @@ func BenchmarkObservabilityDeliveryHooksSDK(b *testing.B) {
 }
 
 func benchDeliveryHooks(b *testing.B, mp metric.MeterProvider, tp trace.TracerProvider) {
-	c := &Connection{metrics: newMetrics(mp)}
+	c := &Connection{metrics: obs.NewMetrics(mp)}
 	c.cfg.tracerProvider = tp
-	declareType("acemq.alloc.test")
+	obs.DeclareType("acemq.alloc.test")
 	ctx := context.Background()
 	cs := &Consumer{c: c, queue: "orders.new", handlerCtx: ctx}
 	// Deliveries as traced publishes of the runtime leave them: a sampled
 	// traceparent in their headers, each of a trace of its own (with one
 	// trace id for all, TraceIDRatioBased would keep every span or none).
-	publisher := &Connection{metrics: newMetrics(metricnoop.NewMeterProvider())}
+	publisher := &Connection{metrics: obs.NewMetrics(metricnoop.NewMeterProvider())}
 	publisher.cfg.tracerProvider = sdktrace.NewTracerProvider()
 	headers := make([]amqp.Table, 1024)
 	for i := range headers {
@@ -155,7 +156,7 @@ func benchDeliveryHooks(b *testing.B, mp metric.MeterProvider, tp trace.TracerPr
 		dv.startSpan()
 		dv.answered(Accept())
 		dv.accepted()
-		dv.span.end()
+		dv.span.End()
 	}
 }
 
@@ -166,7 +167,7 @@ func benchDeliveryHooks(b *testing.B, mp metric.MeterProvider, tp trace.TracerPr
 //	go test -run '^$' -bench SDKSpan -benchmem ./runtime/
 func BenchmarkObservabilitySDKSpan(b *testing.B) {
 	attrs := []attribute.KeyValue{
-		attrSystem, attrOpProcess, attrOpTypeProcess,
+		obs.AttrSystem, obs.AttrOpProcess, obs.AttrOpTypeProcess,
 		attribute.String("messaging.destination.name", "orders.new"),
 		attribute.String("messaging.message.id", "0194a3b2-7c1d-7e2f-8a9b-0c1d2e3f4a5b"),
 		attribute.Int("messaging.message.body.size", 120),
@@ -180,14 +181,14 @@ func BenchmarkObservabilitySDKSpan(b *testing.B) {
 		b.Run(fmt.Sprintf("attributes=%d", n), func(b *testing.B) {
 			tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithBatcher(tracetest.NewNoopExporter()))
 			b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-			tr := tp.Tracer(tracerName)
+			tr := tp.Tracer(obs.TracerName)
 			_, parent := tr.Start(context.Background(), "publish")
 			psc := parent.SpanContext()
 			pctx := trace.ContextWithRemoteSpanContext(context.Background(), psc)
 			b.ReportAllocs()
 			defer reportCPU(b)()
 			for b.Loop() {
-				_, span := tr.Start(pctx, "orders.new process", consumerStart...)
+				_, span := tr.Start(pctx, "orders.new process", obs.ConsumerStart...)
 				span.AddLink(trace.Link{SpanContext: psc})
 				if n > 0 {
 					span.SetAttributes(attrs[:n]...)
@@ -207,9 +208,9 @@ func BenchmarkObservabilityPublishHooksSDK(b *testing.B) {
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
 	b.Cleanup(func() { _ = mp.Shutdown(context.Background()); _ = tp.Shutdown(context.Background()) })
-	c := &Connection{metrics: newMetrics(mp)}
+	c := &Connection{metrics: obs.NewMetrics(mp)}
 	c.cfg.tracerProvider = tp
-	declareType("acemq.alloc.test")
+	obs.DeclareType("acemq.alloc.test")
 	ctx := context.Background()
 	o := outgoing{exchange: "orders", key: "order.placed", msg: amqp.Publishing{
 		Headers: amqp.Table{wire.HeaderID: "id-1", wire.HeaderAttempt: int64(1)}, MessageId: "id-1", Type: "acemq.alloc.test", Body: []byte("body"),

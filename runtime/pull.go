@@ -8,6 +8,7 @@ import (
 
 	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/internal/obs"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -75,8 +76,8 @@ func (c *Connection) Pull(ctx context.Context, queue string) (*Delivery, error) 
 	if d != nil {
 		typ = d.Type
 	}
-	c.metrics.received(queue, typ, d != nil, time.Since(start), err)
-	endReceive(span, err)
+	c.metrics.Received(queue, typ, d != nil, time.Since(start), err)
+	obs.EndReceive(span, err)
 	return d, err
 }
 
@@ -103,7 +104,7 @@ func (c *Connection) pull(ctx context.Context, queue string, span trace.Span) (*
 		return nil, nil
 	}
 	env := core.EnvelopeOf(d.Headers, d.MessageId, d.CorrelationId, d.Type, d.ContentType)
-	receivedMessage(span, &d, env, true)
+	obs.ReceivedMessage(span, &d, env, true)
 	return &Delivery{
 		Body:        d.Body,
 		Headers:     d.Headers,

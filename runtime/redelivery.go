@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/internal/obs"
 	"github.com/acemq/acemq-go/runtime/wire"
 )
 
@@ -36,7 +37,7 @@ func (dv *delivery) poisoned() bool {
 	}
 	n := dv.redeliveries()
 	if n > limit {
-		dv.park(fmt.Sprintf("could not be handled: redelivered %d times without being settled (a consumer crashed or was cut off on it each time)", n), outcomeParked)
+		dv.park(fmt.Sprintf("could not be handled: redelivered %d times without being settled (a consumer crashed or was cut off on it each time)", n), obs.OutcomeParked)
 		dv.poisonedNow()
 		return true
 	}

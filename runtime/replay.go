@@ -10,6 +10,7 @@ import (
 
 	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/internal/obs"
 	"github.com/acemq/acemq-go/runtime/wire"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -362,7 +363,7 @@ func (p *replayPass) read(ctx context.Context, res *ReplayResult) ([]move, Repla
 		}
 		msg := p.copy(d)
 		batch = append(batch, move{d: d, id: core.HeaderString(msg.Headers, wire.HeaderID),
-			out: outgoing{exchange: p.opts.Exchange, key: key, mandatory: true, msg: msg, parent: traceOf(d.Headers), origin: "replay"}})
+			out: outgoing{exchange: p.opts.Exchange, key: key, mandatory: true, msg: msg, parent: obs.TraceOf(d.Headers), origin: "replay"}})
 	}
 	return batch, "", nil
 }
@@ -473,7 +474,7 @@ func (p *replayPass) publish(ctx context.Context, batch []move, res *ReplayResul
 			return fmt.Errorf("replay: ack %s after its copy was confirmed: %w", m.id, err)
 		}
 		res.Moved++
-		p.c.metrics.add(p.c.metrics.replayMoved, p.from)
+		p.c.metrics.Add(p.c.metrics.ReplayMoved, p.from)
 	}
 	if late > 0 {
 		return fmt.Errorf("replay: the broker did not confirm %d copies by the deadline (their originals stay on %s; a copy it confirms later is a duplicate): %w", late, p.from, pctx.Err())

@@ -38,39 +38,18 @@ const maxOwed = 4096
 // the Requester was closed. It also matches ErrUnavailable when the
 // connection was lost, ErrClosed when the Requester or its connection was
 // closed.
-var ErrNoReply = errors.New("acemq: the reply cannot arrive")
+var ErrNoReply = core.ErrNoReply
 
 // ReplyError is a responder's answer that is an error, not a reply: what a
 // request's caller gets from Request instead of a reply, never a timeout.
 // A request handler that returns one has its Code and Reason sent as they
 // are; any other error is sent with Code "error" and its text as Reason.
-type ReplyError struct {
-	// Code names the kind of failure: "error" for a handler's error,
-	// "panic" for a handler (or a middleware) that panicked,
-	// "bad_request" for a request the responder could not decode,
-	// "wrong_reply_type" for a request that expects a reply type the
-	// responder does not send, "rejected" and "parked" for a request a
-	// middleware rejected or parked, "not_handled" for one a middleware
-	// settled without calling the handler, or a responder's own code.
-	Code string
-	// Reason is the responder's text (capped at 4096 bytes).
-	Reason string
-	// Request is the request's message type; Responder the responder's
-	// x-acemq-origin. Both are filled in by the caller's side.
-	Request, Responder string
-}
-
-func (e *ReplyError) Error() string {
-	who := ""
-	if e.Responder != "" {
-		who = " (" + e.Responder + ")"
-	}
-	code := e.Code
-	if code == "" {
-		code = "error"
-	}
-	return fmt.Sprintf("the responder%s answered %s with %s: %s", who, e.Request, code, e.Reason)
-}
+// Code names the kind of failure ("error", "panic", "bad_request",
+// "wrong_reply_type", "rejected", "parked", "not_handled", or a
+// responder's own code); Reason is the responder's text (capped at 4096
+// bytes); Request is the request's message type and Responder the
+// responder's x-acemq-origin, both filled in by the caller's side.
+type ReplyError = core.ReplyError
 
 // Requester sends requests and waits for their replies: one channel per
 // Requester, on which it consumes its replies and publishes its requests;
@@ -278,7 +257,7 @@ type replySession struct {
 // WithReplyQueue it keeps waiting until ctx ends).
 func Request[Req, Rep any](ctx context.Context, r *Requester, reqType *MessageType[Req], repType *MessageType[Rep], exchange string, v Req, opts ...PublishOption) (rep Rep, err error) {
 	start := time.Now()
-	defer func() { r.c.metrics.requested(exchange, reqType.Name(), repType.Name(), time.Since(start), err) }()
+	defer func() { r.c.metrics.Requested(exchange, reqType.Name(), repType.Name(), time.Since(start), err) }()
 	var zero Rep
 	codec, err := codecFor(reqType, r.c)
 	if err != nil {
@@ -484,7 +463,7 @@ func (r *Requester) deliver(d amqp.Delivery) {
 	r.mu.Unlock()
 	if cl == nil {
 		r.late.Add(1)
-		r.c.metrics.add(r.c.metrics.lateReplies, r.replyTo())
+		r.c.metrics.Add(r.c.metrics.LateReplies, r.replyTo())
 		r.log.Debug("acemq: a reply no request waits for (its caller gave up); dropped", "correlation_id", d.CorrelationId, "type", d.Type)
 		return
 	}

@@ -253,7 +253,7 @@ func (r responding) expired(info core.DecodeInfo) bool {
 	if late <= 0 {
 		return false
 	}
-	r.c.metrics.add(r.c.metrics.requestsExpired, info.Queue)
+	r.c.metrics.Add(r.c.metrics.RequestsExpired, info.Queue)
 	r.c.log.Debug("acemq: the request's caller stopped waiting before the responder came to it; settled without running it",
 		"queue", info.Queue, "type", r.d.Type, "id", r.d.MessageId, "correlation_id", r.d.CorrelationId,
 		"expiration_ms", ms, "late", late.Round(time.Millisecond))

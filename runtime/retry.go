@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/internal/obs"
 	"github.com/acemq/acemq-go/runtime/wire"
 )
 
@@ -20,11 +21,11 @@ func (dv *delivery) retry(why string) {
 	}
 	cs, p, env := dv.cs, dv.cs.policy, dv.env
 	if age := p.GiveUpAfter(); age > 0 && !env.FirstSeen.IsZero() && time.Since(env.FirstSeen) > age {
-		dv.deadLetter(fmt.Sprintf("gave up after %d attempts (older than %s): %s", env.Attempt, age, why), outcomeGaveUpTooOld)
+		dv.deadLetter(fmt.Sprintf("gave up after %d attempts (older than %s): %s", env.Attempt, age, why), obs.OutcomeGaveUpTooOld)
 		return
 	}
 	if env.Attempt >= p.Attempts() {
-		dv.deadLetter(fmt.Sprintf("gave up after %d attempts: %s", env.Attempt, why), outcomeGaveUpAttempts)
+		dv.deadLetter(fmt.Sprintf("gave up after %d attempts: %s", env.Attempt, why), obs.OutcomeGaveUpAttempts)
 		return
 	}
 	if cs.requeue {
@@ -108,14 +109,14 @@ func (dv *delivery) toRung(why string, delay time.Duration, spilled bool, fallba
 	cs := dv.cs
 	rung := cs.rungNames.of(cs.queue, delay)
 	if cs.missing.skip(rung, time.Now(), cs.cfg.rungProbeOrDefault()) {
-		cs.c.metrics.add(cs.c.metrics.rungMissing, cs.queue)
+		cs.c.metrics.Add(cs.c.metrics.RungMissing, cs.queue)
 		dv.waitInMemory(why, fallback)
 		return
 	}
 	h := dv.copyFor(rung, dv.env.Attempt+1, why, "")
 	h.done = func() {
 		if spilled {
-			cs.c.metrics.add(cs.c.metrics.retrySpilled, cs.queue)
+			cs.c.metrics.Add(cs.c.metrics.RetrySpilled, cs.queue)
 		}
 		cs.rungFound(rung)
 		dv.retried(why, "broker", delay)
@@ -131,7 +132,7 @@ func (dv *delivery) toRung(why string, delay time.Duration, spilled bool, fallba
 // copy, and logs it once per probe interval with the count since the last
 // line.
 func (cs *Consumer) rungMissing(rung string) {
-	cs.c.metrics.add(cs.c.metrics.rungMissing, cs.queue)
+	cs.c.metrics.Add(cs.c.metrics.RungMissing, cs.queue)
 	probe := cs.cfg.rungProbeOrDefault()
 	if n := cs.missing.missing(rung, time.Now(), probe); n > 0 {
 		cs.log.Warn("acemq: rung queue missing; waiting in memory instead (declare the topology)",

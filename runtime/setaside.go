@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/internal/obs"
 	"github.com/acemq/acemq-go/runtime/wire"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -48,17 +49,17 @@ const (
 // tests can shorten them.
 type setAsideTiming struct{ backoff, backoffMax, hold time.Duration }
 
-func (dv *delivery) deadLetter(why string, o outcome) {
+func (dv *delivery) deadLetter(why string, o obs.Outcome) {
 	dv.moveTo(wire.DeadLetterQueue(dv.cs.queue), why, o)
 }
 
-func (dv *delivery) park(why string, o outcome) {
+func (dv *delivery) park(why string, o obs.Outcome) {
 	dv.moveTo(wire.ParkedQueue(dv.cs.queue), why, o)
 }
 
 // moveTo publishes a copy of dv to target with the reason and the queue it
 // came from, then acks dv, counting o. The attempt count is kept as it was.
-func (dv *delivery) moveTo(target, why string, o outcome) {
+func (dv *delivery) moveTo(target, why string, o obs.Outcome) {
 	if dv.discarded() {
 		return
 	}
@@ -133,7 +134,7 @@ func (t setAsideTiming) next(failures int, err error) time.Duration {
 // consumer is closing, the delivery is nacked back to its queue, once.
 func (h *heldRetry) failed(err error) {
 	dv, cs := h.dv, h.dv.cs
-	cs.c.metrics.add(cs.c.metrics.setAsideFailed, cs.queue)
+	cs.c.metrics.Add(cs.c.metrics.SetAsideFailed, cs.queue)
 	t := cs.cfg.setAside
 	wait := t.next(h.failures, err)
 	since := h.since

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/internal/obs"
 )
 
 // The states of a Consumer (ConsumerStats.State).
@@ -52,7 +54,7 @@ type ConsumerStats struct {
 // consumerCounters are the atomics behind Stats.
 type consumerCounters struct {
 	inFlight     atomic.Int64
-	outcomes     [numOutcomes]atomic.Int64
+	outcomes     [obs.NumOutcomes]atomic.Int64
 	lastDelivery atomic.Int64 // unix nanoseconds; 0 before the first
 
 	mu      sync.Mutex
@@ -98,8 +100,8 @@ func (cs *Consumer) Err() error {
 
 // Stats is a snapshot of what the consumer holds and has handled.
 func (cs *Consumer) Stats() ConsumerStats {
-	st := ConsumerStats{Queue: cs.queue, InFlight: int(cs.stats.inFlight.Load()), Handled: make(map[string]int64, numOutcomes)}
-	for o := range numOutcomes {
+	st := ConsumerStats{Queue: cs.queue, InFlight: int(cs.stats.inFlight.Load()), Handled: make(map[string]int64, obs.NumOutcomes)}
+	for o := range obs.NumOutcomes {
 		st.Handled[o.String()] = cs.stats.outcomes[o].Load()
 	}
 	if ns := cs.stats.lastDelivery.Load(); ns != 0 {

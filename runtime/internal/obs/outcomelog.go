@@ -1,4 +1,4 @@
-package runtime
+package obs
 
 import (
 	"cmp"
@@ -19,32 +19,19 @@ const (
 	DefaultOutcomeLogWindow = 10 * time.Second
 )
 
-// WithOutcomeLogLimit bounds the consumer's outcome log lines (retry,
-// dead-lettered, parked): at most lines of them every window, the others
-// counted in one Warn line when the window ends ("acemq: … and 1944 more
-// outcome lines in the last 10s", with the counts by outcome and the most
-// frequent reasons). lines below 1 logs every one. The default is
-// DefaultOutcomeLogLines every DefaultOutcomeLogWindow. Stats and the
-// metrics count every outcome whatever the log shows.
-func WithOutcomeLogLimit(lines int, window time.Duration) ConsumeOption {
-	return consumeOptionFunc(func(c *consumeConfig) {
-		c.outcomeLog = outcomeLogLimit{lines: lines, window: window, set: true}
-	})
-}
-
-type outcomeLogLimit struct {
-	lines  int
-	window time.Duration
-	set    bool // else the defaults
+type OutcomeLogLimit struct {
+	Lines  int
+	Window time.Duration
+	Set    bool // else the defaults
 }
 
 // maxSummaryReasons is how many reasons a summary line names.
 const maxSummaryReasons = 3
 
-// outcomeLimiter bounds a consumer's outcome lines per window.
-type outcomeLimiter struct {
-	lines  int
-	window time.Duration
+// OutcomeLimiter bounds a consumer's outcome lines per window.
+type OutcomeLimiter struct {
+	Lines  int
+	Window time.Duration
 	log    *slog.Logger
 
 	mu         sync.Mutex
@@ -56,35 +43,35 @@ type outcomeLimiter struct {
 	timer      *time.Timer
 }
 
-func newOutcomeLimiter(l outcomeLogLimit, log *slog.Logger) *outcomeLimiter {
-	if !l.set {
-		l = outcomeLogLimit{lines: DefaultOutcomeLogLines, window: DefaultOutcomeLogWindow}
+func NewOutcomeLimiter(l OutcomeLogLimit, log *slog.Logger) *OutcomeLimiter {
+	if !l.Set {
+		l = OutcomeLogLimit{Lines: DefaultOutcomeLogLines, Window: DefaultOutcomeLogWindow}
 	}
-	if l.window <= 0 {
-		l.window = DefaultOutcomeLogWindow
+	if l.Window <= 0 {
+		l.Window = DefaultOutcomeLogWindow
 	}
-	return &outcomeLimiter{lines: l.lines, window: l.window, log: log}
+	return &OutcomeLimiter{Lines: l.Lines, Window: l.Window, log: log}
 }
 
-// allow reports whether the line of this outcome (what, for why) is
+// Allow reports whether the line of this outcome (what, for why) is
 // logged; one that is not is counted for the window's summary, by its
 // acemq.outcome name.
-func (o *outcomeLimiter) allow(now time.Time, what outcome, why string) bool {
-	if o.lines < 1 {
+func (o *OutcomeLimiter) Allow(now time.Time, what Outcome, why string) bool {
+	if o.Lines < 1 {
 		return true
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.start.IsZero() || now.Sub(o.start) >= o.window {
+	if o.start.IsZero() || now.Sub(o.start) >= o.Window {
 		o.start, o.logged = now, 0
 	}
-	if o.logged < o.lines {
+	if o.logged < o.Lines {
 		o.logged++
 		return true
 	}
 	if o.suppressed == 0 {
 		o.byOutcome, o.byReason = map[string]int{}, map[string]int{}
-		o.timer = time.AfterFunc(o.window-now.Sub(o.start), o.summarize)
+		o.timer = time.AfterFunc(o.Window-now.Sub(o.start), o.Summarize)
 	}
 	o.suppressed++
 	o.byOutcome[what.String()]++
@@ -94,8 +81,8 @@ func (o *outcomeLimiter) allow(now time.Time, what outcome, why string) bool {
 	return false
 }
 
-// summarize logs the window's suppressed lines as one.
-func (o *outcomeLimiter) summarize() {
+// Summarize logs the window's suppressed lines as one.
+func (o *OutcomeLimiter) Summarize() {
 	o.mu.Lock()
 	n, outcomes, reasons := o.suppressed, o.byOutcome, o.byReason
 	o.suppressed, o.byOutcome, o.byReason = 0, nil, nil
@@ -103,7 +90,7 @@ func (o *outcomeLimiter) summarize() {
 	if n == 0 {
 		return
 	}
-	o.log.Warn(fmt.Sprintf("acemq: … and %d more outcome lines in the last %s (not logged one by one: WithOutcomeLogLimit)", n, o.window),
+	o.log.Warn(fmt.Sprintf("acemq: … and %d more outcome lines in the last %s (not logged one by one: WithOutcomeLogLimit)", n, o.Window),
 		"suppressed", n, "by_outcome", countsText(outcomes, len(outcomes)), "by_reason", countsText(reasons, maxSummaryReasons))
 }
 
