@@ -676,25 +676,12 @@ func (c *Connection) checkExchange(ctx context.Context, exchange string) error {
 	return nil
 }
 
-// outgoing is one message ready for the wire.
-type outgoing struct {
-	exchange, key string
-	mandatory     bool
-	msg           amqp.Publishing
-	// parent, when valid, is the trace the publish's span continues
-	// instead of ctx's (a replayed copy stays in its message's trace).
-	parent trace.SpanContext
-	// origin is why the runtime publishes it (acemq.publish): "" for the
-	// application's publish, else retry, dead_letter, park or replay.
-	origin string
-}
-
 // publishAll sends every message pipelined on the application's (or, with
 // side, the consumers') confirm channel, then waits for each outcome (its
 // confirm, or its write's failure). It returns one error per message (nil
 // for a confirmed one) and queues none after one it could not queue (a
 // dead channel, a blocked connection, ctx's end).
-func (c *Connection) publishAll(ctx context.Context, side bool, out []outgoing) []error {
+func (c *Connection) publishAll(ctx context.Context, side bool, out []amqpx.Outgoing) []error {
 	errs := make([]error, len(out))
 	c.publishInto(ctx, side, out, errs)
 	return errs
@@ -703,7 +690,7 @@ func (c *Connection) publishAll(ctx context.Context, side bool, out []outgoing) 
 // publishInto is publishAll writing each message's outcome into errs
 // (one a message), so that a caller of one message keeps both on its
 // stack.
-func (c *Connection) publishInto(ctx context.Context, side bool, out []outgoing, errs []error) {
+func (c *Connection) publishInto(ctx context.Context, side bool, out []amqpx.Outgoing, errs []error) {
 	// One producer span per message, ended when its confirm arrives; its
 	// context is what the message's headers carry.
 	start := time.Now()
@@ -722,7 +709,7 @@ func (c *Connection) publishInto(ctx context.Context, side bool, out []outgoing,
 	}()
 	var err error
 	for _, o := range out {
-		if err = c.checkExchange(ctx, o.exchange); err != nil {
+		if err = c.checkExchange(ctx, o.Exchange); err != nil {
 			break
 		}
 	}
@@ -745,7 +732,7 @@ func (c *Connection) publishInto(ctx context.Context, side bool, out []outgoing,
 				errs[i] = c.publishError(o, ferr)
 				continue
 			}
-			queued[i], err = p.queue(ctx, o.exchange, o.key, o.mandatory, o.msg)
+			queued[i], err = p.queue(ctx, o.Exchange, o.Key, o.Mandatory, o.Msg)
 		}
 		if err != nil {
 			queued[i] = nil
@@ -765,17 +752,17 @@ func (c *Connection) publishInto(ctx context.Context, side bool, out []outgoing,
 
 // setAside sends a consumer's copy (retry, dead letter, park) on the side
 // channel and waits for its confirm.
-func (c *Connection) setAside(ctx context.Context, o outgoing) error {
+func (c *Connection) setAside(ctx context.Context, o amqpx.Outgoing) error {
 	var errs [1]error
-	c.publishInto(ctx, true, []outgoing{o}, errs[:])
+	c.publishInto(ctx, true, []amqpx.Outgoing{o}, errs[:])
 	return errs[0]
 }
 
-func (c *Connection) publishError(o outgoing, err error) error {
+func (c *Connection) publishError(o amqpx.Outgoing, err error) error {
 	if connectionLost(err) {
 		err = &unavailableError{err: err}
 	}
-	return &PublishError{Exchange: o.exchange, RoutingKey: o.key, Err: err}
+	return &PublishError{Exchange: o.Exchange, RoutingKey: o.Key, Err: err}
 }
 
 // connectionLost reports an error that comes from the connection, not

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	"github.com/acemq/acemq-go/runtime/internal/brokertest"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -31,13 +32,13 @@ func TestReturnsOfOneMessageAreEachReported(t *testing.T) {
 	}
 	big := strings.Repeat("x", 100_000)
 	for round := range 10 {
-		var out []outgoing
+		var out []amqpx.Outgoing
 		for range 5 {
-			out = append(out, outgoing{key: q, mandatory: true, msg: amqp.Publishing{
+			out = append(out, amqpx.Outgoing{Key: q, Mandatory: true, Msg: amqp.Publishing{
 				MessageId: "same-id", DeliveryMode: amqp.Persistent, Body: []byte(big)}})
 		}
 		for range 2 {
-			out = append(out, outgoing{key: q + ".missing", mandatory: true, msg: amqp.Publishing{
+			out = append(out, amqpx.Outgoing{Key: q + ".missing", Mandatory: true, Msg: amqp.Publishing{
 				MessageId: "same-id", Body: []byte("copy")}})
 		}
 		errs := c.publishAll(ctx, true, out)

@@ -7,12 +7,12 @@ import "github.com/acemq/acemq-go/runtime/internal/amqpx"
 // outbox's row is one) that does not fit is refused. A copy is checked
 // again as an application publish was (checkOutgoing): one the runtime
 // made with a short string it cannot write is refused, not written.
-func (p *publisher) fit(o *outgoing) error {
-	if o.origin == "" || o.origin == amqpx.OriginOutbox {
-		return amqpx.TooLarge(o.msg, p.frameMax)
+func (p *publisher) fit(o *amqpx.Outgoing) error {
+	if o.Origin == "" || o.Origin == amqpx.OriginOutbox {
+		return amqpx.TooLarge(o.Msg, p.frameMax)
 	}
-	amqpx.FitFrame(&o.msg, p.frameMax)
-	return checkOutgoing(o.exchange, o.key, &o.msg, 0)
+	amqpx.FitFrame(&o.Msg, p.frameMax)
+	return checkOutgoing(o.Exchange, o.Key, &o.Msg, 0)
 }
 
 // frameMax is the frame_max of c's connection (amqpx.DefaultFrameMax while it

@@ -35,12 +35,12 @@ type Outgoing struct {
 // encodeOne encodes v as a message of type typ (whose codec on c is
 // codec) to exchange with opts applied: the message Publish and
 // PublishAsync send, and an outbox stores.
-func (c *Connection) encodeOne(ctx context.Context, typ string, codec Codec, exchange string, v any, opts []PublishOption) (outgoing, publishConfig, error) {
+func (c *Connection) encodeOne(ctx context.Context, typ string, codec Codec, exchange string, v any, opts []PublishOption) (amqpx.Outgoing, publishConfig, error) {
 	fp, _ := codec.(interface{ schemaFingerprint() string })
 	cfg := publishConfigOf(opts)
 	o, err := encodeOutgoing(ctx, c, typ, codec, fp, exchange, v, cfg)
 	if err != nil {
-		return outgoing{}, cfg, fmt.Errorf("publish %s to exchange %q: %w", typ, exchange, err)
+		return amqpx.Outgoing{}, cfg, fmt.Errorf("publish %s to exchange %q: %w", typ, exchange, err)
 	}
 	return o, cfg, nil
 }
@@ -68,17 +68,17 @@ func (c *Connection) newOutgoing(ctx context.Context, typ string, codec Codec, e
 	if err != nil {
 		return Outgoing{}, err
 	}
-	obs.InjectTrace(ctx, o.msg.Headers)
+	obs.InjectTrace(ctx, o.Msg.Headers)
 	// What Publish would refuse when writing it: its header frame above
 	// the connection's frame_max.
-	if err := checkOutgoing(o.exchange, o.key, &o.msg, c.frameMax()); err != nil {
+	if err := checkOutgoing(o.Exchange, o.Key, &o.Msg, c.frameMax()); err != nil {
 		return Outgoing{}, fmt.Errorf("publish %s to exchange %q: %w", typ, exchange, err)
 	}
 	key := cfg.correlationID
 	if cfg.orderingKeySet {
 		key = cfg.orderingKey
 	}
-	return Outgoing{Exchange: o.exchange, RoutingKey: o.key, Mandatory: o.mandatory, OrderingKey: key, Msg: o.msg}, nil
+	return Outgoing{Exchange: o.Exchange, RoutingKey: o.Key, Mandatory: o.Mandatory, OrderingKey: key, Msg: o.Msg}, nil
 }
 
 // PublishOutgoing sends o, a message NewOutgoing built (read back from an
@@ -96,8 +96,8 @@ func (c *Connection) PublishOutgoing(ctx context.Context, out Outgoing) (*Pendin
 	}
 	msg := out.Msg
 	msg.Headers = maps.Clone(msg.Headers) // the publish writes its own trace context
-	o := outgoing{exchange: out.Exchange, key: out.RoutingKey, mandatory: out.Mandatory, msg: msg,
-		parent: obs.TraceOf(msg.Headers), origin: amqpx.OriginOutbox}
+	o := amqpx.Outgoing{Exchange: out.Exchange, Key: out.RoutingKey, Mandatory: out.Mandatory, Msg: msg,
+		Parent: obs.TraceOf(msg.Headers), Origin: amqpx.OriginOutbox}
 	if err := c.routeDue(&o); err != nil {
 		return nil, &PublishError{Exchange: out.Exchange, RoutingKey: out.RoutingKey, Err: err}
 	}

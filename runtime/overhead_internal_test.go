@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	"github.com/acemq/acemq-go/runtime/internal/obs"
 	"github.com/acemq/acemq-go/runtime/wire"
 
@@ -30,7 +31,7 @@ import (
 func TestObservabilityAddsNoAllocationsWithTheNoopProviders(t *testing.T) {
 	c := &Connection{metrics: obs.NewMetrics(otel.GetMeterProvider())}
 	obs.DeclareType("acemq.alloc.test")
-	o := outgoing{exchange: "orders", key: "order.placed", mandatory: true, msg: amqp.Publishing{
+	o := amqpx.Outgoing{Exchange: "orders", Key: "order.placed", Mandatory: true, Msg: amqp.Publishing{
 		Headers: amqp.Table{wire.HeaderID: "id-1", wire.HeaderAttempt: int64(1)}, MessageId: "id-1", Type: "acemq.alloc.test", Body: []byte("body"),
 	}}
 	ctx := context.Background()
@@ -82,7 +83,7 @@ func TestObservabilityAddsNoAllocationsWithTheNoopProviders(t *testing.T) {
 // hooks per message with the no-op providers (0 allocs/op expected).
 func BenchmarkObservabilityHooks(b *testing.B) {
 	c := &Connection{metrics: obs.NewMetrics(otel.GetMeterProvider())}
-	o := outgoing{exchange: "orders", msg: amqp.Publishing{Headers: amqp.Table{}, Type: "acemq.alloc.test"}}
+	o := amqpx.Outgoing{Exchange: "orders", Msg: amqp.Publishing{Headers: amqp.Table{}, Type: "acemq.alloc.test"}}
 	ctx := context.Background()
 	b.ReportAllocs()
 	defer reportCPU(b)()
@@ -137,12 +138,12 @@ func benchDeliveryHooks(b *testing.B, mp metric.MeterProvider, tp trace.TracerPr
 	publisher.cfg.tracerProvider = sdktrace.NewTracerProvider()
 	headers := make([]amqp.Table, 1024)
 	for i := range headers {
-		o := outgoing{exchange: "", key: "orders.new", msg: amqp.Publishing{
+		o := amqpx.Outgoing{Exchange: "", Key: "orders.new", Msg: amqp.Publishing{
 			Headers: amqp.Table{wire.HeaderID: "id-1", wire.HeaderAttempt: int64(1)}, MessageId: "id-1", CorrelationId: "conv-1", Type: "acemq.alloc.test", Body: []byte("body"),
 		}}
 		span := publisher.startPublish(ctx, &o)
 		publisher.endPublish(span, &o, time.Now(), nil)
-		headers[i] = o.msg.Headers
+		headers[i] = o.Msg.Headers
 	}
 	dv := &delivery{cs: cs, d: amqp.Delivery{MessageId: "id-1", CorrelationId: "conv-1", Type: "acemq.alloc.test", RoutingKey: "orders.new", Body: []byte("body")},
 		env: Envelope{Attempt: 1}, began: time.Now()}
@@ -212,7 +213,7 @@ func BenchmarkObservabilityPublishHooksSDK(b *testing.B) {
 	c.cfg.tracerProvider = tp
 	obs.DeclareType("acemq.alloc.test")
 	ctx := context.Background()
-	o := outgoing{exchange: "orders", key: "order.placed", msg: amqp.Publishing{
+	o := amqpx.Outgoing{Exchange: "orders", Key: "order.placed", Msg: amqp.Publishing{
 		Headers: amqp.Table{wire.HeaderID: "id-1", wire.HeaderAttempt: int64(1)}, MessageId: "id-1", Type: "acemq.alloc.test", Body: []byte("body"),
 	}}
 	b.ReportAllocs()

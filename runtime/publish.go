@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	"github.com/acemq/acemq-go/runtime/internal/core"
 	"github.com/acemq/acemq-go/runtime/wire"
 
@@ -48,11 +49,11 @@ func PublishBatch[T any](ctx context.Context, c *Connection, mt *MessageType[T],
 	if cfg.messageIDSet && len(vs) > 1 {
 		return fmt.Errorf("publish %s to exchange %q: %w: WithMessageID names one message, not a batch of %d", mt.Name(), exchange, ErrInvalidMessage, len(vs))
 	}
-	var one [1]outgoing // Publish's one message, and its outcome, on the stack
+	var one [1]amqpx.Outgoing // Publish's one message, and its outcome, on the stack
 	var oneErr [1]error
 	out, errs := one[:], oneErr[:]
 	if len(vs) != 1 {
-		out, errs = make([]outgoing, len(vs)), make([]error, len(vs))
+		out, errs = make([]amqpx.Outgoing, len(vs)), make([]error, len(vs))
 	}
 	for i, v := range vs {
 		o, err := encodeOutgoing(ctx, c, mt.Name(), codec, fp, exchange, v, cfg)
@@ -81,28 +82,28 @@ func PublishBatch[T any](ctx context.Context, c *Connection, mt *MessageType[T],
 }
 
 // encodeOutgoing encodes v and builds the message that publishes it.
-func encodeOutgoing(ctx context.Context, c *Connection, typ string, codec Codec, fp interface{ schemaFingerprint() string }, exchange string, v any, cfg publishConfig) (outgoing, error) {
+func encodeOutgoing(ctx context.Context, c *Connection, typ string, codec Codec, fp interface{ schemaFingerprint() string }, exchange string, v any, cfg publishConfig) (amqpx.Outgoing, error) {
 	if err := checkIdentity(cfg); err != nil {
-		return outgoing{}, err
+		return amqpx.Outgoing{}, err
 	}
 	body, err := codec.Encode(ctx, v)
 	if err != nil {
-		return outgoing{}, err
+		return amqpx.Outgoing{}, err
 	}
-	o := outgoing{
-		exchange:  exchange,
-		key:       cfg.routingKey,
-		mandatory: !cfg.noMandatory,
-		msg:       c.newPublishing(typ, codec.ContentType(), body, cfg),
+	o := amqpx.Outgoing{
+		Exchange:  exchange,
+		Key:       cfg.routingKey,
+		Mandatory: !cfg.noMandatory,
+		Msg:       c.newPublishing(typ, codec.ContentType(), body, cfg),
 	}
 	if fv, ok := fp.(interface{ schemaFingerprintValue() any }); ok {
-		o.msg.Headers[wire.HeaderSchemaFingerprint] = fv.schemaFingerprintValue()
+		o.Msg.Headers[wire.HeaderSchemaFingerprint] = fv.schemaFingerprintValue()
 	} else if fp != nil {
-		o.msg.Headers[wire.HeaderSchemaFingerprint] = fp.schemaFingerprint()
+		o.Msg.Headers[wire.HeaderSchemaFingerprint] = fp.schemaFingerprint()
 	}
 	if ws, ok := fp.(interface{ writerSchemaValue() any }); ok {
 		if v := ws.writerSchemaValue(); v != nil {
-			o.msg.Headers[wire.HeaderSchema] = v
+			o.Msg.Headers[wire.HeaderSchema] = v
 		}
 	}
 	if cfg.delaySet {
@@ -112,8 +113,8 @@ func encodeOutgoing(ctx context.Context, c *Connection, typ string, codec Codec,
 	}
 	// The frame's size is checked when it is written, against the
 	// connection's frame_max (fit).
-	if err := checkOutgoing(exchange, o.key, &o.msg, 0); err != nil {
-		return outgoing{}, err
+	if err := checkOutgoing(exchange, o.Key, &o.Msg, 0); err != nil {
+		return amqpx.Outgoing{}, err
 	}
 	return o, nil
 }

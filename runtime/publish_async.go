@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -87,8 +88,8 @@ func PublishAsync[T any](ctx context.Context, c *Connection, mt *MessageType[T],
 // the consumers') and returns its Pending, settled from the confirm loop.
 // Its span and its acemq.publish.duration end with the outcome, as a
 // synchronous publish's.
-func (c *Connection) publishAsync(ctx context.Context, side bool, o outgoing) (*Pending, error) {
-	pd := &Pending{exchange: o.exchange, key: o.key, done: make(chan struct{})}
+func (c *Connection) publishAsync(ctx context.Context, side bool, o amqpx.Outgoing) (*Pending, error) {
+	pd := &Pending{exchange: o.Exchange, key: o.Key, done: make(chan struct{})}
 	pd.a.pd = pd
 	if err := c.sendAsync(ctx, side, &o, &pd.a); err != nil {
 		<-pd.done // settled with err, or with the channel's loss during the write
@@ -104,7 +105,7 @@ func (c *Connection) publishAsync(ctx context.Context, side bool, o outgoing) (*
 // (that error, or the channel's loss during the write). arrived, when
 // set, is marked once the outcome is known, before it waits for the
 // drainer (inflight.arrived).
-func (c *Connection) publishThen(ctx context.Context, side bool, o outgoing, then func(error), arrived *atomic.Bool) error {
+func (c *Connection) publishThen(ctx context.Context, side bool, o amqpx.Outgoing, then func(error), arrived *atomic.Bool) error {
 	a := &asyncPublish{then: then}
 	a.f.arrived = arrived
 	return c.sendAsync(ctx, side, &o, a)
@@ -137,7 +138,7 @@ func (a *asyncPublish) settleOnce(err error) bool {
 	if !a.settled.CompareAndSwap(false, true) {
 		return false
 	}
-	o := outgoing{exchange: a.exchange, key: a.key, origin: a.origin, msg: amqp.Publishing{Type: a.typ}}
+	o := amqpx.Outgoing{Exchange: a.exchange, Key: a.key, Origin: a.origin, Msg: amqp.Publishing{Type: a.typ}}
 	if err != nil {
 		err = a.c.publishError(o, err)
 	}
@@ -158,10 +159,10 @@ func (a *asyncPublish) settleOnce(err error) bool {
 // channel (the side one with side) and queues o for its writer as a, as
 // publishAll does for each message. When it returns an error, a has had
 // an outcome (that error, or the channel's loss during the write).
-func (c *Connection) sendAsync(ctx context.Context, side bool, o *outgoing, a *asyncPublish) error {
-	a.c, a.start, a.exchange, a.key, a.origin = c, time.Now(), o.exchange, o.key, o.origin
+func (c *Connection) sendAsync(ctx context.Context, side bool, o *amqpx.Outgoing, a *asyncPublish) error {
+	a.c, a.start, a.exchange, a.key, a.origin = c, time.Now(), o.Exchange, o.Key, o.Origin
 	a.span = c.startPublish(ctx, o)
-	a.typ = o.msg.Type
+	a.typ = o.Msg.Type
 	a.f.then = a.settle
 	err := c.queueAsync(ctx, side, o, &a.f)
 	if err != nil {
@@ -171,8 +172,8 @@ func (c *Connection) sendAsync(ctx context.Context, side bool, o *outgoing, a *a
 }
 
 // queueAsync is sendAsync's queueing of o as f.
-func (c *Connection) queueAsync(ctx context.Context, side bool, o *outgoing, f *inflight) error {
-	if err := c.checkExchange(ctx, o.exchange); err != nil {
+func (c *Connection) queueAsync(ctx context.Context, side bool, o *amqpx.Outgoing, f *inflight) error {
+	if err := c.checkExchange(ctx, o.Exchange); err != nil {
 		return err
 	}
 	p, err := c.publisher(ctx, side)
@@ -185,6 +186,6 @@ func (c *Connection) queueAsync(ctx context.Context, side bool, o *outgoing, f *
 	if err := p.fit(o); err != nil {
 		return err
 	}
-	f.key, f.mandatory, f.msg = returnKey{o.msg.MessageId, o.exchange, o.key}, o.mandatory, o.msg
+	f.key, f.mandatory, f.msg = returnKey{o.Msg.MessageId, o.Exchange, o.Key}, o.Mandatory, o.Msg
 	return p.enqueue(ctx, f)
 }

@@ -284,7 +284,7 @@ type replayPass struct {
 type move struct {
 	d   amqp.Delivery
 	id  string
-	out outgoing
+	out amqpx.Outgoing
 }
 
 func (p *replayPass) run(ctx context.Context, res *ReplayResult) error {
@@ -363,7 +363,7 @@ func (p *replayPass) read(ctx context.Context, res *ReplayResult) ([]move, Repla
 		}
 		msg := p.copy(d)
 		batch = append(batch, move{d: d, id: core.HeaderString(msg.Headers, wire.HeaderID),
-			out: outgoing{exchange: p.opts.Exchange, key: key, mandatory: true, msg: msg, parent: obs.TraceOf(d.Headers), origin: "replay"}})
+			out: amqpx.Outgoing{Exchange: p.opts.Exchange, Key: key, Mandatory: true, Msg: msg, Parent: obs.TraceOf(d.Headers), Origin: "replay"}})
 	}
 	return batch, "", nil
 }
@@ -451,7 +451,7 @@ func (p *replayPass) copy(d amqp.Delivery) amqp.Publishing {
 func (p *replayPass) publish(ctx context.Context, batch []move, res *ReplayResult) error {
 	pctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), p.finishBy(ctx))
 	defer cancel()
-	out := make([]outgoing, len(batch))
+	out := make([]amqpx.Outgoing, len(batch))
 	for i, m := range batch {
 		out[i] = m.out
 	}
@@ -460,7 +460,7 @@ func (p *replayPass) publish(ctx context.Context, batch []move, res *ReplayResul
 	for i, m := range batch {
 		if errs[i] != nil {
 			res.Failed++
-			res.Failures = append(res.Failures, ReplayError{ID: m.id, Target: m.out.key, Err: errs[i]})
+			res.Failures = append(res.Failures, ReplayError{ID: m.id, Target: m.out.Key, Err: errs[i]})
 			p.hold(m.d)
 			if errors.Is(errs[i], context.DeadlineExceeded) {
 				late++

@@ -191,7 +191,7 @@ type call struct {
 
 	// The publish of the request, settled once (send).
 	c       *Connection
-	o       outgoing
+	o       amqpx.Outgoing
 	f       inflight
 	span    trace.Span
 	start   time.Time
@@ -269,7 +269,7 @@ func Request[Req, Rep any](ctx context.Context, r *Requester, reqType *MessageTy
 	if err != nil {
 		return zero, fmt.Errorf("request %s to exchange %q: %w", reqType.Name(), exchange, err)
 	}
-	o.msg.Headers[wire.HeaderReplyType] = repType.Name()
+	o.Msg.Headers[wire.HeaderReplyType] = repType.Name()
 	d, err := r.call(ctx, o)
 	if err != nil {
 		return zero, fmt.Errorf("request %s to exchange %q: %w", reqType.Name(), exchange, err)
@@ -311,17 +311,17 @@ func replyDecodeCtx(ctx context.Context, d amqp.Delivery) context.Context {
 }
 
 // call sends o as a request and waits for its reply.
-func (r *Requester) call(ctx context.Context, o outgoing) (amqp.Delivery, error) {
+func (r *Requester) call(ctx context.Context, o amqpx.Outgoing) (amqp.Delivery, error) {
 	s, err := r.session(ctx)
 	if err != nil {
 		return amqp.Delivery{}, err
 	}
-	id := o.msg.CorrelationId
+	id := o.Msg.CorrelationId
 	chosen := id != ""
 	if !chosen {
 		// The request's message id: a fresh UUIDv7 of its own, so a
 		// second one need not be drawn.
-		id = o.msg.MessageId
+		id = o.Msg.MessageId
 	}
 	if id == "" {
 		id = core.NewID()
@@ -333,7 +333,7 @@ func (r *Requester) call(ctx context.Context, o outgoing) (amqp.Delivery, error)
 	}
 	defer r.forget(cl, chosen)
 	cl.o = o
-	m := &cl.o.msg
+	m := &cl.o.Msg
 	m.CorrelationId, m.ReplyTo, m.DeliveryMode = id, r.replyTo(), amqp.Transient
 	m.Headers[wire.HeaderReplyToken] = token
 	if dl, ok := ctx.Deadline(); ok {
@@ -368,7 +368,7 @@ func (r *Requester) send(ctx context.Context, s *replySession, cl *call) error {
 	c, o := r.c, &cl.o
 	cl.c, cl.start = c, time.Now()
 	cl.span = c.startPublish(ctx, o)
-	err := c.checkExchange(ctx, o.exchange)
+	err := c.checkExchange(ctx, o.Exchange)
 	if err == nil {
 		err = c.blockedErr()
 	}
@@ -376,7 +376,7 @@ func (r *Requester) send(ctx context.Context, s *replySession, cl *call) error {
 		err = s.p.fit(o)
 	}
 	if err == nil {
-		cl.f = inflight{key: returnKey{o.msg.MessageId, o.exchange, o.key}, mandatory: o.mandatory, msg: o.msg, then: cl.written,
+		cl.f = inflight{key: returnKey{o.Msg.MessageId, o.Exchange, o.Key}, mandatory: o.Mandatory, msg: o.Msg, then: cl.written,
 			callerSettles: !r.confirm}
 		err = s.p.enqueue(ctx, &cl.f)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	"github.com/acemq/acemq-go/runtime/internal/core"
 	"github.com/acemq/acemq-go/runtime/wire"
 
@@ -295,28 +296,28 @@ func (r responding) replyError(ctx context.Context, err error) Ack {
 		code = "error"
 	}
 	cfg := publishConfig{headers: map[string]any{wire.HeaderReplyError: core.CapReason(re.Reason), wire.HeaderReplyErrorCode: code}}
-	o := outgoing{mandatory: true, msg: r.c.newPublishing(r.replyType, "text/plain", nil, cfg)}
+	o := amqpx.Outgoing{Mandatory: true, Msg: r.c.newPublishing(r.replyType, "text/plain", nil, cfg)}
 	return r.send(ctx, o)
 }
 
 // send publishes the reply o to the request's reply_to and says what
 // becomes of the request.
-func (r responding) send(ctx context.Context, o outgoing) Ack {
-	o.exchange, o.key, o.mandatory = "", r.d.ReplyTo, true
-	o.msg.CorrelationId = r.d.CorrelationId
-	o.msg.Headers[wire.HeaderReplyType] = r.replyType
+func (r responding) send(ctx context.Context, o amqpx.Outgoing) Ack {
+	o.Exchange, o.Key, o.Mandatory = "", r.d.ReplyTo, true
+	o.Msg.CorrelationId = r.d.CorrelationId
+	o.Msg.Headers[wire.HeaderReplyType] = r.replyType
 	if tok, ok := r.d.Headers[wire.HeaderReplyToken].(string); ok && tok != "" && len(tok) <= maxReplyToken {
-		o.msg.Headers[wire.HeaderReplyToken] = tok // the requester's key for its reply, echoed
+		o.Msg.Headers[wire.HeaderReplyToken] = tok // the requester's key for its reply, echoed
 	}
 	if strings.HasPrefix(r.d.ReplyTo, core.DirectReplyTo+".") {
-		o.msg.DeliveryMode = amqp.Transient // it lives no longer than its requester's channel
+		o.Msg.DeliveryMode = amqp.Transient // it lives no longer than its requester's channel
 		// Not mandatory: RabbitMQ 3.x returns a mandatory publish to a
 		// direct reply-to address even when it delivered it, and 4.2+
 		// never returns one; whether the requester is there is
 		// RequesterWaiting's question.
-		o.mandatory = false
+		o.Mandatory = false
 	}
-	err := r.c.publishAll(ctx, false, []outgoing{o})[0]
+	err := r.c.publishAll(ctx, false, []amqpx.Outgoing{o})[0]
 	switch {
 	case err == nil:
 		return Accept()

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	"github.com/acemq/acemq-go/runtime/internal/core"
 	"github.com/acemq/acemq-go/runtime/internal/obs"
 	"github.com/acemq/acemq-go/runtime/wire"
@@ -102,7 +103,7 @@ func (cs *Consumer) sendCopy(ctx context.Context, queue string, msg amqp.Publish
 // copyOut is the publish of a copy of one of cs's deliveries to queue.
 // Its origin is read off queue's name without making cs's dead-letter and
 // parked queues' names for every copy.
-func (cs *Consumer) copyOut(queue string, msg amqp.Publishing) outgoing {
+func (cs *Consumer) copyOut(queue string, msg amqp.Publishing) amqpx.Outgoing {
 	origin := "retry"
 	if rest, ok := strings.CutPrefix(queue, cs.queue); ok {
 		switch rest {
@@ -112,7 +113,7 @@ func (cs *Consumer) copyOut(queue string, msg amqp.Publishing) outgoing {
 			origin = "park"
 		}
 	}
-	return outgoing{key: queue, mandatory: true, msg: msg, origin: origin}
+	return amqpx.Outgoing{Key: queue, Mandatory: true, Msg: msg, Origin: origin}
 }
 
 // next is the wait before a copy that failed (err) after failures

@@ -6,6 +6,7 @@ import (
 
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	"github.com/acemq/acemq-go/runtime/internal/core"
 	"github.com/acemq/acemq-go/runtime/internal/obs"
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -43,57 +44,57 @@ func (c *Connection) tracing() (trace.Tracer, bool) {
 // startPublish starts the producer span of o and writes its context into
 // o's headers. The parent is o.parent when it is valid (a replayed copy
 // continues its message's trace, linked to ctx's span), else ctx's span.
-func (c *Connection) startPublish(ctx context.Context, o *outgoing) trace.Span {
+func (c *Connection) startPublish(ctx context.Context, o *amqpx.Outgoing) trace.Span {
 	parent := ctx
-	if o.parent.IsValid() {
-		parent = trace.ContextWithRemoteSpanContext(ctx, o.parent)
+	if o.Parent.IsValid() {
+		parent = trace.ContextWithRemoteSpanContext(ctx, o.Parent)
 	}
-	if o.msg.Headers == nil {
-		o.msg.Headers = amqp.Table{}
+	if o.Msg.Headers == nil {
+		o.Msg.Headers = amqp.Table{}
 	}
 	tr, ok := c.tracing()
 	if !ok {
-		obs.InjectTrace(parent, o.msg.Headers)
+		obs.InjectTrace(parent, o.Msg.Headers)
 		return obs.IdleSpan
 	}
-	pctx, span := tr.Start(parent, obs.SpanName(obs.Destination(o.exchange), "publish"), obs.ProducerStart...)
+	pctx, span := tr.Start(parent, obs.SpanName(obs.Destination(o.Exchange), "publish"), obs.ProducerStart...)
 	if span.IsRecording() {
 		buf := obs.SpanAttrs.Get().(*[]attribute.KeyValue)
 		attrs := append((*buf)[:0],
 			obs.AttrSystem,
 			obs.AttrOpPublish,
 			obs.AttrOpTypeSend,
-			attribute.String("messaging.destination.name", obs.Destination(o.exchange)),
-			attribute.String("messaging.rabbitmq.destination.routing_key", o.key),
-			attribute.String("messaging.message.id", o.msg.MessageId),
-			attribute.Int("messaging.message.body.size", len(o.msg.Body)),
-			attribute.Int("acemq.attempt", core.AttemptOf(o.msg.Headers)),
-			attribute.String("acemq.publish", obs.PublishOrigin(o.origin)),
+			attribute.String("messaging.destination.name", obs.Destination(o.Exchange)),
+			attribute.String("messaging.rabbitmq.destination.routing_key", o.Key),
+			attribute.String("messaging.message.id", o.Msg.MessageId),
+			attribute.Int("messaging.message.body.size", len(o.Msg.Body)),
+			attribute.Int("acemq.attempt", core.AttemptOf(o.Msg.Headers)),
+			attribute.String("acemq.publish", obs.PublishOrigin(o.Origin)),
 		)
-		if o.msg.CorrelationId != "" {
-			attrs = append(attrs, attribute.String("messaging.message.conversation_id", o.msg.CorrelationId))
+		if o.Msg.CorrelationId != "" {
+			attrs = append(attrs, attribute.String("messaging.message.conversation_id", o.Msg.CorrelationId))
 		}
-		if o.msg.Type != "" {
-			attrs = append(attrs, attribute.String("acemq.message.type", o.msg.Type))
+		if o.Msg.Type != "" {
+			attrs = append(attrs, attribute.String("acemq.message.type", o.Msg.Type))
 		}
 		span.SetAttributes(attrs...)
 		clear(attrs)
 		*buf = attrs[:0]
 		obs.SpanAttrs.Put(buf)
-		if o.parent.IsValid() {
+		if o.Parent.IsValid() {
 			if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
 				span.AddLink(trace.Link{SpanContext: sc})
 			}
 		}
 	}
-	obs.InjectTrace(pctx, o.msg.Headers)
+	obs.InjectTrace(pctx, o.Msg.Headers)
 	return span
 }
 
 // endPublish ends a producer span once the confirm arrived (or the publish
 // failed) and records the publish's metrics.
-func (c *Connection) endPublish(span trace.Span, o *outgoing, start time.Time, err error) {
-	c.metrics.Published(o.exchange, o.msg.Type, o.origin, time.Since(start), err)
+func (c *Connection) endPublish(span trace.Span, o *amqpx.Outgoing, start time.Time, err error) {
+	c.metrics.Published(o.Exchange, o.Msg.Type, o.Origin, time.Since(start), err)
 	if span.IsRecording() && err != nil {
 		span.SetAttributes(attribute.String("error.type", obs.ErrorType(err)))
 		span.SetStatus(codes.Error, err.Error())
