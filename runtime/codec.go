@@ -34,12 +34,6 @@ type Codec = msgtype.Codec
 // wrapping ErrSchemaNotFound.
 type SchemaRegistry = msgtype.SchemaRegistry
 
-// opener is a registry that can be opened ahead of its first use
-// (registry.OpenLazy's): a Consume whose Avro types use it opens it before
-// subscribing, so that a bad configuration fails the Consume rather than
-// every message.
-type opener interface{ OpenNow() error }
-
 // Violation is one way a JSON document breaks its schema: Location is the
 // JSON Pointer of the offending value in the document, "/items/0/sku" (the
 // document itself is "/"); Message says what is wrong there, in the

@@ -3,6 +3,7 @@ package runtime
 import (
 	"testing"
 
+	"github.com/acemq/acemq-go/runtime/internal/core"
 	"github.com/acemq/acemq-go/runtime/internal/jsoncheck"
 )
 
@@ -32,14 +33,14 @@ func TestWithReferenceValidation(t *testing.T) {
 	mt := newCheckedJSONType[refOrder]("test.checked.v2", refOrderSchema, refChecked(&calls), nil)
 	var cfg dialConfig
 	WithReferenceValidation().applyDial(&cfg)
-	ref, err := codecFor(mt, &Connection{cfg: cfg})
+	ref, err := core.CodecFor(mt, connLink{&Connection{codecs: codecChoice(cfg, sharedRegistry)}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ref.Encode(t.Context(), refOrder{ID: "o-1"}); err != nil || calls != 0 {
 		t.Errorf("reference codec: %v, check called %d times", err, calls)
 	}
-	fast, err := codecFor(mt, &Connection{})
+	fast, err := core.CodecFor(mt, connLink{&Connection{codecs: codecChoice(dialConfig{}, sharedRegistry)}})
 	if err != nil {
 		t.Fatal(err)
 	}

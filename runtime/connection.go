@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/acemq/acemq-go/runtime/internal/amqpx"
+	"github.com/acemq/acemq-go/runtime/internal/core"
 	"github.com/acemq/acemq-go/runtime/internal/obs"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"go.opentelemetry.io/otel"
@@ -36,6 +37,8 @@ type Connection struct {
 	registry SchemaRegistry
 	// delayPrefix is the delay topology Declare declared last (WithDelay).
 	delayPrefix atomic.Pointer[string]
+	// codecs is how c picks a message type's codec (core.CodecFor).
+	codecs core.CodecChoice
 	// tracers caches the tracer of the provider in use (see tracing).
 	tracers atomic.Pointer[obs.TracerEntry]
 	// corks are the sockets of live connections, by connection
@@ -154,6 +157,7 @@ func Dial(ctx context.Context, rawURL string, opts ...DialOption) (*Connection, 
 	if c.registry == nil {
 		c.registry = sharedRegistry
 	}
+	c.codecs = codecChoice(cfg, c.registry)
 	if c.cfg.retry != nil {
 		if err := c.cfg.retry.Validate(); err != nil {
 			return nil, fmt.Errorf("dial %s: %w", c.redacted, err)
@@ -487,4 +491,17 @@ func (c *Connection) eachConsumer(fn func(queue string, held, inFlight int)) {
 		st := cs.Stats()
 		fn(cs.queue, st.Held, st.InFlight)
 	}
+}
+
+// connLink is c as the routes and the engines under internal/ see it
+// (core.Conn): an adapter, so that what they call is not c's API.
+type connLink struct{ c *Connection }
+
+// Codecs is how c picks a message type's codec.
+func (l connLink) Codecs() *core.CodecChoice { return &l.c.codecs }
+
+// codecChoice is how a connection dialled with cfg picks a message type's
+// codec; def is its registry for types without one.
+func codecChoice(cfg dialConfig, def SchemaRegistry) core.CodecChoice {
+	return core.CodecChoice{Registry: cfg.registry, Default: def, Reference: cfg.referenceValidation}
 }

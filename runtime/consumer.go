@@ -175,13 +175,11 @@ func newConsumer(c *Connection, spec ConsumerSpec, cfg consumeConfig) (*Consumer
 	}
 	mws := append(append([]Middleware(nil), c.cfg.middleware...), cfg.middleware...)
 	for _, r := range spec.Routes {
-		if err := r.prepare(c); err != nil {
+		if err := core.PrepareRoute(r, connLink{c}); err != nil {
 			return nil, fmt.Errorf("consume %q: %w", spec.Queue, err)
 		}
-		if len(mws) > 0 && r.wrap != nil {
-			r = r.wrap(spec.Queue, mws)
-		}
-		cs.routes[r.typeName] = r
+		r = core.WrapRoute(r, spec.Queue, mws)
+		cs.routes[core.RouteType(r)] = r
 	}
 	return cs, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/acemq/acemq-go/runtime/internal/core"
 )
 
 // ErrOtherType is returned by DecodeDelivery for a delivery whose type
@@ -20,7 +22,7 @@ func DecodeDelivery[T any](ctx context.Context, c *Connection, mt *MessageType[T
 	if d.Type != mt.Name() {
 		return v, fmt.Errorf("%w: it is %q, not %q", ErrOtherType, d.Type, mt.Name())
 	}
-	codec, err := codecFor(mt, c)
+	codec, err := core.CodecFor(mt, connLink{c})
 	if err != nil {
 		return v, err
 	}

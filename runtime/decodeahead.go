@@ -1,5 +1,7 @@
 package runtime
 
+import "github.com/acemq/acemq-go/runtime/internal/core"
+
 // decodeAhead is how many deliveries a consumer of concurrency 1 decodes
 // at most ahead of its handler: decoded, waiting for the handler to be
 // done with the one before.
@@ -28,7 +30,7 @@ const decodeAhead = 16
 // delivery left to its run.
 type decoded struct {
 	done bool
-	call decodedCall
+	call core.DecodedCall
 	err  error
 }
 
@@ -62,10 +64,10 @@ func (cs *Consumer) decodeAhead(dv *delivery) {
 		return
 	}
 	route, err := cs.routeOf(d)
-	if err != nil || route.decode == nil {
+	if err != nil || !core.DecodesAhead(route) {
 		return
 	}
-	call, err := route.decode(dv.aheadCtx.Of(cs.handlerCtx, cs.decodeInfo(dv)), cs.c, d)
+	call, err := core.DecodeRoute(route, dv.aheadCtx.Of(cs.handlerCtx, cs.decodeInfo(dv)), connLink{cs.c}, d)
 	if hook := cs.cfg.decodedAhead; hook != nil {
 		hook(d.MessageId)
 	}

@@ -143,14 +143,14 @@ func (dv *delivery) run() (Ack, error) {
 			return Ack{}, a.err
 		}
 		dv.ctx = dv.runCtx.Of(dv.ctx, dv.aheadCtx.Info())
-		return a.call.call(dv.ctx, d, dv.env, dv.apps), nil
+		return a.call.Call(dv.ctx, d, dv.env, dv.apps), nil
 	}
 	route, err := cs.routeOf(d)
 	if err != nil {
 		return Ack{}, err
 	}
 	dv.ctx = dv.runCtx.Of(dv.ctx, cs.decodeInfo(dv))
-	return route.run(dv.ctx, cs.c, d, dv.env, dv.apps)
+	return core.RunRoute(route, dv.ctx, connLink{cs.c}, d, dv.env, dv.apps)
 }
 
 // routeOf is d's route, or why d cannot be decoded without a codec

@@ -85,23 +85,3 @@ type TypeOption interface{ applyType(*typeConfig) }
 type typeConfig struct {
 	registry SchemaRegistry
 }
-
-// registryFor picks the registry of mt on c: the connection's own, else
-// the type's, else the process default.
-func registryFor[T any](mt *MessageType[T], c *Connection) SchemaRegistry {
-	if c.cfg.registry != nil {
-		return c.cfg.registry
-	}
-	if r := msgtype.Registry(mt); r != nil {
-		return r
-	}
-	return c.registry
-}
-
-// codecFor is mt's codec on c.
-func codecFor[T any](mt *MessageType[T], c *Connection) (Codec, error) {
-	if mt.Format() == FormatJSON && c.cfg.referenceValidation {
-		return msgtype.ReferenceCodec(mt)
-	}
-	return mt.Codec(registryFor(mt, c))
-}

@@ -1,6 +1,6 @@
 package runtime
 
-import "context"
+import "github.com/acemq/acemq-go/runtime/internal/core"
 
 // Incoming is a message as a Middleware sees it: what its handler's
 // Message[T] holds, with the payload as any, and the queue the consumer
@@ -9,33 +9,11 @@ import "context"
 // the payload is the decoded one, whatever a middleware does. Pass next the
 // Incoming you were given, or a copy of it (a new Incoming{} has no
 // message, and reaching the handler with one is a panic).
-type Incoming struct {
-	// Queue is the queue the consumer reads.
-	Queue       string
-	Envelope    Envelope
-	Headers     map[string]any
-	RoutingKey  string
-	Redelivered bool
-
-	// msg is the route's *Message[T].
-	msg payloader
-}
-
-// payloader is a *Message[T], whatever T.
-type payloader interface{ payloadAny() any }
-
-// Payload is the decoded payload, the T of the route's Message[T] (for a
-// generated handler, the message's Go type).
-func (in *Incoming) Payload() any {
-	if in.msg == nil {
-		return nil
-	}
-	return in.msg.payloadAny()
-}
+type Incoming = core.Incoming
 
 // HandlerFunc is a handler as a Middleware sees it, whatever the message
 // type: the innermost one calls the route's Handler[T].
-type HandlerFunc func(ctx context.Context, m *Incoming) Ack
+type HandlerFunc = core.HandlerFunc
 
 // Middleware wraps a handler: it runs around next, may put values in the
 // ctx it passes on (the handler sees them), may skip next, and returns any
@@ -56,7 +34,7 @@ type HandlerFunc func(ctx context.Context, m *Incoming) Ack
 // metrics, Stats and logs: a middleware's Retry, Reject or Park is recorded
 // as a handler's, and its panic is a Retry with a *PanicError, as a
 // handler's panic is.
-type Middleware func(next HandlerFunc) HandlerFunc
+type Middleware = core.Middleware
 
 // MiddlewareOption installs middlewares; it is both a DialOption and a
 // ConsumeOption. Made by WithMiddleware.
@@ -89,26 +67,3 @@ func WithMiddleware(mws ...Middleware) MiddlewareOption {
 	}
 	return middlewareOption{mws: kept}
 }
-
-// chain is h wrapped by mws (the first outermost), for the consumer of
-// queue: built once per route when the consumer starts.
-func chain[T any](queue string, mws []Middleware, h Handler[T]) Handler[T] {
-	next := HandlerFunc(func(ctx context.Context, in *Incoming) Ack {
-		m := in.msg.(*Message[T])
-		m.Envelope, m.Headers, m.RoutingKey, m.Redelivered = in.Envelope, in.Headers, in.RoutingKey, in.Redelivered
-		return h(ctx, m)
-	})
-	for i := len(mws) - 1; i >= 0; i-- {
-		next = mws[i](next)
-	}
-	return func(ctx context.Context, m *Message[T]) Ack {
-		// The Incoming lives in the Message: no allocation of its own.
-		m.incoming = Incoming{
-			Queue: queue, Envelope: m.Envelope, Headers: m.Headers,
-			RoutingKey: m.RoutingKey, Redelivered: m.Redelivered, msg: m,
-		}
-		return next(ctx, &m.incoming)
-	}
-}
-
-func (m *Message[T]) payloadAny() any { return m.Payload }

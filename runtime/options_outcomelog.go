@@ -6,6 +6,14 @@ import (
 	"github.com/acemq/acemq-go/runtime/internal/obs"
 )
 
+// Default bound of a consumer's outcome log lines (WithOutcomeLogLimit):
+// at most this many retry, dead-letter and park lines a window; the rest
+// are counted in one summary line at the window's end.
+const (
+	DefaultOutcomeLogLines  = obs.DefaultOutcomeLogLines
+	DefaultOutcomeLogWindow = obs.DefaultOutcomeLogWindow
+)
+
 // WithOutcomeLogLimit bounds the consumer's outcome log lines (retry,
 // dead-lettered, parked): at most lines of them every window, the others
 // counted in one Warn line when the window ends ("acemq: … and 1944 more

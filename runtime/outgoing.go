@@ -6,6 +6,7 @@ import (
 	"maps"
 
 	"github.com/acemq/acemq-go/runtime/internal/amqpx"
+	"github.com/acemq/acemq-go/runtime/internal/core"
 	"github.com/acemq/acemq-go/runtime/internal/obs"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -55,7 +56,7 @@ func (c *Connection) encodeOne(ctx context.Context, typ string, codec Codec, exc
 // AMQP type, a header frame over the connection's frame_max (131072 while
 // it has none).
 func NewOutgoing[T any](ctx context.Context, c *Connection, mt *MessageType[T], exchange string, v T, opts ...PublishOption) (Outgoing, error) {
-	codec, err := codecFor(mt, c)
+	codec, err := core.CodecFor(mt, connLink{c})
 	if err != nil {
 		return Outgoing{}, err
 	}

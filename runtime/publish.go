@@ -40,7 +40,7 @@ func Publish[T any](ctx context.Context, c *Connection, mt *MessageType[T], exch
 // joins one error per failed message, each naming its index (errors.Is and
 // errors.As work through it); nil means every message was confirmed.
 func PublishBatch[T any](ctx context.Context, c *Connection, mt *MessageType[T], exchange string, vs []T, opts ...PublishOption) error {
-	codec, err := codecFor(mt, c)
+	codec, err := core.CodecFor(mt, connLink{c})
 	if err != nil {
 		return err
 	}

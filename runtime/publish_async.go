@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acemq/acemq-go/runtime/internal/amqpx"
+	"github.com/acemq/acemq-go/runtime/internal/core"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -70,7 +71,7 @@ func (p *Pending) Wait(ctx context.Context) error {
 // Pending says so), not the confirm: cancelling it after the write does not
 // touch the Pending.
 func PublishAsync[T any](ctx context.Context, c *Connection, mt *MessageType[T], exchange string, v T, opts ...PublishOption) (*Pending, error) {
-	codec, err := codecFor(mt, c)
+	codec, err := core.CodecFor(mt, connLink{c})
 	if err != nil {
 		return nil, err
 	}

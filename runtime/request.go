@@ -259,7 +259,7 @@ func Request[Req, Rep any](ctx context.Context, r *Requester, reqType *MessageTy
 	start := time.Now()
 	defer func() { r.c.metrics.Requested(exchange, reqType.Name(), repType.Name(), time.Since(start), err) }()
 	var zero Rep
-	codec, err := codecFor(reqType, r.c)
+	codec, err := core.CodecFor(reqType, connLink{r.c})
 	if err != nil {
 		return zero, err
 	}
@@ -288,7 +288,7 @@ func decodeReply[Rep any](ctx context.Context, c *Connection, request string, re
 	if d.Type != repType.Name() {
 		return v, fmt.Errorf("request %s: the reply: %w: it is %q, not %q", request, ErrOtherType, d.Type, repType.Name())
 	}
-	codec, err := codecFor(repType, c)
+	codec, err := core.CodecFor(repType, connLink{c})
 	if err != nil {
 		return v, err
 	}

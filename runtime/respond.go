@@ -68,10 +68,9 @@ func RetryRequest(err error) error { return &retryRequestError{err: err} }
 func HandleRequest[Req, Rep any](reqType *MessageType[Req], repType *MessageType[Rep], h RequestHandler[Req, Rep]) Route {
 	inner := answerInto(repType, h)
 	r := requestRoute(reqType, repType.Name(), inner)
-	r.wrap = func(queue string, mws []Middleware) Route {
-		return requestRoute(reqType, repType.Name(), chain(queue, mws, inner))
-	}
-	return r
+	return core.WithWrap(r, func(queue string, mws []Middleware) Route {
+		return requestRoute(reqType, repType.Name(), core.Chain(queue, mws, inner))
+	})
 }
 
 // answer is the request being answered, put where the innermost handler
@@ -111,15 +110,15 @@ func answerInto[Req, Rep any](repType *MessageType[Rep], h RequestHandler[Req, R
 // requestRoute is the route of reqType to inner (h, within any
 // middlewares), which answers each request with a reply of type replyType.
 func requestRoute[Req any](reqType *MessageType[Req], replyType string, inner Handler[Req]) Route {
-	rt := route(reqType, inner)
-	rt.decode = nil // its prechecks come before the decode
-	rt.run = func(ctx context.Context, c *Connection, d *amqp.Delivery, env Envelope, apps map[string]any) (Ack, error) {
+	// its prechecks come before the decode
+	return core.WithRun(core.NewRoute(reqType, inner), func(ctx context.Context, link core.Conn, d *amqp.Delivery, env Envelope, apps map[string]any) (Ack, error) {
+		c := link.(connLink).c
 		r := responding{c: c, d: d, replyType: replyType}
 		if ack, done := r.precheck(ctx); done {
 			return ack, nil
 		}
 		a := &answer{r: r}
-		ack, err := decodeAndCall(context.WithValue(ctx, answerKey{}, a), c, reqType, d, env, apps, inner)
+		ack, err := core.DecodeAndCall(context.WithValue(ctx, answerKey{}, a), link, reqType, d, env, apps, inner)
 		switch {
 		case err != nil:
 			if !transient(err) {
@@ -134,8 +133,7 @@ func requestRoute[Req any](reqType *MessageType[Req], replyType string, inner Ha
 		// commit failed: Retry, the handler run and the request answered
 		// again; its caller counts the second reply as late).
 		return ack, nil
-	}
-	return rt
+	})
 }
 
 // middlewareAnswered carries out a middleware's ack on a request whose
@@ -175,7 +173,7 @@ func (r responding) answerThen(ctx context.Context, code string, ack Ack) Ack {
 
 // replyWith encodes rep and sends it as r's reply.
 func replyWith[Rep any](ctx context.Context, r responding, repType *MessageType[Rep], rep Rep) Ack {
-	codec, err := codecFor(repType, r.c)
+	codec, err := core.CodecFor(repType, connLink{r.c})
 	if err != nil {
 		return Retry(fmt.Errorf("the reply's codec: %w", err))
 	}

@@ -19,6 +19,7 @@ const (
 	DefaultOutcomeLogWindow = 10 * time.Second
 )
 
+// OutcomeLogLimit is WithOutcomeLogLimit's bound (the defaults unless Set).
 type OutcomeLogLimit struct {
 	Lines  int
 	Window time.Duration

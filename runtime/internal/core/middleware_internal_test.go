@@ -1,4 +1,4 @@
-package runtime
+package core
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 // handler called directly. bench/'s M1 case is the same on the broker, as
 // a throughput ratio:
 //
-//	go test -run '^$' -bench MiddlewareChain -benchmem ./runtime/
+//	go test -run '^$' -bench MiddlewareChain -benchmem ./runtime/internal/core/
 func BenchmarkMiddlewareChain(b *testing.B) {
 	h := func(ctx context.Context, m *Message[string]) Ack { return Accept() }
 	noop := func(next HandlerFunc) HandlerFunc {
