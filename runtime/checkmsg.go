@@ -3,10 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	"github.com/acemq/acemq-go/runtime/internal/core"
@@ -33,131 +30,9 @@ import (
 // made of what the broker delivered, and so fit, and are checked again
 // before they are written (fit).
 
-// maxShortstr is the longest AMQP short string, in bytes.
-const maxShortstr = 255
-
-// checkOutgoing checks a message for exchange with routing key key: every
-// short string at most 255 bytes, every header value of a type AMQP
-// writes, and, when frameMax > 0, its content header frame within
-// frameMax (tooLarge). An error matches ErrInvalidMessage and names the
-// field and its length.
-func checkOutgoing(exchange, key string, msg *amqp.Publishing, frameMax int) error {
-	if err := checkShort("exchange", exchange); err != nil {
-		return err
-	}
-	if err := checkShort("routing key", key); err != nil {
-		return err
-	}
-	if err := checkProperties(msg); err != nil {
-		return err
-	}
-	if err := checkTable(msg.Headers); err != nil {
-		return err
-	}
-	if frameMax > 0 {
-		return amqpx.TooLarge(*msg, frameMax)
-	}
-	return nil
-}
-
-// checkProperties checks the short-string properties of msg.
-func checkProperties(msg *amqp.Publishing) error {
-	props := [...]struct {
-		name, v string
-	}{
-		{"content type", msg.ContentType}, {"content encoding", msg.ContentEncoding},
-		{"correlation id", msg.CorrelationId}, {"reply-to", msg.ReplyTo}, {"expiration", msg.Expiration},
-		{"message id", msg.MessageId}, {"type", msg.Type}, {"user id", msg.UserId}, {"app id", msg.AppId},
-	}
-	for _, p := range props {
-		if err := checkShort(p.name, p.v); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// checkShort refuses s, the value of field, when it is longer than a
-// short string.
-func checkShort(field, s string) error {
-	if len(s) <= maxShortstr {
-		return nil
-	}
-	return fmt.Errorf("%w: the %s is %d bytes, above AMQP's %d for a short string (%s; the client would close the connection)",
-		ErrInvalidMessage, field, len(s), maxShortstr, shortQuote(s))
-}
-
-// checkTable checks the headers: each name a short string, each value a
-// field AMQP writes. Nothing is allocated unless one is refused.
-func checkTable(t amqp.Table) error {
-	f := tableFault(t)
-	if f == nil {
-		return nil
-	}
-	slices.Reverse(f.path)
-	if f.name != "" {
-		in := ""
-		if len(f.path) > 0 {
-			in = " (in header " + strings.Join(f.path, " > ") + ")"
-		}
-		return fmt.Errorf("%w: the header name %s%s is %d bytes, above AMQP's %d for a short string (the client would close the connection)",
-			ErrInvalidMessage, shortQuote(f.name), in, len(f.name), maxShortstr)
-	}
-	return fmt.Errorf("%w: the header %s is a %T, which AMQP has no field type for (want a string, []byte, bool, an integer of up to 64 bits but not uint64, a float, time.Time, amqp.Decimal, amqp.Table or []any)",
-		ErrInvalidMessage, strings.Join(f.path, " > "), f.value)
-}
-
-// fault is what checkTable found: an overlong name, or a value of no AMQP
-// type, at path (innermost first).
-type fault struct {
-	path  []string
-	name  string
-	value any
-}
-
-func tableFault(t amqp.Table) *fault {
-	for k, v := range t {
-		if len(k) > maxShortstr {
-			return &fault{name: k}
-		}
-		if f := fieldFault(v); f != nil {
-			f.path = append(f.path, strconv.Quote(k))
-			return f
-		}
-	}
-	return nil
-}
-
-func fieldFault(v any) *fault {
-	switch x := v.(type) {
-	case nil, bool, byte, int8, int, int16, int32, int64, uint16, uint32, float32, float64,
-		string, []byte, amqp.Decimal, time.Time:
-		return nil
-	case amqp.Table:
-		return tableFault(x)
-	case []any:
-		for i, e := range x {
-			if f := fieldFault(e); f != nil {
-				f.path = append(f.path, "["+strconv.Itoa(i)+"]")
-				return f
-			}
-		}
-		return nil
-	}
-	return &fault{value: v}
-}
-
-// shortQuote is s quoted, its first 40 bytes only.
-func shortQuote(s string) string {
-	if len(s) <= 40 {
-		return strconv.Quote(s)
-	}
-	return strconv.Quote(s[:40]) + "…"
-}
-
 // maxMessageID is the longest id WithMessageID takes: message_id is an
 // AMQP short string.
-const maxMessageID = maxShortstr
+const maxMessageID = amqpx.MaxShortstr
 
 // checkIdentity refuses what would give a message an identity other than
 // the one asked for: x-acemq-id among WithHeaders (Publish would replace
@@ -193,13 +68,13 @@ func checkQueueNames(q string, policy RetryPolicy) error {
 		names = append(names, wire.RungQueue(q, d))
 	}
 	for _, n := range names {
-		if len(n) > maxShortstr {
+		if len(n) > amqpx.MaxShortstr {
 			what := "the queue name"
 			if n != q {
 				what = "the name of its queue with " + strconv.Quote(n[len(q):])
 			}
 			return fmt.Errorf("queue %s: %s is %d bytes, above AMQP's %d for a short string (the client would close the connection)",
-				shortQuote(q), what, len(n), maxShortstr)
+				amqpx.ShortQuote(q), what, len(n), amqpx.MaxShortstr)
 		}
 	}
 	return nil
@@ -209,15 +84,15 @@ func checkQueueNames(q string, policy RetryPolicy) error {
 // or argument AMQP cannot carry, before anything is declared.
 func checkDeclarations(d Declarations) error {
 	short := func(what, s string) error {
-		if len(s) > maxShortstr {
+		if len(s) > amqpx.MaxShortstr {
 			return fmt.Errorf("declare: %s %s is %d bytes, above AMQP's %d for a short string (the client would close the connection)",
-				what, shortQuote(s), len(s), maxShortstr)
+				what, amqpx.ShortQuote(s), len(s), amqpx.MaxShortstr)
 		}
 		return nil
 	}
 	args := func(what, name string, a map[string]any) error {
-		if err := checkTable(amqp.Table(a)); err != nil {
-			return fmt.Errorf("declare: the arguments of %s %s: %w", what, shortQuote(name), err)
+		if err := amqpx.CheckTable(amqp.Table(a)); err != nil {
+			return fmt.Errorf("declare: the arguments of %s %s: %w", what, amqpx.ShortQuote(name), err)
 		}
 		return nil
 	}

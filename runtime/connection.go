@@ -60,7 +60,7 @@ type Connection struct {
 	// dead letters and parks: an application publish that makes the broker
 	// close its channel (an exchange that does not exist) cannot fail a
 	// consumer's set-aside, nor the other way round.
-	pub, side *publisher
+	pub, side *amqpx.Publisher
 	// exchanges the session has seen exist, checked passively before the
 	// first publish to each.
 	exchanges map[string]bool

@@ -117,15 +117,3 @@ func TestCopyOutcomeArrivedOutlivesTheBound(t *testing.T) {
 		t.Fatalf("%d copies still counted", n)
 	}
 }
-
-// The publisher marks an asynchronous outcome arrived before its then is
-// queued for the drainer.
-func TestSettleMarksTheOutcomeArrived(t *testing.T) {
-	p := &publisher{}
-	var arrived atomic.Bool
-	seen := make(chan bool, 1)
-	p.settle(&inflight{arrived: &arrived, then: func(error) { seen <- arrived.Load() }}, nil)
-	if !<-seen {
-		t.Fatal("then ran with the outcome not marked arrived")
-	}
-}

@@ -72,7 +72,7 @@ func (c *Connection) newOutgoing(ctx context.Context, typ string, codec Codec, e
 	obs.InjectTrace(ctx, o.Msg.Headers)
 	// What Publish would refuse when writing it: its header frame above
 	// the connection's frame_max.
-	if err := checkOutgoing(o.Exchange, o.Key, &o.Msg, c.frameMax()); err != nil {
+	if err := amqpx.CheckOutgoing(o.Exchange, o.Key, &o.Msg, c.frameMax()); err != nil {
 		return Outgoing{}, fmt.Errorf("publish %s to exchange %q: %w", typ, exchange, err)
 	}
 	key := cfg.correlationID
@@ -92,7 +92,7 @@ func (c *Connection) newOutgoing(ctx context.Context, typ string, codec Codec, e
 // included) and never trimmed to fit: one AMQP cannot carry is refused, a
 // *PublishError matching ErrInvalidMessage, nothing written.
 func (c *Connection) PublishOutgoing(ctx context.Context, out Outgoing) (*Pending, error) {
-	if err := checkOutgoing(out.Exchange, out.RoutingKey, &out.Msg, 0); err != nil {
+	if err := amqpx.CheckOutgoing(out.Exchange, out.RoutingKey, &out.Msg, 0); err != nil {
 		return nil, &PublishError{Exchange: out.Exchange, RoutingKey: out.RoutingKey, Err: err}
 	}
 	msg := out.Msg

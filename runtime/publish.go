@@ -113,7 +113,7 @@ func encodeOutgoing(ctx context.Context, c *Connection, typ string, codec Codec,
 	}
 	// The frame's size is checked when it is written, against the
 	// connection's frame_max (fit).
-	if err := checkOutgoing(exchange, o.Key, &o.Msg, 0); err != nil {
+	if err := amqpx.CheckOutgoing(exchange, o.Key, &o.Msg, 0); err != nil {
 		return amqpx.Outgoing{}, err
 	}
 	return o, nil

@@ -108,7 +108,7 @@ func (c *Connection) publishAsync(ctx context.Context, side bool, o amqpx.Outgoi
 // drainer (inflight.arrived).
 func (c *Connection) publishThen(ctx context.Context, side bool, o amqpx.Outgoing, then func(error), arrived *atomic.Bool) error {
 	a := &asyncPublish{then: then}
-	a.f.arrived = arrived
+	a.f.Arrived = arrived
 	return c.sendAsync(ctx, side, &o, a)
 }
 
@@ -126,7 +126,7 @@ type asyncPublish struct {
 	// The outcome goes to pd (publishAsync's) or then (publishThen's).
 	pd   *Pending
 	then func(error)
-	f    inflight
+	f    amqpx.Inflight
 }
 
 // settle is a's outcome, from the confirm channel (its inflight's then).
@@ -164,7 +164,7 @@ func (c *Connection) sendAsync(ctx context.Context, side bool, o *amqpx.Outgoing
 	a.c, a.start, a.exchange, a.key, a.origin = c, time.Now(), o.Exchange, o.Key, o.Origin
 	a.span = c.startPublish(ctx, o)
 	a.typ = o.Msg.Type
-	a.f.then = a.settle
+	a.f.Then = a.settle
 	err := c.queueAsync(ctx, side, o, &a.f)
 	if err != nil {
 		a.settleOnce(err)
@@ -173,7 +173,7 @@ func (c *Connection) sendAsync(ctx context.Context, side bool, o *amqpx.Outgoing
 }
 
 // queueAsync is sendAsync's queueing of o as f.
-func (c *Connection) queueAsync(ctx context.Context, side bool, o *amqpx.Outgoing, f *inflight) error {
+func (c *Connection) queueAsync(ctx context.Context, side bool, o *amqpx.Outgoing, f *amqpx.Inflight) error {
 	if err := c.checkExchange(ctx, o.Exchange); err != nil {
 		return err
 	}
@@ -184,9 +184,9 @@ func (c *Connection) queueAsync(ctx context.Context, side bool, o *amqpx.Outgoin
 	if err := c.blockedErr(); err != nil {
 		return err
 	}
-	if err := p.fit(o); err != nil {
+	if err := p.Fit(o); err != nil {
 		return err
 	}
-	f.key, f.mandatory, f.msg = returnKey{o.Msg.MessageId, o.Exchange, o.Key}, o.Mandatory, o.Msg
-	return p.enqueue(ctx, f)
+	f.Key, f.Mandatory, f.Msg = amqpx.KeyOf(o), o.Mandatory, o.Msg
+	return p.Enqueue(ctx, f)
 }

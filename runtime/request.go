@@ -192,7 +192,7 @@ type call struct {
 	// The publish of the request, settled once (send).
 	c       *Connection
 	o       amqpx.Outgoing
-	f       inflight
+	f       amqpx.Inflight
 	span    trace.Span
 	start   time.Time
 	settled atomic.Bool
@@ -235,7 +235,7 @@ func (cl *call) written(err error) { cl.settle(err) }
 // consumer and its publisher.
 type replySession struct {
 	ch   *amqp.Channel
-	p    *publisher
+	p    *amqpx.Publisher
 	dead atomic.Bool
 }
 
@@ -345,7 +345,7 @@ func (r *Requester) call(ctx context.Context, o amqpx.Outgoing) (amqp.Delivery, 
 	// A written request is settled here, when its caller stops waiting,
 	// rather than by a goroutine of the writer's (inflight.callerSettles).
 	defer func() {
-		if cl.f.callerSettled() {
+		if cl.f.CallerSettled() {
 			cl.settle(nil)
 		}
 	}()
@@ -373,12 +373,12 @@ func (r *Requester) send(ctx context.Context, s *replySession, cl *call) error {
 		err = c.blockedErr()
 	}
 	if err == nil {
-		err = s.p.fit(o)
+		err = s.p.Fit(o)
 	}
 	if err == nil {
-		cl.f = inflight{key: returnKey{o.Msg.MessageId, o.Exchange, o.Key}, mandatory: o.Mandatory, msg: o.Msg, then: cl.written,
-			callerSettles: !r.confirm}
-		err = s.p.enqueue(ctx, &cl.f)
+		cl.f = amqpx.Inflight{Key: amqpx.KeyOf(o), Mandatory: o.Mandatory, Msg: o.Msg, Then: cl.written,
+			CallerSettles: !r.confirm}
+		err = s.p.Enqueue(ctx, &cl.f)
 	}
 	if err != nil && cl.settle(err) {
 		return c.publishError(*o, err)
@@ -568,11 +568,11 @@ func (r *Requester) open(ctx context.Context) (*replySession, error) {
 	if r.confirm {
 		onReturn = nil
 	}
-	p, err := newRequestPublisher(ctx, r.c, ch, r.c.corkOf(conn), onReturn, &r.calls)
+	p, err := amqpx.NewRequestPublisher(ctx, r.c.blockedNote, ch, r.c.corkOf(conn), onReturn, &r.calls)
 	if err != nil {
 		return nil, err
 	}
-	p.frameMax = amqpx.FrameMaxOf(conn)
+	p.FrameMax = amqpx.FrameMaxOf(conn)
 	s := &replySession{ch: ch, p: p}
 	r.wg.Add(1)
 	go r.read(s, replies, closes)

@@ -168,7 +168,7 @@ func (h *heldRetry) failed(err error) {
 func copyOf(d amqp.Delivery, attempt int, why, from string) amqp.Publishing {
 	h, id := copyHeaders(d, attempt, why, from)
 	msgID := d.MessageId
-	if msgID == "" && len(id) <= maxShortstr {
+	if msgID == "" && len(id) <= amqpx.MaxShortstr {
 		// A forged x-acemq-id longer than a short string stays in the
 		// header only: as the message id it would close the connection.
 		msgID = id

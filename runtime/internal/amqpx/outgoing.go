@@ -17,3 +17,6 @@ type Outgoing struct {
 	// application's publish, else retry, dead_letter, park or replay.
 	Origin string
 }
+
+// KeyOf is what a basic.return of o would name.
+func KeyOf(o *Outgoing) ReturnKey { return ReturnKey{o.Msg.MessageId, o.Exchange, o.Key} }

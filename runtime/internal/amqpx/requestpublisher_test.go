@@ -1,4 +1,4 @@
-package runtime
+package amqpx
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	"github.com/acemq/acemq-go/runtime/internal/brokertest"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -23,14 +22,14 @@ func TestRequestPublisherWritesItsBatchInOneWrite(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var sock *countingConn
-	var cork *amqpx.CorkConn
+	var cork *CorkConn
 	conn, err := amqp.DialConfig(url, amqp.Config{Dial: func(network, addr string) (net.Conn, error) {
 		nc, err := net.DialTimeout(network, addr, 10*time.Second)
 		if err != nil {
 			return nil, err
 		}
 		sock = &countingConn{Conn: nc}
-		cork = &amqpx.CorkConn{Conn: sock}
+		cork = &CorkConn{Conn: sock}
 		return cork, nil
 	}})
 	if err != nil {
@@ -46,7 +45,7 @@ func TestRequestPublisherWritesItsBatchInOneWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	var waiting atomic.Int64
-	p, err := newRequestPublisher(ctx, nil, ch, cork, func(amqp.Return) {}, &waiting)
+	p, err := NewRequestPublisher(ctx, nil, ch, cork, func(amqp.Return) {}, &waiting)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,10 +54,10 @@ func TestRequestPublisherWritesItsBatchInOneWrite(t *testing.T) {
 	}
 	const n = 16
 	outcomes := make(chan error, n)
-	batch := make([]*inflight, n)
+	batch := make([]*Inflight, n)
 	for i := range batch {
 		msg := amqp.Publishing{MessageId: fmt.Sprint("req-", i), Body: []byte(fmt.Sprint("request ", i))}
-		batch[i] = &inflight{key: returnKey{msg.MessageId, "", q}, msg: msg, ctx: ctx, then: func(err error) { outcomes <- err }}
+		batch[i] = &Inflight{Key: ReturnKey{msg.MessageId, "", q}, Msg: msg, ctx: ctx, Then: func(err error) { outcomes <- err }}
 		p.space <- struct{}{} // as enqueue takes its room
 	}
 	before := sock.writes.Load()
@@ -99,7 +98,7 @@ func TestRequestPublisherWritesItsBatchInOneWrite(t *testing.T) {
 // publishes are settled with that failure, not as written.
 func TestSettleWrittenAfterAFailedFlush(t *testing.T) {
 	lost := errors.New("broken pipe")
-	p := &publisher{cork: &amqpx.CorkConn{Err: lost}}
+	p := &Publisher{cork: &CorkConn{Err: lost}}
 	outcomes := make(chan error, 3)
 	then := func(err error) { outcomes <- err }
 	refused := errors.New("refused")
@@ -123,9 +122,9 @@ func TestSettleWrittenAfterAFailedFlush(t *testing.T) {
 func TestSettleWrittenHandsARequestToItsCaller(t *testing.T) {
 	outcomes := make(chan error, 4)
 	then := func(err error) { outcomes <- err }
-	p := &publisher{}
-	handed, left := &inflight{callerSettles: true, then: then}, &inflight{callerSettles: true, then: then}
-	if left.callerSettled() {
+	p := &Publisher{}
+	handed, left := &Inflight{CallerSettles: true, Then: then}, &Inflight{CallerSettles: true, Then: then}
+	if left.CallerSettled() {
 		t.Fatal("callerSettled before the write: true, want false (the writer keeps it)")
 	}
 	p.wrote = []thenOutcome{{then: then, f: handed}, {then: then, f: left}}
@@ -138,31 +137,19 @@ func TestSettleWrittenHandsARequestToItsCaller(t *testing.T) {
 		t.Fatalf("the request handed to its caller was settled by the writer too (%v)", err)
 	case <-time.After(50 * time.Millisecond):
 	}
-	if !handed.callerSettled() {
+	if !handed.CallerSettled() {
 		t.Fatal("callerSettled after the hand-over: false, want true")
 	}
 
 	lost := errors.New("broken pipe")
-	failed := &inflight{callerSettles: true, then: then}
-	p = &publisher{cork: &amqpx.CorkConn{Err: lost}}
+	failed := &Inflight{CallerSettles: true, Then: then}
+	p = &Publisher{cork: &CorkConn{Err: lost}}
 	p.wrote = []thenOutcome{{then: then, f: failed}}
 	p.settleWritten()
 	if err := <-outcomes; err != lost {
 		t.Fatalf("a request whose flush failed: settled with %v, want %v", err, lost)
 	}
-	if failed.callerSettled() {
+	if failed.CallerSettled() {
 		t.Fatal("callerSettled after a failed flush: true, want false (the writer settled it)")
 	}
-}
-
-// countingConn counts the writes that reach a real socket (as
-// internal/amqpx's corked-connection tests do).
-type countingConn struct {
-	net.Conn
-	writes atomic.Int64
-}
-
-func (c *countingConn) Write(p []byte) (int, error) {
-	c.writes.Add(1)
-	return c.Conn.Write(p)
 }

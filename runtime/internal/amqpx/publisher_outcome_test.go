@@ -1,4 +1,4 @@
-package runtime
+package amqpx
 
 import (
 	"context"
@@ -15,29 +15,29 @@ import (
 // up. The publisher here has no channel and no writer: the message stays
 // queued until the publisher fails.
 func TestSyncPublishWaitsOnceForItsOutcome(t *testing.T) {
-	p := &publisher{space: make(chan struct{}, writeQueue), kick: make(chan struct{}, 1), quit: make(chan struct{}),
-		freed: make(chan struct{}, 1), pending: map[uint64]*inflight{}, byKey: map[returnKey][]uint64{}}
-	f, err := p.queue(context.Background(), "ex", "key", true, amqp.Publishing{MessageId: "m1"})
+	p := &Publisher{space: make(chan struct{}, writeQueue), kick: make(chan struct{}, 1), quit: make(chan struct{}),
+		freed: make(chan struct{}, 1), pending: map[uint64]*Inflight{}, byKey: map[ReturnKey][]uint64{}}
+	f, err := p.Queue(context.Background(), "ex", "key", true, amqp.Publishing{MessageId: "m1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ended, cancel := context.WithCancel(context.Background())
 	cancel()
-	err = f.awaitOutcome(ended)
+	err = f.AwaitOutcome(ended)
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "the write did not finish") {
 		t.Errorf("ctx ended before the write: %v, want the write's wait named, wrapping context.Canceled", err)
 	}
 	f.written.Store(true)
-	err = f.awaitOutcome(ended)
+	err = f.AwaitOutcome(ended)
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "waiting for the broker's confirm") {
 		t.Errorf("ctx ended after the write: %v, want the confirm's wait named, wrapping context.Canceled", err)
 	}
 	lost := errors.New("channel lost")
-	p.fail(lost)
-	if err := f.awaitOutcome(context.Background()); !errors.Is(err, lost) {
+	p.Fail(lost)
+	if err := f.AwaitOutcome(context.Background()); !errors.Is(err, lost) {
 		t.Errorf("outcome after the channel failed with the message queued: %v, want %v", err, lost)
 	}
-	if _, err := p.queue(context.Background(), "ex", "key", true, amqp.Publishing{MessageId: "m2"}); !errors.Is(err, lost) {
+	if _, err := p.Queue(context.Background(), "ex", "key", true, amqp.Publishing{MessageId: "m2"}); !errors.Is(err, lost) {
 		t.Errorf("queue on a failed publisher: %v, want %v", err, lost)
 	}
 }
