@@ -3,10 +3,8 @@ package runtime
 import (
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/acemq/acemq-go/runtime/internal/amqpx"
-	"github.com/acemq/acemq-go/runtime/internal/core"
 	"github.com/acemq/acemq-go/runtime/wire"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -53,29 +51,6 @@ func checkIdentity(cfg publishConfig) error {
 	}
 	if len(cfg.messageID) > maxMessageID {
 		return fmt.Errorf("%w: WithMessageID: an id of %d bytes, above the %d of an AMQP message_id", ErrInvalidMessage, len(cfg.messageID), maxMessageID)
-	}
-	return nil
-}
-
-// checkQueueNames refuses a queue whose own name, or a name the runtime
-// makes from it (q.dlq, q.parked, a rung q.retry.<N>s of its policy), is
-// longer than a short string: declaring, binding or consuming it would
-// close the connection. It is not ErrInvalidMessage: no message is at
-// fault.
-func checkQueueNames(q string, policy RetryPolicy) error {
-	names := []string{q, wire.DeadLetterQueue(q), wire.ParkedQueue(q)}
-	for _, d := range core.Rungs(policy) {
-		names = append(names, wire.RungQueue(q, d))
-	}
-	for _, n := range names {
-		if len(n) > amqpx.MaxShortstr {
-			what := "the queue name"
-			if n != q {
-				what = "the name of its queue with " + strconv.Quote(n[len(q):])
-			}
-			return fmt.Errorf("queue %s: %s is %d bytes, above AMQP's %d for a short string (the client would close the connection)",
-				amqpx.ShortQuote(q), what, len(n), amqpx.MaxShortstr)
-		}
 	}
 	return nil
 }

@@ -73,7 +73,7 @@ func (c *Connection) checkExchange(ctx context.Context, exchange string) error {
 	if err := cc.Do(ctx, "exchange.declare", func(ch *amqp.Channel) error {
 		return ch.ExchangeDeclarePassive(exchange, "", false, false, false, false, nil)
 	}); err != nil {
-		if isNotFound(err) {
+		if amqpx.IsNotFound(err) {
 			return fmt.Errorf("%w: %w (declare the topology first: Connection.Declare)", ErrExchangeNotFound, err)
 		}
 		return err

@@ -14,10 +14,12 @@ import (
 	"time"
 
 	"github.com/acemq/acemq-go/runtime/internal/amqpx"
+	"github.com/acemq/acemq-go/runtime/internal/consume"
 	"github.com/acemq/acemq-go/runtime/internal/core"
 	"github.com/acemq/acemq-go/runtime/internal/obs"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Connection is a connection to RabbitMQ shared by publishers, consumers
@@ -40,7 +42,7 @@ type Connection struct {
 	// codecs is how c picks a message type's codec (core.CodecFor).
 	codecs core.CodecChoice
 	// tracers caches the tracer of the provider in use (see tracing).
-	tracers atomic.Pointer[obs.TracerEntry]
+	tracers obs.Tracers
 	// corks are the sockets of live connections, by connection
 	// (*amqp.Connection → *amqpx.CorkConn), for the publishers' writers.
 	corks sync.Map
@@ -68,13 +70,13 @@ type Connection struct {
 	// does not return another queue's unsettled deliveries.
 	pulls map[string]*amqp.Channel
 	// consumers are closed by Close.
-	consumers map[*Consumer]struct{}
+	consumers map[*consume.Consumer]struct{}
 	// quorum are the queues this Connection declared as quorum: the only
 	// ones whose x-delivery-count it trusts (queuetype.go).
-	quorum quorumQueues
+	quorum consume.QuorumQueues
 	// native are the NativeRetry queues this Connection declared, with
 	// their broker delays: what a requeue's log line says it waits.
-	native nativeQueues
+	native consume.NativeQueues
 	// blocked is set while the broker has blocked conn (connection.blocked:
 	// a memory or disk alarm), with the broker's reason.
 	blocked       bool
@@ -187,7 +189,7 @@ func (c *Connection) Address() string {
 func (c *Connection) Close(ctx context.Context) error {
 	c.mu.Lock()
 	c.closing = true
-	consumers := make([]*Consumer, 0, len(c.consumers))
+	consumers := make([]*consume.Consumer, 0, len(c.consumers))
 	for cs := range c.consumers {
 		consumers = append(consumers, cs)
 	}
@@ -347,20 +349,20 @@ func (c *Connection) forgetSocket(conn *amqp.Connection) {
 	delete(c.socks, conn)
 }
 
-func (c *Connection) track(cs *Consumer) error {
+func (c *Connection) track(cs *consume.Consumer) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closing || c.closed {
 		return ErrClosed
 	}
 	if c.consumers == nil {
-		c.consumers = map[*Consumer]struct{}{}
+		c.consumers = map[*consume.Consumer]struct{}{}
 	}
 	c.consumers[cs] = struct{}{}
 	return nil
 }
 
-func (c *Connection) untrack(cs *Consumer) {
+func (c *Connection) untrack(cs *consume.Consumer) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.consumers, cs)
@@ -489,7 +491,7 @@ func deadlineOf(ctx context.Context) time.Time {
 func (c *Connection) eachConsumer(fn func(queue string, held, inFlight int)) {
 	for _, cs := range c.trackedConsumers() {
 		st := cs.Stats()
-		fn(cs.queue, st.Held, st.InFlight)
+		fn(cs.Queue(), st.Held, st.InFlight)
 	}
 }
 
@@ -504,4 +506,38 @@ func (l connLink) Codecs() *core.CodecChoice { return &l.c.codecs }
 // codec; def is its registry for types without one.
 func codecChoice(cfg dialConfig, def SchemaRegistry) core.CodecChoice {
 	return core.CodecChoice{Registry: cfg.registry, Default: def, Reference: cfg.referenceValidation}
+}
+
+// consumeConfig gives cfg what a consumer takes from c.
+func (c *Connection) consumeConfig(cfg *consume.Config) {
+	cfg.Conn, cfg.Metrics, cfg.Log = connLink{c}, c.metrics, c.log
+	cfg.ConnRetry, cfg.ConnMiddleware = c.cfg.retry, c.cfg.middleware
+	cfg.ReconnectMin, cfg.ReconnectMax = c.cfg.reconnectMin, c.cfg.reconnectMax
+	cfg.Quorum, cfg.Native = &c.quorum, &c.native
+}
+
+// The rest of connLink is consume.Conn: what a consumer calls on c.
+
+func (l connLink) Tracer() (trace.Tracer, bool) { return l.c.tracing() }
+func (l connLink) BlockedNote() string          { return l.c.blockedNote() }
+func (l connLink) CorkOf(conn *amqp.Connection) *amqpx.CorkConn {
+	return l.c.corkOf(conn)
+}
+func (l connLink) UpSignal() <-chan struct{}    { return l.c.upSignal() }
+func (l connLink) Untrack(cs *consume.Consumer) { l.c.untrack(cs) }
+func (l connLink) SetAside(ctx context.Context, o amqpx.Outgoing) error {
+	return l.c.setAside(ctx, o)
+}
+func (l connLink) PublishThen(ctx context.Context, o amqpx.Outgoing, then func(error), arrived *atomic.Bool) error {
+	return l.c.publishThen(ctx, true, o, then, arrived)
+}
+func (l connLink) ChannelOn(ctx context.Context) (*amqp.Channel, *amqp.Connection, error) {
+	return l.c.channelOn(ctx)
+}
+func (l connLink) NewChannel(ctx context.Context, conn *amqp.Connection) (*amqp.Channel, error) {
+	return l.c.newChannel(ctx, conn)
+}
+func (l connLink) Closed() bool { return l.c.isClosed() }
+func (l connLink) DialOwn(ctx context.Context) (*amqp.Connection, error) {
+	return l.c.dialAddresses(ctx, false)
 }

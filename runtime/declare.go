@@ -2,11 +2,10 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
+	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	"github.com/acemq/acemq-go/runtime/wire"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -64,16 +63,16 @@ func (c *Connection) Declare(ctx context.Context, t *Topology) error {
 	defer cc.Close(ctx)
 	for _, s := range steps {
 		if err := cc.Do(ctx, s.method(), s.do); err != nil {
-			return declareError(s.kind, s.name, err)
+			return amqpx.DeclareErrorOf(s.kind, s.name, err)
 		}
 		if s.quorum {
-			c.quorum.note(s.name)
+			c.quorum.Note(s.name)
 		}
 	}
 	for _, q := range t.Queues {
 		if q.NativeRetry {
 			lo, hi, _ := nativeRetry(q.Retry) // plan refused an error
-			c.native.note(q.Name, lo, hi)
+			c.native.Note(q.Name, lo, hi)
 		}
 	}
 	return nil
@@ -115,7 +114,7 @@ func (t *Topology) Declarations() (Declarations, error) {
 		if err := q.Retry.Validate(); err != nil {
 			return Declarations{}, fmt.Errorf("queue %q: %w", q.Name, err)
 		}
-		if err := checkQueueNames(q.Name, q.Retry); err != nil {
+		if err := amqpx.CheckQueueNames(q.Name, q.Retry); err != nil {
 			return Declarations{}, fmt.Errorf("declare: %w", err)
 		}
 		if err := q.validate(); err != nil {
@@ -285,22 +284,3 @@ func (q Queue) rungArguments(d interface{ Milliseconds() int64 }) amqp.Table {
 	}
 	return args
 }
-
-var inequivalentArg = regexp.MustCompile(`inequivalent arg '([^']+)'`)
-
-func declareError(kind, name string, err error) error {
-	de := &DeclareError{Kind: kind, Name: name, Err: err}
-	var ae *amqp.Error
-	if errors.As(err, &ae) {
-		if m := inequivalentArg.FindStringSubmatch(ae.Reason); m != nil {
-			de.Argument = m[1]
-		}
-		if quorumSafety[de.Argument] && strings.Contains(ae.Reason, "current is none") {
-			de.hint = "; the queue was declared without it (before every quorum queue got a delivery limit and a dead-letter target), and queue arguments cannot change in place: drain it and declare it again, or move to a new queue name; meanwhile a policy with delivery-limit and dead-letter-exchange covers it (docs/reliability.md, \"Upgrading\")"
-		}
-	}
-	return de
-}
-
-// quorumSafety are the arguments every quorum queue now declares.
-var quorumSafety = map[string]bool{wire.ArgDeliveryLimit: true, wire.ArgDeadLetterExchange: true, wire.ArgDeadLetterRoutingKey: true}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -147,4 +148,50 @@ func TestAServiceTakesOnlyTheRuntimesModules(t *testing.T) {
 		}
 	}
 	t.Logf("a service importing only the runtime: %d modules in go list -m all (the runtime module's own graph: %d)", len(got), len(own))
+}
+
+// engineLayers are runtime/internal's engine packages and what each may
+// import of the module: the imports go one way, down (docs/design.md,
+// "The runtime's packages"); none imports package runtime.
+var engineLayers = map[string][]string{
+	"internal/core":    {"internal/msgtype", "internal/schemareg", "internal/jsoncheck", "wire"},
+	"internal/codec":   {"internal/core", "internal/msgtype", "internal/schemareg", "internal/jsoncheck", "internal/avrounion", "wire"},
+	"internal/obs":     {"internal/core", "wire"},
+	"internal/amqpx":   {"internal/core", "internal/redact", "wire"},
+	"internal/consume": {"internal/core", "internal/codec", "internal/obs", "internal/amqpx", "internal/msgtype", "wire"},
+}
+
+// TestInternalPackagesImportDown keeps the engines below package runtime:
+// no package under runtime/internal imports runtime (or anything that
+// does), and each engine imports only the layers under it.
+func TestInternalPackagesImportDown(t *testing.T) {
+	const mod = "github.com/acemq/acemq-go/runtime"
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}", "./internal/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < len(engineLayers) {
+		t.Fatalf("go list listed %d packages under internal/", len(lines))
+	}
+	for _, line := range lines {
+		f := strings.Fields(line)
+		for _, dep := range f[1:] {
+			if dep == mod || strings.HasPrefix(dep, mod+"/acemqimpl") || strings.HasPrefix(dep, mod+"/acemqtest") || strings.HasPrefix(dep, mod+"/registry") {
+				t.Errorf("%s depends on %s: the engines must not reach package runtime or its user packages", f[0], dep)
+			}
+		}
+	}
+	for pkg, allowed := range engineLayers {
+		out, err := exec.Command("go", "list", "-f", "{{join .Imports \" \"}}", "./"+pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list %s: %v\n%s", pkg, err, out)
+		}
+		for _, imp := range strings.Fields(string(out)) {
+			rel, ok := strings.CutPrefix(imp, mod+"/")
+			if ok && !slices.Contains(allowed, rel) {
+				t.Errorf("%s imports %s: it may import only %v", pkg, rel, allowed)
+			}
+		}
+	}
 }

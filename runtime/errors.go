@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	"github.com/acemq/acemq-go/runtime/internal/core"
 )
 
@@ -248,38 +249,12 @@ func (e *blockedError) Error() string {
 }
 func (e *blockedError) Unwrap() []error { return []error{ErrBlocked, ErrUnavailable} }
 
-// PublishError is a publish that failed, with where it was going.
-type PublishError struct {
-	Exchange   string
-	RoutingKey string
-	Err        error
-}
-
-func (e *PublishError) Error() string {
-	ex := e.Exchange
-	if ex == "" {
-		ex = "(default)"
-	}
-	return fmt.Sprintf("publish to exchange %s with routing key %q: %v", ex, e.RoutingKey, e.Err)
-}
-
-func (e *PublishError) Unwrap() error { return e.Err }
+// PublishError is a publish that failed, with where it was going:
+// Exchange, RoutingKey and the cause, Err.
+type PublishError = amqpx.PublishError
 
 // DeclareError is a topology declaration the broker refused, most often a
-// queue or exchange that exists with other arguments.
-type DeclareError struct {
-	Kind     string // "queue", "exchange" or "binding"
-	Name     string
-	Argument string // the argument that differs, when the broker named one
-	Err      error
-	hint     string // what to do, when the library knows
-}
-
-func (e *DeclareError) Error() string {
-	if e.Argument != "" {
-		return fmt.Sprintf("declare %s %q: argument %s differs from the one on the broker: %v%s", e.Kind, e.Name, e.Argument, e.Err, e.hint)
-	}
-	return fmt.Sprintf("declare %s %q: %v", e.Kind, e.Name, e.Err)
-}
-
-func (e *DeclareError) Unwrap() error { return e.Err }
+// queue or exchange that exists with other arguments: Kind ("queue",
+// "exchange" or "binding"), Name, the Argument that differs (when the
+// broker named one) and the cause, Err.
+type DeclareError = amqpx.DeclareError

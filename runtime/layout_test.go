@@ -11,9 +11,10 @@ import (
 )
 
 // consumePathFiles are the files of the consume path (docs/runtime.md,
-// "Where the consume path lives").
+// "Where the consume path lives"): internal/consume's.
 var consumePathFiles = []string{"consumer.go", "session.go", "ackbatch.go", "delivery.go", "retry.go",
-	"setaside.go", "hold.go", "outcome.go", "redelivery.go", "requeue.go", "stats.go", "rungs.go"}
+	"setaside.go", "hold.go", "outcome.go", "redelivery.go", "requeue.go", "stats.go", "rungs.go",
+	"decodeahead.go", "ackslack.go", "copybound.go", "span.go", "framefail.go", "cancelled.go", "queuetype.go"}
 
 // maxConsumeFunc is the longest a function of the consume path may be, in
 // lines from its func keyword to its closing brace: process was 105 lines
@@ -21,13 +22,14 @@ var consumePathFiles = []string{"consumer.go", "session.go", "ackbatch.go", "del
 const maxConsumeFunc = 40
 
 // TestConsumePathFunctionsAreSmall keeps the consume path cut by concept:
-// no function in its files over maxConsumeFunc lines, and no production
-// file declaring one of the consumer's test hooks (they live in
-// export_test.go, setting unexported fields of consumeConfig).
+// no function in its files (internal/consume) over maxConsumeFunc lines,
+// and no production file of runtime or internal/consume declaring one of
+// the consumer's test hooks (they live in runtime's export_test.go,
+// setting fields of consume.Config).
 func TestConsumePathFunctionsAreSmall(t *testing.T) {
 	fset := token.NewFileSet()
 	for _, name := range consumePathFiles {
-		f, err := parser.ParseFile(fset, name, nil, 0)
+		f, err := parser.ParseFile(fset, filepath.Join("internal", "consume", name), nil, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,6 +47,11 @@ func TestConsumePathFunctionsAreSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	engine, err := filepath.Glob(filepath.Join("internal", "consume", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, engine...)
 	hooks := []string{"withAckDelay", "withRegistryWaits", "withCopyGate", "withRungProbe"}
 	for _, name := range files {
 		if strings.HasSuffix(name, "_test.go") {

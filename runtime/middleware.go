@@ -1,6 +1,9 @@
 package runtime
 
-import "github.com/acemq/acemq-go/runtime/internal/core"
+import (
+	"github.com/acemq/acemq-go/runtime/internal/consume"
+	"github.com/acemq/acemq-go/runtime/internal/core"
+)
 
 // Incoming is a message as a Middleware sees it: what its handler's
 // Message[T] holds, with the payload as any, and the queue the consumer
@@ -49,8 +52,8 @@ func (o middlewareOption) applyDial(c *dialConfig) {
 	c.middleware = append(c.middleware, o.mws...)
 }
 
-func (o middlewareOption) applyConsume(c *consumeConfig) {
-	c.middleware = append(c.middleware, o.mws...)
+func (o middlewareOption) applyConsume(c *consume.Config) {
+	c.Middleware = append(c.Middleware, o.mws...)
 }
 
 // WithMiddleware installs mws around every handler: on Dial, of every

@@ -95,20 +95,3 @@ func TestBrokerAtLeast(t *testing.T) {
 		t.Errorf("checkBroker on 3.10.8: %v", err)
 	}
 }
-
-// The wait a requeue's log line names: the broker's min(min × returns, max).
-func TestNativeQueuesWait(t *testing.T) {
-	var k nativeQueues
-	k.note("q", time.Second, 4*time.Second)
-	for count, want := range []time.Duration{time.Second, 2 * time.Second, 3 * time.Second, 4 * time.Second, 4 * time.Second} {
-		if got, ok := k.wait("q", int64(count)); !ok || got != want {
-			t.Errorf("wait after %d returns: %s %v, want %s", count, got, ok, want)
-		}
-	}
-	if got, _ := k.wait("q", 1<<62); got != 4*time.Second {
-		t.Errorf("a huge count: %s, want the max", got)
-	}
-	if _, ok := k.wait("other", 0); ok {
-		t.Error("a queue never noted has a wait")
-	}
-}

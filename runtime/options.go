@@ -5,8 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/acemq/acemq-go/runtime/internal/core"
-	"github.com/acemq/acemq-go/runtime/internal/obs"
+	"github.com/acemq/acemq-go/runtime/internal/consume"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -54,8 +53,8 @@ type RetryOption interface {
 
 type retryOption struct{ policy RetryPolicy }
 
-func (o retryOption) applyDial(c *dialConfig)       { p := o.policy; c.retry = &p }
-func (o retryOption) applyConsume(c *consumeConfig) { p := o.policy; c.retry = &p }
+func (o retryOption) applyDial(c *dialConfig)        { p := o.policy; c.retry = &p }
+func (o retryOption) applyConsume(c *consume.Config) { p := o.policy; c.Retry = &p }
 
 // WithRetry sets the retry policy. On Dial it is the connection's default;
 // on a consumer it wins over the manifest's and the connection's. The
@@ -150,61 +149,18 @@ func WithHeartbeat(d time.Duration) DialOption {
 }
 
 // ConsumeOption configures a Consumer.
-type ConsumeOption interface{ applyConsume(*consumeConfig) }
+type ConsumeOption interface{ applyConsume(*consume.Config) }
 
-type consumeOptionFunc func(*consumeConfig)
+type consumeOptionFunc func(*consume.Config)
 
-func (f consumeOptionFunc) applyConsume(c *consumeConfig) { f(c) }
-
-type consumeConfig struct {
-	prefetch int
-	// decodedAhead, a test hook, is called with the message id of each
-	// delivery decoded ahead of its handler (decodeahead.go).
-	decodedAhead     func(id string)
-	holdBudget       int
-	holdBudgetSet    bool // else the budget is the prefetch
-	ackSlack         int
-	ackSlackSet      bool // else defaultAckSlack
-	concurrency      int
-	retry            *RetryPolicy
-	noDeclare        bool
-	requeueOnFailure bool
-	bodyInLogs       int
-	maxBody          int
-	requesterCheck   bool              // WithRequesterCheck
-	replyToAllowed   *core.ReplyToRule // WithReplyToAllowed; nil: the default
-	setAside         setAsideTiming
-	registryWaits    registryWaits // zero: the defaults (hold.go); tests set it (export_test.go)
-	redeliveryLimit  int
-	ackDelay         time.Duration // zero: ackDelay (ackbatch.go); tests set it (export_test.go)
-	// copyGate, when set (tests: export_test.go), holds every set-aside copy's outcome
-	// until it is closed, as if the broker's confirm were late.
-	copyGate <-chan struct{}
-	// ackSlackWait, when set (tests), replaces ackSlackWait; ackSent, when
-	// set (tests), is called with every basic.ack the session sends.
-	ackSlackWait time.Duration
-	ackSent      func(tag uint64, multiple bool)
-	// rungProbe is how long a missing rung is taken as missing; zero:
-	// rungProbe (rungs.go); tests set it (export_test.go).
-	rungProbe time.Duration
-	// middleware is WithMiddleware's, in order (middleware.go).
-	middleware []Middleware
-	outcomeLog obs.OutcomeLogLimit // WithOutcomeLogLimit's (outcomelog.go)
-}
-
-func (c consumeConfig) rungProbeOrDefault() time.Duration {
-	if c.rungProbe > 0 {
-		return c.rungProbe
-	}
-	return rungProbe
-}
+func (f consumeOptionFunc) applyConsume(c *consume.Config) { f(c) }
 
 // WithBodyInLogs adds the body, cut at maxBytes, to the consumer's outcome
 // log lines (retry, dead letter, park, panic): for debugging only, since a
 // body may hold what a log must not. Text is logged as is, anything else in
 // base64. Without it the body is never logged.
 func WithBodyInLogs(maxBytes int) ConsumeOption {
-	return consumeOptionFunc(func(c *consumeConfig) { c.bodyInLogs = maxBytes })
+	return consumeOptionFunc(func(c *consume.Config) { c.BodyInLogs = maxBytes })
 }
 
 // WithPrefetch sets how many unsettled deliveries the broker sends ahead
@@ -212,7 +168,7 @@ func WithBodyInLogs(maxBytes int) ConsumeOption {
 // slots: they take the hold budget's (WithHoldBudget), which the
 // channel's basic.qos adds to the prefetch.
 func WithPrefetch(n int) ConsumeOption {
-	return consumeOptionFunc(func(c *consumeConfig) { c.prefetch = n })
+	return consumeOptionFunc(func(c *consume.Config) { c.Prefetch = n })
 }
 
 // WithHoldBudget sets how many retries the consumer holds in memory at
@@ -228,7 +184,7 @@ func WithPrefetch(n int) ConsumeOption {
 // every such wait goes to a rung. Under WithWaitInBrokerFrom(0) nothing
 // spills: past the budget a retry is held in one of the handlers' slots.
 func WithHoldBudget(n int) ConsumeOption {
-	return consumeOptionFunc(func(c *consumeConfig) { c.holdBudget, c.holdBudgetSet = n, true })
+	return consumeOptionFunc(func(c *consume.Config) { c.HoldBudget, c.HoldBudgetSet = n, true })
 }
 
 // WithAckSlack gives the deliveries settled behind a copy waiting for its
@@ -250,26 +206,22 @@ func WithHoldBudget(n int) ConsumeOption {
 // qos is prefetch + hold budget, and retries are held in memory up to the
 // budget whatever the rate.
 func WithAckSlack(n int) ConsumeOption {
-	return consumeOptionFunc(func(c *consumeConfig) { c.ackSlack, c.ackSlackSet = n, true })
+	return consumeOptionFunc(func(c *consume.Config) { c.AckSlack, c.AckSlackSet = n, true })
 }
-
-// qos is the channel's basic.qos: the prefetch, the hold budget and the
-// ack slack.
-func (c consumeConfig) qos() int { return c.prefetch + c.holdBudget + c.ackSlack }
 
 // WithConcurrency sets how many handlers run at once (default 1). With
 // one, the consumer decodes (and validates) the next deliveries of its
 // prefetch, up to 16 and in order, while the handler runs; with several,
 // each handler's worker decodes its own delivery.
 func WithConcurrency(n int) ConsumeOption {
-	return consumeOptionFunc(func(c *consumeConfig) { c.concurrency = n })
+	return consumeOptionFunc(func(c *consume.Config) { c.Concurrency = n })
 }
 
 // WithoutDeclare stops the consumer declaring q.dlq and q.parked before it
 // subscribes: for a one-off reader of q.dlq, which has no business creating
 // q.dlq.dlq.
 func WithoutDeclare() ConsumeOption {
-	return consumeOptionFunc(func(c *consumeConfig) { c.noDeclare = true })
+	return consumeOptionFunc(func(c *consume.Config) { c.NoDeclare = true })
 }
 
 // WithRequeueOnFailure rejects a failed delivery (Retry) back to its queue
@@ -290,7 +242,7 @@ func WithoutDeclare() ConsumeOption {
 // downstream that is down this is a hot loop, bounded by the attempts: use
 // it only for failures that are local and brief.
 func WithRequeueOnFailure() ConsumeOption {
-	return consumeOptionFunc(func(c *consumeConfig) { c.requeueOnFailure = true })
+	return consumeOptionFunc(func(c *consume.Config) { c.RequeueOnFailure = true })
 }
 
 // WithRedeliveryLimit parks a message that came back unsettled more than
@@ -312,7 +264,7 @@ func WithRequeueOnFailure() ConsumeOption {
 // the window at the prefetch (WithPrefetch(1) isolates a poison message);
 // set WithHoldBudget or WithAckSlack to have both.
 func WithRedeliveryLimit(n int) ConsumeOption {
-	return consumeOptionFunc(func(c *consumeConfig) { c.redeliveryLimit = n })
+	return consumeOptionFunc(func(c *consume.Config) { c.RedeliveryLimit = n })
 }
 
 // WithMaxBodySize sets the largest body the consumer decodes (default
@@ -321,7 +273,7 @@ func WithRedeliveryLimit(n int) ConsumeOption {
 // limits on one string, bytes or array value are set to the same size, so
 // no forged length inside an accepted body allocates more than it.
 func WithMaxBodySize(n int) ConsumeOption {
-	return consumeOptionFunc(func(c *consumeConfig) { c.maxBody = n })
+	return consumeOptionFunc(func(c *consume.Config) { c.MaxBody = n })
 }
 
 // PublishOption configures one publish.

@@ -3,6 +3,7 @@ package runtime
 import (
 	"time"
 
+	"github.com/acemq/acemq-go/runtime/internal/consume"
 	"github.com/acemq/acemq-go/runtime/internal/obs"
 )
 
@@ -22,7 +23,7 @@ const (
 // DefaultOutcomeLogLines every DefaultOutcomeLogWindow. Stats and the
 // metrics count every outcome whatever the log shows.
 func WithOutcomeLogLimit(lines int, window time.Duration) ConsumeOption {
-	return consumeOptionFunc(func(c *consumeConfig) {
-		c.outcomeLog = obs.OutcomeLogLimit{Lines: lines, Window: window, Set: true}
+	return consumeOptionFunc(func(c *consume.Config) {
+		c.OutcomeLog = obs.OutcomeLogLimit{Lines: lines, Window: window, Set: true}
 	})
 }

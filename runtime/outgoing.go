@@ -37,7 +37,7 @@ type Outgoing struct {
 // codec) to exchange with opts applied: the message Publish and
 // PublishAsync send, and an outbox stores.
 func (c *Connection) encodeOne(ctx context.Context, typ string, codec Codec, exchange string, v any, opts []PublishOption) (amqpx.Outgoing, publishConfig, error) {
-	fp, _ := codec.(interface{ schemaFingerprint() string })
+	fp, _ := codec.(interface{ SchemaFingerprint() string })
 	cfg := publishConfigOf(opts)
 	o, err := encodeOutgoing(ctx, c, typ, codec, fp, exchange, v, cfg)
 	if err != nil {

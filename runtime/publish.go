@@ -44,7 +44,7 @@ func PublishBatch[T any](ctx context.Context, c *Connection, mt *MessageType[T],
 	if err != nil {
 		return err
 	}
-	fp, _ := codec.(interface{ schemaFingerprint() string })
+	fp, _ := codec.(interface{ SchemaFingerprint() string })
 	cfg := publishConfigOf(opts)
 	if cfg.messageIDSet && len(vs) > 1 {
 		return fmt.Errorf("publish %s to exchange %q: %w: WithMessageID names one message, not a batch of %d", mt.Name(), exchange, ErrInvalidMessage, len(vs))
@@ -82,7 +82,7 @@ func PublishBatch[T any](ctx context.Context, c *Connection, mt *MessageType[T],
 }
 
 // encodeOutgoing encodes v and builds the message that publishes it.
-func encodeOutgoing(ctx context.Context, c *Connection, typ string, codec Codec, fp interface{ schemaFingerprint() string }, exchange string, v any, cfg publishConfig) (amqpx.Outgoing, error) {
+func encodeOutgoing(ctx context.Context, c *Connection, typ string, codec Codec, fp interface{ SchemaFingerprint() string }, exchange string, v any, cfg publishConfig) (amqpx.Outgoing, error) {
 	if err := checkIdentity(cfg); err != nil {
 		return amqpx.Outgoing{}, err
 	}
@@ -96,13 +96,13 @@ func encodeOutgoing(ctx context.Context, c *Connection, typ string, codec Codec,
 		Mandatory: !cfg.noMandatory,
 		Msg:       c.newPublishing(typ, codec.ContentType(), body, cfg),
 	}
-	if fv, ok := fp.(interface{ schemaFingerprintValue() any }); ok {
-		o.Msg.Headers[wire.HeaderSchemaFingerprint] = fv.schemaFingerprintValue()
+	if fv, ok := fp.(interface{ SchemaFingerprintValue() any }); ok {
+		o.Msg.Headers[wire.HeaderSchemaFingerprint] = fv.SchemaFingerprintValue()
 	} else if fp != nil {
-		o.Msg.Headers[wire.HeaderSchemaFingerprint] = fp.schemaFingerprint()
+		o.Msg.Headers[wire.HeaderSchemaFingerprint] = fp.SchemaFingerprint()
 	}
-	if ws, ok := fp.(interface{ writerSchemaValue() any }); ok {
-		if v := ws.writerSchemaValue(); v != nil {
+	if ws, ok := fp.(interface{ WriterSchemaValue() any }); ok {
+		if v := ws.WriterSchemaValue(); v != nil {
 			o.Msg.Headers[wire.HeaderSchema] = v
 		}
 	}

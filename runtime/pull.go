@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -183,13 +182,8 @@ func inspect(ctx context.Context, cc *amqpx.CallChannel, queue string) (amqp.Que
 	})
 }
 
-func isNotFound(err error) bool {
-	var ae *amqp.Error
-	return errors.As(err, &ae) && ae.Code == amqp.NotFound
-}
-
 func notFound(err error) error {
-	if isNotFound(err) {
+	if amqpx.IsNotFound(err) {
 		return fmt.Errorf("%w: %w", ErrQueueNotFound, err)
 	}
 	return err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acemq/acemq-go/runtime/internal/amqpx"
+	"github.com/acemq/acemq-go/runtime/internal/consume"
 	"github.com/acemq/acemq-go/runtime/internal/core"
 	"github.com/acemq/acemq-go/runtime/internal/obs"
 	"github.com/acemq/acemq-go/runtime/wire"
@@ -420,7 +421,7 @@ func OwnQueue(headers map[string]any) string {
 // copy is d as replayed: copyOf's identity-keeping copy, with the attempt
 // and error restarted (or exactly as they were) and the replay stamps.
 func (p *replayPass) copy(d amqp.Delivery) amqp.Publishing {
-	msg := copyOf(d, 1, "", "")
+	msg := consume.CopyOf(d, 1, "", "")
 	h := msg.Headers
 	if p.opts.KeepAttempts {
 		if v, ok := d.Headers[wire.HeaderAttempt]; ok {
@@ -445,7 +446,7 @@ func (p *replayPass) copy(d amqp.Delivery) amqp.Publishing {
 // original whose copy failed is held. The batch in flight is finished even
 // when ctx is cancelled, so a cancelled pass leaves no message on both
 // queues; it waits for its confirms until replayGrace past ctx's deadline
-// (or past now, for a read that overran it), setAsideTimeout at most. A
+// (or past now, for a read that overran it), consume.SetAsideTimeout at most. A
 // copy the broker confirms after that is a duplicate (its original goes
 // back to the source), never a loss.
 func (p *replayPass) publish(ctx context.Context, batch []move, res *ReplayResult) error {
@@ -484,7 +485,7 @@ func (p *replayPass) publish(ctx context.Context, batch []move, res *ReplayResul
 
 // finishBy is when the batch in flight stops waiting for its confirms.
 func (p *replayPass) finishBy(ctx context.Context) time.Time {
-	most := time.Now().Add(setAsideTimeout)
+	most := time.Now().Add(consume.SetAsideTimeout)
 	d, ok := ctx.Deadline()
 	if !ok {
 		return most

@@ -263,7 +263,7 @@ func Request[Req, Rep any](ctx context.Context, r *Requester, reqType *MessageTy
 	if err != nil {
 		return zero, err
 	}
-	fp, _ := codec.(interface{ schemaFingerprint() string })
+	fp, _ := codec.(interface{ SchemaFingerprint() string })
 	cfg := publishConfigOf(opts)
 	o, err := encodeOutgoing(ctx, r.c, reqType.Name(), codec, fp, exchange, v, cfg)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acemq/acemq-go/runtime/internal/amqpx"
+	"github.com/acemq/acemq-go/runtime/internal/consume"
 	"github.com/acemq/acemq-go/runtime/internal/core"
 	"github.com/acemq/acemq-go/runtime/wire"
 
@@ -121,7 +122,7 @@ func requestRoute[Req any](reqType *MessageType[Req], replyType string, inner Ha
 		ack, err := core.DecodeAndCall(context.WithValue(ctx, answerKey{}, a), link, reqType, d, env, apps, inner)
 		switch {
 		case err != nil:
-			if !transient(err) {
+			if !core.Transient(err) {
 				r.replyError(ctx, &ReplyError{Code: "bad_request", Reason: "could not be decoded: " + err.Error()})
 			}
 			return Ack{}, err
@@ -177,7 +178,7 @@ func replyWith[Rep any](ctx context.Context, r responding, repType *MessageType[
 	if err != nil {
 		return Retry(fmt.Errorf("the reply's codec: %w", err))
 	}
-	fp, _ := codec.(interface{ schemaFingerprint() string })
+	fp, _ := codec.(interface{ SchemaFingerprint() string })
 	o, err := encodeOutgoing(ctx, r.c, repType.Name(), codec, fp, "", rep, publishConfig{})
 	if err != nil {
 		return r.replyError(ctx, &ReplyError{Code: "error", Reason: "the reply does not encode: " + err.Error()})
@@ -347,7 +348,7 @@ func (c *Connection) RequesterWaiting(ctx context.Context, replyTo string) (bool
 		_, err := ch.QueueDeclarePassive(replyTo, false, false, false, false, nil)
 		return err
 	})
-	if isNotFound(err) {
+	if amqpx.IsNotFound(err) {
 		return false, nil // the 404 closed the channel
 	}
 	cc.Close(ctx)
@@ -363,7 +364,7 @@ func (c *Connection) RequesterWaiting(ctx context.Context, replyTo string) (bool
 // is settled without a reply. It costs a round trip per request; use it
 // for handlers whose work is expensive.
 func WithRequesterCheck() ConsumeOption {
-	return consumeOptionFunc(func(c *consumeConfig) { c.requesterCheck = true })
+	return consumeOptionFunc(func(c *consume.Config) { c.RequesterCheck = true })
 }
 
 // WithReplyToAllowed widens the reply addresses a consumer's request
@@ -379,10 +380,10 @@ func WithRequesterCheck() ConsumeOption {
 // through a queue of its own naming). Given more than once, the names add
 // up.
 func WithReplyToAllowed(names ...string) ConsumeOption {
-	return consumeOptionFunc(func(c *consumeConfig) {
+	return consumeOptionFunc(func(c *consume.Config) {
 		rule := &core.ReplyToRule{}
-		if c.replyToAllowed != nil {
-			*rule = *c.replyToAllowed
+		if c.ReplyToAllowed != nil {
+			*rule = *c.ReplyToAllowed
 			rule.Names = slices.Clone(rule.Names)
 			rule.Prefixes = slices.Clone(rule.Prefixes)
 		}
@@ -393,6 +394,6 @@ func WithReplyToAllowed(names ...string) ConsumeOption {
 				rule.Names = append(rule.Names, n)
 			}
 		}
-		c.replyToAllowed = rule
+		c.ReplyToAllowed = rule
 	})
 }

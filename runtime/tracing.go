@@ -4,42 +4,18 @@ import (
 	"context"
 	"time"
 
-	tracenoop "go.opentelemetry.io/otel/trace/noop"
-
 	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 	"github.com/acemq/acemq-go/runtime/internal/core"
 	"github.com/acemq/acemq-go/runtime/internal/obs"
 	amqp "github.com/rabbitmq/amqp091-go"
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 )
 
-// tracing is the tracer, or false when no provider records anything (none
-// installed, or a no-op one): then no span is started, which would cost a
-// few allocations per message for nothing, and the trace context the
-// message carries is passed on as it is. The tracer is asked of its
-// provider once and kept while the provider stays the same (a provider
-// installed later with otel.SetTracerProvider is picked up at the next
-// message): an SDK provider's Tracer takes a lock and a map lookup.
-func (c *Connection) tracing() (trace.Tracer, bool) {
-	tp := c.cfg.tracerProvider
-	if tp == nil {
-		if tp = otel.GetTracerProvider(); tp == obs.UnsetGlobal {
-			return nil, false
-		}
-	}
-	if _, ok := tp.(tracenoop.TracerProvider); ok {
-		return nil, false
-	}
-	if e := c.tracers.Load(); e != nil && e.TP == tp {
-		return e.TR, true
-	}
-	e := &obs.TracerEntry{TP: tp, TR: tp.Tracer(obs.TracerName)}
-	c.tracers.Store(e)
-	return e.TR, true
-}
+// tracing is the tracer, or false when no provider records anything
+// (obs.Tracers.Tracer).
+func (c *Connection) tracing() (trace.Tracer, bool) { return c.tracers.Tracer(c.cfg.tracerProvider) }
 
 // startPublish starts the producer span of o and writes its context into
 // o's headers. The parent is o.parent when it is valid (a replayed copy
@@ -100,30 +76,6 @@ func (c *Connection) endPublish(span trace.Span, o *amqpx.Outgoing, start time.T
 		span.SetStatus(codes.Error, err.Error())
 	}
 	span.End()
-}
-
-// startSpan starts dv's process span, the consumer span of one delivery:
-// the child of the span its headers carry (the publish, or the runtime's
-// republish), linked to it too, as the messaging conventions ask. dv.ctx
-// is the handler's context, carrying it.
-func (dv *delivery) startSpan() {
-	cs, d := dv.cs, &dv.d
-	ctx := cs.handlerCtx
-	if d.Headers != nil {
-		ctx = obs.Propagator.Extract(ctx, obs.TableCarrier(d.Headers))
-	}
-	tr, ok := cs.c.tracing()
-	if !ok {
-		dv.ctx, dv.span = ctx, obs.ProcessSpan{Span: obs.IdleSpan}
-		return
-	}
-	remote := trace.SpanContextFromContext(ctx)
-	t := cs.typeOpts(d.Type)
-	ctx, span := tr.Start(ctx, t.spanName, obs.ConsumerStart...)
-	if remote.IsValid() && span.IsRecording() {
-		span.AddLink(trace.Link{SpanContext: remote})
-	}
-	dv.ctx, dv.span = ctx, obs.ProcessSpan{Span: span, D: d, Queue: cs.queue, Typ: t.known, Attempt: dv.env.Attempt}
 }
 
 // startReceive starts the span of a Pull (op "receive") or a Browse (op

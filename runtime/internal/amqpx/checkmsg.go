@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acemq/acemq-go/runtime/internal/core"
+	"github.com/acemq/acemq-go/runtime/wire"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -131,4 +132,27 @@ func ShortQuote(s string) string {
 		return strconv.Quote(s)
 	}
 	return strconv.Quote(s[:40]) + "…"
+}
+
+// CheckQueueNames refuses a queue whose own name, or a name the runtime
+// makes from it (q.dlq, q.parked, a rung q.retry.<N>s of its policy), is
+// longer than a short string: declaring, binding or consuming it would
+// close the connection. It is not ErrInvalidMessage: no message is at
+// fault.
+func CheckQueueNames(q string, policy core.RetryPolicy) error {
+	names := []string{q, wire.DeadLetterQueue(q), wire.ParkedQueue(q)}
+	for _, d := range core.Rungs(policy) {
+		names = append(names, wire.RungQueue(q, d))
+	}
+	for _, n := range names {
+		if len(n) > MaxShortstr {
+			what := "the queue name"
+			if n != q {
+				what = "the name of its queue with " + strconv.Quote(n[len(q):])
+			}
+			return fmt.Errorf("queue %s: %s is %d bytes, above AMQP's %d for a short string (the client would close the connection)",
+				ShortQuote(q), what, len(n), MaxShortstr)
+		}
+	}
+	return nil
 }

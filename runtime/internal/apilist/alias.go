@@ -191,7 +191,7 @@ func parseTarget(dir, path string, names map[string]string) (*target, error) {
 		ast.Inspect(n, func(n ast.Node) bool {
 			switch x := n.(type) {
 			case *ast.SelectorExpr:
-				return false // another package's name
+				return false // another package's name (qualified below)
 			case *ast.Ident:
 				if _, ok := t.types[x.Name]; ok {
 					if a, ok := names[path+" "+x.Name]; ok {
@@ -204,15 +204,66 @@ func parseTarget(dir, path string, names map[string]string) (*target, error) {
 			return true
 		})
 	}
+	// imports are the current file's import names → paths; a type of
+	// another internal package that the listing package aliases (core.T
+	// aliased as T) is named by its alias.
+	var imports map[string]string
+	var qualify func(e ast.Expr) ast.Expr
+	qualify = func(e ast.Expr) ast.Expr {
+		switch x := e.(type) {
+		case *ast.SelectorExpr:
+			if id, ok := x.X.(*ast.Ident); ok {
+				if a, ok := names[imports[id.Name]+" "+x.Sel.Name]; ok {
+					return ast.NewIdent(a)
+				}
+			}
+		case *ast.StarExpr:
+			x.X = qualify(x.X)
+		case *ast.ArrayType:
+			x.Elt = qualify(x.Elt)
+		case *ast.MapType:
+			x.Key, x.Value = qualify(x.Key), qualify(x.Value)
+		case *ast.Ellipsis:
+			x.Elt = qualify(x.Elt)
+		case *ast.ChanType:
+			x.Value = qualify(x.Value)
+		case *ast.IndexExpr:
+			x.X, x.Index = qualify(x.X), qualify(x.Index)
+		case *ast.IndexListExpr:
+			x.X = qualify(x.X)
+			for i := range x.Indices {
+				x.Indices[i] = qualify(x.Indices[i])
+			}
+		case *ast.FuncType:
+			for _, l := range []*ast.FieldList{x.Params, x.Results} {
+				if l != nil {
+					for _, f := range l.List {
+						f.Type = qualify(f.Type)
+					}
+				}
+			}
+		}
+		return e
+	}
 	renameFields := func(l *ast.FieldList) {
 		if l == nil {
 			return
 		}
 		for _, f := range l.List {
+			f.Type = qualify(f.Type)
 			rename(f.Type)
 		}
 	}
 	for _, f := range files {
+		imports = map[string]string{}
+		for _, im := range f.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			n := p[strings.LastIndex(p, "/")+1:]
+			if im.Name != nil {
+				n = im.Name.Name
+			}
+			imports[n] = p
+		}
 		for _, decl := range f.Decls {
 			switch d := decl.(type) {
 			case *ast.FuncDecl:
@@ -232,6 +283,7 @@ func parseTarget(dir, path string, names map[string]string) (*target, error) {
 						renameFields(st.Fields)
 					case *ast.InterfaceType:
 						for _, m := range st.Methods.List {
+							m.Type = qualify(m.Type)
 							rename(m.Type)
 						}
 					}

@@ -178,15 +178,15 @@ func NewAvroCodec(reg msgtype.SchemaRegistry, subject, schema string) (msgtype.C
 	}, nil
 }
 
-// schemaFingerprint is what Publish writes in x-acemq-schema-fingerprint.
-func (c *avroCodec) schemaFingerprint() string { return c.readerPrint }
+// SchemaFingerprint is what Publish writes in x-acemq-schema-fingerprint.
+func (c *avroCodec) SchemaFingerprint() string { return c.readerPrint }
 
-// schemaFingerprintValue is schemaFingerprint as a header's value.
-func (c *avroCodec) schemaFingerprintValue() any { return c.printValue }
+// SchemaFingerprintValue is SchemaFingerprint as a header's value.
+func (c *avroCodec) SchemaFingerprintValue() any { return c.printValue }
 
-// writerSchemaValue is what Publish writes in x-acemq-schema: the writer
+// WriterSchemaValue is what Publish writes in x-acemq-schema: the writer
 // schema when no shared registry is configured, else nil (no header).
-func (c *avroCodec) writerSchemaValue() any { return c.carry }
+func (c *avroCodec) WriterSchemaValue() any { return c.carry }
 
 // ContentType is application/vnd.apache.avro+binary.
 func (c *avroCodec) ContentType() string { return wire.ContentTypeAvro }

@@ -33,7 +33,7 @@ func TestAvroCodecAnIDThatMeansAnotherSchemaNeverDecodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fp := pub.(*avroCodec).schemaFingerprint()
+	fp := pub.(*avroCodec).SchemaFingerprint()
 	var got codecOrderV2Go
 	err = sub.Decode(core.WithDecodeInfo(ctx, core.DecodeInfo{Fingerprint: fp}), body, &got)
 	otherFP, _ := SchemaFingerprint(other)
@@ -51,7 +51,7 @@ func TestAvroCodecHeaderOfTheReaderSchemaNeedsNoLookup(t *testing.T) {
 	sub := codecMustAvro(t, &codecCountingRegistry{SchemaRegistry: schemareg.NewMemory()}, "orders", codecOrderV1)
 	body, _ := pub.Encode(ctx, codecOrderV1Go{ID: "A-1"})
 	var got codecOrderV1Go
-	if err := sub.Decode(core.WithDecodeInfo(ctx, core.DecodeInfo{Fingerprint: pub.(*avroCodec).schemaFingerprint()}), body, &got); err != nil || got.ID != "A-1" {
+	if err := sub.Decode(core.WithDecodeInfo(ctx, core.DecodeInfo{Fingerprint: pub.(*avroCodec).SchemaFingerprint()}), body, &got); err != nil || got.ID != "A-1" {
 		t.Fatalf("decode: %+v, %v", got, err)
 	}
 	if n := sub.(*avroCodec).reg.(*codecCountingRegistry).lookups; n != 0 {

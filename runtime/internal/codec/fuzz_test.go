@@ -90,7 +90,7 @@ func FuzzAvroDecode(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 4, 0xfe, 0xff, 0xff, 0xff, 0x0f}, uint8(0), uint16(0)) // a forged array length
 	f.Add([]byte{0, 0x7f, 0xff, 0xff, 0xff}, uint8(0), uint16(0))
 	f.Add([]byte{}, uint8(0), uint16(0))
-	prints := []string{"", v1.(*avroCodec).schemaFingerprint(), v2.(*avroCodec).schemaFingerprint(), "sha256:garbage"}
+	prints := []string{"", v1.(*avroCodec).SchemaFingerprint(), v2.(*avroCodec).SchemaFingerprint(), "sha256:garbage"}
 	targets := []func() any{
 		func() any { return new(codecOrderV2Go) },
 		func() any { return new(codecPayment) },

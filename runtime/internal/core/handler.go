@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/acemq/acemq-go/runtime/internal/msgtype"
@@ -336,3 +337,9 @@ func Chain[T any](queue string, mws []Middleware, h Handler[T]) Handler[T] {
 
 // NewRoute is the route of mt to h (Handle without the middlewares' wrap).
 func NewRoute[T any](mt *msgtype.MessageType[T], h Handler[T]) Route { return route(mt, h) }
+
+// Transient reports a decode error that may pass: a registry that did not
+// answer, or a cancelled context.
+func Transient(err error) bool {
+	return errors.Is(err, ErrRegistryUnavailable) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}

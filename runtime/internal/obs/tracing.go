@@ -3,6 +3,9 @@ package obs
 import (
 	"context"
 	"sync"
+	"sync/atomic"
+
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/acemq/acemq-go/runtime/internal/core"
 	"github.com/acemq/acemq-go/runtime/wire"
@@ -178,4 +181,32 @@ func TraceOf(headers amqp.Table) trace.SpanContext {
 		return trace.SpanContext{}
 	}
 	return trace.SpanContextFromContext(Propagator.Extract(context.Background(), TableCarrier(headers)))
+}
+
+// Tracers keeps the tracer of the provider in use.
+type Tracers struct{ e atomic.Pointer[TracerEntry] }
+
+// Tracer is the tracer of tp (nil: the global provider), or false when no
+// provider records anything (none installed, or a no-op one): then no
+// span is started, which would cost a few allocations per message for
+// nothing, and the trace context the message carries is passed on as it
+// is. The tracer is asked of its provider once and kept while the provider
+// stays the same (a provider installed later with otel.SetTracerProvider
+// is picked up at the next message): an SDK provider's Tracer takes a lock
+// and a map lookup.
+func (t *Tracers) Tracer(tp trace.TracerProvider) (trace.Tracer, bool) {
+	if tp == nil {
+		if tp = otel.GetTracerProvider(); tp == UnsetGlobal {
+			return nil, false
+		}
+	}
+	if _, ok := tp.(tracenoop.TracerProvider); ok {
+		return nil, false
+	}
+	if e := t.e.Load(); e != nil && e.TP == tp {
+		return e.TR, true
+	}
+	e := &TracerEntry{TP: tp, TR: tp.Tracer(TracerName)}
+	t.e.Store(e)
+	return e.TR, true
 }

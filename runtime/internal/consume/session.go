@@ -1,4 +1,4 @@
-package runtime
+package consume
 
 import (
 	"context"
@@ -148,7 +148,7 @@ func (cs *Consumer) subscribe(ctx context.Context) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !cs.cfg.noDeclare {
+	if !cs.cfg.NoDeclare {
 		if cc, conn, err = cs.declareSetAside(ctx, cc, conn); err != nil {
 			return nil, err
 		}
@@ -163,13 +163,13 @@ func (cs *Consumer) subscribe(ctx context.Context) (*session, error) {
 	})
 	if err != nil {
 		cc.Close(ctx)
-		if isNotFound(err) {
-			err = fmt.Errorf("%w: %w (declare the topology first)", ErrQueueNotFound, err)
+		if amqpx.IsNotFound(err) {
+			err = fmt.Errorf("%w: %w (declare the topology first)", core.ErrQueueNotFound, err)
 		}
 		return nil, fmt.Errorf("consume %q: %w", cs.queue, err)
 	}
 	return &session{ch: cc.Ch, conn: conn, tag: tag, deliveries: deliveries, began: time.Now(), gone: make(chan struct{}),
-		closed: closed, acks: newAckBatch(cs.cfg), cork: cs.c.corkOf(conn), log: cs.log}, nil
+		closed: closed, acks: newAckBatch(cs.cfg), cork: cs.conn.CorkOf(conn), log: cs.log}, nil
 }
 
 // openChannel opens a channel for a subscription, with its prefetch, hold
@@ -179,8 +179,8 @@ func (cs *Consumer) openChannel(ctx context.Context) (*amqpx.CallChannel, *amqp.
 	if err != nil {
 		return nil, nil, fmt.Errorf("consume %q: %w", cs.queue, err)
 	}
-	cc := cs.c.callOn(ch)
-	if err := cc.Do(ctx, "basic.qos", func(ch *amqp.Channel) error { return ch.Qos(cs.cfg.qos(), 0, false) }); err != nil {
+	cc := cs.callOn(ch)
+	if err := cc.Do(ctx, "basic.qos", func(ch *amqp.Channel) error { return ch.Qos(cs.cfg.Qos(), 0, false) }); err != nil {
 		cc.Close(ctx)
 		return nil, nil, fmt.Errorf("consume %q: prefetch: %w", cs.queue, err)
 	}
@@ -200,7 +200,7 @@ func (cs *Consumer) declareSetAside(ctx context.Context, cc *amqpx.CallChannel, 
 		}
 		cc.Close(ctx)
 		if !setAsideQueueThere(err) {
-			return nil, nil, fmt.Errorf("consume %q: %w", cs.queue, declareError("queue", q, err))
+			return nil, nil, fmt.Errorf("consume %q: %w", cs.queue, amqpx.DeclareErrorOf("queue", q, err))
 		}
 		// q exists but is down (a classic queue whose cluster node is
 		// stopped) or declared otherwise (an operator's quorum q.dlq):
@@ -268,7 +268,7 @@ func (cs *Consumer) serve(s *session) {
 	// of its one worker holds fewer, decoded (decodeahead.go).
 	work := make(chan *delivery, cs.workQueue())
 	ahead := cs.decodesAhead()
-	for range cs.cfg.concurrency {
+	for range cs.cfg.Concurrency {
 		go cs.work(s, work)
 	}
 	defer close(work)
@@ -442,13 +442,13 @@ func backoff(wait time.Duration) time.Duration {
 // consumer whose connection keeps dying on frame errors is given, during
 // which another call's reconnect does not wake it).
 func (cs *Consumer) resubscribe(hold time.Duration) *session {
-	wait := cs.c.cfg.reconnectMin
+	wait := cs.cfg.ReconnectMin
 	next := backoff(wait)
 	if hold > 0 {
 		next = hold
 	}
 	for {
-		up := cs.c.upSignal()
+		up := cs.conn.UpSignal()
 		if hold > 0 {
 			up, hold = nil, 0
 		}
@@ -471,12 +471,12 @@ func (cs *Consumer) resubscribe(hold time.Duration) *session {
 		if errors.Is(err, errConsumerClosing) {
 			return nil
 		}
-		if errors.Is(err, ErrClosed) {
+		if errors.Is(err, core.ErrClosed) {
 			cs.stats.stop(fmt.Errorf("consumer %q stopped: %w", cs.queue, err))
 			return nil
 		}
 		cs.stats.resubscribing(err)
-		wait = min(wait*2, cs.c.cfg.reconnectMax)
+		wait = min(wait*2, cs.cfg.ReconnectMax)
 		next = backoff(wait)
 		cs.log.Warn("acemq: resubscribe failed", "err", err, "next_in", next)
 	}

@@ -1,4 +1,4 @@
-package runtime
+package consume
 
 import (
 	"errors"
@@ -130,15 +130,4 @@ func (cs *Consumer) Stats() ConsumerStats {
 	cs.mu.Unlock()
 	st.Held += cs.copies.pending()
 	return st
-}
-
-// trackedConsumers are the connection's consumers not yet closed.
-func (c *Connection) trackedConsumers() []*Consumer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make([]*Consumer, 0, len(c.consumers))
-	for cs := range c.consumers {
-		out = append(out, cs)
-	}
-	return out
 }

@@ -1,4 +1,4 @@
-package runtime
+package consume
 
 import (
 	"context"
@@ -29,8 +29,8 @@ import (
 // queue: never a hot loop.
 var setAsidePause = time.Second
 
-// setAsideTimeout bounds one republish and its confirm.
-const setAsideTimeout = 30 * time.Second
+// SetAsideTimeout bounds one republish and its confirm.
+const SetAsideTimeout = 30 * time.Second
 
 // A copy that could not be published (returned: the target queue is
 // missing; refused; no confirm) is tried again on a timer, the delivery
@@ -46,9 +46,9 @@ const (
 	setAsideHold       = 25 * time.Minute
 )
 
-// setAsideTiming is the backoff and the bound above, per consumer, so that
+// SetAsideTiming is the backoff and the bound above, per consumer, so that
 // tests can shorten them.
-type setAsideTiming struct{ backoff, backoffMax, hold time.Duration }
+type SetAsideTiming struct{ Backoff, BackoffMax, Hold time.Duration }
 
 func (dv *delivery) deadLetter(why string, o obs.Outcome) {
 	dv.moveTo(wire.DeadLetterQueue(dv.cs.queue), why, o)
@@ -73,17 +73,17 @@ func (dv *delivery) moveTo(target, why string, o obs.Outcome) {
 // queue it came from (a dead letter's or a park's), to be published; the
 // process span that decided it is the copy's parent.
 func (dv *delivery) copyFor(target string, attempt int, why, from string) *heldRetry {
-	return &heldRetry{dv: dv, target: target, msg: copyOf(dv.d, attempt, why, from), trace: trace.SpanContextFromContext(dv.ctx)}
+	return &heldRetry{dv: dv, target: target, msg: CopyOf(dv.d, attempt, why, from), trace: trace.SpanContextFromContext(dv.ctx)}
 }
 
 // publishCopy sends msg to queue by name through the default exchange,
-// mandatory, and waits for the confirm, within ctx and setAsideTimeout.
+// mandatory, and waits for the confirm, within ctx and SetAsideTimeout.
 // ctx's span (the process span that decided the copy) is the parent of the
 // copy's producer span; ctx's cancellation is not followed.
 func (cs *Consumer) publishCopy(ctx context.Context, queue string, msg amqp.Publishing) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), setAsideTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), SetAsideTimeout)
 	defer cancel()
-	return cs.c.setAside(ctx, cs.copyOut(queue, msg))
+	return cs.conn.SetAside(ctx, cs.copyOut(queue, msg))
 }
 
 // sendCopy is publishCopy without the wait: it writes the copy and
@@ -97,7 +97,7 @@ func (cs *Consumer) sendCopy(ctx context.Context, queue string, msg amqp.Publish
 	o.ctx = copyCtx{Context: bound, values: context.WithoutCancel(ctx)}
 	cs.copies.add()
 	o.stop = context.AfterFunc(bound, o.timedOut)
-	_ = cs.c.publishThen(&o.ctx, true, cs.copyOut(queue, msg), o.published, &o.arrived)
+	_ = cs.conn.PublishThen(&o.ctx, cs.copyOut(queue, msg), o.published, &o.arrived)
 }
 
 // copyOut is the publish of a copy of one of cs's deliveries to queue.
@@ -107,9 +107,9 @@ func (cs *Consumer) copyOut(queue string, msg amqp.Publishing) amqpx.Outgoing {
 	origin := "retry"
 	if rest, ok := strings.CutPrefix(queue, cs.queue); ok {
 		switch rest {
-		case dlqSuffix:
+		case wire.DeadLetterSuffix:
 			origin = "dead_letter"
-		case parkedSuffix:
+		case wire.ParkedSuffix:
 			origin = "park"
 		}
 	}
@@ -118,15 +118,15 @@ func (cs *Consumer) copyOut(queue string, msg amqp.Publishing) amqpx.Outgoing {
 
 // next is the wait before a copy that failed (err) after failures
 // failures before is tried again.
-func (t setAsideTiming) next(failures int, err error) time.Duration {
-	if errors.Is(err, ErrBlocked) {
+func (t SetAsideTiming) next(failures int, err error) time.Duration {
+	if errors.Is(err, core.ErrBlocked) {
 		// An alarm is cleared by the operator, not by waiting longer: try
 		// again at the shortest pause, so the copy goes out as soon as the
 		// broker unblocks the connection.
-		return t.backoff
+		return t.Backoff
 	}
-	wait := t.backoff << min(failures, 16)
-	return min(max(wait, t.backoff), t.backoffMax)
+	wait := t.Backoff << min(failures, 16)
+	return min(max(wait, t.Backoff), t.BackoffMax)
 }
 
 // failed handles a copy that was returned or refused: it is counted
@@ -135,8 +135,8 @@ func (t setAsideTiming) next(failures int, err error) time.Duration {
 // consumer is closing, the delivery is nacked back to its queue, once.
 func (h *heldRetry) failed(err error) {
 	dv, cs := h.dv, h.dv.cs
-	cs.c.metrics.Add(cs.c.metrics.SetAsideFailed, cs.queue)
-	t := cs.cfg.setAside
+	cs.metrics.Add(cs.metrics.SetAsideFailed, cs.queue)
+	t := cs.cfg.SetAside
 	wait := t.next(h.failures, err)
 	since := h.since
 	if since.IsZero() {
@@ -148,7 +148,7 @@ func (h *heldRetry) failed(err error) {
 		// Its session is gone: the delivery can no longer be settled here,
 		// and the broker redelivers it.
 		cs.log.Warn("acemq: could not set the message aside, and its channel closed; the broker redelivers it", "err", err, "id", dv.d.MessageId, "to", h.target)
-	case cs.isClosing() || held+wait > t.hold:
+	case cs.isClosing() || held+wait > t.Hold:
 		cs.log.Error("acemq: could not set the message aside; returning it to its queue", "err", err, "id", dv.d.MessageId, "to", h.target, "held", held.Round(time.Millisecond), "tries", h.failures+1)
 		dv.nack("acemq: nack failed; the broker will redeliver")
 	default:
@@ -162,10 +162,10 @@ func (h *heldRetry) failed(err error) {
 	}
 }
 
-// copyOf is d as republished: the body byte for byte, the properties kept,
+// CopyOf is d as republished: the body byte for byte, the properties kept,
 // the broker's bookkeeping (x-death, x-*-death-*, a quorum queue's
 // x-delivery-count) dropped, the envelope updated.
-func copyOf(d amqp.Delivery, attempt int, why, from string) amqp.Publishing {
+func CopyOf(d amqp.Delivery, attempt int, why, from string) amqp.Publishing {
 	h, id := copyHeaders(d, attempt, why, from)
 	msgID := d.MessageId
 	if msgID == "" && len(id) <= amqpx.MaxShortstr {
@@ -266,7 +266,7 @@ func (h *heldRetry) copied(err error) {
 			h.done()
 		}
 		h.dv.settle()
-	case h.unroutable != nil && errors.Is(err, ErrUnroutable):
+	case h.unroutable != nil && errors.Is(err, core.ErrUnroutable):
 		h.unroutable()
 	default:
 		h.failed(err)

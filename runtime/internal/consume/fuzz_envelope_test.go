@@ -1,4 +1,4 @@
-package runtime
+package consume
 
 import (
 	"math"
@@ -52,7 +52,7 @@ func FuzzEnvelopeHeaders(f *testing.F) {
 			t.Fatalf("first-seen %q read as %v, not UTC", firstSeen, env.FirstSeen)
 		}
 		d := amqp.Delivery{Headers: h, Body: []byte(s)}
-		cp := copyOf(d, env.Attempt+1, "why", "q")
+		cp := CopyOf(d, env.Attempt+1, "why", "q")
 		if a, ok := cp.Headers[wire.HeaderAttempt].(int64); !ok || a != int64(env.Attempt+1) {
 			t.Fatalf("copy's attempt %v (%T), want int64 %d", cp.Headers[wire.HeaderAttempt], cp.Headers[wire.HeaderAttempt], env.Attempt+1)
 		}

@@ -1,4 +1,4 @@
-package runtime
+package consume
 
 import (
 	"context"
@@ -40,18 +40,18 @@ import (
 // event of the span), messaging.process.duration, the span's
 // acemq.outcome and, unless it is Accept, its Error status. It returns the
 // answer's kind (Fatal applied) and the reason its copy carries.
-func (dv *delivery) answered(ack Ack) (AckKind, string) {
+func (dv *delivery) answered(ack core.Ack) (core.AckKind, string) {
 	kind, why := ack.Kind(), ""
 	switch kind {
-	case AckRetry:
+	case core.AckRetry:
 		why = core.Reason(ack.Err())
-	case AckReject:
+	case core.AckReject:
 		why = "rejected by the handler: " + core.Reason(ack.Err())
-	case AckPark:
+	case core.AckPark:
 		why = "parked by the handler: " + core.Reason(ack.Err())
 	}
 	errType := ""
-	if kind != AckAccept {
+	if kind != core.AckAccept {
 		errType = kind.String()
 	}
 	if pe := panicOf(ack.Err()); pe != nil {
@@ -68,11 +68,11 @@ func (dv *delivery) answered(ack Ack) (AckKind, string) {
 }
 
 // panicOf is the handler's panic err wraps, or nil.
-func panicOf(err error) *PanicError {
+func panicOf(err error) *core.PanicError {
 	if err == nil {
 		return nil
 	}
-	var pe *PanicError
+	var pe *core.PanicError
 	if errors.As(err, &pe) {
 		return pe
 	}
@@ -84,7 +84,7 @@ func panicOf(err error) *PanicError {
 // undecodable.
 func (dv *delivery) notDecoded(why string) {
 	dv.span.Fail(why)
-	dv.cs.c.metrics.Processed(dv.cs.queue, dv.d.Type, time.Since(dv.began), "undecodable")
+	dv.cs.metrics.Processed(dv.cs.queue, dv.d.Type, time.Since(dv.began), "undecodable")
 }
 
 // poisonedNow records a delivery redelivered past WithRedeliveryLimit, or
@@ -97,7 +97,7 @@ func (dv *delivery) poisonedNow() {
 // the span's acemq.outcome, acemq.registry.unavailable.
 func (dv *delivery) heldForRegistry() {
 	dv.span.Outcome = "registry_unavailable"
-	dv.cs.c.metrics.Add(dv.cs.c.metrics.RegistryUnavail, dv.cs.queue)
+	dv.cs.metrics.Add(dv.cs.metrics.RegistryUnavail, dv.cs.queue)
 }
 
 // returned records a delivery that could not be decoded for now (the
@@ -138,13 +138,13 @@ func (dv *delivery) counted(o obs.Outcome, wait string) {
 	cs := dv.cs
 	cs.stats.outcomes[o].Add(1)
 	if o == obs.OutcomeAccepted && wait == "" {
-		m := cs.c.metrics
+		m := cs.metrics
 		if ctx := context.Background(); m.Outcome.Enabled(ctx) {
 			m.Outcome.Add(ctx, 1, cs.typeOpts(dv.d.Type).accepted.Add...)
 		}
 		return
 	}
-	cs.c.metrics.SettledAs(cs.queue, dv.d.Type, o, wait)
+	cs.metrics.SettledAs(cs.queue, dv.d.Type, o, wait)
 }
 
 // timed records how long dv took to get its answer, in
@@ -152,10 +152,10 @@ func (dv *delivery) counted(o obs.Outcome, wait string) {
 func (dv *delivery) timed(errType string) {
 	cs, took := dv.cs, time.Since(dv.began)
 	if errType != "" {
-		cs.c.metrics.Processed(cs.queue, dv.d.Type, took, errType)
+		cs.metrics.Processed(cs.queue, dv.d.Type, took, errType)
 		return
 	}
-	m := cs.c.metrics
+	m := cs.metrics
 	if ctx := context.Background(); m.ProcessDuration.Enabled(ctx) {
 		m.ProcessDuration.Record(ctx, took.Seconds(), cs.typeOpts(dv.d.Type).processOK.Rec...)
 	}
@@ -177,7 +177,7 @@ func (cs *Consumer) typeOpts(typ string) *typeOpts {
 	if t := cs.lastType.Load(); t != nil && t.typ == typ {
 		return t
 	}
-	m, known := cs.c.metrics, obs.KnownType(typ)
+	m, known := cs.metrics, obs.KnownType(typ)
 	t := &typeOpts{typ: typ, known: known, spanName: obs.SpanName(cs.queue, "process"),
 		consumed:  m.Opts(obs.AttrKey{Kind: obs.KindConsume, Dest: cs.queue, Typ: known}),
 		processOK: m.Opts(obs.AttrKey{Kind: obs.KindProcess, Dest: cs.queue, Typ: known}),
@@ -189,7 +189,7 @@ func (cs *Consumer) typeOpts(typ string) *typeOpts {
 
 // consumedOne counts a delivery of type typ handed to cs.
 func (cs *Consumer) consumedOne(typ string) {
-	m := cs.c.metrics
+	m := cs.metrics
 	if ctx := context.Background(); m.Consumed.Enabled(ctx) {
 		m.Consumed.Add(ctx, 1, cs.typeOpts(typ).consumed.Add...)
 	}
@@ -210,7 +210,7 @@ func (dv *delivery) lineAttrs(why string, extra ...any) []any {
 	}
 	attrs := []any{"type", d.Type, "id", id, "attempt", env.Attempt, "reason", core.CapReason(why)}
 	attrs = append(attrs, extra...)
-	if n := dv.cs.cfg.bodyInLogs; n > 0 {
+	if n := dv.cs.cfg.BodyInLogs; n > 0 {
 		attrs = append(attrs, "body", logBody(d.Body, n))
 	}
 	return attrs
@@ -230,7 +230,7 @@ func logBody(body []byte, max int) string {
 
 // logPanic logs a handler's panic at Error with its stack, at most once per
 // core.PanicLogEvery per consumer; the panics in between are counted.
-func (dv *delivery) logPanic(pe *PanicError) {
+func (dv *delivery) logPanic(pe *core.PanicError) {
 	ok, suppressed := dv.cs.panics.Allow(time.Now())
 	if !ok {
 		return

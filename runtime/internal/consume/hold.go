@@ -1,4 +1,4 @@
-package runtime
+package consume
 
 import (
 	"context"
@@ -163,7 +163,7 @@ func (cs *Consumer) respillHeld(s *session) {
 		rung := cs.rungNames.of(cs.queue, h.spill)
 		r := &heldRetry{dv: h.dv, target: rung, msg: h.msg, trace: h.trace}
 		r.done = func() {
-			cs.c.metrics.Add(cs.c.metrics.RetrySpilled, cs.queue)
+			cs.metrics.Add(cs.metrics.RetrySpilled, cs.queue)
 			cs.rungFound(rung)
 		}
 		r.unroutable = func() {
@@ -219,13 +219,13 @@ const (
 	registryHoldMax = 10 * time.Minute
 )
 
-// registryWaits are a consumer's hold bounds; the zero value means the
+// RegistryWaits are a consumer's hold bounds; the zero value means the
 // defaults above.
-type registryWaits struct{ min, max, hold time.Duration }
+type RegistryWaits struct{ Min, Max, Hold time.Duration }
 
-func (w registryWaits) orDefaults() registryWaits {
-	if w.min <= 0 {
-		w = registryWaits{min: registryWaitMin, max: registryWaitMax, hold: registryHoldMax}
+func (w RegistryWaits) orDefaults() RegistryWaits {
+	if w.Min <= 0 {
+		w = RegistryWaits{Min: registryWaitMin, Max: registryWaitMax, Hold: registryHoldMax}
 	}
 	return w
 }
@@ -252,14 +252,14 @@ func (h *heldLookup) claim() bool {
 func (dv *delivery) holdForRegistry(err error) {
 	dv.heldForRegistry()
 	cs := dv.cs
-	waits := cs.cfg.registryWaits.orDefaults()
+	waits := cs.cfg.RegistryWaits.orDefaults()
 	next := &delivery{cs: cs, s: dv.s, d: dv.d, received: dv.received}
-	h := &heldLookup{dv: next, since: time.Now(), wait: waits.min}
+	h := &heldLookup{dv: next, since: time.Now(), wait: waits.Min}
 	next.lookup = h
 	if prev := dv.lookup; prev != nil {
-		h.since, h.wait = prev.since, min(prev.wait*2, waits.max)
+		h.since, h.wait = prev.since, min(prev.wait*2, waits.Max)
 	}
-	if time.Since(h.since) >= waits.hold {
+	if time.Since(h.since) >= waits.Hold {
 		cs.log.Warn("acemq: the schema registry is still unavailable; returning the message to its queue",
 			"err", err, "id", dv.d.MessageId, "held", time.Since(h.since).Round(time.Second))
 		dv.nackBack()

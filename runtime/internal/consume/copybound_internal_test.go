@@ -1,4 +1,4 @@
-package runtime
+package consume
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 )
 
 // Copies sent within copyBoundRenew of each other share one deadline, at
-// most setAsideTimeout after each of them; a later one gets the next.
+// most SetAsideTimeout after each of them; a later one gets the next.
 func TestCopyBoundIsSharedAndWithinTheTimeout(t *testing.T) {
 	var b copyBounds
 	t0 := time.Now()
@@ -19,15 +19,15 @@ func TestCopyBoundIsSharedAndWithinTheTimeout(t *testing.T) {
 		t.Fatal("a copy sent within copyBoundRenew got a bound of its own")
 	}
 	dl, ok := first.Deadline()
-	if !ok || dl.After(t0.Add(setAsideTimeout)) || dl.Before(t0.Add(setAsideTimeout-copyBoundRenew)) {
-		t.Fatalf("deadline %v after the first copy, want within (%v, %v]", dl.Sub(t0), setAsideTimeout-copyBoundRenew, setAsideTimeout)
+	if !ok || dl.After(t0.Add(SetAsideTimeout)) || dl.Before(t0.Add(SetAsideTimeout-copyBoundRenew)) {
+		t.Fatalf("deadline %v after the first copy, want within (%v, %v]", dl.Sub(t0), SetAsideTimeout-copyBoundRenew, SetAsideTimeout)
 	}
 	later := b.bound(t0.Add(copyBoundRenew))
 	if later == first {
 		t.Fatal("a copy sent copyBoundRenew later shares the old bound")
 	}
-	if dl2, _ := later.Deadline(); dl2.Sub(t0.Add(copyBoundRenew)) > setAsideTimeout {
-		t.Fatalf("the later copy's deadline is %v away, above %v", dl2.Sub(t0.Add(copyBoundRenew)), setAsideTimeout)
+	if dl2, _ := later.Deadline(); dl2.Sub(t0.Add(copyBoundRenew)) > SetAsideTimeout {
+		t.Fatalf("the later copy's deadline is %v away, above %v", dl2.Sub(t0.Add(copyBoundRenew)), SetAsideTimeout)
 	}
 	b.release()
 	if first.Err() != nil {

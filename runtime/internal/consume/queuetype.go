@@ -1,4 +1,4 @@
-package runtime
+package consume
 
 import (
 	"sync"
@@ -18,14 +18,14 @@ import (
 // as a floor (quorumSaid). Every other queue is counted by the runtime
 // itself: its own count of requeues, the x-acemq-redeliveries it stamps.
 
-// quorumQueues is the set of queues a Connection knows are quorum.
-type quorumQueues struct {
+// QuorumQueues is the set of queues a Connection knows are quorum.
+type QuorumQueues struct {
 	mu    sync.RWMutex
 	names map[string]bool
 }
 
-// note records a queue declared with x-queue-type: quorum.
-func (k *quorumQueues) note(queue string) {
+// Note records a queue declared with x-queue-type: quorum.
+func (k *QuorumQueues) Note(queue string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.names == nil {
@@ -34,8 +34,8 @@ func (k *quorumQueues) note(queue string) {
 	k.names[queue] = true
 }
 
-// has reports whether queue is known to be quorum.
-func (k *quorumQueues) has(queue string) bool {
+// Has reports whether queue is known to be quorum.
+func (k *QuorumQueues) Has(queue string) bool {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
 	return k.names[queue]
@@ -47,7 +47,7 @@ func (k *quorumQueues) has(queue string) bool {
 // x-delivery-count through; once it has counted a return it writes its
 // own).
 func (dv *delivery) brokerCounts() bool {
-	return dv.d.Redelivered && dv.cs.c.quorum.has(dv.cs.queue)
+	return dv.d.Redelivered && dv.cs.cfg.Quorum.Has(dv.cs.queue)
 }
 
 // quorumSaid reports a redelivery of a queue the consumer's spec says is
@@ -60,14 +60,14 @@ func (dv *delivery) quorumSaid() bool {
 	return dv.d.Redelivered && dv.cs.quorum
 }
 
-// nativeQueues are the NativeRetry queues a Connection declared, each with
+// NativeQueues are the NativeRetry queues a Connection declared, each with
 // the broker's min and max delay.
-type nativeQueues struct {
+type NativeQueues struct {
 	mu    sync.RWMutex
 	delay map[string][2]time.Duration
 }
 
-func (k *nativeQueues) note(queue string, lo, hi time.Duration) {
+func (k *NativeQueues) Note(queue string, lo, hi time.Duration) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.delay == nil {
@@ -76,10 +76,10 @@ func (k *nativeQueues) note(queue string, lo, hi time.Duration) {
 	k.delay[queue] = [2]time.Duration{lo, hi}
 }
 
-// wait is how long the broker holds a delivery of queue rejected after
+// Wait is how long the broker holds a delivery of queue rejected after
 // count earlier returns: min(min × (count+1), max); false for a queue not
 // declared NativeRetry here.
-func (k *nativeQueues) wait(queue string, count int64) (time.Duration, bool) {
+func (k *NativeQueues) Wait(queue string, count int64) (time.Duration, bool) {
 	k.mu.RLock()
 	d, ok := k.delay[queue]
 	k.mu.RUnlock()

@@ -1,4 +1,4 @@
-package runtime
+package consume
 
 import (
 	"fmt"
@@ -39,7 +39,7 @@ func (dv *delivery) retry(why string) {
 		// than the cap: a delivery held past the broker's consumer
 		// timeout (30m) closes the channel.
 		dv.toRung(why, delay, false, min(delay, wire.MaxWaitInBrokerFrom))
-	case dv.s.reserveHold(dv.d.DeliveryTag, cs.cfg.holdBudget, delay):
+	case dv.s.reserveHold(dv.d.DeliveryTag, cs.cfg.HoldBudget, delay):
 		dv.holdInBudget(why, delay)
 	case !core.Spills(p, delay):
 		// Past the budget under a policy that never uses the broker, in
@@ -63,7 +63,7 @@ func (dv *delivery) requeue(why string) {
 	if dv.brokerCounts() {
 		count = core.PositiveInt(dv.d.Headers[headerDeliveryCount], 0)
 	}
-	delay, _ := dv.cs.c.native.wait(dv.cs.queue, count)
+	delay, _ := dv.cs.cfg.Native.Wait(dv.cs.queue, count)
 	if dv.reject("acemq: requeue failed") {
 		dv.retried(why, "requeue", delay)
 	}
@@ -108,15 +108,15 @@ func (dv *delivery) holdFor(h *heldRetry, why string, delay time.Duration) {
 func (dv *delivery) toRung(why string, delay time.Duration, spilled bool, fallback time.Duration) {
 	cs := dv.cs
 	rung := cs.rungNames.of(cs.queue, delay)
-	if cs.missing.skip(rung, time.Now(), cs.cfg.rungProbeOrDefault()) {
-		cs.c.metrics.Add(cs.c.metrics.RungMissing, cs.queue)
+	if cs.missing.skip(rung, time.Now(), cs.cfg.RungProbeOrDefault()) {
+		cs.metrics.Add(cs.metrics.RungMissing, cs.queue)
 		dv.waitInMemory(why, fallback)
 		return
 	}
 	h := dv.copyFor(rung, dv.env.Attempt+1, why, "")
 	h.done = func() {
 		if spilled {
-			cs.c.metrics.Add(cs.c.metrics.RetrySpilled, cs.queue)
+			cs.metrics.Add(cs.metrics.RetrySpilled, cs.queue)
 		}
 		cs.rungFound(rung)
 		dv.retried(why, "broker", delay)
@@ -132,8 +132,8 @@ func (dv *delivery) toRung(why string, delay time.Duration, spilled bool, fallba
 // copy, and logs it once per probe interval with the count since the last
 // line.
 func (cs *Consumer) rungMissing(rung string) {
-	cs.c.metrics.Add(cs.c.metrics.RungMissing, cs.queue)
-	probe := cs.cfg.rungProbeOrDefault()
+	cs.metrics.Add(cs.metrics.RungMissing, cs.queue)
+	probe := cs.cfg.RungProbeOrDefault()
 	if n := cs.missing.missing(rung, time.Now(), probe); n > 0 {
 		cs.log.Warn("acemq: rung queue missing; waiting in memory instead (declare the topology)",
 			"rung", rung, "held_in_memory", n, "next_probe_in", probe)

@@ -1,4 +1,4 @@
-package runtime
+package consume
 
 import (
 	"context"
@@ -28,7 +28,7 @@ type delivery struct {
 	// s is the session it came on: it can only be settled there.
 	s   *session
 	d   amqp.Delivery
-	env Envelope
+	env core.Envelope
 	// apps is the handler's Headers when begin knew them (none: an
 	// empty map of its own), else nil (made from d's).
 	apps map[string]any
@@ -71,7 +71,7 @@ func (dv *delivery) process() {
 		return
 	}
 	ack, err := dv.run()
-	if errors.Is(err, ErrRegistryUnavailable) {
+	if errors.Is(err, core.ErrRegistryUnavailable) {
 		// Not the body's fault: the registry did not answer. The delivery
 		// is held (its prefetch slot kept, the worker freed) and decoded
 		// again when the registry may be back; never parked, and not
@@ -83,7 +83,7 @@ func (dv *delivery) process() {
 		dv.cs.registryBack()
 	}
 	switch {
-	case err != nil && transient(err):
+	case err != nil && core.Transient(err):
 		// Not the body's fault: the consumer is being stopped (a cancelled
 		// or expired context). The message goes back, not to parked.
 		dv.returnForNow(err)
@@ -135,39 +135,39 @@ func (dv *delivery) end() {
 // run decodes dv with its route and calls the handler: its answer, or why
 // there is none (an error that matches ErrRegistryUnavailable or is
 // transient, else the reason it cannot be decoded).
-func (dv *delivery) run() (Ack, error) {
+func (dv *delivery) run() (core.Ack, error) {
 	cs, d := dv.cs, &dv.d
 	if a := dv.ahead; a.done {
 		// Decoded ahead, while the handler before it ran (decodeahead.go).
 		if a.err != nil {
-			return Ack{}, a.err
+			return core.Ack{}, a.err
 		}
 		dv.ctx = dv.runCtx.Of(dv.ctx, dv.aheadCtx.Info())
 		return a.call.Call(dv.ctx, d, dv.env, dv.apps), nil
 	}
 	route, err := cs.routeOf(d)
 	if err != nil {
-		return Ack{}, err
+		return core.Ack{}, err
 	}
 	dv.ctx = dv.runCtx.Of(dv.ctx, cs.decodeInfo(dv))
-	return core.RunRoute(route, dv.ctx, connLink{cs.c}, d, dv.env, dv.apps)
+	return core.RunRoute(route, dv.ctx, cs.conn, d, dv.env, dv.apps)
 }
 
 // routeOf is d's route, or why d cannot be decoded without a codec
 // seeing its body.
-func (cs *Consumer) routeOf(d *amqp.Delivery) (Route, error) {
+func (cs *Consumer) routeOf(d *amqp.Delivery) (core.Route, error) {
 	if why := core.HeaderString(d.Headers, wire.HeaderUnreadable); why != "" {
 		// Cut by the header filter: parked, its handler never sees it.
-		return Route{}, &amqpx.UnreadableError{Why: why}
+		return core.Route{}, &amqpx.UnreadableError{Why: why}
 	}
 	route, ok := cs.route(d.Type)
 	if !ok {
-		return Route{}, fmt.Errorf("no handler for type %q", d.Type)
+		return core.Route{}, fmt.Errorf("no handler for type %q", d.Type)
 	}
-	if len(d.Body) > cs.cfg.maxBody {
+	if len(d.Body) > cs.cfg.MaxBody {
 		// Parked unread: no codec sees it, so nothing it holds can make
 		// the decoder allocate.
-		return Route{}, codec.BodyTooLarge(len(d.Body), cs.cfg.maxBody)
+		return core.Route{}, codec.BodyTooLarge(len(d.Body), cs.cfg.MaxBody)
 	}
 	return route, nil
 }
@@ -176,23 +176,23 @@ func (cs *Consumer) routeOf(d *amqp.Delivery) (Route, error) {
 // about dv.
 func (cs *Consumer) decodeInfo(dv *delivery) core.DecodeInfo {
 	return core.DecodeInfo{Fingerprint: core.HeaderString(dv.d.Headers, wire.HeaderSchemaFingerprint),
-		Schema: core.HeaderString(dv.d.Headers, wire.HeaderSchema), MaxBody: cs.cfg.maxBody,
-		CheckRequester: cs.cfg.requesterCheck, Received: dv.received, ReplyTo: cs.cfg.replyToAllowed,
+		Schema: core.HeaderString(dv.d.Headers, wire.HeaderSchema), MaxBody: cs.cfg.MaxBody,
+		CheckRequester: cs.cfg.RequesterCheck, Received: dv.received, ReplyTo: cs.cfg.ReplyToAllowed,
 		Queue: cs.queue}
 }
 
 // carryOut does what the handler answered, once it is recorded.
-func (dv *delivery) carryOut(ack Ack) {
+func (dv *delivery) carryOut(ack core.Ack) {
 	kind, why := dv.answered(ack)
 	switch kind {
-	case AckAccept:
+	case core.AckAccept:
 		dv.settle()
 		dv.accepted()
-	case AckRetry:
+	case core.AckRetry:
 		dv.retry(why)
-	case AckReject:
+	case core.AckReject:
 		dv.deadLetter(why, obs.OutcomeRejected)
-	case AckPark:
+	case core.AckPark:
 		dv.park(why, obs.OutcomeParked)
 	}
 }
@@ -216,15 +216,9 @@ func (dv *delivery) returnForNow(err error) {
 	dv.returnLater()
 }
 
-// transient reports a decode error that may pass: a registry that did not
-// answer, or a cancelled context.
-func transient(err error) bool {
-	return errors.Is(err, ErrRegistryUnavailable) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
-}
-
 // route finds the route for a type. A message with no type on a queue with
 // one route goes to that route.
-func (cs *Consumer) route(typ string) (Route, bool) {
+func (cs *Consumer) route(typ string) (core.Route, bool) {
 	if r, ok := cs.routes[typ]; ok {
 		return r, true
 	}
@@ -233,7 +227,7 @@ func (cs *Consumer) route(typ string) (Route, bool) {
 			return r, true
 		}
 	}
-	return Route{}, false
+	return core.Route{}, false
 }
 
 // settle acks dv once its copy (if any) is safe, in the session's next

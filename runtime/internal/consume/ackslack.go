@@ -1,4 +1,4 @@
-package runtime
+package consume
 
 import "time"
 
@@ -168,9 +168,9 @@ const defaultAckSlackMax = 64
 // up to the whole qos ahead, so the default follows the prefetch: a
 // consumer of WithPrefetch(1) takes 3 deliveries ahead (1 + budget 1 +
 // slack 1), not 66.
-func defaultAckSlack(cfg consumeConfig) int {
-	if cfg.redeliveryLimit > 0 {
+func defaultAckSlack(cfg Config) int {
+	if cfg.RedeliveryLimit > 0 {
 		return 0
 	}
-	return min(cfg.prefetch, defaultAckSlackMax)
+	return min(cfg.Prefetch, defaultAckSlackMax)
 }

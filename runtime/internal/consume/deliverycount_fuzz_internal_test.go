@@ -1,9 +1,10 @@
-package runtime
+package consume
 
 import (
 	"math"
 	"testing"
 
+	"github.com/acemq/acemq-go/runtime/internal/core"
 	"github.com/acemq/acemq-go/runtime/wire"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -59,12 +60,12 @@ func FuzzDeliveryCount(f *testing.F) {
 		case 5:
 			count = amqp.Table{"nested": value}
 		}
-		c := &Connection{}
-		cs := &Consumer{c: c, queue: "q"}
+		tc := newTestConn()
+		cs := &Consumer{conn: tc, cfg: testConfig(Config{}, tc), queue: "q"}
 		if quorum {
-			c.quorum.note("q")
+			tc.quorum.Note("q")
 		}
-		env := Envelope{ID: "id-1", Attempt: attempt}
+		env := core.Envelope{ID: "id-1", Attempt: attempt}
 		for range int(own % 8) {
 			cs.requeues.add(requeueKey(amqp.Delivery{}, env))
 		}

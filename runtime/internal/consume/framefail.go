@@ -1,4 +1,4 @@
-package runtime
+package consume
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime/internal/core"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -65,7 +66,7 @@ func (cs *Consumer) frameFailed(s *session) time.Duration {
 		return 0
 	}
 	cs.isolated.Store(true)
-	cs.c.metrics.Add(cs.c.metrics.FrameErrors, cs.queue)
+	cs.metrics.Add(cs.metrics.FrameErrors, cs.queue)
 	if n == 1 {
 		cs.log.Error("acemq: the consumer's connection was closed on a frame the client cannot read (a message's header table?); it moves to a connection of its own and backs off",
 			"err", e, "next_in", wait)
@@ -109,13 +110,13 @@ func (c *consumerCounters) failing() error {
 // or, once the consumer is isolated, on its own.
 func (cs *Consumer) channelOn(ctx context.Context) (*amqp.Channel, *amqp.Connection, error) {
 	if !cs.isolated.Load() {
-		return cs.c.channelOn(ctx)
+		return cs.conn.ChannelOn(ctx)
 	}
 	conn, err := cs.ownConn(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	ch, err := cs.c.newChannel(ctx, conn)
+	ch, err := cs.conn.NewChannel(ctx, conn)
 	if err != nil {
 		conn.Close()
 		return nil, nil, fmt.Errorf("open channel on the consumer's own connection: %w", err)
@@ -131,10 +132,10 @@ func (cs *Consumer) ownConn(ctx context.Context) (*amqp.Connection, error) {
 	if conn != nil && !conn.IsClosed() {
 		return conn, nil
 	}
-	if cs.c.isClosed() {
-		return nil, ErrClosed
+	if cs.conn.Closed() {
+		return nil, core.ErrClosed
 	}
-	conn, err := cs.c.dialAddresses(ctx, false)
+	conn, err := cs.conn.DialOwn(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -175,11 +176,4 @@ func (cs *Consumer) closeOwn(s *session) {
 		}
 	}
 	_ = conn.CloseDeadline(time.Now().Add(5 * time.Second))
-}
-
-// isClosed reports a Connection that Close was called on.
-func (c *Connection) isClosed() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.closed
 }

@@ -1,8 +1,8 @@
-package runtime
+package consume
 
 import "github.com/acemq/acemq-go/runtime/internal/core"
 
-// decodeAhead is how many deliveries a consumer of concurrency 1 decodes
+// DecodeAhead is how many deliveries a consumer of concurrency 1 decodes
 // at most ahead of its handler: decoded, waiting for the handler to be
 // done with the one before.
 //
@@ -18,12 +18,12 @@ import "github.com/acemq/acemq-go/runtime/internal/core"
 // its handler never called.
 //
 // The bound is what the loop holds decoded and not handled: the work
-// queue's decodeAhead-1 slots and the one it is handing on. Deliveries
+// queue's DecodeAhead-1 slots and the one it is handing on. Deliveries
 // beyond it wait undecoded in amqp091-go's buffer, as they waited in the
 // work queue before. With several workers each decodes its own delivery,
 // as before: they decode in parallel already, and one loop decoding for
 // all of them would be the bottleneck.
-const decodeAhead = 16
+const DecodeAhead = 16
 
 // decoded is a delivery's decode, done ahead of its run: the handler's
 // call on its value, or why it could not be decoded. done is false for a
@@ -35,15 +35,15 @@ type decoded struct {
 }
 
 // decodesAhead reports whether the consumer decodes ahead of its handler.
-func (cs *Consumer) decodesAhead() bool { return cs.cfg.concurrency <= 1 }
+func (cs *Consumer) decodesAhead() bool { return cs.cfg.Concurrency <= 1 }
 
 // workQueue is how many deliveries wait for the workers: the prefetch,
 // or the decode-ahead bound when the consumer decodes ahead.
 func (cs *Consumer) workQueue() int {
 	if cs.decodesAhead() {
-		return max(min(cs.cfg.prefetch, decodeAhead)-1, 0)
+		return max(min(cs.cfg.Prefetch, DecodeAhead)-1, 0)
 	}
-	return cs.cfg.prefetch
+	return cs.cfg.Prefetch
 }
 
 // decodeAhead decodes dv ahead of its run, when it is one to decode
@@ -67,8 +67,8 @@ func (cs *Consumer) decodeAhead(dv *delivery) {
 	if err != nil || !core.DecodesAhead(route) {
 		return
 	}
-	call, err := core.DecodeRoute(route, dv.aheadCtx.Of(cs.handlerCtx, cs.decodeInfo(dv)), connLink{cs.c}, d)
-	if hook := cs.cfg.decodedAhead; hook != nil {
+	call, err := core.DecodeRoute(route, dv.aheadCtx.Of(cs.handlerCtx, cs.decodeInfo(dv)), cs.conn, d)
+	if hook := cs.cfg.DecodedAhead; hook != nil {
 		hook(d.MessageId)
 	}
 	dv.ahead = decoded{done: true, call: call, err: err}

@@ -1,4 +1,4 @@
-package runtime
+package consume
 
 import (
 	"crypto/sha256"
@@ -48,7 +48,7 @@ func (dv *delivery) requeueAttempt() int {
 const maxAttempt = 1<<31 - 1
 
 // requeueKey names a message across its requeues: its id, else its body.
-func requeueKey(d amqp.Delivery, env Envelope) string {
+func requeueKey(d amqp.Delivery, env core.Envelope) string {
 	if env.ID != "" {
 		return env.ID
 	}

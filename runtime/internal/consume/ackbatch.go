@@ -1,4 +1,4 @@
-package runtime
+package consume
 
 import (
 	"math"
@@ -60,16 +60,16 @@ type ackBatch struct {
 }
 
 // newAckBatch is the batch of a session of a consumer with cfg.
-func newAckBatch(cfg consumeConfig) ackBatch {
-	d := cfg.ackDelay
+func newAckBatch(cfg Config) ackBatch {
+	d := cfg.AckDelay
 	if d <= 0 {
 		d = ackDelay
 	}
-	w := cfg.ackSlackWait
+	w := cfg.AckSlackWait
 	if w <= 0 {
 		w = ackSlackWait
 	}
-	return ackBatch{size: ackBatchSize(cfg.prefetch), delay: d, slack: cfg.ackSlack, slackWait: w, sent: cfg.ackSent}
+	return ackBatch{size: ackBatchSize(cfg.Prefetch), delay: d, slack: cfg.AckSlack, slackWait: w, sent: cfg.AckSent}
 }
 
 // ackBatchSize is the flush size for a prefetch: a quarter of the window,

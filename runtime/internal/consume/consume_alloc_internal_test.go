@@ -1,32 +1,28 @@
-package runtime
+package consume
 
 import (
 	"context"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/acemq/acemq-go/runtime/internal/core"
-	"github.com/acemq/acemq-go/runtime/internal/obs"
 	"github.com/acemq/acemq-go/runtime/wire"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-	"go.opentelemetry.io/otel"
 )
 
 // allocTextType is the text type of the consume path's allocation tests.
-var allocTextType = NewTextType("acemq.alloc.consume")
+var allocTextType = testTextType("acemq.alloc.consume")
 
 // allocConsumer is a consumer of one text route and a session of it, as
 // Consume makes them but without a broker: the session is marked dead, so
 // that its acks are dropped where they would be written (readyAcks) and
 // everything before that runs as on a live one.
-func allocConsumer(t testing.TB, h Handler[string]) (*Consumer, *session) {
+func allocConsumer(t testing.TB, h core.Handler[string]) (*Consumer, *session) {
 	t.Helper()
-	c := &Connection{metrics: obs.NewMetrics(otel.GetMeterProvider()), log: slog.New(slog.DiscardHandler)}
-	cfg := consumeConfig{prefetch: 256, concurrency: 1, maxBody: DefaultMaxBodySize}
-	cs, err := newConsumer(c, ConsumerSpec{Queue: "orders.new", Routes: []Route{Handle(allocTextType, h)}}, cfg)
+	cfg := testConfig(Config{Prefetch: 256, Concurrency: 1, MaxBody: core.DefaultMaxBodySize}, nil)
+	cs, err := newConsumer(ConsumerSpec{Queue: "orders.new", Routes: []core.Route{core.Handle(allocTextType, h)}}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,11 +56,11 @@ func allocDelivery(tag uint64) amqp.Delivery {
 // four: the map is empty. What amqp091-go allocates to read it is not
 // counted here.
 func TestConsumeDeliveryAllocations(t *testing.T) {
-	var got *Message[string]
+	var got *core.Message[string]
 	var info core.DecodeInfo
-	cs, s := allocConsumer(t, func(ctx context.Context, m *Message[string]) Ack {
+	cs, s := allocConsumer(t, func(ctx context.Context, m *core.Message[string]) core.Ack {
 		got, info = m, core.DecodeInfoOf(ctx)
-		return Accept()
+		return core.Accept()
 	})
 	const runs = 2000
 	ds := make([]amqp.Delivery, runs+2) // made before: not counted
@@ -84,8 +80,8 @@ func TestConsumeDeliveryAllocations(t *testing.T) {
 		got.RoutingKey != "orders.new" || len(got.Headers) != 1 || got.Headers["tenant"] != "t-1" {
 		t.Fatalf("the handler got %+v", got)
 	}
-	if info.MaxBody != DefaultMaxBodySize {
-		t.Errorf("the handler's context carries decode info %+v, want the consumer's body limit %d", info, DefaultMaxBodySize)
+	if info.MaxBody != core.DefaultMaxBodySize {
+		t.Errorf("the handler's context carries decode info %+v, want the consumer's body limit %d", info, core.DefaultMaxBodySize)
 	}
 	if n := testing.AllocsPerRun(runs, run); n > 5 {
 		t.Errorf("a delivery decoded ahead and handled: %v allocations, want at most 5", n)
@@ -159,7 +155,7 @@ func BenchmarkConsumeDeliveryGlue(b *testing.B) {
 }
 
 func benchDeliveryGlue(b *testing.B, app bool) {
-	cs, s := allocConsumer(b, func(context.Context, *Message[string]) Ack { return Accept() })
+	cs, s := allocConsumer(b, func(context.Context, *core.Message[string]) core.Ack { return core.Accept() })
 	ds := make([]amqp.Delivery, 4096)
 	for i := range ds {
 		ds[i] = allocDelivery(uint64(i + 1))

@@ -1,4 +1,4 @@
-package runtime
+package consume
 
 import (
 	"fmt"
@@ -31,7 +31,7 @@ func (dv *delivery) redeliveries() int {
 // false for a delivery that is to be handled now.
 func (dv *delivery) poisoned() bool {
 	cs, d := dv.cs, &dv.d
-	limit := cs.cfg.redeliveryLimit
+	limit := cs.cfg.RedeliveryLimit
 	if limit <= 0 || !d.Redelivered {
 		return false
 	}
@@ -44,7 +44,7 @@ func (dv *delivery) poisoned() bool {
 	if dv.brokerCounts() {
 		return false // the broker counts; nothing to stamp
 	}
-	msg := copyOf(dv.d, dv.env.Attempt, "", "")
+	msg := CopyOf(dv.d, dv.env.Attempt, "", "")
 	msg.Headers[wire.HeaderRedeliveries] = int64(n)
 	if err := cs.publishCopy(dv.ctx, cs.queue, msg); err != nil {
 		cs.log.Warn("acemq: could not stamp the redelivery count; handling the message as it is", "err", err, "id", d.MessageId)

@@ -1,4 +1,4 @@
-package runtime
+package consume
 
 import (
 	"context"
@@ -7,15 +7,17 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/acemq/acemq-go/runtime/internal/amqpx"
 )
 
-// A copy (setaside.go) is published and waited for within setAsideTimeout,
+// A copy (setaside.go) is published and waited for within SetAsideTimeout,
 // without a goroutine or a timer of its own: its outcome comes from the
 // publisher's drainer (publishThen), and its bound is a deadline shared by
 // the copies a consumer sends within copyBoundRenew of each other (one
 // timer a second, not one a copy; bench/NOTES.md, "A retried
 // delivery's cost"). A copy's wait for the broker's outcome is therefore
-// bounded by between setAsideTimeout-copyBoundRenew and setAsideTimeout
+// bounded by between SetAsideTimeout-copyBoundRenew and SetAsideTimeout
 // from its write. An outcome that has arrived is not timed out while it
 // waits for the drainer, behind others carried out there (acks, logs,
 // metrics): it is the broker's, and a confirmed copy taken as failed
@@ -35,12 +37,12 @@ type copyBounds struct {
 }
 
 // bound is the deadline context for a copy sent now: at most
-// setAsideTimeout away.
+// SetAsideTimeout away.
 func (b *copyBounds) bound(now time.Time) context.Context {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.ctx == nil || !now.Before(b.renewAt) {
-		b.ctx, b.end = context.WithDeadline(context.Background(), now.Add(setAsideTimeout))
+		b.ctx, b.end = context.WithDeadline(context.Background(), now.Add(SetAsideTimeout))
 		b.renewAt = now.Add(copyBoundRenew)
 	}
 	return b.ctx
@@ -103,7 +105,7 @@ func (o *copyOutcome) timedOut() {
 		return // the broker's outcome waits for the drainer: published takes it
 	}
 	o.once.Do(func() {
-		o.carryOut(errors.Join(&PublishError{RoutingKey: o.queue,
+		o.carryOut(errors.Join(&amqpx.PublishError{RoutingKey: o.queue,
 			Err: fmt.Errorf("waiting for the broker's confirm: %w", o.bound.Err())}))
 	})
 }
@@ -112,7 +114,7 @@ func (o *copyOutcome) timedOut() {
 // when there is one (WithCopyGateForTest), and stops counting the copy.
 func (o *copyOutcome) carryOut(err error) {
 	cs := o.cs
-	if g := cs.cfg.copyGate; g != nil {
+	if g := cs.cfg.CopyGate; g != nil {
 		go func() {
 			defer cs.copies.done()
 			<-g
