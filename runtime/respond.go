@@ -213,7 +213,7 @@ func (r responding) precheck(ctx context.Context) (Ack, bool) {
 		return Park(errors.New("a request without reply_to: there is nowhere to send its reply")), true
 	}
 	info := core.DecodeInfoOf(ctx)
-	if strings.HasPrefix(r.d.ReplyTo, core.DirectReplyTo+".") && !directAddressWellFormed(r.d.ReplyTo) {
+	if strings.HasPrefix(r.d.ReplyTo, core.DirectReplyTo+".") && !amqpx.DirectAddressWellFormed(r.d.ReplyTo) {
 		return Park(fmt.Errorf("a request whose reply_to %q is not a direct reply-to address the broker made (a reply to it would make RabbitMQ close the responder's connection): its reply was not sent",
 			r.d.ReplyTo)), true
 	}

@@ -1,4 +1,4 @@
-package runtime
+package amqpx
 
 import (
 	"encoding/base64"
@@ -62,8 +62,8 @@ func TestDirectAddressWellFormed(t *testing.T) {
 		{"amq.rabbitmq.reply-to.." + key, false},
 		{"queue", false},
 	} {
-		if got := directAddressWellFormed(tc.addr); got != tc.ok {
-			t.Errorf("directAddressWellFormed(%q) = %v, want %v", tc.addr, got, tc.ok)
+		if got := DirectAddressWellFormed(tc.addr); got != tc.ok {
+			t.Errorf("DirectAddressWellFormed(%q) = %v, want %v", tc.addr, got, tc.ok)
 		}
 	}
 }
@@ -71,5 +71,5 @@ func TestDirectAddressWellFormed(t *testing.T) {
 func FuzzDirectAddressWellFormed(f *testing.F) {
 	f.Add("amq.rabbitmq.reply-to.g1h2AA9yZXBseUAxMTAzNjEwMTIAACGnAAAAAGsWR3U=.EDMgIKky/F1ZANQZfZswjw==")
 	f.Add("amq.rabbitmq.reply-to.x.y")
-	f.Fuzz(func(t *testing.T, s string) { _ = directAddressWellFormed(s) })
+	f.Fuzz(func(t *testing.T, s string) { _ = DirectAddressWellFormed(s) })
 }

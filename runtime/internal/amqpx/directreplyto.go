@@ -1,4 +1,4 @@
-package runtime
+package amqpx
 
 import (
 	"encoding/base64"
@@ -8,7 +8,7 @@ import (
 	"github.com/acemq/acemq-go/runtime/internal/core"
 )
 
-// directAddressWellFormed reports whether replyTo, which begins with
+// DirectAddressWellFormed reports whether replyTo, which begins with
 // "amq.rabbitmq.reply-to.", has the shape of an address the broker made
 // (its rewriting of a requester's amq.rabbitmq.reply-to): the base64 of an
 // Erlang pid whose node is "reply@<digits>" (the hash of a node of the
@@ -20,7 +20,7 @@ import (
 // responder's connection down on every delivery. A well-formed address
 // whose node hash no node of the cluster has does the same; that the
 // client cannot see (docs/reliability.md, "Hostile reply_to addresses").
-func directAddressWellFormed(replyTo string) bool {
+func DirectAddressWellFormed(replyTo string) bool {
 	rest, ok := strings.CutPrefix(replyTo, core.DirectReplyTo+".")
 	if !ok {
 		return false
