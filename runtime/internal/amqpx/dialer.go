@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/acemq/acemq-go/runtime/internal/core"
-	"github.com/streadway/amqp"
+	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // TlsFor is the caller's TLS configuration for one attempt: a clone, since

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/acemq/acemq-go/runtime/internal/core"
-	"github.com/streadway/amqp"
+	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 func TestClassifyDial(t *testing.T) {

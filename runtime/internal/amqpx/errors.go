@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/acemq/acemq-go/runtime/wire"
-	"github.com/streadway/amqp"
+	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // PublishError is a publish that failed, with where it was going.
