@@ -541,3 +541,30 @@ func (l connLink) Closed() bool { return l.c.isClosed() }
 func (l connLink) DialOwn(ctx context.Context) (*amqp.Connection, error) {
 	return l.c.dialAddresses(ctx, false)
 }
+
+// frameMax is the frame_max of c's connection (amqpx.DefaultFrameMax while it
+// has none).
+func (c *Connection) frameMax() int {
+	c.mu.Lock()
+	conn := c.conn
+	c.mu.Unlock()
+	return amqpx.FrameMaxOf(conn)
+}
+
+// isClosed reports a Connection that Close was called on.
+func (c *Connection) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
+// trackedConsumers are the connection's consumers not yet closed.
+func (c *Connection) trackedConsumers() []*consume.Consumer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*consume.Consumer, 0, len(c.consumers))
+	for cs := range c.consumers {
+		out = append(out, cs)
+	}
+	return out
+}
