@@ -84,8 +84,11 @@ func TestExportedAPI(t *testing.T) {
 // option, and no function, type or dial option of its own (the delay
 // topology is Topology's Delay and DelayPrefix fields, its exchange
 // bindings Declarations' ExchangeBindings, its names and arithmetic
-// runtime/wire's).
-const maxGoDocEntries = 186
+// runtime/wire's), 157 once the engines left for runtime/internal and the
+// user types they share became aliases of theirs (Ack, RetryPolicy,
+// Message, Route, ConsumerSpec, ...: go doc lists an alias's methods on
+// the internal package's page; issue 38, item 1).
+const maxGoDocEntries = 157
 
 // TestGoDocEntries keeps package runtime's go doc within maxGoDocEntries.
 func TestGoDocEntries(t *testing.T) {

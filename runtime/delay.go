@@ -5,6 +5,8 @@ import (
 	"maps"
 	"time"
 
+	"github.com/acemq/acemq-go/runtime/internal/amqpx"
+	"github.com/acemq/acemq-go/runtime/internal/core"
 	"github.com/acemq/acemq-go/runtime/wire"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -106,7 +108,7 @@ func (c *Connection) delayPrefixOf() string {
 // (wire.HeaderDelayUntil, to the millisecond), refusing a delay too long
 // and a destination the delay topology cannot deliver. A d of zero or
 // less writes nothing: o is published directly.
-func delayDue(o *outgoing, d time.Duration) error {
+func delayDue(o *amqpx.Outgoing, d time.Duration) error {
 	s, err := wire.DelaySeconds(d)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidMessage, err)
@@ -114,10 +116,10 @@ func delayDue(o *outgoing, d time.Duration) error {
 	if s == 0 {
 		return nil
 	}
-	if err := wire.CheckDelayDestination(o.exchange, o.key); err != nil {
+	if err := wire.CheckDelayDestination(o.Exchange, o.Key); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidMessage, err)
 	}
-	o.msg.Headers[wire.HeaderDelayUntil] = formatTime(time.Now().Add(time.Duration(s) * time.Second))
+	o.Msg.Headers[wire.HeaderDelayUntil] = core.FormatTime(time.Now().Add(time.Duration(s) * time.Second))
 	return nil
 }
 
@@ -125,12 +127,12 @@ func delayDue(o *outgoing, d time.Duration) error {
 // message, NewOutgoingAt), into the delay topology for the time left until
 // then, rounded up to whole seconds (routeDelay); a message whose time has
 // come is left as it is, published directly.
-func (c *Connection) routeDue(o *outgoing) error {
-	v, ok := o.msg.Headers[wire.HeaderDelayUntil]
+func (c *Connection) routeDue(o *amqpx.Outgoing) error {
+	v, ok := o.Msg.Headers[wire.HeaderDelayUntil]
 	if !ok {
 		return nil
 	}
-	due := timeValue(v)
+	due := core.TimeValue(v)
 	if due.IsZero() {
 		return fmt.Errorf("%w: %s is %v, not an RFC 3339 time", ErrInvalidMessage, wire.HeaderDelayUntil, v)
 	}
@@ -145,31 +147,19 @@ func (c *Connection) routeDue(o *outgoing) error {
 // 0): to the level of its highest bit, with the delay routing key,
 // mandatory, its own routing key in BCC (and in
 // wire.HeaderDelayRoutingKey). o's headers are replaced, not written to.
-func (c *Connection) routeDelay(o *outgoing, s int64) error {
+func (c *Connection) routeDelay(o *amqpx.Outgoing, s int64) error {
 	if s == 0 {
 		return nil
 	}
-	if err := wire.CheckDelayDestination(o.exchange, o.key); err != nil {
+	if err := wire.CheckDelayDestination(o.Exchange, o.Key); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidMessage, err)
 	}
-	h := maps.Clone(o.msg.Headers)
-	h[wire.HeaderBCC] = []any{o.key}
-	h[wire.HeaderDelayRoutingKey] = o.key
-	o.msg.Headers = h
-	o.key = wire.DelayRoutingKey(s, o.exchange)
-	o.exchange = wire.DelayLevel(c.delayPrefixOf(), wire.DelayTopLevel(s))
-	o.mandatory = true
+	h := maps.Clone(o.Msg.Headers)
+	h[wire.HeaderBCC] = []any{o.Key}
+	h[wire.HeaderDelayRoutingKey] = o.Key
+	o.Msg.Headers = h
+	o.Key = wire.DelayRoutingKey(s, o.Exchange)
+	o.Exchange = wire.DelayLevel(c.delayPrefixOf(), wire.DelayTopLevel(s))
+	o.Mandatory = true
 	return nil
-}
-
-// deliveredRoutingKey is the routing key a handler sees: a delayed
-// message's own (wire.HeaderDelayRoutingKey) when it arrived with a delay
-// routing key, else d's.
-func deliveredRoutingKey(d *amqp.Delivery) string {
-	if _, _, ok := wire.ParseDelayRoutingKey(d.RoutingKey); ok {
-		if k, ok := d.Headers[wire.HeaderDelayRoutingKey].(string); ok {
-			return k
-		}
-	}
-	return d.RoutingKey
 }

@@ -108,7 +108,7 @@ func encodeOutgoing(ctx context.Context, c *Connection, typ string, codec Codec,
 	}
 	if cfg.delaySet {
 		if err := delayDue(&o, cfg.delay); err != nil {
-			return outgoing{}, err
+			return amqpx.Outgoing{}, err
 		}
 	}
 	// The frame's size is checked when it is written, against the

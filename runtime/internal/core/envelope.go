@@ -81,8 +81,8 @@ func EnvelopeAndApps(headers map[string]any, messageID, correlationID, typ, cont
 	if e.Queue == "" {
 		e.brokerDeath(brokerDeathOf(h.xDeath, h.lastDeathQueue, h.lastDeathReason, h.firstDeathQueue, h.firstDeathReason))
 	}
-	e.FirstSeen = timeValue(h.firstSeen)
-	e.ReplayedAt = timeValue(h.replayedAt)
+	e.FirstSeen = TimeValue(h.firstSeen)
+	e.ReplayedAt = TimeValue(h.replayedAt)
 	return e, h.apps
 }
 
@@ -224,10 +224,10 @@ func stringValue(v any) string {
 	return ""
 }
 
-func HeaderTime(h map[string]any, k string) time.Time { return timeValue(h[k]) }
+func HeaderTime(h map[string]any, k string) time.Time { return TimeValue(h[k]) }
 
-// timeValue is a header's value read as a time (zero when it is none).
-func timeValue(v any) time.Time {
+// TimeValue is a header's value read as a time (zero when it is none).
+func TimeValue(v any) time.Time {
 	switch v := v.(type) {
 	case time.Time:
 		return v.UTC()

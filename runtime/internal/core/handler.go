@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/acemq/acemq-go/runtime/internal/msgtype"
+	"github.com/acemq/acemq-go/runtime/wire"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -342,4 +343,16 @@ func NewRoute[T any](mt *msgtype.MessageType[T], h Handler[T]) Route { return ro
 // answer, or a cancelled context.
 func Transient(err error) bool {
 	return errors.Is(err, ErrRegistryUnavailable) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// deliveredRoutingKey is the routing key a handler sees: a delayed
+// message's own (wire.HeaderDelayRoutingKey) when it arrived with a delay
+// routing key, else d's.
+func deliveredRoutingKey(d *amqp.Delivery) string {
+	if _, _, ok := wire.ParseDelayRoutingKey(d.RoutingKey); ok {
+		if k, ok := d.Headers[wire.HeaderDelayRoutingKey].(string); ok {
+			return k
+		}
+	}
+	return d.RoutingKey
 }
