@@ -254,21 +254,28 @@ type CodecChoice struct {
 // RegistryFor picks the registry of mt on c: the connection's own, else
 // the type's, else the process default.
 func RegistryFor[T any](mt *msgtype.MessageType[T], c Conn) msgtype.SchemaRegistry {
-	if c.Codecs().Registry != nil {
-		return c.Codecs().Registry
+	return registryOf(mt, c.Codecs())
+}
+
+// registryOf is RegistryFor with c's choice in hand.
+func registryOf[T any](mt *msgtype.MessageType[T], cc *CodecChoice) msgtype.SchemaRegistry {
+	if cc.Registry != nil {
+		return cc.Registry
 	}
 	if r := msgtype.Registry(mt); r != nil {
 		return r
 	}
-	return c.Codecs().Default
+	return cc.Default
 }
 
-// CodecFor is mt's codec on c.
+// CodecFor is mt's codec on c: one call of c.Codecs (an interface call on
+// every delivery's decode).
 func CodecFor[T any](mt *msgtype.MessageType[T], c Conn) (msgtype.Codec, error) {
-	if mt.Format() == msgtype.FormatJSON && c.Codecs().Reference {
+	cc := c.Codecs()
+	if cc.Reference && mt.Format() == msgtype.FormatJSON {
 		return msgtype.ReferenceCodec(mt)
 	}
-	return mt.Codec(RegistryFor(mt, c))
+	return mt.Codec(registryOf(mt, cc))
 }
 
 // opener is a registry that can be opened ahead of its first use
