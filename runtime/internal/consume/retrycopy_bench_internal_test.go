@@ -20,6 +20,7 @@ package consume
 import (
 	"context"
 	"fmt"
+	"net"
 	"testing"
 	"time"
 
@@ -66,7 +67,17 @@ func BenchmarkRetryCopy(b *testing.B) {
 	defer cancel()
 	q := brokertest.Queue(b, "bench.retrycopy")
 	tc := newTestConn()
-	conn, err := amqp.Dial(brokertest.URL())
+	// The socket is corked, as package runtime's dial corks it, so that
+	// the publisher's writes are batched as they are in a Connection.
+	var cork *amqpx.CorkConn
+	conn, err := amqp.DialConfig(brokertest.URL(), amqp.Config{Dial: func(network, addr string) (net.Conn, error) {
+		nc, err := net.DialTimeout(network, addr, 30*time.Second)
+		if err != nil {
+			return nil, err
+		}
+		cork = &amqpx.CorkConn{Conn: nc}
+		return cork, nil
+	}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -88,7 +99,7 @@ func BenchmarkRetryCopy(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if tc.pub, err = amqpx.NewPublisher(ctx, func() string { return "" }, pch, nil); err != nil {
+	if tc.pub, err = amqpx.NewPublisher(ctx, func() string { return "" }, pch, cork); err != nil {
 		b.Fatal(err)
 	}
 	policy := core.Fixed(3, 500*time.Millisecond)
