@@ -102,6 +102,7 @@ func BenchmarkRetryCopy(b *testing.B) {
 	if tc.pub, err = amqpx.NewPublisher(ctx, func() string { return "" }, pch, cork); err != nil {
 		b.Fatal(err)
 	}
+	tc.pub.FrameMax = amqpx.FrameMaxOf(conn) // as a Connection sets it
 	policy := core.Fixed(3, 500*time.Millisecond)
 	cfg := testConfig(Config{Prefetch: 256, Concurrency: 1, MaxBody: core.DefaultMaxBodySize}, tc)
 	cs, err := newConsumer(ConsumerSpec{Queue: q, Retry: &policy, Routes: []core.Route{core.Handle(testTextType("acemq.bench.retry"), func(context.Context, *core.Message[string]) core.Ack { return core.Accept() })}}, cfg)
