@@ -153,6 +153,7 @@ func (s *Server) action(h func(w http.ResponseWriter, r *http.Request, who strin
 	return func(w http.ResponseWriter, r *http.Request) {
 		who, why := s.auth.who(r)
 		if why != "" {
+			s.refused(r, why)
 			status := http.StatusUnauthorized
 			if s.auth.readOnly() || strings.Contains(why, "CSRF") || strings.Contains(why, "another site") {
 				status = http.StatusForbidden
@@ -175,6 +176,7 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	if s.auth.readOnly() {
+		s.refused(r, "the console is read-only")
 		writeError(w, http.StatusForbidden, "the console is read-only: start it with --token or --token-file to allow actions")
 		return
 	}
@@ -188,7 +190,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	name, ok := s.auth.check(req.Token)
 	if !ok {
 		time.Sleep(500 * time.Millisecond) // no fast guessing
-		s.audit.write(auditEntry{Who: "?", Action: "sign-in", Result: "refused: not a token of the console"})
+		s.refused(r, "not a token of the console")
 		writeError(w, http.StatusUnauthorized, "not a token of this console")
 		return
 	}
@@ -211,4 +213,44 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	writeJSON(w, http.StatusOK, map[string]any{"signed_in": false})
+}
+
+// actionOf is the audit log's name of the action a request asks for, ""
+// when it asks for none.
+func actionOf(r *http.Request) string {
+	if r.Method != http.MethodPost {
+		return ""
+	}
+	switch p := r.URL.Path; {
+	case p == "/api/replay", p == "/api/discard", p == "/api/edit":
+		return strings.TrimPrefix(p, "/api/")
+	case p == "/api/login":
+		return "sign-in"
+	case strings.HasPrefix(p, "/api/jobs/") && strings.HasSuffix(p, "/cancel"):
+		return "cancel"
+	}
+	return ""
+}
+
+// refused writes a refused attempt at an action to the audit log: who
+// is "?" (a refused request proves no token), what says where it came
+// from and, when it carries a session's cookie, whose.
+func (s *Server) refused(r *http.Request, why string) {
+	action := actionOf(r)
+	if action == "" || s.audit == nil {
+		return
+	}
+	what := r.Method + " " + r.URL.Path + " from " + r.RemoteAddr
+	if o := r.Header.Get("Origin"); o != "" {
+		if len(o) > 100 {
+			o = o[:100] + "…"
+		}
+		what += " (Origin " + o + ")"
+	}
+	if s.auth != nil {
+		if sess := s.auth.session(r); sess != nil {
+			what += " with the session of " + sess.name
+		}
+	}
+	s.audit.write(auditEntry{Who: "?", Action: action, What: s.scrub(what), Result: "refused: " + s.scrub(why)})
 }

@@ -44,6 +44,7 @@ func TestActionGuard(t *testing.T) {
 	s := &Server{auth: newAuth(map[string]string{"0123456789abcdef": "alice"}), hosts: map[string]bool{"127.0.0.1:8080": true},
 		log: nil, cfg: Config{Scrub: func(s string) string { return s }}}
 	s.log = newDiscardLogger()
+	s.audit = &auditLog{}
 	sess := &session{name: "alice", csrf: "c5rf", expires: time.Now().Add(time.Hour)}
 	s.auth.byID["sid"] = sess
 	ran := ""
@@ -86,6 +87,24 @@ func TestActionGuard(t *testing.T) {
 			t.Errorf("%s: headers %v", c.name, w.Header())
 		}
 	}
+	// Every refused attempt is in the audit log, by nobody proven, with
+	// where it came from and why it was refused.
+	var refusals []string
+	for _, e := range s.audit.last {
+		refusals = append(refusals, e.Who+" "+e.Action+" | "+e.What+" | "+e.Result)
+	}
+	want := []string{
+		"? replay | POST /api/replay from 192.0.2.1:1234 with the session of alice | refused: no X-Acemq: 1 header (a form on another site?)",
+		"? replay | POST /api/replay from 192.0.2.1:1234 with the session of alice | refused: the request's Host \"evil.example\" is not the console's (DNS rebinding?)",
+		"? replay | POST /api/replay from 192.0.2.1:1234 | refused: sign in with a token first",
+		"? replay | POST /api/replay from 192.0.2.1:1234 with the session of alice | refused: the request's CSRF token is missing or wrong: reload the page",
+		"? replay | POST /api/replay from 192.0.2.1:1234 with the session of alice | refused: the request's CSRF token is missing or wrong: reload the page",
+		"? replay | POST /api/replay from 192.0.2.1:1234 (Origin http://evil.example) with the session of alice | refused: the request comes from another site (http://evil.example)",
+		"? replay | POST /api/replay from 192.0.2.1:1234 | refused: the bearer token is not one of the console's",
+	}
+	if strings.Join(refusals, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the audit log of the refusals:\n%s\nwant\n%s", strings.Join(refusals, "\n"), strings.Join(want, "\n"))
+	}
 	// Read-only: no action runs, whatever is sent.
 	s.auth = newAuth(nil)
 	req := httptest.NewRequest("POST", "http://127.0.0.1:8080/api/replay", nil)
@@ -95,6 +114,66 @@ func TestActionGuard(t *testing.T) {
 	h.ServeHTTP(w, req)
 	if w.Code != 403 || !strings.Contains(w.Body.String(), "read-only") {
 		t.Errorf("read-only: %d %s", w.Code, w.Body)
+	}
+}
+
+// Every request, a look as much as an action, is served only for the
+// console's own host names (DNS rebinding: a page of another site whose
+// name resolves to 127.0.0.1 reads nothing), and only from the console's
+// own page when the browser says where it comes from (a page of another
+// site cannot make the console browse a queue, even blind).
+func TestHostAndSite(t *testing.T) {
+	s := &Server{auth: newAuth(nil), audit: &auditLog{}, log: newDiscardLogger(), cfg: Config{Scrub: func(s string) string { return s }}}
+	h := s.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]string{"dead": "letters"}) }))
+	get := func(path, host, site string) int {
+		req := httptest.NewRequest("GET", "http://"+host+path, nil)
+		req.Host = host
+		if site != "" {
+			req.Header.Set("Sec-Fetch-Site", site)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if csp := w.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") || w.Header().Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("GET %s (Host %s): headers %v", path, host, w.Header())
+		}
+		return w.Code
+	}
+	check := func(what string, hosts map[string]int) {
+		t.Helper()
+		for host, want := range hosts {
+			for _, path := range []string{"/", "/api/messages", "/api/message", "/api/audit", "/api/session"} {
+				if got := get(path, host, ""); got != want {
+					t.Errorf("%s: GET %s with Host %s: %d, want %d", what, path, host, got, want)
+				}
+			}
+		}
+	}
+	// A handler not yet serving a listener: the loopback names only.
+	check("before Serve", map[string]int{"127.0.0.1:8080": 200, "localhost:9999": 200, "[::1]:8080": 200, "localhost": 200,
+		"evil.example:8080": 421, "evil.example": 421, "127.0.0.1.evil.example:8080": 421, "10.0.0.1:8080": 421})
+	// Serving 127.0.0.1:8080: that address and the loopback names on its port.
+	s.hosts = map[string]bool{}
+	s.listenHosts("127.0.0.1:8080")
+	check("on 127.0.0.1:8080", map[string]int{"127.0.0.1:8080": 200, "localhost:8080": 200, "[::1]:8080": 200,
+		"localhost:9999": 421, "evil.example:8080": 421, "evil.example": 421})
+	// --allow-remote: any host.
+	s.cfg.AnyHost = true
+	check("--allow-remote", map[string]int{"evil.example:8080": 200, "10.0.0.1:8080": 200})
+	s.cfg.AnyHost = false
+	for _, c := range []struct {
+		path, site string
+		want       int
+	}{
+		{"/api/message", "cross-site", 403},
+		{"/api/message/raw", "same-site", 403},
+		{"/api/groups", "same-origin", 200},
+		{"/api/groups", "none", 200},
+		{"/", "cross-site", 200}, // a link to the console
+		{"/static/app.js", "cross-site", 200},
+	} {
+		if got := get(c.path, "127.0.0.1:8080", c.site); got != c.want {
+			t.Errorf("GET %s with Sec-Fetch-Site %s: %d, want %d", c.path, c.site, got, c.want)
+		}
 	}
 }
 

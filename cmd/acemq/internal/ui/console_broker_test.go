@@ -379,8 +379,14 @@ func TestConsole(t *testing.T) {
 		}
 		slices.Reverse(lines)
 		want := []string{
+			"? replay <nil> refused: sign in with a token first",
 			"? sign-in <nil> refused: not a token of the console",
 			"alice sign-in <nil> signed in",
+			"? replay <nil> refused: the request's CSRF token is missing or wrong",
+			"? replay <nil> refused: the request's CSRF token is missing or wrong",
+			"? replay <nil> refused: no X-Acemq: 1 header",
+			"? replay <nil> refused: the request comes from another site (http://evil.example)",
+			"? cancel <nil> refused: the bearer token is not one of the console's",
 			"alice replay 3 moved 3, skipped 3 (drained)",
 			"alice edit <nil> refused, nothing sent: ",
 			"alice edit <nil> refused, nothing sent: ",

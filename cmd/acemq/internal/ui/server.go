@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -225,12 +226,7 @@ func (s *Server) Handler() http.Handler { return s.guard(s.mux) }
 // Serve serves the console on ln until ctx ends.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.hosts = map[string]bool{}
-	if host, port, err := net.SplitHostPort(ln.Addr().String()); err == nil {
-		for _, h := range []string{host, "127.0.0.1", "localhost", "[::1]", "::1"} {
-			s.hosts[h] = true
-			s.hosts[net.JoinHostPort(h, port)] = true
-		}
-	}
+	s.listenHosts(ln.Addr().String())
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	go func() {
@@ -287,11 +283,21 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cache-Control", "no-store")
-		if !s.cfg.AnyHost && s.hosts != nil && !s.hosts[r.Host] {
+		if !s.hostAllowed(r.Host) {
+			s.refused(r, "the request's Host "+strconv.Quote(r.Host)+" is not the console's (DNS rebinding?)")
 			http.Error(w, "acemq ui: unknown host "+strconv.Quote(r.Host)+" (the console answers to the address it listens on)", http.StatusMisdirectedRequest)
 			return
 		}
+		// A browser says where a request comes from: a page of another
+		// site may not make the console read (a look browses a queue) or
+		// act, even blind; a link to the page itself is fine.
+		if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" && strings.HasPrefix(r.URL.Path, "/api/") {
+			s.refused(r, "the request comes from another site (Sec-Fetch-Site: "+site+")")
+			writeError(w, http.StatusForbidden, "the request comes from another site (Sec-Fetch-Site: "+site+")")
+			return
+		}
 		if r.Method == http.MethodPost && r.Header.Get("X-Acemq") != "1" {
+			s.refused(r, "no X-Acemq: 1 header (a form on another site?)")
 			writeError(w, http.StatusForbidden, "a console request carries the X-Acemq: 1 header")
 			return
 		}
@@ -303,6 +309,39 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(w, r)
 	})
+}
+
+// listenHosts adds the Host headers a console listening on addr answers:
+// addr's host and the loopback names, with addr's port and without.
+func (s *Server) listenHosts(addr string) {
+	if host, port, err := net.SplitHostPort(addr); err == nil {
+		for _, h := range []string{host, "127.0.0.1", "localhost", "[::1]", "::1"} {
+			s.hosts[h] = true
+			s.hosts[net.JoinHostPort(h, port)] = true
+		}
+	}
+}
+
+// hostAllowed says whether the console answers a request for host: any
+// host when it was started beyond loopback (--allow-remote), else the
+// address it listens on and the loopback names; before Serve (a handler
+// mounted elsewhere), the loopback names on any port.
+func (s *Server) hostAllowed(host string) bool {
+	if s.cfg.AnyHost {
+		return true
+	}
+	if s.hosts != nil {
+		return s.hosts[host]
+	}
+	name := host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		name = h
+	}
+	switch strings.Trim(name, "[]") {
+	case "127.0.0.1", "localhost", "::1":
+		return true
+	}
+	return false
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
