@@ -303,7 +303,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	p.screenshot("discard-confirm")
 	p.run(chromedp.Click(chromedp.ID("confirm-yes")))
 	p.wait("the discard's end", `[...document.querySelectorAll('#jobs-table tr[data-job]')].filter((tr) => tr.dataset.state === 'done').length === 2`)
-	if got := p.text("#jobs-table tr[data-job] .result"); got != "moved 1, skipped 1 (drained)" {
+	if got := p.text("#jobs-table tr[data-job] .result"); got != "moved 1, skipped 1 (limit)" {
 		t.Errorf("the discard's result: %q", got)
 	}
 	s.waitDepth(dlq+".archived", 1)
@@ -318,7 +318,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		"alice | replay | reason group \"" + warehouseGroup + "\" → each message's own queue | 3 | moved 3, skipped 3 (drained)",
 		"alice | edit | message C-1 of " + dlq + " → " + s.orders + " | 1 | the edited copy was confirmed on " + s.orders + ", the original acked",
 		"alice | edit | message C-1 of " + dlq + " |  | refused, nothing sent: ",
-		"alice | discard | reason group \"" + scriptGroup + "\" → " + dlq + ".archived | 1 | moved 1, skipped 1 (drained)",
+		"alice | discard | reason group \"" + scriptGroup + "\" → " + dlq + ".archived | 1 | moved 1, skipped 1 (limit)",
 	} {
 		if !strings.Contains(all, w) {
 			t.Errorf("the audit lacks %q:\n%s", w, all)

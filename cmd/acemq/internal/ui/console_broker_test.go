@@ -355,7 +355,7 @@ func TestConsole(t *testing.T) {
 			t.Fatalf("discard: %d %s", code, raw)
 		}
 		job := c.waitJob(out["job"].(string))
-		if job["state"] != "done" || job["result"] != "moved 1, skipped 1 (drained)" {
+		if job["state"] != "done" || job["result"] != "moved 1, skipped 1 (limit)" {
 			t.Errorf("discard job: %v", job)
 		}
 		s.waitDepth(dlq+".archived", 1)
@@ -392,7 +392,7 @@ func TestConsole(t *testing.T) {
 			"alice edit <nil> refused, nothing sent: ",
 			"alice edit <nil> refused, nothing sent: ",
 			"alice edit 1 the edited copy was confirmed on " + s.orders + ", the original acked",
-			"alice discard 1 moved 1, skipped 1 (drained)",
+			"alice discard 1 moved 1, skipped 1 (limit)",
 		}
 		if len(lines) != len(want) {
 			t.Fatalf("audit:\n%s", strings.Join(lines, "\n"))
@@ -550,3 +550,49 @@ func urlq(s string) string {
 }
 
 var _ = context.Background
+
+// A discard moves the count its confirmation named, never more: messages
+// of the group that arrive after the pass counted it stay where they are.
+func TestDiscardMovesTheConfirmedCount(t *testing.T) {
+	s := newShop(t)
+	s.stopConsumer()
+	dlq := s.orders + ".dlq"
+	_, ch := brokertest.Raw(t)
+	must(t, ch.Confirm(false))
+	put := func(from, to int) {
+		for i := from; i < to; i++ {
+			id := fmt.Sprintf("D-%02d", i)
+			dc, err := ch.PublishWithDeferredConfirm("", dlq, true, false, amqp.Publishing{MessageId: id, Type: "order.placed.v1",
+				ContentType: "application/json", Body: []byte(`{"order_id":"` + id + `","quantity":1}`),
+				Headers: amqp.Table{wire.HeaderID: id, wire.HeaderQueue: s.orders, wire.HeaderError: "order " + id + " is cursed",
+					wire.HeaderAttempt: int64(1), wire.HeaderFirstSeen: "2026-11-30T09:00:00.000Z", wire.HeaderOrigin: "shop@test"}})
+			must(t, err)
+			if !dc.Wait() {
+				t.Fatal("nacked")
+			}
+		}
+	}
+	put(0, 3)
+	s.serve(true)
+	s.waitPass()
+	c := s.client()
+	c.signIn(testToken)
+	const group = "order # is cursed"
+	if got := groupCounts(t, c, "by=reason"); got[group] != 3 {
+		t.Fatalf("groups: %v", got)
+	}
+	put(3, 5) // after the pass: the page still says 3
+	sel := map[string]any{"filter": map[string]any{"by": "reason", "group": group}}
+	code, out, raw := c.do("POST", "/api/discard", map[string]any{"selection": sel, "confirm_count": 3})
+	if code != http.StatusAccepted {
+		t.Fatalf("discard: %d %s", code, raw)
+	}
+	job := c.waitJob(out["job"].(string))
+	if job["state"] != "done" || job["moved"] != 3.0 || !strings.HasPrefix(job["result"].(string), "moved 3") {
+		t.Errorf("discard job: %v", job)
+	}
+	s.waitDepth(dlq+".archived", 3)
+	if d, a := s.depth(dlq), s.depth(dlq+".archived"); d != 2 || a != 3 {
+		t.Errorf("after a discard of 3 confirmed: %d on %s, %d archived", d, dlq, a)
+	}
+}

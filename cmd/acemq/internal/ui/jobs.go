@@ -489,6 +489,9 @@ func (s *Server) handleDiscard(w http.ResponseWriter, r *http.Request, who strin
 			return
 		}
 	}
+	// The confirmation named n: a group that grew since the pass counted
+	// it has more on the queues, and those stay (never more than confirmed).
+	req.Limit = n
 	job := s.startJob("discard", who, req, strings.Join(targets, ", "), sources, n, archive)
 	writeJSON(w, http.StatusAccepted, map[string]any{"job": job.ID})
 }
