@@ -583,7 +583,16 @@ func TestDiscardMovesTheConfirmedCount(t *testing.T) {
 	}
 	put(3, 5) // after the pass: the page still says 3
 	sel := map[string]any{"filter": map[string]any{"by": "reason", "group": group}}
-	code, out, raw := c.do("POST", "/api/discard", map[string]any{"selection": sel, "confirm_count": 3})
+	// An archive is no queue a consumer reads: a discard there would be a
+	// replay without the replay's rules.
+	code, out, raw := c.do("POST", "/api/discard", map[string]any{"selection": sel, "confirm_count": 3, "archive": s.orders})
+	if code != http.StatusBadRequest || !strings.Contains(fmt.Sprint(out["error"]), "archive "+s.orders+" is a queue of the manifest, read by its consumer") {
+		t.Errorf("a discard into %s: %d %s", s.orders, code, raw)
+	}
+	if s.depth(s.orders) != 0 || s.depth(dlq) != 5 {
+		t.Fatalf("a refused discard moved something")
+	}
+	code, out, raw = c.do("POST", "/api/discard", map[string]any{"selection": sel, "confirm_count": 3})
 	if code != http.StatusAccepted {
 		t.Fatalf("discard: %d %s", code, raw)
 	}

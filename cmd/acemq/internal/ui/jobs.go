@@ -474,6 +474,12 @@ func (s *Server) handleDiscard(w http.ResponseWriter, r *http.Request, who strin
 			s.fail(w, http.StatusBadRequest, fmt.Errorf("archive %s is a queue the console reads: choose another", a))
 			return
 		}
+		if slices.Contains(s.allowed, a) {
+			// Its consumer would take them: a replay without the replay's
+			// rules (attempts and error kept, no dry run).
+			s.fail(w, http.StatusBadRequest, fmt.Errorf("archive %s is a queue of the manifest, read by its consumer: choose another (a replay puts messages back)", a))
+			return
+		}
 		if !slices.Contains(targets, a) {
 			targets = append(targets, a)
 		}
