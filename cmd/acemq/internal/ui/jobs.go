@@ -595,7 +595,7 @@ func (s *Server) handleDryRun(w http.ResponseWriter, r *http.Request) {
 					exists[target] = s.exists(r.Context(), target)
 				}
 				if err := exists[target]; err != nil {
-					l.Action, l.Why = "fail", err.Error()
+					l.Action, l.Why = "fail", s.scrub(err.Error())
 					fail++
 					break
 				}
