@@ -38,11 +38,11 @@ func TestAvroPublishCarriesItsSchemaWithoutASharedRegistry(t *testing.T) {
 	if got := headerString(t, ds[0], wire.HeaderSchema); got != want {
 		t.Errorf("x-acemq-schema = %s, want %s", got, want)
 	}
-	fp, _ := runtime.SchemaFingerprint(schema)
+	fp, _ := registry.SchemaFingerprint(schema)
 	if got := headerString(t, ds[0], wire.HeaderSchemaFingerprint); got != fp {
 		t.Errorf("x-acemq-schema-fingerprint = %s, want %s", got, fp)
 	}
-	if got, _ := runtime.SchemaFingerprint(want); got != fp {
+	if got, _ := registry.SchemaFingerprint(want); got != fp {
 		t.Errorf("the carried schema's fingerprint %s is not the schema's, %s", got, fp)
 	}
 	if v, ok := ds[1].Headers[wire.HeaderSchema]; ok {

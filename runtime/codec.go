@@ -106,42 +106,6 @@ func NewAvroCodec(reg SchemaRegistry, subject, schema string) (Codec, error) {
 // generated check shows valid without building the tree.
 func NewJSONCodec(schema string) (Codec, error) { return codec.NewJSONCodec(schema) }
 
-// SchemaFingerprint returns the fingerprint acemq writes in
-// x-acemq-schema-fingerprint for an Avro schema: "sha256:" and the hex
-// SHA-256 of its Parsing Canonical Form, so whitespace, attribute order and
-// docs do not change it.
-func SchemaFingerprint(schema string) (string, error) { return codec.SchemaFingerprint(schema) }
-
-// SchemaID returns the id acemq derives from an Avro schema: the first four
-// bytes of the SHA-256 of its Parsing Canonical Form, big-endian, with the
-// top bit cleared so it is a positive 32-bit int as Confluent's ids are (an
-// id of 0 becomes 1). Every process computes the same id for the same
-// schema; the FingerprintRegistry numbers schemas this way, and the
-// registry.Directory does too unless two schemas of its index collide.
-func SchemaID(schema string) (int, error) { return codec.SchemaID(schema) }
-
-// FingerprintRegistry is the default msgtype.SchemaRegistry: held in memory, but its
-// ids are derived from each schema's canonical form (SchemaID), not from
-// the order of registration, so two processes built from the same manifest
-// agree on every id without sharing anything. The Avro codec also teaches it
-// each reader schema it is built with, so a consumer can look up the id a
-// publisher in another process wrote with the same schema.
-//
-// What it cannot do is know a schema no codec of this process uses: a v2
-// consumer reading a v1 producer's bodies needs a registry both share (a
-// registry.Directory or a registry.HTTP). Two schemas of one process whose
-// ids collide (a chance of about n²/2³² for n schemas) make Register fail
-// with ErrSchemaIDCollision rather than share an id. Safe for concurrent
-// use.
-type FingerprintRegistry = codec.FingerprintRegistry
-
-// NewFingerprintRegistry returns an empty registry.
-func NewFingerprintRegistry() *FingerprintRegistry { return codec.NewFingerprintRegistry() }
-
-// SchemaIDCollisionError is two different schemas whose derived ids are
-// equal. It matches ErrSchemaIDCollision.
-type SchemaIDCollisionError = codec.SchemaIDCollisionError
-
 // DefaultMaxBodySize is the largest body a consumer decodes unless
 // WithMaxBodySize says otherwise: 1 MiB. A larger body is parked unread.
 const DefaultMaxBodySize = core.DefaultMaxBodySize

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/acemq/acemq-go/runtime/internal/amqpx"
+	"github.com/acemq/acemq-go/runtime/internal/codec"
 	"github.com/acemq/acemq-go/runtime/internal/consume"
 	"github.com/acemq/acemq-go/runtime/internal/core"
 	"github.com/acemq/acemq-go/runtime/internal/obs"
@@ -97,7 +98,7 @@ type Connection struct {
 // WithSchemaRegistry (and of Avro types without a registry of their own): one per
 // process, with ids derived from each schema's canonical form, so that a
 // publisher and a consumer agree on schema ids in one program or in two.
-var sharedRegistry = NewFingerprintRegistry()
+var sharedRegistry = codec.NewFingerprintRegistry()
 
 // Dial connects to the broker at rawURL (amqp:// or amqps://), or to the
 // first that answers of several brokers (the nodes of a cluster): rawURL

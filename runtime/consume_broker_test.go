@@ -18,6 +18,7 @@ import (
 
 	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/internal/brokertest"
+	"github.com/acemq/acemq-go/runtime/registry"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -317,7 +318,7 @@ func TestTruncatedAvroIsParked(t *testing.T) {
 	mt := runtime.NewAvroType[payment]("acemq.test.payment.v1", "acemq.test.payment", schema)
 	q := brokertest.Queue(t, "avro")
 	rawQueue(t, q, nil)
-	reg := runtime.NewFingerprintRegistry()
+	reg := registry.NewFingerprint()
 	c := dial(t, runtime.WithSchemaRegistry(reg))
 	got := make(chan payment, 4)
 	spec := runtime.ConsumerSpec{Queue: q, Routes: []runtime.Route{runtime.Handle(mt,

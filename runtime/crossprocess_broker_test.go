@@ -151,11 +151,11 @@ func TestAvroBetweenTwoProcesses(t *testing.T) {
 		declare(t, c, runtime.NewTopology().Queue(runtime.Queue{Name: q}))
 		const v1 = `{"type":"record","name":"Order","namespace":"shop","fields":[{"name":"id","type":"string"}]}`
 		const v2 = `{"type":"record","name":"Order","namespace":"shop","fields":[{"name":"id","type":"string"},{"name":"currency","type":"string","default":"EUR"}]}`
-		id, err := runtime.SchemaID(v1)
+		id, err := registry.SchemaID(v1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		fp, err := runtime.SchemaFingerprint(v1)
+		fp, err := registry.SchemaFingerprint(v1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +184,7 @@ func TestAvroBetweenTwoProcesses(t *testing.T) {
 		if got := headerString(t, getOne(t, wire.ParkedQueue(q), wait), "x-acemq-error"); got != want {
 			t.Fatalf("x-acemq-error:\n got %q\nwant %q", got, want)
 		}
-		v2print, err := runtime.SchemaFingerprint(v2)
+		v2print, err := registry.SchemaFingerprint(v2)
 		if err != nil {
 			t.Fatal(err)
 		}

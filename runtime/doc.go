@@ -109,8 +109,8 @@
 //
 // An Avro type looks writer schemas up in a SchemaRegistry: the connection's
 // WithSchemaRegistry, else the type's own (WithSchemaRegistry given to
-// NewAvroType, generated from the manifest's registry:), else the process default, a FingerprintRegistry
-// whose ids are derived from each schema's canonical form (SchemaID), so
+// NewAvroType, generated from the manifest's registry:), else the process default, a registry.Fingerprint
+// whose ids are derived from each schema's canonical form (registry.SchemaID), so
 // two services built from the same manifest agree on ids with nothing
 // configured. Package runtime/registry's Directory (schema files and an
 // index, safe for several processes) and HTTP (a Confluent-compatible

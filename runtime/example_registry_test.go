@@ -12,8 +12,8 @@ const exampleOrderV1 = `{"type":"record","name":"Order","fields":[{"name":"id","
 // SchemaID is the same in every process: the default registry's ids need
 // no shared state.
 func ExampleSchemaID() {
-	id, _ := runtime.SchemaID(exampleOrderV1)
-	respelled, _ := runtime.SchemaID(`{"name": "Order", "type": "record", "doc": "an order",
+	id, _ := registry.SchemaID(exampleOrderV1)
+	respelled, _ := registry.SchemaID(`{"name": "Order", "type": "record", "doc": "an order",
 		"fields": [{"type": "string", "name": "id"}]}`)
 	fmt.Println(id == respelled, id > 0)
 	// Output: true true

@@ -68,7 +68,7 @@ func newCheckedJSONType[T any](name, schema string, check jsoncheck.Checker, sha
 // under subject. Its registry is the connection's WithSchemaRegistry, else
 // the one WithSchemaRegistry gives among opts (generated code passes the
 // manifest's registry: this way), else the process's default
-// FingerprintRegistry.
+// registry (registry.Fingerprint).
 func NewAvroType[T any](name, subject, schema string, opts ...TypeOption) *MessageType[T] {
 	obs.DeclareType(name)
 	var cfg typeConfig

@@ -39,13 +39,6 @@ type HandlerFunc = core.HandlerFunc
 // handler's panic is.
 type Middleware = core.Middleware
 
-// MiddlewareOption installs middlewares; it is both a DialOption and a
-// ConsumeOption. Made by WithMiddleware.
-type MiddlewareOption interface {
-	DialOption
-	ConsumeOption
-}
-
 type middlewareOption struct{ mws []Middleware }
 
 func (o middlewareOption) applyDial(c *dialConfig) {
@@ -61,7 +54,7 @@ func (o middlewareOption) applyConsume(c *consume.Config) {
 // listed is the outermost; the connection's run outside the consumer's;
 // options given more than once add up, in order. A nil middleware is
 // skipped.
-func WithMiddleware(mws ...Middleware) MiddlewareOption {
+func WithMiddleware(mws ...Middleware) DialConsumeOption {
 	kept := make([]Middleware, 0, len(mws))
 	for _, mw := range mws {
 		if mw != nil {

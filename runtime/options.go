@@ -44,9 +44,10 @@ func WithOrigin(origin string) DialOption {
 	return dialOptionFunc(func(c *dialConfig) { c.origin = origin })
 }
 
-// RetryOption sets a retry policy; it is both a DialOption and a
-// ConsumeOption. Made by WithRetry.
-type RetryOption interface {
+// DialConsumeOption is an option for Dial, where it is the default of the
+// connection's consumers, and for Consume, where it is one consumer's:
+// WithRetry and WithMiddleware.
+type DialConsumeOption interface {
 	DialOption
 	ConsumeOption
 }
@@ -60,7 +61,7 @@ func (o retryOption) applyConsume(c *consume.Config) { p := o.policy; c.Retry = 
 // on a consumer it wins over the manifest's and the connection's. The
 // policy used is the consumer option's, else the manifest's, else the
 // connection's, else NoRetry().
-func WithRetry(p RetryPolicy) RetryOption { return retryOption{policy: p} }
+func WithRetry(p RetryPolicy) DialConsumeOption { return retryOption{policy: p} }
 
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) DialOption {
@@ -105,7 +106,7 @@ func (o registryOption) applyType(c *typeConfig) { c.registry = o.registry }
 // WithSchemaRegistry sets the registry Avro types register and look up
 // writer schemas in. On Dial it is the connection's and wins over a type's
 // own; on NewAvroType it is the type's, used on connections dialled
-// without one. Without either, the process's default FingerprintRegistry,
+// without one. Without either, the process's default registry.Fingerprint,
 // whose ids are derived from the schemas and so agree between processes.
 func WithSchemaRegistry(r SchemaRegistry) SchemaRegistryOption { return registryOption{registry: r} }
 

@@ -190,7 +190,7 @@ func replyWith[Rep any](ctx context.Context, r responding, repType *MessageType[
 func invokeRequest[Req, Rep any](ctx context.Context, h RequestHandler[Req, Rep], m *Message[Req]) (rep Rep, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			pe := NewPanicError(v)
+			pe := core.NewPanicError(v)
 			err = &ReplyError{Code: "panic", Reason: pe.Error()}
 		}
 	}()

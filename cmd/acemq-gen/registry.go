@@ -11,7 +11,6 @@ import (
 
 	"github.com/acemq/acemq-go/internal/gen/pipeline"
 	"github.com/acemq/acemq-go/internal/gen/schema"
-	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/registry"
 )
 
@@ -77,7 +76,7 @@ func runRegistry(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		if *check {
-			print, err := runtime.SchemaFingerprint(msg.SchemaText)
+			print, err := registry.SchemaFingerprint(msg.SchemaText)
 			if err != nil {
 				fmt.Fprintf(stderr, "acemq-gen registry: message %s: %v\n", msg.Name, err)
 				return exitBad
@@ -97,7 +96,7 @@ func runRegistry(args []string, stdout, stderr io.Writer) int {
 			return exitBad
 		}
 		index, _ = reg.Index()
-		print, _ := runtime.SchemaFingerprint(msg.SchemaText)
+		print, _ := registry.SchemaFingerprint(msg.SchemaText)
 		e, _ := find(index, msg.Subject, print)
 		fmt.Fprintf(stdout, "%s: subject %s, version %d, id %d\n", msg.Name, msg.Subject, e.Version, id)
 	}

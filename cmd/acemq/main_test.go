@@ -178,7 +178,7 @@ func cmdFill(ts *testscript.TestScript, neg bool, args []string) {
 // avro QUEUE ID SCHEMA VALUE [REGISTRYDIR|carry]: publish a dead letter
 // whose body is VALUE (a JSON file, read as the Avro schema SCHEMA says) in
 // the Avro wire format as the runtime's codec writes it: with the schema's
-// own id (runtime.SchemaID), or the id a directory registry gives it; with
+// own id (registry.SchemaID), or the id a directory registry gives it; with
 // carry, the schema's own id and the schema in x-acemq-schema, as Publish
 // writes it with no shared registry.
 func cmdAvro(ts *testscript.TestScript, neg bool, args []string) {
@@ -188,7 +188,7 @@ func cmdAvro(ts *testscript.TestScript, neg bool, args []string) {
 	text := ts.ReadFile(args[2])
 	var doc any
 	ts.Check(json.Unmarshal([]byte(ts.ReadFile(args[3])), &doc))
-	var reg runtime.SchemaRegistry = runtime.NewFingerprintRegistry()
+	var reg runtime.SchemaRegistry = registry.NewFingerprint()
 	carry := len(args) > 4 && args[4] == "carry"
 	if len(args) > 4 && !carry {
 		dir, err := registry.NewDirectory(ts.MkAbs(args[4]))
@@ -199,7 +199,7 @@ func cmdAvro(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	body, err := codec.Encode(context.Background(), avroValue(avro.MustParse(text), doc))
 	ts.Check(err)
-	print, err := runtime.SchemaFingerprint(text)
+	print, err := registry.SchemaFingerprint(text)
 	ts.Check(err)
 	headers := amqp.Table{wire.HeaderID: args[1], wire.HeaderAttempt: int64(5),
 		wire.HeaderFirstSeen: "2026-11-30T09:00:00.000Z", wire.HeaderSchemaFingerprint: print,

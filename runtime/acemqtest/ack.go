@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/internal/core"
 )
 
 // Call runs h on m as a consumer does: a panic is a Retry whose error is a
@@ -12,7 +13,7 @@ import (
 func Call[T any](ctx context.Context, h runtime.Handler[T], m *runtime.Message[T]) (a runtime.Ack) {
 	defer func() {
 		if r := recover(); r != nil {
-			a = runtime.Retry(runtime.NewPanicError(r))
+			a = runtime.Retry(core.NewPanicError(r))
 		}
 	}()
 	return h(ctx, m)

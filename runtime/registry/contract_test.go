@@ -17,7 +17,7 @@ func TestRegistryContract(t *testing.T) {
 		new  func(t testing.TB) runtime.SchemaRegistry
 	}{
 		{"memory", func(testing.TB) runtime.SchemaRegistry { return registry.NewMemory() }},
-		{"fingerprint", func(testing.TB) runtime.SchemaRegistry { return runtime.NewFingerprintRegistry() }},
+		{"fingerprint", func(testing.TB) runtime.SchemaRegistry { return registry.NewFingerprint() }},
 		{"directory", func(t testing.TB) runtime.SchemaRegistry {
 			r, err := registry.NewDirectory(t.TempDir())
 			if err != nil {

@@ -30,7 +30,7 @@ const DirectoryIndexFile = "index.json"
 //	]}
 //
 // Ids are those SchemaID derives from the canonical form, so a
-// Directory, the default FingerprintRegistry and `acemq-gen
+// Directory, the default Fingerprint registry and `acemq-gen
 // registry` agree; when two schemas of one index would share an id the
 // newcomer takes the next free one, and the index keeps it for good. Ids
 // are stable across restarts: the index is the record. Like a Confluent

@@ -25,7 +25,7 @@ func TestDirectoryRegistryIDsSurviveARestart(t *testing.T) {
 	}
 	id2, _ := r1.Register(ctx, "orders", codecOrderV2)
 	idOther, _ := r1.Register(ctx, "archive", codecOrderV1)
-	if want, _ := runtime.SchemaID(codecOrderV1); id1 != want || idOther != id1 {
+	if want, _ := SchemaID(codecOrderV1); id1 != want || idOther != id1 {
 		t.Fatalf("v1 id %d (archive %d), SchemaID %d", id1, idOther, want)
 	}
 	r2, _ := NewDirectory(dir) // a restart, or another process
@@ -58,7 +58,7 @@ func TestDirectoryRegistryIDsSurviveARestart(t *testing.T) {
 func TestDirectoryRegistryCollisionTakesTheNextID(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	id, _ := runtime.SchemaID(codecOrderV1)
+	id, _ := SchemaID(codecOrderV1)
 	idx, _ := json.Marshal(directoryIndex{Schemas: []DirectoryEntry{{Subject: "x", Version: 1, ID: id, Fingerprint: "sha256:other"}}})
 	if err := os.WriteFile(filepath.Join(dir, DirectoryIndexFile), idx, 0o644); err != nil {
 		t.Fatal(err)

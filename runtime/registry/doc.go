@@ -8,7 +8,9 @@
 // Each is a runtime.SchemaRegistry: give one to runtime.Dial with
 // runtime.WithSchemaRegistry. The interface, the errors a registry's
 // callers match (runtime.ErrSchemaNotFound, runtime.ErrRegistryUnavailable)
-// and the default registry (runtime.FingerprintRegistry) live in package
-// runtime; this package imports runtime and implements its interface,
-// never the other way round (docs/runtime.md, "Packages").
+// live in package runtime; this package imports runtime and implements its
+// interface, never the other way round (docs/runtime.md, "Packages"). The
+// default registry, Fingerprint (what a connection uses when given none),
+// and the ids it derives (SchemaID, SchemaFingerprint) are here for tools
+// and tests; runtime uses the same engine internally.
 package registry

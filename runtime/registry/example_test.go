@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/acemq/acemq-go/runtime"
 	"github.com/acemq/acemq-go/runtime/internal/confluenttest"
 	"github.com/acemq/acemq-go/runtime/registry"
 )
@@ -30,7 +29,7 @@ func ExampleNewDirectory() {
 	again, _ := registry.NewDirectory(dir)
 	text, _ := again.Schema(ctx, id)
 	entries, _ := again.Index()
-	derived, _ := runtime.SchemaID(exampleOrderV1)
+	derived, _ := registry.SchemaID(exampleOrderV1)
 	fmt.Println(text == exampleOrderV1, id == derived)
 	fmt.Printf("%s version %d\n", entries[0].Subject, entries[0].Version)
 	_, err = os.Stat(filepath.Join(dir, registry.DirectoryIndexFile))

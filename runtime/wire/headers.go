@@ -30,12 +30,12 @@ const (
 	HeaderSchemaFingerprint = "x-acemq-schema-fingerprint"
 	// HeaderSchema is the header in which Publish carries the writer schema of
 	// an Avro body when no shared registry is configured (the codec's registry
-	// is a runtime.FingerprintRegistry, the default): the schema's JSON as hamba/avro
+	// is a registry.Fingerprint, the default): the schema's JSON as hamba/avro
 	// writes it (docs and defaults left out, which a reader does not need of a
 	// writer), at most runtime.MaxCarriedSchema bytes. A consumer whose registry does
 	// not know the body's schema id (another service's newer or older schema)
 	// decodes with it, once its Parsing Canonical Form's SHA-256 is the
-	// x-acemq-schema-fingerprint header and the id derived from it (runtime.SchemaID)
+	// x-acemq-schema-fingerprint header and the id derived from it (registry.SchemaID)
 	// is the body's; parsed and resolved once per fingerprint.
 	HeaderSchema = "x-acemq-schema"
 

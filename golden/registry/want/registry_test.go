@@ -50,7 +50,7 @@ func TestTheManifestRegistryIsUsed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := runtime.SchemaID(registry.TypeOfOrderPlaced().Schema())
+	want, _ := schemaregistry.SchemaID(registry.TypeOfOrderPlaced().Schema())
 	if len(entries) != 1 || entries[0].Subject != "golden-registry-orders" || entries[0].ID != want || entries[0].Version != 1 {
 		t.Fatalf("the registry directory's index: %+v, want subject golden-registry-orders version 1 id %d", entries, want)
 	}

@@ -27,7 +27,7 @@ import (
 // Decoder decodes Avro bodies (the Confluent wire format: 0x00, a
 // 4-byte schema id, Avro binary) for acemq dlq peek and acemq ui: with the writer schema, found
 // among the manifest's Avro schemas by the id acemq derives from a schema
-// (runtime.SchemaID), else in the schema registry (--registry, else the
+// (registry.SchemaID), else in the schema registry (--registry, else the
 // manifest's registry: block). The body is shown as JSON in the writer
 // schema's field order, as the writer wrote it: nothing is resolved onto a
 // reader schema, so an operator sees every field the dead letter holds.
@@ -65,7 +65,7 @@ func New(file, reg string) (*Decoder, error) {
 			if msg.Format != schema.Avro {
 				continue
 			}
-			id, err := runtime.SchemaID(msg.SchemaText)
+			id, err := registry.SchemaID(msg.SchemaText)
 			if err != nil {
 				return nil, fmt.Errorf("%s: message %s: %w", file, msg.Name, err)
 			}
@@ -124,7 +124,7 @@ func parseWriter(text, from string) (avroWriter, error) {
 	if err != nil {
 		return avroWriter{}, err
 	}
-	print, err := runtime.SchemaFingerprint(text)
+	print, err := registry.SchemaFingerprint(text)
 	if err != nil {
 		return avroWriter{}, err
 	}
@@ -180,7 +180,7 @@ func carriedWriter(id int, header, carried string) (avroWriter, bool) {
 	if err != nil || w.print != header {
 		return avroWriter{}, false
 	}
-	if derived, err := runtime.SchemaID(carried); err != nil || derived != id {
+	if derived, err := registry.SchemaID(carried); err != nil || derived != id {
 		return avroWriter{}, false
 	}
 	return w, true

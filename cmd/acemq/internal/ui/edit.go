@@ -15,6 +15,7 @@ import (
 	"github.com/acemq/acemq-go/internal/gen/model"
 	"github.com/acemq/acemq-go/internal/gen/schema"
 	"github.com/acemq/acemq-go/runtime"
+	"github.com/acemq/acemq-go/runtime/registry"
 	"github.com/acemq/acemq-go/runtime/wire"
 	"github.com/hamba/avro/v2"
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -91,7 +92,7 @@ func (s *Server) encodeEdit(ctx context.Context, m *model.Message, text string) 
 	}
 	reg := s.cfg.Registry
 	if reg == nil {
-		reg = runtime.NewFingerprintRegistry()
+		reg = registry.NewFingerprint()
 	}
 	codec, err := runtime.NewAvroCodec(reg, m.Subject, m.SchemaText)
 	if err != nil {
@@ -126,7 +127,7 @@ func editedCopy(d *runtime.Delivery, src, who string, body []byte, contentType s
 	h[wire.HeaderReplayedAt] = now
 	h[wire.HeaderReplayCount] = int64(d.Envelope.ReplayCount + 1)
 	if m.Format == schema.Avro {
-		fp, err := runtime.SchemaFingerprint(m.SchemaText)
+		fp, err := registry.SchemaFingerprint(m.SchemaText)
 		if err != nil {
 			return amqp.Publishing{}, err
 		}

@@ -43,7 +43,7 @@ type Config struct {
 	// Bodies decodes Avro bodies (the manifest's schemas, its registry).
 	Bodies *bodies.Decoder
 	// Registry gives an edited Avro body its schema id; nil: the
-	// process's FingerprintRegistry (ids derived from the schema).
+	// process's registry.Fingerprint (ids derived from the schema).
 	Registry runtime.SchemaRegistry
 	// Tokens are the secrets that allow actions, each with the name the
 	// audit log gives its holder; none: the console is read-only.
