@@ -1,9 +1,12 @@
 package main
 
-// acemqbench waiting: issue 24's comparison of the two ways a quorum queue's
+// acemqbench waiting: issue 24's comparison of the ways a quorum queue's
 // failed message can wait in the broker — the runtime's rung queues, and
 // RabbitMQ 4.3's own delayed retry (x-delayed-retry-type/min/max, the
-// message requeued with basic.reject and held back by the queue). n
+// message requeued with basic.reject and held back by the queue) — and
+// issue 40's third: the delay topology (the handler publishes the message
+// again WithDelay, classic or quorum levels, and accepts it once that is
+// confirmed: what a retry_in_broker: delay would do). n
 // messages, each failing once and waiting --wait before it is handled:
 // how fast they get into waiting, how long until all are back, and the
 // broker's memory while they wait (the management API's breakdown).
@@ -59,7 +62,21 @@ const (
 	sideRungs       = "rungs"        // classic rung queue <q>.retry.<N>s
 	sideQuorumRungs = "quorum-rungs" // rungs: {type: quorum}
 	sideNative      = "native"       // x-delayed-retry on the queue itself
+	sideDelay       = "delay"        // the delay topology, classic levels
+	sideQuorumDelay = "quorum-delay" // the delay topology, quorum levels
 )
+
+// delaySide is whether side waits in the delay topology, and with which
+// levels.
+func delaySide(side string) (runtime.QueueType, bool) {
+	switch side {
+	case sideDelay:
+		return runtime.Classic, true
+	case sideQuorumDelay:
+		return runtime.Quorum, true
+	}
+	return "", false
+}
 
 func waitingMain(args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("waiting", flag.ContinueOnError)
@@ -71,7 +88,7 @@ func waitingMain(args []string, w io.Writer) error {
 	fs.DurationVar(&o.wait, "wait", 60*time.Second, "the wait of the one retry (whole seconds)")
 	fs.DurationVar(&o.settle, "settle", 10*time.Second, "how long after the last message got into waiting the memory is sampled")
 	fs.IntVar(&o.samples, "samples", 3, "memory samples a second apart; each figure is their median")
-	fs.StringVar(&sides, "sides", sideRungs+","+sideQuorumRungs+","+sideNative, "which sides to run, in order")
+	fs.StringVar(&sides, "sides", strings.Join([]string{sideRungs, sideQuorumRungs, sideNative, sideDelay, sideQuorumDelay}, ","), "which sides to run, in order")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -80,8 +97,8 @@ func waitingMain(args []string, w io.Writer) error {
 	}
 	o.sides = strings.Split(sides, ",")
 	for _, s := range o.sides {
-		if s != sideRungs && s != sideQuorumRungs && s != sideNative {
-			return fmt.Errorf("waiting: --sides %q: want %s, %s or %s", s, sideRungs, sideQuorumRungs, sideNative)
+		if _, delay := delaySide(s); !delay && s != sideRungs && s != sideQuorumRungs && s != sideNative {
+			return fmt.Errorf("waiting: --sides %q: want %s, %s, %s, %s or %s", s, sideRungs, sideQuorumRungs, sideNative, sideDelay, sideQuorumDelay)
 		}
 	}
 	if o.mgmt == "" {
@@ -132,6 +149,9 @@ type waitResult struct {
 	// passed since their first failure (the broker's timing is checked,
 	// not assumed).
 	early int64
+	// late is each message's second attempt minus its first failure
+	// minus --wait, sorted: the delay's error.
+	late []time.Duration
 }
 
 func runWaiting(ctx context.Context, w io.Writer, o waitOptions) error {
@@ -215,14 +235,32 @@ func measureWaiting(ctx context.Context, conn *runtime.Connection, raw *amqp.Con
 	}
 	defer func() { _ = ch.Close() }()
 	derived := []string{wire.RungQueue(q, o.wait), wire.DeadLetterQueue(q), wire.ParkedQueue(q)}
+	// A delay side's exchange (the delay topology delivers to a named
+	// one), and its levels of their own.
+	levels, delay := delaySide(r.side)
+	ex, prefix := q+".ex", q+wire.DelayPrefixSuffix
+	top := runtime.NewTopology().Queue(rq)
+	if delay {
+		top.Exchange(ex, amqp.ExchangeDirect)
+		top.Bindings = append(top.Bindings, runtime.Binding{Queue: q, Exchange: ex, RoutingKey: q})
+		top.Delay, top.DelayPrefix = levels, prefix
+	}
 	drop := func() {
 		for _, name := range append([]string{q}, derived...) {
 			_, _ = ch.QueueDelete(name, false, false, false)
 		}
+		if delay {
+			for k := range wire.DelayLevels {
+				_, _ = ch.QueueDelete(wire.DelayLevel(prefix, k), false, false, false)
+				_ = ch.ExchangeDelete(wire.DelayLevel(prefix, k), false, false)
+			}
+			_ = ch.ExchangeDelete(wire.DelayDelivery(prefix), false, false)
+			_ = ch.ExchangeDelete(ex, false, false)
+		}
 	}
 	drop()
 	defer drop()
-	if err := conn.Declare(ctx, runtime.NewTopology().Queue(rq)); err != nil {
+	if err := conn.Declare(ctx, top); err != nil {
 		return err
 	}
 	if r.empty, err = mg.memory(ctx, node); err != nil {
@@ -245,10 +283,13 @@ func measureWaiting(ctx context.Context, conn *runtime.Connection, raw *amqp.Con
 	}
 
 	// The handler fails each message's first attempt and accepts its
-	// second, remembering when each id failed.
+	// second, remembering when each id failed. On a delay side the first
+	// attempt publishes the message again WithDelay (its id kept) and is
+	// accepted once the broker confirms it (rule 1, as a rung's copy).
 	failed := map[string]int64{}
 	var mu sync.Mutex
-	var back, firstBack, lastBack, early atomic.Int64
+	var back, firstBack, lastBack, early, delayed atomic.Int64
+	var publishErr atomic.Value
 	var start time.Time
 	allBack := make(chan struct{})
 	h := runtime.Handle(typ, func(_ context.Context, m *runtime.Message[orders.OrderAvro]) runtime.Ack {
@@ -259,12 +300,24 @@ func measureWaiting(ctx context.Context, conn *runtime.Connection, raw *amqp.Con
 			failed[m.Envelope.ID] = now
 		}
 		mu.Unlock()
+		if !seen && delay {
+			err := runtime.Publish(ctx, conn, typ, ex, m.Payload, runtime.WithRoutingKey(q), runtime.WithDelay(o.wait), runtime.WithMessageID(m.Envelope.ID))
+			if err != nil {
+				publishErr.Store(err)
+				return runtime.Retry(err)
+			}
+			delayed.Add(1)
+			return runtime.Accept()
+		}
 		if !seen {
 			return runtime.Retry(errFailing)
 		}
 		if time.Duration(now-at) < o.wait-50*time.Millisecond {
 			early.Add(1)
 		}
+		mu.Lock()
+		r.late = append(r.late, time.Duration(now-at)-o.wait)
+		mu.Unlock()
 		since := now - start.UnixNano()
 		firstBack.CompareAndSwap(0, since)
 		lastBack.Store(since)
@@ -274,9 +327,18 @@ func measureWaiting(ctx context.Context, conn *runtime.Connection, raw *amqp.Con
 		return runtime.Accept()
 	})
 	spec := runtime.ConsumerSpec{Queue: q, Retry: &policy, Routes: []runtime.Route{h}, RequeueOnFailure: r.side == sideNative}
+	if delay {
+		spec.Retry = nil // the wait is the handler's publish, not a retry
+	}
 	cpu0, bcpu0 := processCost().cpu, mg.brokerCPU()
 	start = time.Now()
-	c, err := runtime.Consume(ctx, conn, spec, runtime.WithPrefetch(256))
+	copts := []runtime.ConsumeOption{runtime.WithPrefetch(256)}
+	if delay {
+		// The handler waits for each copy's confirm: 32 at a time, as
+		// the rungs' copies are pipelined.
+		copts = append(copts, runtime.WithConcurrency(32))
+	}
+	c, err := runtime.Consume(ctx, conn, spec, copts...)
 	if err != nil {
 		return err
 	}
@@ -285,9 +347,18 @@ func measureWaiting(ctx context.Context, conn *runtime.Connection, raw *amqp.Con
 		defer cancel()
 		_ = c.Close(cctx)
 	}()
-	for c.Stats().Handled["retried"] < int64(o.n) {
+	intoWaiting := func() int64 {
+		if delay {
+			return delayed.Load()
+		}
+		return c.Stats().Handled["retried"]
+	}
+	for intoWaiting() < int64(o.n) {
+		if err, _ := publishErr.Load().(error); err != nil {
+			return fmt.Errorf("into waiting: %w", err)
+		}
 		if err := sleepCtx(ctx, 5*time.Millisecond); err != nil {
-			return fmt.Errorf("into waiting: %d of %d retried: %w", c.Stats().Handled["retried"], o.n, err)
+			return fmt.Errorf("into waiting: %d of %d retried: %w", intoWaiting(), o.n, err)
 		}
 	}
 	r.intoWaiting = time.Since(start)
@@ -313,6 +384,9 @@ func measureWaiting(ctx context.Context, conn *runtime.Connection, raw *amqp.Con
 	r.clientBack, r.brokerBack = perMsg(cpu1, processCost().cpu, o.n), perMsg(bcpu1, mg.brokerCPU(), o.n)
 	r.firstBack, r.allBack = time.Duration(firstBack.Load()), time.Duration(lastBack.Load())
 	r.early = early.Load()
+	mu.Lock()
+	slices.Sort(r.late)
+	mu.Unlock()
 	return nil
 }
 
@@ -506,6 +580,8 @@ func reportWaiting(w io.Writer, o waitOptions, results []waitResult) {
 			parts = append(parts, fmt.Sprintf("%s %+.1f MiB", d.k, float64(d.d)/(1<<20)))
 		}
 		fmt.Fprintf(w, "%-13s   waiting minus empty, by category: %s\n", "", strings.Join(parts, ", "))
+		fmt.Fprintf(w, "%-13s   late against the wait: p50 %s, p99 %s, max %s\n", "",
+			quantile(r.late, 0.5), quantile(r.late, 0.99), quantile(r.late, 1))
 		fmt.Fprintf(w, "%-13s   CPU µs a message: into waiting client %.0f, broker %s; back client %.0f, broker %s\n", "",
 			r.clientIn, cpuText(r.brokerIn), r.clientBack, cpuText(r.brokerBack))
 	}
@@ -536,4 +612,13 @@ func loadAvg() string {
 		return "unknown"
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// quantile is the q-quantile of sorted, to the millisecond.
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := min(max(int(q*float64(len(sorted))+0.5)-1, 0), len(sorted)-1)
+	return sorted[i].Round(time.Millisecond)
 }

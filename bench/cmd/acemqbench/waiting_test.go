@@ -11,7 +11,7 @@ import (
 )
 
 // TestWaitingRuns smoke-runs the waiting subcommand (issue 24's rungs
-// against native delayed retry) with a few messages and a 1 s wait: a line
+// against native delayed retry, and issue 40's delay topology) with a few messages and a 1 s wait: a line
 // per side that ran, with its rate, its times and its memory, and the
 // native side skipped with the reason before RabbitMQ 4.3. Not a
 // measurement.
@@ -27,7 +27,7 @@ func TestWaitingRuns(t *testing.T) {
 	if strings.Contains(text, "\n"+sideNative+" ") && !regexp.MustCompile(`(?m)^`+native).MatchString(text) {
 		native = sideNative
 	}
-	for _, side := range []string{sideRungs, sideQuorumRungs, native} {
+	for _, side := range []string{sideRungs, sideQuorumRungs, native, sideDelay, sideQuorumDelay} {
 		row := `(?m)^` + side + ` +into waiting +[0-9]+ msg/s \([0-9.]+m?s\), first back [0-9.]+m?s, all back [0-9.]+m?s, early 0; broker memory \(erlang\) empty [0-9.]+ MiB`
 		if strings.Contains(side, "skipped") {
 			row = `(?m)^` + side
