@@ -569,3 +569,36 @@ func (c *Connection) trackedConsumers() []*consume.Consumer {
 	}
 	return out
 }
+
+// The rest of connLink is rpc.Conn: what a requester and a responder call
+// on c.
+
+func (l connLink) Metrics() *obs.Metrics { return l.c.metrics }
+func (l connLink) Log() *slog.Logger     { return l.c.log }
+func (l connLink) BlockedErr() error     { return l.c.blockedErr() }
+func (l connLink) ReconnectBounds() (lo, hi time.Duration) {
+	return l.c.cfg.reconnectMin, l.c.cfg.reconnectMax
+}
+func (l connLink) CallChannel(ctx context.Context) (*amqpx.CallChannel, error) {
+	return l.c.callChannel(ctx)
+}
+func (l connLink) StartPublish(ctx context.Context, o *amqpx.Outgoing) trace.Span {
+	return l.c.startPublish(ctx, o)
+}
+func (l connLink) EndPublish(span trace.Span, o *amqpx.Outgoing, start time.Time, err error) {
+	l.c.endPublish(span, o, start, err)
+}
+func (l connLink) PublishError(o amqpx.Outgoing, err error) error { return l.c.publishError(o, err) }
+func (l connLink) CheckExchange(ctx context.Context, exchange string) error {
+	return l.c.checkExchange(ctx, exchange)
+}
+func (l connLink) Publish(ctx context.Context, o amqpx.Outgoing) error {
+	return l.c.publishAll(ctx, false, []amqpx.Outgoing{o})[0]
+}
+func (l connLink) NewPublishing(typ, contentType string, body []byte, headers map[string]any) amqp.Publishing {
+	return l.c.newPublishing(typ, contentType, body, publishConfig{headers: headers})
+}
+func (l connLink) Encode(ctx context.Context, typ string, codec Codec, v any) (amqpx.Outgoing, error) {
+	fp, _ := codec.(interface{ SchemaFingerprint() string })
+	return encodeOutgoing(ctx, l.c, typ, codec, fp, "", v, publishConfig{})
+}

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/acemq/acemq-go/runtime/internal/core"
@@ -10,7 +9,7 @@ import (
 
 // ErrOtherType is returned by DecodeDelivery for a delivery whose type
 // property is not the message type's.
-var ErrOtherType = errors.New("acemq: the delivery is of another message type")
+var ErrOtherType = core.ErrOtherType
 
 // DecodeDelivery decodes a delivery taken by Pull or Browse (a dead letter,
 // a parked message) as a value of mt, with the codec mt has on c (its

@@ -160,6 +160,7 @@ var engineLayers = map[string][]string{
 	"internal/obs":     {"internal/core", "wire"},
 	"internal/amqpx":   {"internal/core", "internal/redact", "wire"},
 	"internal/consume": {"internal/core", "internal/codec", "internal/obs", "internal/amqpx", "internal/msgtype", "wire"},
+	"internal/rpc":     {"internal/core", "internal/obs", "internal/amqpx", "internal/msgtype", "wire"},
 }
 
 // TestInternalPackagesImportDown keeps the engines below package runtime:

@@ -77,4 +77,7 @@ var (
 	// alarm). Its text carries the broker's reason; it also matches
 	// ErrUnavailable. Nothing was sent.
 	ErrBlocked = errors.New("acemq: connection blocked by the broker")
+	// ErrOtherType is matched by the decode of a delivery whose type
+	// property is not the message type's.
+	ErrOtherType = errors.New("acemq: the delivery is of another message type")
 )

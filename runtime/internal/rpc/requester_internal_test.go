@@ -1,4 +1,4 @@
-package runtime
+package rpc
 
 import (
 	"context"
@@ -25,12 +25,12 @@ func TestReplyDecodeCtx(t *testing.T) {
 		t.Errorf("no fingerprint, no decode info: %v allocations, want 0", n)
 	}
 	handler := core.WithDecodeInfo(bare, core.DecodeInfo{Fingerprint: "consumed", MaxBody: 5, CheckRequester: true})
-	if got, want := core.DecodeInfoOf(replyDecodeCtx(handler, plain)), (core.DecodeInfo{MaxBody: DefaultMaxBodySize}); got != want {
+	if got, want := core.DecodeInfoOf(replyDecodeCtx(handler, plain)), (core.DecodeInfo{MaxBody: core.DefaultMaxBodySize}); got != want {
 		t.Errorf("in a handler's ctx: decode info %+v, want %+v", got, want)
 	}
 	fp := amqp.Delivery{Headers: amqp.Table{wire.HeaderSchemaFingerprint: "reply-fp"}}
 	for _, ctx := range []context.Context{bare, handler} {
-		if got, want := core.DecodeInfoOf(replyDecodeCtx(ctx, fp)), (core.DecodeInfo{Fingerprint: "reply-fp", MaxBody: DefaultMaxBodySize}); got != want {
+		if got, want := core.DecodeInfoOf(replyDecodeCtx(ctx, fp)), (core.DecodeInfo{Fingerprint: "reply-fp", MaxBody: core.DefaultMaxBodySize}); got != want {
 			t.Errorf("a reply with a fingerprint: decode info %+v, want %+v", got, want)
 		}
 	}
