@@ -281,9 +281,13 @@ func delayRestart(t *testing.T, typ runtime.QueueType, n int, maxDelay time.Dura
 	// A second copy the broker marks redelivered is a delivery the
 	// consumer had not settled when the restart closed its connection
 	// (at most its prefetch): the consumer's at-least-once, which an inbox
-	// absorbs, not the levels'. Any other second copy is the levels'.
-	if duplicated > 0 {
-		t.Errorf("%d second copies the broker did not mark redelivered: the levels delivered them twice", duplicated)
+	// absorbs, not the levels'. Any other second copy is the levels':
+	// none on classic levels (at-most-once); quorum levels dead-letter
+	// at-least-once, so hops under way as the node stops are repeated
+	// (measured on 4.0.5, 1,000 messages: 1, 5 and 21 second copies, all
+	// among the ~620 that met the outage): at most one each of those.
+	if duplicated > 0 && (typ != runtime.Quorum || duplicated > touched) {
+		t.Errorf("%d second copies the broker did not mark redelivered: the levels delivered them twice (%d met the outage)", duplicated, touched)
 	}
 	if redelivered > 50 {
 		t.Errorf("%d redeliveries, more than the consumer's prefetch (50)", redelivered)
