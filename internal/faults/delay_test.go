@@ -271,7 +271,7 @@ func delayRestart(t *testing.T, typ runtime.QueueType, n int, maxDelay time.Dura
 		}
 	}
 	slices.Sort(late)
-	fmt.Printf("  fault=delay-restart levels=%s messages=%d lost=%d duplicated=%d redelivered=%d late_p50_ms=%d late_p99_ms=%d max_late_ms=%d outage_ms=%d touched=%d touched_max_late_ms=%d untouched_max_late_ms=%d publish_ms=%d\n",
+	fmt.Printf("fault=delay-restart levels=%s messages=%d lost=%d duplicated=%d redelivered=%d late_p50_ms=%d late_p99_ms=%d max_late_ms=%d outage_ms=%d touched=%d touched_max_late_ms=%d untouched_max_late_ms=%d publish_ms=%d\n",
 		typ, n, lost, duplicated, redelivered, quantileMs(late, 0.50), quantileMs(late, 0.99), quantileMs(late, 1),
 		outage.Milliseconds(), touched, touchedMax.Milliseconds(), untouchedMax.Milliseconds(), published.Milliseconds())
 	// Classic levels' hops are at-most-once: a message whose hop is under
