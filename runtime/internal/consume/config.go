@@ -15,7 +15,7 @@ import (
 type Config struct {
 	Prefetch int
 	// decodedAhead, a test hook, is called with the message id of each
-	// delivery decoded ahead of its handler (decodeahead.go).
+	// delivery decoded ahead of its handler (decode.go).
 	DecodedAhead     func(id string)
 	HoldBudget       int
 	HoldBudgetSet    bool // else the budget is the prefetch

@@ -34,7 +34,8 @@ func TestObservabilityAddsNoAllocationsToADelivery(t *testing.T) {
 	dv := &delivery{cs: cs, d: amqp.Delivery{Headers: amqp.Table{wire.HeaderID: "id-1", wire.HeaderAttempt: int64(1)}, MessageId: "id-1", Type: "acemq.alloc.test", Body: []byte("body")},
 		env: core.Envelope{Attempt: 1}, began: start}
 	if n := testing.AllocsPerRun(1000, func() {
-		cs.consumedOne(dv.d.Type)
+		dv.opts = cs.typeOpts(dv.d.Type)
+		dv.consumed()
 		dv.startSpan()
 		dv.answered(core.Accept())
 		dv.accepted()
@@ -52,7 +53,8 @@ func TestObservabilityAddsNoAllocationsToADelivery(t *testing.T) {
 	dv.d.Headers = amqp.Table{wire.HeaderID: "id-1", wire.HeaderAttempt: int64(1), "traceparent": traceparent}
 	var got context.Context
 	if n := testing.AllocsPerRun(1000, func() {
-		cs.consumedOne(dv.d.Type)
+		dv.opts = cs.typeOpts(dv.d.Type)
+		dv.consumed()
 		dv.startSpan()
 		got = dv.ctx
 		dv.answered(core.Accept())
@@ -126,7 +128,8 @@ func benchDeliveryHooks(b *testing.B, mp metric.MeterProvider, tp trace.TracerPr
 	for b.Loop() {
 		dv.d.Headers = headers[i%len(headers)]
 		i++
-		cs.consumedOne(dv.d.Type)
+		dv.opts = cs.typeOpts(dv.d.Type)
+		dv.consumed()
 		dv.startSpan()
 		dv.answered(core.Accept())
 		dv.accepted()

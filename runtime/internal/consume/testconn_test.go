@@ -18,11 +18,13 @@ import (
 
 // testConn is the engine's tests' connection (package runtime's adapter
 // is the real one): the default codecs, the global tracer provider, and
-// with pub the consumers' confirm channel on a broker, else none.
+// with pub the consumers' confirm channel on a broker, else none; with
+// amqp its connection to the broker, which its consumers subscribe on.
 type testConn struct {
 	codecs  core.CodecChoice
 	tracers obs.Tracers
 	pub     *amqpx.Publisher
+	amqp    *amqp.Connection
 	quorum  QuorumQueues
 	native  NativeQueues
 }
@@ -58,10 +60,17 @@ func (t *testConn) Untrack(*Consumer)                                 {}
 func (t *testConn) Closed() bool                                      { return false }
 func (t *testConn) DialOwn(context.Context) (*amqp.Connection, error) { return nil, errNoBroker }
 func (t *testConn) ChannelOn(context.Context) (*amqp.Channel, *amqp.Connection, error) {
-	return nil, nil, errNoBroker
+	if t.amqp == nil {
+		return nil, nil, errNoBroker
+	}
+	ch, err := t.amqp.Channel()
+	return ch, t.amqp, err
 }
-func (t *testConn) NewChannel(context.Context, *amqp.Connection) (*amqp.Channel, error) {
-	return nil, errNoBroker
+func (t *testConn) NewChannel(_ context.Context, conn *amqp.Connection) (*amqp.Channel, error) {
+	if conn == nil {
+		return nil, errNoBroker
+	}
+	return conn.Channel()
 }
 
 // SetAside writes o on pub and waits for its confirm.

@@ -38,7 +38,7 @@ type Route struct {
 	// (none: an empty map), else nil: made from d's.
 	run func(ctx context.Context, c Conn, d *amqp.Delivery, env Envelope, apps map[string]any) (Ack, error)
 	// decode, where set, is run's decode alone, done ahead of the handler
-	// (decodeahead.go): the decoded value's call of the handler, or why d
+	// (internal/consume's decode.go): the decoded value's call of the handler, or why d
 	// could not be decoded. A route whose run does more before its decode
 	// (a request's prechecks) has none, and is decoded in its run.
 	decode func(ctx context.Context, c Conn, d *amqp.Delivery) (DecodedCall, error)
