@@ -103,3 +103,26 @@ func TestManagementPluginOff(t *testing.T) {
 		}
 	}
 }
+
+// acemq ui refuses, before it reads anything, a listen address beyond
+// loopback without --allow-remote, a wildcard address without a --host
+// (it would answer to any Host: DNS rebinding) and a --host that is not
+// a host name.
+func TestUIListenRules(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--listen", "0.0.0.0:8080"}, "add --allow-remote"},
+		{[]string{"--listen", "0.0.0.0:8080", "--allow-remote"}, "name the host browsers use to reach the console with --host"},
+		{[]string{"--listen", "[::]:8080", "--allow-remote"}, "with --host"},
+		{[]string{"--listen", ":8080", "--allow-remote"}, "with --host"},
+		{[]string{"--listen", "0.0.0.0:8080", "--allow-remote", "--host", "http://console.internal/"}, `--host "http://console.internal/": want a host name`},
+	} {
+		var stdout, stderr strings.Builder
+		args := append([]string{"ui", "-f", "acemq.yaml"}, c.args...)
+		if code := Main(args, &stdout, &stderr); code != ExitBad || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("acemq %s: exit %d, stderr %q; want exit %d naming %q", strings.Join(args, " "), code, stderr.String(), ExitBad, c.want)
+		}
+	}
+}

@@ -22,7 +22,7 @@ import (
 func (e *env) uiCommand() *cobra.Command {
 	var (
 		file, listen, tokenFile, audit, archive, reg string
-		tokens, queues                               []string
+		tokens, queues, hosts                        []string
 		remote                                       bool
 		maxRows                                      int
 	)
@@ -39,14 +39,17 @@ script are in the binary: nothing is fetched from elsewhere.
 
 It listens on 127.0.0.1 unless --listen says otherwise; any other address
 needs --allow-remote too (and prints a warning): the console shows message
-bodies. Without --token or --token-file (or $ACEMQ_UI_TOKEN) it is
+bodies. It answers only to the address it listens on, the loopback names
+and each --host (the name browsers use to reach it), against DNS
+rebinding: on a wildcard address (0.0.0.0, [::]) --allow-remote needs a
+--host. Without --token or --token-file (or $ACEMQ_UI_TOKEN) it is
 read-only; with them, a signed-in token holder (or a script with
 Authorization: Bearer) may act, and the audit log names the token.
 A token is NAME:SECRET, or SECRET alone (named "operator"); a token file
 holds one a line. docs/operations.md, "The console", is its manual.`,
 		Example: `  acemq ui -f acemq.yaml
   acemq ui -f acemq.yaml --token-file /etc/acemq/ui-tokens --listen 127.0.0.1:8080
-  acemq ui -f acemq.yaml --listen 0.0.0.0:8080 --allow-remote --token-file tokens`,
+  acemq ui -f acemq.yaml --listen 0.0.0.0:8080 --allow-remote --host console.internal --token-file tokens`,
 		Args: exactArgs(0, "no argument"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if file == "" && len(queues) == 0 {
@@ -83,14 +86,23 @@ holds one a line. docs/operations.md, "The console", is its manual.`,
 			if !loopback && !remote {
 				return bad("--listen %s: not a loopback address; the console shows message bodies: add --allow-remote to mean it (and give it a token and TLS in front)", listen)
 			}
+			if ip := net.ParseIP(host); (host == "" || ip != nil && ip.IsUnspecified()) && len(hosts) == 0 {
+				return bad("--listen %s: a wildcard address; name the host browsers use to reach the console with --host (it answers only to its address, the loopback names and --host: DNS rebinding)", listen)
+			}
+			for _, h := range hosts {
+				if h == "" || strings.ContainsAny(h, "/ ") {
+					return bad("--host %q: want a host name, or host:port", h)
+				}
+			}
 			return e.serveUI(uiOptions{file: file, listen: listen, secrets: secrets, audit: audit, archive: archive,
-				queues: queues, remote: !loopback, reg: reg, maxRows: maxRows})
+				queues: queues, hosts: hosts, remote: !loopback, reg: reg, maxRows: maxRows})
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&file, "file", "f", "", "the manifest (acemq.yaml): its queues' .dlq and .parked, its schemas, its topology")
 	fl.StringVar(&listen, "listen", "127.0.0.1:8080", "the address to serve on (host:port); not loopback: needs --allow-remote")
 	fl.BoolVar(&remote, "allow-remote", false, "allow --listen on an address other than loopback")
+	fl.StringArrayVar(&hosts, "host", nil, "a host name (or host:port, a proxy's) browsers use to reach the console; other Host headers are refused (repeatable; needed with --allow-remote on 0.0.0.0)")
 	fl.StringArrayVar(&tokens, "token", nil, "a token that allows actions, NAME:SECRET or SECRET (repeatable; visible in ps: prefer --token-file or $ACEMQ_UI_TOKEN)")
 	fl.StringVar(&tokenFile, "token-file", "", "a file of tokens, one NAME:SECRET a line")
 	fl.StringVar(&audit, "audit", "", "the audit file (JSON lines; default acemq-audit.jsonl beside the manifest)")
@@ -104,13 +116,13 @@ holds one a line. docs/operations.md, "The console", is its manual.`,
 type uiOptions struct {
 	file, listen, audit, archive, reg string
 	secrets                           map[string]string
-	queues                            []string
+	queues, hosts                     []string
 	remote                            bool
 	maxRows                           int
 }
 
 func (e *env) serveUI(o uiOptions) error {
-	cfg := ui.Config{File: o.file, Queues: o.queues, Tokens: o.secrets, Archive: o.archive, AnyHost: o.remote, MaxRows: o.maxRows,
+	cfg := ui.Config{File: o.file, Queues: o.queues, Tokens: o.secrets, Archive: o.archive, Hosts: o.hosts, MaxRows: o.maxRows,
 		Scrub: func(s string) string { return redact(scrubText(s, e.secrets)) }}
 	if o.file != "" {
 		m, err := topo.Load(o.file)

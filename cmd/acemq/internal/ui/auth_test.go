@@ -156,10 +156,21 @@ func TestHostAndSite(t *testing.T) {
 	s.listenHosts("127.0.0.1:8080")
 	check("on 127.0.0.1:8080", map[string]int{"127.0.0.1:8080": 200, "localhost:8080": 200, "[::1]:8080": 200,
 		"localhost:9999": 421, "evil.example:8080": 421, "evil.example": 421})
-	// --allow-remote: any host.
-	s.cfg.AnyHost = true
-	check("--allow-remote", map[string]int{"evil.example:8080": 200, "10.0.0.1:8080": 200})
-	s.cfg.AnyHost = false
+	// --allow-remote on every address with --host: the names given (any
+	// case), on the listen port, or with their own port (a proxy's);
+	// every other Host is still refused.
+	s.cfg.Hosts = []string{"Console.Example", "proxy.example:443"}
+	s.hosts = map[string]bool{}
+	s.listenHosts("0.0.0.0:8080")
+	check("--allow-remote --host", map[string]int{"console.example:8080": 200, "CONSOLE.example:8080": 200, "console.example": 200,
+		"proxy.example:443": 200, "proxy.example:8080": 421, "localhost:8080": 200,
+		"evil.example:8080": 421, "10.0.0.1:8080": 421, "console.example.evil.example:8080": 421, "console.example:9999": 421})
+	// Before Serve, a --host name on any port.
+	s.hosts = nil
+	check("--host before Serve", map[string]int{"console.example:8080": 200, "proxy.example:9999": 200, "evil.example:8080": 421})
+	s.cfg.Hosts = nil
+	s.hosts = map[string]bool{}
+	s.listenHosts("127.0.0.1:8080")
 	for _, c := range []struct {
 		path, site string
 		want       int

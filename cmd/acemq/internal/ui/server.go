@@ -58,10 +58,11 @@ type Config struct {
 	Log *slog.Logger
 	// MaxRows bounds the rows the index keeps (0: DefaultMaxRows).
 	MaxRows int
-	// AnyHost accepts requests for any Host header (a console bound
-	// beyond loopback); otherwise only loopback names and the listen
-	// address are served, against DNS rebinding.
-	AnyHost bool
+	// Hosts are the host names (name, or name:port) a browser may use to
+	// reach the console besides the address it listens on and the
+	// loopback names (acemq ui --host): a request for any other Host is
+	// refused, against DNS rebinding, wherever the console listens.
+	Hosts []string
 	// Archive is the discard's default archive queue for source q: "" is
 	// q + ".archived" (orders.new.dlq.archived).
 	Archive string
@@ -312,24 +313,35 @@ func (s *Server) guard(next http.Handler) http.Handler {
 }
 
 // listenHosts adds the Host headers a console listening on addr answers:
-// addr's host and the loopback names, with addr's port and without.
+// addr's host, the loopback names and Config.Hosts' names, with addr's
+// port and without; a Config.Hosts entry with a port of its own (a proxy
+// in front) as it is.
 func (s *Server) listenHosts(addr string) {
-	if host, port, err := net.SplitHostPort(addr); err == nil {
-		for _, h := range []string{host, "127.0.0.1", "localhost", "[::1]", "::1"} {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return
+	}
+	names := []string{host, "127.0.0.1", "localhost", "[::1]", "::1"}
+	for _, h := range s.cfg.Hosts {
+		h = strings.ToLower(h)
+		if _, _, err := net.SplitHostPort(h); err == nil {
 			s.hosts[h] = true
-			s.hosts[net.JoinHostPort(h, port)] = true
+			continue
 		}
+		names = append(names, h)
+	}
+	for _, h := range names {
+		s.hosts[h] = true
+		s.hosts[net.JoinHostPort(strings.Trim(h, "[]"), port)] = true
 	}
 }
 
-// hostAllowed says whether the console answers a request for host: any
-// host when it was started beyond loopback (--allow-remote), else the
-// address it listens on and the loopback names; before Serve (a handler
-// mounted elsewhere), the loopback names on any port.
+// hostAllowed says whether the console answers a request for host: the
+// address it listens on, the loopback names and Config.Hosts; before
+// Serve (a handler mounted elsewhere), the loopback names and
+// Config.Hosts' on any port.
 func (s *Server) hostAllowed(host string) bool {
-	if s.cfg.AnyHost {
-		return true
-	}
+	host = strings.ToLower(host)
 	if s.hosts != nil {
 		return s.hosts[host]
 	}
@@ -337,9 +349,17 @@ func (s *Server) hostAllowed(host string) bool {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		name = h
 	}
-	switch strings.Trim(name, "[]") {
+	switch name = strings.Trim(name, "[]"); name {
 	case "127.0.0.1", "localhost", "::1":
 		return true
+	}
+	for _, h := range s.cfg.Hosts {
+		if hn, _, err := net.SplitHostPort(h); err == nil {
+			h = hn
+		}
+		if strings.EqualFold(strings.Trim(h, "[]"), name) {
+			return true
+		}
 	}
 	return false
 }
