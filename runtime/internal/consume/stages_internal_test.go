@@ -152,7 +152,12 @@ func followOne(t *testing.T, conn *amqp.Connection, workers int) []string {
 		t.Fatal(err)
 	}
 	cs.Run()
-	brokertest.CloseBeforeCleanup(t, func() { cs.Close(context.Background()) })
+	// Closed before the test returns (its run loop would otherwise
+	// resubscribe for ever once the connection closes), and before the
+	// queue's cleanup if a Fatal comes first.
+	closeConsumer := func() { _ = cs.Close(context.Background()) }
+	brokertest.CloseBeforeCleanup(t, closeConsumer)
+	defer closeConsumer()
 	if err := ch.PublishWithContext(ctx, "", q, false, false, amqp.Publishing{Type: typ.Name(), ContentType: wire.ContentTypeText, MessageId: "id-1", Body: []byte("order A-1")}); err != nil {
 		t.Fatal(err)
 	}
